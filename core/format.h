@@ -1,0 +1,49 @@
+// Reading .brtx bytes: structural (FlatBuffers) and semantic verification.
+// After VerifyExecutable succeeds every index, offset and size in the
+// executable may be used without further range checks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "brt/status.h"
+#include "brt/types.h"
+#include "brt_generated.h"
+
+namespace brt::core {
+
+inline constexpr uint16_t kFormatMajor = 1;
+inline constexpr uint16_t kFormatMinor = 0;
+inline constexpr size_t kWeightAlignment = 64;
+inline constexpr size_t kArenaAlignment = 256;
+
+// Bytes of an executable kept alive by `owner` (an mmap or a vector).
+struct ExecutableBytes {
+  std::shared_ptr<const void> owner;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
+// Maps a file read-only.
+Expected<ExecutableBytes> MapFile(const std::string& path);
+ExecutableBytes CopyBytes(std::span<const uint8_t> bytes);
+
+struct VerifiedExecutable {
+  ExecutableBytes bytes;
+  const fb::Executable* root = nullptr;
+};
+
+Expected<VerifiedExecutable> VerifyExecutable(ExecutableBytes bytes);
+
+// Converters from the schema's enums, valid after verification.
+inline DType ToDType(fb::DType d) { return static_cast<DType>(d); }
+inline DeviceKind ToDeviceKind(fb::DeviceKind d) { return static_cast<DeviceKind>(d); }
+
+// A value's dims as the public Dim type.
+std::vector<Dim> ValueDims(const fb::Value& value);
+
+}  // namespace brt::core

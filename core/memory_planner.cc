@@ -1,0 +1,54 @@
+#include "memory_planner.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace brt::core {
+
+MemoryPlanResult PlanMemory(const std::vector<PlannedValue>& values, int num_arenas,
+                            int64_t alignment) {
+  MemoryPlanResult result;
+  result.offsets.assign(values.size(), -1);
+  result.arena_sizes.assign(num_arenas, 0);
+
+  std::vector<size_t> order;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i].arena >= 0) order.push_back(i);
+  // Largest first: big blocks fix the layout, small ones fill the gaps.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return values[a].bytes > values[b].bytes; });
+
+  std::vector<size_t> placed;
+  for (size_t v : order) {
+    const PlannedValue& pv = values[v];
+    int64_t size = (pv.bytes + alignment - 1) / alignment * alignment;
+    // Intervals taken by placed values of the same arena that are live at the same time.
+    std::vector<std::pair<int64_t, int64_t>> taken;
+    for (size_t p : placed) {
+      const PlannedValue& q = values[p];
+      if (q.arena != pv.arena || q.last_use < pv.first_use || pv.last_use < q.first_use) continue;
+      taken.emplace_back(result.offsets[p], result.offsets[p] + q.bytes);
+    }
+    std::sort(taken.begin(), taken.end());
+    int64_t offset = 0;
+    for (auto [begin, end] : taken) {
+      if (offset + size <= begin) break;
+      offset = std::max(offset, (end + alignment - 1) / alignment * alignment);
+    }
+    result.offsets[v] = offset;
+    result.arena_sizes[pv.arena] = std::max(result.arena_sizes[pv.arena], offset + size);
+    placed.push_back(v);
+  }
+
+  int num_steps = 0;
+  for (const PlannedValue& v : values)
+    if (v.arena >= 0) num_steps = std::max(num_steps, v.last_use + 1);
+  std::vector<int64_t> live(num_steps, 0);
+  for (const PlannedValue& v : values)
+    if (v.arena >= 0)
+      for (int t = v.first_use; t <= v.last_use; ++t) live[t] += v.bytes;
+  for (int64_t l : live) result.live_bytes_lower_bound = std::max(result.live_bytes_lower_bound, l);
+  return result;
+}
+
+}  // namespace brt::core

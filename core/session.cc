@@ -1,0 +1,723 @@
+#include "brt/session.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "allocator.h"
+#include "format.h"
+#include "memory_planner.h"
+#include "plugin_loader.h"
+#include "work_queue.h"
+
+namespace brt {
+
+using core::LoadedProvider;
+
+namespace {
+
+std::string Str(const flatbuffers::String* s) { return s ? std::string(s->c_str(), s->size()) : ""; }
+
+template <typename T>
+size_t Len(const flatbuffers::Vector<T>* v) {
+  return v ? v->size() : 0;
+}
+
+struct ValueMeta {
+  DType dtype;
+  std::vector<Dim> dims;
+  Device device;
+};
+
+struct ResolvedOp {
+  std::string kind;
+  const LoadedProvider* provider = nullptr;
+  BrtKernel kernel{};
+  std::vector<uint32_t> operands, results;
+  std::vector<BrtAttr> attrs;  // point into the executable's bytes
+};
+
+// An op prepared for concrete shapes.
+struct PreparedOp {
+  BrtKernel kernel{};
+  void* state = nullptr;
+  uint32_t buffers_begin = 0;
+};
+
+// A function's ops prepared for one assignment of its symbolic dims, and the
+// arena layout for it. Immutable and shared by every context using it.
+struct Specialization {
+  std::vector<std::vector<int64_t>> shapes;  // per value
+  std::vector<size_t> bytes;                 // per value
+  std::vector<PreparedOp> ops;
+  std::vector<uint32_t> buffer_values;  // per op: operands then results
+  std::vector<int> value_arena;         // per value, -1 when not in an arena
+  std::vector<int64_t> value_offset;
+  std::vector<std::pair<Device, int64_t>> arenas;
+
+  ~Specialization() {
+    for (PreparedOp& op : ops)
+      if (op.state && op.kernel.release_state) op.kernel.release_state(op.state);
+  }
+};
+
+struct FunctionState {
+  FunctionInfo info;
+  const fb::Function* fn = nullptr;
+  std::vector<ValueMeta> values;
+  std::vector<ResolvedOp> ops;
+  std::vector<std::string> symbols;
+  bool use_file_plan = false;
+  std::vector<const void*> weight_data;  // per argument; null unless a weight
+
+  std::mutex mu;
+  std::map<std::vector<int64_t>, std::shared_ptr<const Specialization>> specializations;
+};
+
+std::string SignatureText(const std::vector<DType>& in, const std::vector<DType>& out) {
+  std::string s = "(";
+  for (size_t i = 0; i < in.size(); ++i) s += (i ? "," : "") + std::string(DTypeName(in[i]));
+  s += ") -> (";
+  for (size_t i = 0; i < out.size(); ++i) s += (i ? "," : "") + std::string(DTypeName(out[i]));
+  return s + ")";
+}
+
+}  // namespace
+
+struct Session::Impl {
+  core::VerifiedExecutable exe;
+  std::string producer;
+  std::vector<std::shared_ptr<const LoadedProvider>> providers;
+  std::vector<std::unique_ptr<FunctionState>> functions;
+  std::vector<FunctionInfo> infos;
+  std::shared_ptr<core::Allocator> host_allocator = std::make_shared<core::HostAllocator>();
+  std::mutex allocators_mu;
+  std::map<std::pair<int, int>, std::shared_ptr<core::Allocator>> device_allocators;
+
+  Status Init(const SessionOptions& options);
+  Status InitFunction(const fb::Function& fn, FunctionState* fs);
+  Expected<std::shared_ptr<const Specialization>> Specialize(FunctionState& fs,
+                                                             const std::vector<int64_t>& symbols);
+  std::shared_ptr<core::Allocator> AllocatorFor(Device device);
+};
+
+std::shared_ptr<core::Allocator> Session::Impl::AllocatorFor(Device device) {
+  if (device.kind == DeviceKind::kCpu) return host_allocator;
+  std::lock_guard<std::mutex> lock(allocators_mu);
+  auto key = std::pair(static_cast<int>(device.kind), device.ordinal);
+  auto& slot = device_allocators[key];
+  if (!slot)
+    for (const auto& p : providers)
+      if (p->api->device_kind == static_cast<int32_t>(device.kind))
+        slot = std::make_shared<core::ProviderAllocator>(p->api, device.ordinal);
+  return slot;
+}
+
+Status Session::Impl::Init(const SessionOptions& options) {
+  if (options.providers.empty())
+    return Status(StatusCode::kInvalidArgument, "SessionOptions.providers is empty: name at least one provider");
+  for (const std::string& name : options.providers) {
+    auto p = core::LoadProvider(name, options.search_paths);
+    if (!p.ok()) return p.status();
+    providers.push_back(*p);
+  }
+  const fb::Executable& root = *exe.root;
+  for (size_t i = 0; i < Len(root.functions()); ++i) {
+    auto fs = std::make_unique<FunctionState>();
+    BRT_RETURN_IF_ERROR(InitFunction(*root.functions()->Get(i), fs.get()));
+    infos.push_back(fs->info);
+    functions.push_back(std::move(fs));
+  }
+  // Static functions are prepared now, so every kernel error shows at load.
+  for (auto& fs : functions)
+    if (fs->symbols.empty()) {
+      auto spec = Specialize(*fs, {});
+      if (!spec.ok()) return spec.status();
+    }
+  return Status::Ok();
+}
+
+Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
+  fs->fn = &fn;
+  fs->info.name = Str(fn.name());
+  std::string where = "function '" + fs->info.name + "'";
+  for (size_t v = 0; v < Len(fn.values()); ++v) {
+    const fb::Value* val = fn.values()->Get(v);
+    fs->values.push_back({core::ToDType(val->dtype()), core::ValueDims(*val),
+                          Device{core::ToDeviceKind(val->device()), val->device_ordinal()}});
+  }
+  std::vector<bool> symbol_bound;
+  auto note_symbols = [&](const std::vector<Dim>& dims, bool from_input) {
+    for (const Dim& d : dims) {
+      if (d.is_static()) continue;
+      auto it = std::find(fs->symbols.begin(), fs->symbols.end(), d.symbol);
+      if (it == fs->symbols.end()) {
+        fs->symbols.push_back(d.symbol);
+        symbol_bound.push_back(from_input);
+      } else if (from_input) {
+        symbol_bound[it - fs->symbols.begin()] = true;
+      }
+    }
+  };
+  for (size_t a = 0; a < Len(fn.arguments()); ++a) {
+    const fb::Argument* arg = fn.arguments()->Get(a);
+    const ValueMeta& vm = fs->values[arg->value()];
+    ArgumentInfo info{Str(arg->name()), static_cast<ArgRole>(arg->role()), vm.dtype, vm.dims,
+                      vm.device, arg->alias_argument()};
+    const void* weight = nullptr;
+    if (info.role == ArgRole::kWeight) {
+      weight = exe.bytes.data + exe.root->weights()->Get(arg->weight())->offset();
+      if (info.device.kind != DeviceKind::kCpu)
+        return Status(StatusCode::kUnsupported, where + " weight '" + info.name +
+                                                    "' lives on " + DeviceKindName(info.device.kind) +
+                                                    "; only host weights are supported so far");
+    }
+    if (info.role == ArgRole::kInput || info.role == ArgRole::kState)
+      fs->info.input_indices.push_back(static_cast<int>(a));
+    if (info.role == ArgRole::kOutput) fs->info.output_indices.push_back(static_cast<int>(a));
+    note_symbols(info.shape, info.role == ArgRole::kInput || info.role == ArgRole::kState);
+    fs->weight_data.push_back(weight);
+    fs->info.arguments.push_back(std::move(info));
+  }
+  for (const ValueMeta& vm : fs->values) note_symbols(vm.dims, false);
+  for (size_t s = 0; s < fs->symbols.size(); ++s)
+    if (!symbol_bound[s])
+      return Status(StatusCode::kInvalidExecutable, where + ": symbolic dimension '" + fs->symbols[s] +
+                                                        "' does not appear in any input, so it "
+                                                        "cannot be determined at run time");
+  fs->use_file_plan = fs->symbols.empty() && fn.plan() != nullptr;
+
+  for (size_t i = 0; i < Len(fn.ops()); ++i) {
+    const fb::Op* op = fn.ops()->Get(i);
+    ResolvedOp r;
+    r.kind = Str(op->kind());
+    for (size_t k = 0; k < Len(op->operands()); ++k) r.operands.push_back(op->operands()->Get(k));
+    for (size_t k = 0; k < Len(op->results()); ++k) r.results.push_back(op->results()->Get(k));
+    for (size_t k = 0; k < Len(op->attrs()); ++k) {
+      const fb::Attr* a = op->attrs()->Get(k);
+      BrtAttr b{};
+      b.name = a->name()->c_str();
+      b.kind = static_cast<int32_t>(a->kind());
+      b.i = a->i();
+      b.f = a->f();
+      if (a->ints()) b.ints = a->ints()->data(), b.num_ints = a->ints()->size();
+      if (a->floats()) b.floats = a->floats()->data(), b.num_floats = a->floats()->size();
+      b.str = a->s() ? a->s()->c_str() : "";
+      if (a->bytes()) b.bytes = a->bytes()->data(), b.num_bytes = a->bytes()->size();
+      r.attrs.push_back(b);
+    }
+    std::vector<int32_t> in_codes, out_codes;
+    std::vector<DType> in_types, out_types;
+    for (uint32_t v : r.operands) in_types.push_back(fs->values[v].dtype), in_codes.push_back(static_cast<int32_t>(fs->values[v].dtype));
+    for (uint32_t v : r.results) out_types.push_back(fs->values[v].dtype), out_codes.push_back(static_cast<int32_t>(fs->values[v].dtype));
+    BrtOpSignature sig{sizeof(BrtOpSignature), r.kind.c_str(), static_cast<int32_t>(op->device()),
+                       static_cast<int32_t>(in_codes.size()), in_codes.data(),
+                       static_cast<int32_t>(out_codes.size()), out_codes.data()};
+    std::string tried;
+    for (const auto& p : providers) {
+      if (p->api->device_kind != sig.device) continue;
+      BrtErrorBuffer err{};
+      BrtKernel kernel{};
+      if (p->api->resolve_kernel(&sig, &kernel, &err) == BRT_OK && kernel.run && kernel.prepare) {
+        r.provider = p.get();
+        r.kernel = kernel;
+        break;
+      }
+      tried += (tried.empty() ? "" : "; ") + p->name() + ": " + err.message;
+    }
+    if (!r.provider)
+      return Status(StatusCode::kUnsupported,
+                    where + " op #" + std::to_string(i) + " '" + r.kind + "' " +
+                        SignatureText(in_types, out_types) + " on " +
+                        DeviceKindName(static_cast<DeviceKind>(sig.device)) +
+                        ": no loaded provider can run it (" +
+                        (tried.empty() ? "no provider for this device is loaded" : "tried " + tried) + ")");
+    fs->ops.push_back(std::move(r));
+  }
+  fs->info.num_ops = static_cast<int>(fs->ops.size());
+  return Status::Ok();
+}
+
+Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
+    FunctionState& fs, const std::vector<int64_t>& symbols) {
+  std::lock_guard<std::mutex> lock(fs.mu);
+  if (auto it = fs.specializations.find(symbols); it != fs.specializations.end()) return it->second;
+
+  auto spec = std::make_shared<Specialization>();
+  std::string where = "function '" + fs.info.name + "'";
+  for (size_t v = 0; v < fs.values.size(); ++v) {
+    std::vector<int64_t> shape;
+    for (const Dim& d : fs.values[v].dims) {
+      if (d.is_static()) {
+        shape.push_back(d.size);
+      } else {
+        size_t s = std::find(fs.symbols.begin(), fs.symbols.end(), d.symbol) - fs.symbols.begin();
+        shape.push_back(symbols.at(s));
+      }
+    }
+    auto n = NumElements(shape);
+    size_t bytes = 0;
+    if (!n || __builtin_mul_overflow(static_cast<size_t>(*n), DTypeSize(fs.values[v].dtype), &bytes))
+      return Status(StatusCode::kInvalidArgument,
+                    where + ": value #" + std::to_string(v) + " shape " + FormatShape(shape) + " is too large");
+    spec->shapes.push_back(std::move(shape));
+    spec->bytes.push_back(bytes);
+  }
+
+  auto describe = [&](uint32_t v) {
+    return BrtTensorDesc{static_cast<int32_t>(fs.values[v].dtype),
+                         static_cast<int32_t>(spec->shapes[v].size()), spec->shapes[v].data()};
+  };
+  for (size_t i = 0; i < fs.ops.size(); ++i) {
+    const ResolvedOp& r = fs.ops[i];
+    std::vector<BrtTensorDesc> in, out;
+    for (uint32_t v : r.operands) in.push_back(describe(v));
+    for (uint32_t v : r.results) out.push_back(describe(v));
+    BrtOpDesc desc{sizeof(BrtOpDesc), r.kind.c_str(), r.provider->api->device_kind,
+                   static_cast<int32_t>(in.size()), in.data(), static_cast<int32_t>(out.size()),
+                   out.data(), static_cast<int32_t>(r.attrs.size()), r.attrs.data()};
+    PreparedOp p;
+    p.kernel = r.kernel;
+    p.buffers_begin = static_cast<uint32_t>(spec->buffer_values.size());
+    BrtErrorBuffer err{};
+    int32_t rc = r.kernel.prepare(&desc, &p.state, &err);
+    if (rc != BRT_OK)
+      return Status(rc == BRT_ERROR_UNSUPPORTED ? StatusCode::kUnsupported : StatusCode::kInvalidExecutable,
+                    where + " op #" + std::to_string(i) + " '" + r.kind + "' (" + r.provider->name() +
+                        "): " + err.message);
+    spec->ops.push_back(p);
+    spec->buffer_values.insert(spec->buffer_values.end(), r.operands.begin(), r.operands.end());
+    spec->buffer_values.insert(spec->buffer_values.end(), r.results.begin(), r.results.end());
+  }
+
+  spec->value_arena.assign(fs.values.size(), -1);
+  spec->value_offset.assign(fs.values.size(), 0);
+  if (fs.use_file_plan) {
+    const fb::MemoryPlan* plan = fs.fn->plan();
+    for (size_t a = 0; a < Len(plan->arenas()); ++a) {
+      const fb::Arena* arena = plan->arenas()->Get(a);
+      spec->arenas.emplace_back(Device{core::ToDeviceKind(arena->device()), arena->device_ordinal()},
+                                static_cast<int64_t>(arena->size()));
+    }
+    for (size_t v = 0; v < fs.values.size(); ++v) {
+      spec->value_arena[v] = plan->value_arena()->Get(v);
+      spec->value_offset[v] = static_cast<int64_t>(plan->value_offset()->Get(v));
+    }
+  } else {
+    std::vector<bool> is_argument(fs.values.size(), false);
+    for (size_t a = 0; a < Len(fs.fn->arguments()); ++a) is_argument[fs.fn->arguments()->Get(a)->value()] = true;
+    std::vector<core::PlannedValue> planned(fs.values.size());
+    std::vector<Device> devices;
+    for (size_t i = 0; i < fs.ops.size(); ++i) {
+      for (uint32_t v : fs.ops[i].results) {
+        if (is_argument[v]) continue;
+        Device d = fs.values[v].device;
+        auto it = std::find(devices.begin(), devices.end(), d);
+        if (it == devices.end()) it = devices.insert(devices.end(), d);
+        planned[v] = {static_cast<int64_t>(spec->bytes[v]), static_cast<int>(it - devices.begin()),
+                      static_cast<int>(i), static_cast<int>(i)};
+      }
+      for (uint32_t v : fs.ops[i].operands)
+        if (planned[v].arena >= 0) planned[v].last_use = static_cast<int>(i);
+    }
+    core::MemoryPlanResult r =
+        core::PlanMemory(planned, static_cast<int>(devices.size()), core::kArenaAlignment);
+    for (size_t d = 0; d < devices.size(); ++d) spec->arenas.emplace_back(devices[d], r.arena_sizes[d]);
+    for (size_t v = 0; v < fs.values.size(); ++v) {
+      spec->value_arena[v] = planned[v].arena;
+      spec->value_offset[v] = std::max<int64_t>(r.offsets[v], 0);
+    }
+  }
+  fs.specializations[symbols] = spec;
+  return std::shared_ptr<const Specialization>(spec);
+}
+
+// ---------------------------------------------------------------------------
+// RequestContext
+
+struct RequestContext::Impl {
+  std::shared_ptr<const Session> session;
+  Session::Impl* s = nullptr;
+  FunctionState* fs = nullptr;
+
+  std::vector<Tensor> bindings;  // per argument; undefined when unbound
+  std::vector<Tensor> outputs;   // per argument, after a run
+
+  std::vector<int64_t> spec_key;
+  std::shared_ptr<const Specialization> spec;
+  std::vector<std::shared_ptr<void>> arenas;
+  std::vector<void*> instances;  // per op: its instance, or the shared state
+  std::vector<void*> value_ptrs;
+  std::vector<void*> buffers;
+
+  std::unique_ptr<core::ThreadQueue> queue;
+  bool in_flight = false;
+  Status async_status;
+  BrtErrorBuffer error{};
+
+  ~Impl() { ReleaseInstances(); }
+
+  Expected<size_t> Find(ArgRef ref) const;
+  Status CheckTensor(size_t arg, const Tensor& t) const;
+  Expected<std::vector<int64_t>> ResolveSymbols(bool require_all) const;
+  Status PrepareRun();
+  Status Execute();
+  void ReleaseInstances();
+  std::string ArgName(size_t arg) const {
+    return "'" + fs->info.arguments[arg].name + "' (argument " + std::to_string(arg) + ")";
+  }
+};
+
+void RequestContext::Impl::ReleaseInstances() {
+  if (!spec) return;
+  for (size_t i = 0; i < instances.size(); ++i) {
+    const PreparedOp& op = spec->ops[i];
+    if (op.kernel.create_instance && op.kernel.release_instance && instances[i])
+      op.kernel.release_instance(instances[i]);
+  }
+  instances.clear();
+}
+
+Expected<size_t> RequestContext::Impl::Find(ArgRef ref) const {
+  const auto& args = fs->info.arguments;
+  if (!ref.by_name()) {
+    if (ref.index() < 0 || static_cast<size_t>(ref.index()) >= args.size())
+      return Status(StatusCode::kInvalidArgument,
+                    "argument index " + std::to_string(ref.index()) + " is out of range: function '" +
+                        fs->info.name + "' has " + std::to_string(args.size()) + " arguments");
+    return static_cast<size_t>(ref.index());
+  }
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].name == ref.name()) return i;
+  std::string names;
+  for (const auto& a : args) names += (names.empty() ? "" : ", ") + a.name;
+  return Status(StatusCode::kNotFound, "function '" + fs->info.name + "' has no argument named '" +
+                                           std::string(ref.name()) + "' (it has: " + names + ")");
+}
+
+Status RequestContext::Impl::CheckTensor(size_t arg, const Tensor& t) const {
+  const ArgumentInfo& info = fs->info.arguments[arg];
+  auto bad = [&](const std::string& what) {
+    return Status(StatusCode::kInvalidArgument, "argument " + ArgName(arg) + ": " + what);
+  };
+  if (info.role == ArgRole::kWeight)
+    return bad("is a weight stored in the executable; it cannot be bound");
+  if (!t.defined()) return bad("the tensor is empty (no dtype)");
+  if (t.dtype() != info.dtype)
+    return bad(std::string("expected dtype ") + DTypeName(info.dtype) + ", got " + DTypeName(t.dtype()));
+  if (t.shape().size() != info.shape.size())
+    return bad("expected rank " + std::to_string(info.shape.size()) + " " + FormatDims(info.shape) +
+               ", got rank " + std::to_string(t.shape().size()) + " " + FormatShape(t.shape()));
+  for (size_t d = 0; d < info.shape.size(); ++d) {
+    if (t.shape()[d] < 0) return bad("negative dimension in shape " + FormatShape(t.shape()));
+    if (info.shape[d].is_static() && info.shape[d].size != t.shape()[d])
+      return bad("expected shape " + FormatDims(info.shape) + ", got " + FormatShape(t.shape()));
+  }
+  if (!NumElements(t.shape())) return bad("shape " + FormatShape(t.shape()) + " is too large");
+  if (t.device() != info.device)
+    return bad(std::string("expected a tensor on ") + DeviceKindName(info.device.kind) + ":" +
+               std::to_string(info.device.ordinal) + ", got one on " + DeviceKindName(t.device().kind) +
+               ":" + std::to_string(t.device().ordinal));
+  if (t.num_elements() > 0 && !t.data()) return bad("data pointer is null");
+  if (reinterpret_cast<uintptr_t>(t.data()) % DTypeSize(t.dtype()) != 0)
+    return bad("data pointer is not aligned to its " + std::to_string(DTypeSize(t.dtype())) +
+               "-byte element size");
+  return Status::Ok();
+}
+
+Expected<std::vector<int64_t>> RequestContext::Impl::ResolveSymbols(bool require_all) const {
+  std::vector<int64_t> values(fs->symbols.size(), -1);
+  std::vector<size_t> source(fs->symbols.size(), 0);
+  const auto& args = fs->info.arguments;
+  for (size_t a = 0; a < args.size(); ++a) {
+    if (!bindings[a].defined()) continue;
+    for (size_t d = 0; d < args[a].shape.size(); ++d) {
+      const Dim& dim = args[a].shape[d];
+      if (dim.is_static()) continue;
+      size_t s = std::find(fs->symbols.begin(), fs->symbols.end(), dim.symbol) - fs->symbols.begin();
+      int64_t given = bindings[a].shape()[d];
+      if (values[s] < 0) {
+        values[s] = given, source[s] = a;
+      } else if (values[s] != given) {
+        return Status(StatusCode::kInvalidArgument,
+                      "argument " + ArgName(a) + ": dimension " + std::to_string(d) + " is " +
+                          std::to_string(given) + ", but symbol '" + dim.symbol + "' is " +
+                          std::to_string(values[s]) + " from argument " + ArgName(source[s]));
+      }
+    }
+  }
+  if (require_all)
+    for (size_t s = 0; s < values.size(); ++s)
+      if (values[s] < 0)
+        return Status(StatusCode::kFailedPrecondition,
+                      "symbolic dimension '" + fs->symbols[s] + "' is not determined: bind the inputs that use it");
+  return values;
+}
+
+Status RequestContext::Impl::PrepareRun() {
+  const auto& args = fs->info.arguments;
+  for (int a : fs->info.input_indices)
+    if (!bindings[a].defined())
+      return Status(StatusCode::kFailedPrecondition, "input " + ArgName(a) + " is not bound");
+  auto key = ResolveSymbols(true);
+  if (!key.ok()) return key.status();
+
+  if (!spec || *key != spec_key) {
+    auto next = s->Specialize(*fs, *key);
+    if (!next.ok()) return next.status();
+    ReleaseInstances();
+    arenas.clear();
+    spec = *next;
+    spec_key = *key;
+    for (const auto& [device, size] : spec->arenas) {
+      auto block = core::AllocateShared(s->AllocatorFor(device), static_cast<size_t>(size), core::kArenaAlignment);
+      if (!block)
+        return Status(StatusCode::kResourceExhausted, "cannot allocate a " + std::to_string(size) +
+                                                          "-byte arena on " + DeviceKindName(device.kind));
+      arenas.push_back(std::move(block));
+    }
+    for (size_t i = 0; i < spec->ops.size(); ++i) {
+      const PreparedOp& op = spec->ops[i];
+      void* instance = op.state;
+      if (op.kernel.create_instance && op.kernel.create_instance(op.state, &instance, &error) != BRT_OK) {
+        instances.push_back(nullptr);
+        return Status(StatusCode::kResourceExhausted, "function '" + fs->info.name + "' op #" +
+                                                          std::to_string(i) + " '" + fs->ops[i].kind +
+                                                          "': " + error.message);
+      }
+      instances.push_back(instance);
+    }
+    value_ptrs.assign(fs->values.size(), nullptr);
+    for (size_t v = 0; v < fs->values.size(); ++v)
+      if (spec->value_arena[v] >= 0)
+        value_ptrs[v] = static_cast<char*>(arenas[spec->value_arena[v]].get()) + spec->value_offset[v];
+    for (size_t a = 0; a < args.size(); ++a)
+      if (fs->weight_data[a])
+        value_ptrs[fs->fn->arguments()->Get(a)->value()] = const_cast<void*>(fs->weight_data[a]);
+    buffers.assign(spec->buffer_values.size(), nullptr);
+  }
+
+  for (size_t a = 0; a < args.size(); ++a) {
+    uint32_t value = fs->fn->arguments()->Get(a)->value();
+    if (args[a].role == ArgRole::kInput || args[a].role == ArgRole::kState) {
+      value_ptrs[value] = bindings[a].data();
+      continue;
+    }
+    if (args[a].role != ArgRole::kOutput) continue;
+    const std::vector<int64_t>& shape = spec->shapes[value];
+    Tensor out;
+    if (args[a].alias_argument >= 0) {
+      out = bindings[args[a].alias_argument];
+    } else if (bindings[a].defined()) {
+      out = bindings[a];
+      if (out.shape() != shape)
+        return Status(StatusCode::kInvalidArgument, "output " + ArgName(a) + ": bound with shape " +
+                                                        FormatShape(out.shape()) + " but this run produces " +
+                                                        FormatShape(shape));
+    } else if (outputs[a].defined() && outputs[a].shape() == shape && outputs[a].owner() &&
+               outputs[a].owner().use_count() == 1) {
+      out = outputs[a];  // nobody else holds last run's buffer: reuse it
+    } else {
+      auto block = core::AllocateShared(s->AllocatorFor(args[a].device), spec->bytes[value], 64);
+      if (!block)
+        return Status(StatusCode::kResourceExhausted, "cannot allocate output " + ArgName(a) + " (" +
+                                                          std::to_string(spec->bytes[value]) + " bytes)");
+      void* p = block.get();
+      out = Tensor::Adopt(p, args[a].dtype, shape, [block](void*) mutable { block.reset(); },
+                          args[a].device);
+    }
+    outputs[a] = out;
+    value_ptrs[value] = out.data();
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i] = value_ptrs[spec->buffer_values[i]];
+  return Status::Ok();
+}
+
+Status RequestContext::Impl::Execute() {
+  const std::vector<PreparedOp>& ops = spec->ops;
+  void* const* args = buffers.data();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kernel.run(instances[i], args + ops[i].buffers_begin, nullptr, &error) != BRT_OK)
+      return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" + std::to_string(i) +
+                                               " '" + fs->ops[i].kind + "' failed: " + error.message);
+  }
+  return Status::Ok();
+}
+
+RequestContext::RequestContext(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+RequestContext::~RequestContext() {
+  if (impl_ && impl_->in_flight) (void)Wait();
+}
+
+const FunctionInfo& RequestContext::function() const { return impl_->fs->info; }
+
+Status RequestContext::Bind(ArgRef ref, const Tensor& tensor, Ownership ownership) {
+  if (impl_->in_flight) return Status(StatusCode::kFailedPrecondition, "cannot bind while a run is in flight; call Wait() first");
+  auto arg = impl_->Find(ref);
+  if (!arg.ok()) return arg.status();
+  BRT_RETURN_IF_ERROR(impl_->CheckTensor(*arg, tensor));
+  const ArgumentInfo& info = impl_->fs->info.arguments[*arg];
+  if (info.role == ArgRole::kOutput && info.alias_argument >= 0)
+    return Status(StatusCode::kInvalidArgument, "output " + impl_->ArgName(*arg) + " is written in place of " +
+                                                    impl_->ArgName(info.alias_argument) + "; bind that one instead");
+  Tensor bound = tensor;
+  if (ownership == Ownership::kCopied) {
+    if (tensor.device().kind != DeviceKind::kCpu)
+      return Status(StatusCode::kUnsupported, "argument " + impl_->ArgName(*arg) + ": copied binding of device memory is not supported yet");
+    auto block = core::AllocateShared(impl_->s->host_allocator, tensor.num_bytes(), 64);
+    if (!block) return Status(StatusCode::kResourceExhausted, "cannot copy argument " + impl_->ArgName(*arg));
+    if (tensor.num_bytes()) std::memcpy(block.get(), tensor.data(), tensor.num_bytes());
+    void* p = block.get();
+    bound = Tensor::Adopt(p, tensor.dtype(), tensor.shape(), [block](void*) mutable { block.reset(); });
+  } else if (ownership == Ownership::kBorrowed) {
+    bound = Tensor::Borrow(tensor.data(), tensor.dtype(), tensor.shape(), tensor.device());
+  }
+  Tensor previous = impl_->bindings[*arg];
+  impl_->bindings[*arg] = bound;
+  auto symbols = impl_->ResolveSymbols(false);
+  if (!symbols.ok()) {
+    impl_->bindings[*arg] = previous;
+    return symbols.status();
+  }
+  return Status::Ok();
+}
+
+Status RequestContext::Unbind(ArgRef ref) {
+  if (impl_->in_flight) return Status(StatusCode::kFailedPrecondition, "cannot unbind while a run is in flight");
+  auto arg = impl_->Find(ref);
+  if (!arg.ok()) return arg.status();
+  impl_->bindings[*arg] = Tensor();
+  return Status::Ok();
+}
+
+Status RequestContext::RunAsync() {
+  if (impl_->in_flight) return Status(StatusCode::kFailedPrecondition, "a run is already in flight; call Wait() first");
+  BRT_RETURN_IF_ERROR(impl_->PrepareRun());
+  if (!impl_->queue) impl_->queue = std::make_unique<core::ThreadQueue>();
+  impl_->in_flight = true;
+  impl_->async_status = Status::Ok();
+  Impl* impl = impl_.get();
+  impl_->queue->Submit([impl] { impl->async_status = impl->Execute(); });
+  return Status::Ok();
+}
+
+Status RequestContext::Wait() {
+  if (!impl_->in_flight) return Status::Ok();
+  impl_->queue->Drain();
+  impl_->in_flight = false;
+  return impl_->async_status;
+}
+
+Status RequestContext::Run() {
+  if (impl_->in_flight) return Status(StatusCode::kFailedPrecondition, "a run is already in flight; call Wait() first");
+  BRT_RETURN_IF_ERROR(impl_->PrepareRun());
+  return impl_->Execute();
+}
+
+Expected<Tensor> RequestContext::Output(ArgRef ref) const {
+  auto arg = impl_->Find(ref);
+  if (!arg.ok()) return arg.status();
+  if (impl_->fs->info.arguments[*arg].role != ArgRole::kOutput)
+    return Status(StatusCode::kInvalidArgument, "argument " + impl_->ArgName(*arg) + " is not an output");
+  if (impl_->in_flight)
+    return Status(StatusCode::kFailedPrecondition, "output " + impl_->ArgName(*arg) + ": the run is still in flight; call Wait() first");
+  if (!impl_->outputs[*arg].defined())
+    return Status(StatusCode::kFailedPrecondition, "output " + impl_->ArgName(*arg) + " has not been produced yet: call Run() first");
+  return impl_->outputs[*arg];
+}
+
+Expected<std::vector<Tensor>> RequestContext::Outputs() const {
+  std::vector<Tensor> out;
+  for (int a : impl_->fs->info.output_indices) {
+    auto t = Output(a);
+    if (!t.ok()) return t.status();
+    out.push_back(*t);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Session
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+namespace {
+Expected<std::shared_ptr<Session>> Finish(std::unique_ptr<Session::Impl> impl, core::ExecutableBytes bytes,
+                                          const SessionOptions& options,
+                                          std::shared_ptr<Session> (*make)(std::unique_ptr<Session::Impl>)) {
+  auto verified = core::VerifyExecutable(std::move(bytes));
+  if (!verified.ok()) return verified.status();
+  impl->exe = std::move(verified).value();
+  impl->producer = Str(impl->exe.root->producer());
+  BRT_RETURN_IF_ERROR(impl->Init(options));
+  return make(std::move(impl));
+}
+}  // namespace
+
+Expected<std::shared_ptr<Session>> Session::LoadFile(const std::string& path, const SessionOptions& options) {
+  auto bytes = core::MapFile(path);
+  if (!bytes.ok()) return bytes.status();
+  auto made = Finish(std::make_unique<Impl>(), std::move(bytes).value(), options,
+                     [](std::unique_ptr<Impl> i) { return std::shared_ptr<Session>(new Session(std::move(i))); });
+  if (!made.ok()) return Status(made.status().code(), "'" + path + "': " + made.status().message());
+  return made;
+}
+
+Expected<std::shared_ptr<Session>> Session::LoadMemory(std::span<const uint8_t> bytes, const SessionOptions& options) {
+  return Finish(std::make_unique<Impl>(), core::CopyBytes(bytes), options,
+                [](std::unique_ptr<Impl> i) { return std::shared_ptr<Session>(new Session(std::move(i))); });
+}
+
+const std::vector<FunctionInfo>& Session::functions() const { return impl_->infos; }
+
+Expected<const FunctionInfo*> Session::function(std::string_view name) const {
+  const auto& infos = impl_->infos;
+  if (name.empty()) {
+    if (infos.size() == 1) return &infos[0];
+    std::string names;
+    for (const auto& f : infos) names += (names.empty() ? "" : ", ") + f.name;
+    return Status(StatusCode::kInvalidArgument, "the executable has several functions (" + names + "); name one");
+  }
+  for (const auto& f : infos)
+    if (f.name == name) return &f;
+  std::string names;
+  for (const auto& f : infos) names += (names.empty() ? "" : ", ") + f.name;
+  return Status(StatusCode::kNotFound, "no function named '" + std::string(name) + "' (the executable has: " + names + ")");
+}
+
+const std::string& Session::producer() const { return impl_->producer; }
+
+std::vector<std::string> Session::provider_names() const {
+  std::vector<std::string> names;
+  for (const auto& p : impl_->providers) names.push_back(p->name());
+  return names;
+}
+
+Expected<std::unique_ptr<RequestContext>> Session::NewRequest(std::string_view function) const {
+  auto info = this->function(function);
+  if (!info.ok()) return info.status();
+  size_t index = *info - impl_->infos.data();
+  auto ctx = std::make_unique<RequestContext::Impl>();
+  ctx->session = shared_from_this();
+  ctx->s = impl_.get();
+  ctx->fs = impl_->functions[index].get();
+  ctx->bindings.resize((*info)->arguments.size());
+  ctx->outputs.resize((*info)->arguments.size());
+  return std::unique_ptr<RequestContext>(new RequestContext(std::move(ctx)));
+}
+
+AllocatorStats Session::allocator_stats(Device device) const {
+  auto a = impl_->AllocatorFor(device);
+  return a ? a->stats() : AllocatorStats{};
+}
+
+void Session::Trim() {
+  impl_->host_allocator->Trim();
+  std::lock_guard<std::mutex> lock(impl_->allocators_mu);
+  for (auto& [key, a] : impl_->device_allocators) a->Trim();
+}
+
+}  // namespace brt

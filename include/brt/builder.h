@@ -1,0 +1,88 @@
+// Writes .brtx executables. Used by tests, examples and the compiler bridge.
+//
+//   brt::ExecutableBuilder b;
+//   auto& f = b.AddFunction("main");
+//   auto x = f.Input("x", brt::DType::kF32, {"batch", 4});
+//   auto y = f.Op("exponential", {x}, {{brt::DType::kF32, {"batch", 4}}})[0];
+//   f.Output("y", y);
+//   brt::Status s = b.Save("model.brtx");
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "brt/status.h"
+#include "brt/types.h"
+
+namespace brt {
+
+using ValueId = uint32_t;
+
+struct TensorType {
+  DType dtype = DType::kF32;
+  std::vector<Dim> dims;
+};
+
+struct Attribute {
+  using Value = std::variant<int64_t, double, std::vector<int64_t>, std::vector<double>,
+                             std::string, std::vector<uint8_t>>;
+  std::string name;
+  Value value;
+  Attribute(std::string n, int64_t v) : name(std::move(n)), value(v) {}
+  Attribute(std::string n, int v) : name(std::move(n)), value(int64_t{v}) {}
+  Attribute(std::string n, double v) : name(std::move(n)), value(v) {}
+  Attribute(std::string n, std::vector<int64_t> v) : name(std::move(n)), value(std::move(v)) {}
+  Attribute(std::string n, std::vector<double> v) : name(std::move(n)), value(std::move(v)) {}
+  Attribute(std::string n, std::string v) : name(std::move(n)), value(std::move(v)) {}
+  Attribute(std::string n, const char* v) : name(std::move(n)), value(std::string(v)) {}
+  Attribute(std::string n, std::vector<uint8_t> v) : name(std::move(n)), value(std::move(v)) {}
+};
+
+class FunctionBuilder {
+ public:
+  ValueId Input(std::string name, DType dtype, std::vector<Dim> dims, Device device = {});
+  // Donated state: an input whose buffer an output may alias.
+  ValueId State(std::string name, DType dtype, std::vector<Dim> dims, Device device = {});
+  // Bytes are stored in an aligned weight segment; shape must be static.
+  ValueId Weight(std::string name, DType dtype, std::vector<int64_t> dims,
+                 std::span<const uint8_t> bytes, Device device = {});
+  // Appends an op; returns its result values.
+  std::vector<ValueId> Op(std::string kind, std::vector<ValueId> operands,
+                          std::vector<TensorType> results, std::vector<Attribute> attrs = {},
+                          Device device = {});
+  // Declares a result. alias_of names an input/state argument written in place.
+  void Output(std::string name, ValueId value, std::string alias_of = {});
+
+  const TensorType& type(ValueId value) const;
+
+ private:
+  friend class ExecutableBuilder;
+  struct Data;
+  explicit FunctionBuilder(std::string name);
+  std::shared_ptr<Data> data_;
+};
+
+class ExecutableBuilder {
+ public:
+  explicit ExecutableBuilder(std::string producer = "brt-builder");
+  ~ExecutableBuilder();
+  FunctionBuilder& AddFunction(std::string name);
+  void AddKernel(std::string name, std::string target, std::vector<uint8_t> image,
+                 std::string source = {});
+
+  // The memory plan of every function is computed here (liveness, 256-byte
+  // aligned offsets in one arena per device).
+  Expected<std::vector<uint8_t>> Serialize() const;
+  // Writes the file; large all-zero weight ranges become holes (sparse file).
+  Status Save(const std::string& path) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace brt

@@ -1,0 +1,165 @@
+/* The provider plugin C ABI. A provider is a shared library that exports
+ *
+ *   const BrtProviderApi* brt_provider_get(uint32_t core_abi_version);
+ *
+ * The core passes the ABI version it speaks; the provider returns its table
+ * (whose abi_version the core checks) or NULL if it cannot serve that version.
+ * Every struct starts with struct_size so either side can tell which fields the
+ * other knows. Only C types cross this boundary; no exceptions may escape.
+ * Walk-through: docs/writing-a-provider.md. */
+#ifndef BRT_PROVIDER_ABI_H_
+#define BRT_PROVIDER_ABI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BRT_PROVIDER_ABI_VERSION 1u
+#define BRT_PROVIDER_ENTRY_SYMBOL "brt_provider_get"
+
+/* Element types; the values are those of schema/brt.fbs. */
+enum {
+  BRT_DTYPE_INVALID = 0,
+  BRT_DTYPE_F32 = 1,
+  BRT_DTYPE_F16 = 2,
+  BRT_DTYPE_BF16 = 3,
+  BRT_DTYPE_F64 = 4,
+  BRT_DTYPE_I1 = 5, /* one byte per element, 0 or 1 */
+  BRT_DTYPE_I8 = 6,
+  BRT_DTYPE_I32 = 7,
+  BRT_DTYPE_I64 = 8,
+  BRT_DTYPE_U8 = 9,
+};
+
+enum { BRT_DEVICE_CPU = 0, BRT_DEVICE_CUDA = 1 };
+
+enum {
+  BRT_ATTR_INT = 0,
+  BRT_ATTR_FLOAT = 1,
+  BRT_ATTR_INTS = 2,
+  BRT_ATTR_FLOATS = 3,
+  BRT_ATTR_STRING = 4,
+  BRT_ATTR_BYTES = 5,
+};
+
+/* Status codes returned across the ABI; 0 is success. */
+enum {
+  BRT_OK = 0,
+  BRT_ERROR_INVALID_ARGUMENT = 1,
+  BRT_ERROR_UNSUPPORTED = 2,
+  BRT_ERROR_RESOURCE_EXHAUSTED = 3,
+  BRT_ERROR_INTERNAL = 4,
+};
+
+/* Where a plugin writes a human-readable message when it returns an error. */
+typedef struct BrtErrorBuffer {
+  char message[512];
+} BrtErrorBuffer;
+
+typedef struct BrtTensorDesc {
+  int32_t dtype;
+  int32_t rank;
+  const int64_t* dims; /* rank entries, all static */
+} BrtTensorDesc;
+
+typedef struct BrtAttr {
+  const char* name;
+  int32_t kind; /* BRT_ATTR_* */
+  int64_t i;
+  double f;
+  const int64_t* ints;
+  int64_t num_ints;
+  const double* floats;
+  int64_t num_floats;
+  const char* str; /* NUL-terminated */
+  const uint8_t* bytes;
+  int64_t num_bytes;
+} BrtAttr;
+
+/* What a kernel is asked to do: known at load time, before shapes are. */
+typedef struct BrtOpSignature {
+  uint32_t struct_size;
+  const char* kind;
+  int32_t device; /* BRT_DEVICE_* */
+  int32_t num_operands;
+  const int32_t* operand_dtypes;
+  int32_t num_results;
+  const int32_t* result_dtypes;
+} BrtOpSignature;
+
+/* The full op with static shapes and attributes, given to prepare(). */
+typedef struct BrtOpDesc {
+  uint32_t struct_size;
+  const char* kind;
+  int32_t device;
+  int32_t num_operands;
+  const BrtTensorDesc* operands;
+  int32_t num_results;
+  const BrtTensorDesc* results;
+  int32_t num_attrs;
+  const BrtAttr* attrs;
+} BrtOpDesc;
+
+/* The functions of one kernel.
+ * prepare: once per Session (per shape specialization): validate shapes and
+ *   attributes, build whatever run() needs; returns BRT_OK and *state.
+ * create_instance (optional, may be NULL): once per request context, for
+ *   per-request scratch; run() then receives the instance instead of state.
+ * run: the hot path. buffers holds operand pointers, then result pointers.
+ *   queue is the work queue handle of the request (NULL on the CPU). It must
+ *   not allocate, look anything up by name, or touch shared mutable state. */
+typedef struct BrtKernel {
+  uint32_t struct_size;
+  int32_t (*prepare)(const BrtOpDesc* op, void** state, BrtErrorBuffer* error);
+  void (*release_state)(void* state);
+  int32_t (*create_instance)(void* state, void** instance, BrtErrorBuffer* error);
+  void (*release_instance)(void* instance);
+  int32_t (*run)(void* state_or_instance, void* const* buffers, void* queue,
+                 BrtErrorBuffer* error);
+} BrtKernel;
+
+/* One row of a provider's kernel table, for listings and documentation. */
+typedef struct BrtKernelInfo {
+  const char* kind;
+  int32_t device;
+  const char* dtypes; /* comma-separated dtype names, e.g. "f32,f16" */
+} BrtKernelInfo;
+
+typedef struct BrtProviderApi {
+  uint32_t struct_size;
+  uint32_t abi_version;
+  const char* name;
+  int32_t device_kind; /* the device kind its kernels run on */
+
+  int32_t (*device_count)(void);
+  /* Device memory. alignment is a power of two. */
+  void* (*allocate)(int32_t device_ordinal, size_t bytes, size_t alignment);
+  void (*deallocate)(int32_t device_ordinal, void* ptr);
+  /* Copies between host memory and this provider's device memory.
+   * direction: 0 host->device, 1 device->host, 2 device->device. */
+  int32_t (*copy)(int32_t device_ordinal, void* dst, const void* src, size_t bytes,
+                  int32_t direction, void* queue, BrtErrorBuffer* error);
+  /* Work queues (e.g. CUDA streams). May be NULL: the core then runs kernels
+   * in order on the calling host thread and passes queue = NULL. */
+  int32_t (*create_queue)(int32_t device_ordinal, void** queue, BrtErrorBuffer* error);
+  void (*destroy_queue)(void* queue);
+  int32_t (*synchronize_queue)(void* queue, BrtErrorBuffer* error);
+
+  /* Finds the kernel for a signature: BRT_OK and *kernel filled, or
+   * BRT_ERROR_UNSUPPORTED with a reason. Called at load time only. */
+  int32_t (*resolve_kernel)(const BrtOpSignature* signature, BrtKernel* kernel,
+                            BrtErrorBuffer* error);
+  int32_t (*kernel_count)(void);
+  int32_t (*kernel_info)(int32_t index, BrtKernelInfo* info);
+} BrtProviderApi;
+
+typedef const BrtProviderApi* (*BrtProviderGetFn)(uint32_t core_abi_version);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* BRT_PROVIDER_ABI_H_ */

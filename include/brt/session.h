@@ -1,0 +1,145 @@
+// Session (a loaded executable, shared by threads) and RequestContext (one
+// in-flight request on it). See docs/api.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "brt/status.h"
+#include "brt/types.h"
+
+namespace brt {
+
+enum class ArgRole : uint8_t { kInput = 0, kOutput = 1, kWeight = 2, kState = 3 };
+const char* ArgRoleName(ArgRole role);
+
+struct ArgumentInfo {
+  std::string name;
+  ArgRole role = ArgRole::kInput;
+  DType dtype = DType::kInvalid;
+  std::vector<Dim> shape;
+  Device device;
+  // For an output written in place of an input/state argument: its index.
+  int alias_argument = -1;
+};
+
+struct FunctionInfo {
+  std::string name;
+  std::vector<ArgumentInfo> arguments;  // in the executable's order
+  int num_ops = 0;
+  // Positions in `arguments` of the inputs/states the caller binds, and of
+  // the outputs in result order.
+  std::vector<int> input_indices;
+  std::vector<int> output_indices;
+};
+
+struct SessionOptions {
+  // Providers to load: a name ("cpu" -> libbrt_provider_cpu.so, searched in
+  // search_paths, then $BRT_PROVIDER_PATH, then next to libbrt) or a path to
+  // a .so. Earlier providers are preferred when several can run an op.
+  std::vector<std::string> providers = {"cpu"};
+  std::vector<std::string> search_paths;
+};
+
+struct AllocatorStats {
+  int64_t bytes_in_use = 0;
+  int64_t peak_bytes_in_use = 0;
+  int64_t bytes_reserved = 0;  // held from the system, in use or cached
+  int64_t num_allocations = 0;
+};
+
+// Refers to an argument by position (in FunctionInfo::arguments) or by name.
+class ArgRef {
+ public:
+  ArgRef(size_t index) : index_(static_cast<int64_t>(index)) {}  // NOLINT
+  ArgRef(int index) : index_(index) {}                             // NOLINT
+  ArgRef(std::string_view name) : name_(name) {}                   // NOLINT
+  ArgRef(const char* name) : name_(name) {}                        // NOLINT
+  ArgRef(const std::string& name) : name_(name) {}                 // NOLINT
+  bool by_name() const { return index_ < 0; }
+  int64_t index() const { return index_; }
+  std::string_view name() const { return name_; }
+
+ private:
+  int64_t index_ = -1;
+  std::string_view name_;
+};
+
+enum class Ownership : uint8_t {
+  kBorrowed,      // the caller keeps the memory alive until the run is waited on
+  kCopied,        // the runtime copies the data now; the caller may reuse it
+  kRuntimeOwned,  // the runtime holds the tensor's owner until rebound/destroyed
+};
+
+class Session;
+
+class RequestContext {
+ public:
+  ~RequestContext();
+  RequestContext(const RequestContext&) = delete;
+  RequestContext& operator=(const RequestContext&) = delete;
+
+  const FunctionInfo& function() const;
+
+  // Binds an input, state or output argument. Checks dtype, shape (symbolic
+  // dims consistent across arguments), device and 64-byte alignment.
+  Status Bind(ArgRef arg, const Tensor& tensor, Ownership ownership = Ownership::kBorrowed);
+  // Forgets a binding (an unbound output is allocated by the runtime).
+  Status Unbind(ArgRef arg);
+
+  // Starts the run and returns; Wait() blocks until it is done.
+  Status RunAsync();
+  Status Wait();
+  // RunAsync() + Wait(), executed on the calling thread.
+  Status Run();
+
+  // The output after a run: the caller's bound tensor, or a runtime-allocated
+  // one that stays valid as long as the returned handle lives.
+  Expected<Tensor> Output(ArgRef arg) const;
+  // All outputs in result order.
+  Expected<std::vector<Tensor>> Outputs() const;
+
+ private:
+  friend class Session;
+  struct Impl;
+  explicit RequestContext(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  // Maps the file read-only; CPU weights are used in place.
+  static Expected<std::shared_ptr<Session>> LoadFile(const std::string& path,
+                                                     const SessionOptions& options = {});
+  // Copies the bytes.
+  static Expected<std::shared_ptr<Session>> LoadMemory(std::span<const uint8_t> bytes,
+                                                       const SessionOptions& options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::vector<FunctionInfo>& functions() const;
+  // By name; an empty name means the only function (an error if several).
+  Expected<const FunctionInfo*> function(std::string_view name = {}) const;
+  const std::string& producer() const;
+  // Names of the loaded providers, in preference order.
+  std::vector<std::string> provider_names() const;
+
+  Expected<std::unique_ptr<RequestContext>> NewRequest(std::string_view function = {}) const;
+
+  AllocatorStats allocator_stats(Device device = {}) const;
+  // Returns cached memory to the system.
+  void Trim();
+
+  struct Impl;
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace brt
