@@ -243,9 +243,11 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
   auto root = fb::CreateExecutable(b, core::kFormatMajor, core::kFormatMinor,
                                    b.CreateString(producer), b.CreateVector(target_names),
                                    b.CreateVector(fns), b.CreateVector(kernel_tables),
-                                   b.CreateVector(segments));
+                                   b.CreateVector(segments), /*checksum=*/0);
   fb::FinishSizePrefixedExecutableBuffer(b, root);
-  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  core::SealExecutable(bytes.data(), bytes.size());
+  return bytes;
 }
 
 Expected<ExecutableBuilder::Impl::Layout> ExecutableBuilder::Impl::Build() const {

@@ -261,7 +261,35 @@ Status CheckFunction(const fb::Function& f, const fb::Executable& root) {
   return Status::Ok();
 }
 
+// FNV-1a 64 over the FlatBuffer with the checksum field's bytes as zeros.
+uint64_t MetadataChecksum(const uint8_t* data, size_t fb_end, const uint8_t* field) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < fb_end; ++i) {
+    const uint8_t* p = data + i;
+    const uint8_t byte = (field && p >= field && p < field + sizeof(uint64_t)) ? 0 : *p;
+    h = (h ^ byte) * 0x100000001b3ull;
+  }
+  return h;
+}
+
+const uint8_t* ChecksumField(const fb::Executable* root) {
+  // Generated tables derive privately from flatbuffers::Table.
+  return reinterpret_cast<const flatbuffers::Table*>(root)->GetAddressOf(fb::Executable::VT_CHECKSUM);
+}
+
 }  // namespace
+
+bool SealExecutable(uint8_t* data, size_t size) {
+  if (size < 12) return false;
+  uint32_t fb_size = flatbuffers::ReadScalar<uint32_t>(data);
+  if (fb_size > size - sizeof(uint32_t)) return false;
+  flatbuffers::Verifier verifier(data, sizeof(uint32_t) + fb_size, 64, 1u << 22);
+  if (!fb::VerifySizePrefixedExecutableBuffer(verifier)) return false;
+  fb::Executable* root = fb::GetMutableSizePrefixedExecutable(data);
+  const uint8_t* field = ChecksumField(root);
+  if (!field) return false;
+  return root->mutate_checksum(MetadataChecksum(data, sizeof(uint32_t) + fb_size, field));
+}
 
 Expected<ExecutableBytes> MapFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -333,6 +361,9 @@ Expected<VerifiedExecutable> VerifyExecutable(ExecutableBytes bytes) {
   if (!fb::VerifySizePrefixedExecutableBuffer(verifier))
     return Invalid("FlatBuffer structure is corrupt (verification failed)");
   const fb::Executable* root = fb::GetSizePrefixedExecutable(bytes.data);
+  const uint8_t* checksum_field = ChecksumField(root);
+  if (!checksum_field || MetadataChecksum(bytes.data, fb_end, checksum_field) != root->checksum())
+    return Invalid("metadata checksum mismatch: the file is corrupt or was edited");
 
   if (root->format_major() != kFormatMajor || root->format_minor() > kFormatMinor)
     return Status(StatusCode::kUnsupported,

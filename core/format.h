@@ -39,6 +39,12 @@ struct VerifiedExecutable {
 
 Expected<VerifiedExecutable> VerifyExecutable(ExecutableBytes bytes);
 
+// Computes the metadata checksum of a structurally valid size-prefixed
+// executable and stores it in place. Returns false if the bytes do not
+// verify as a FlatBuffer. Used by the builder (and by tests and the fuzzer
+// to reach the semantic checks after editing fields).
+bool SealExecutable(uint8_t* data, size_t size);
+
 // Converters from the schema's enums, valid after verification.
 inline DType ToDType(fb::DType d) { return static_cast<DType>(d); }
 inline DeviceKind ToDeviceKind(fb::DeviceKind d) { return static_cast<DeviceKind>(d); }

@@ -281,7 +281,7 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
     p.kernel = r.kernel;
     p.buffers_begin = static_cast<uint32_t>(spec->buffer_values.size());
     BrtErrorBuffer err{};
-    int32_t rc = r.kernel.prepare(&desc, &p.state, &err);
+    int32_t rc = r.kernel.prepare(r.kernel.kernel_data, &desc, &p.state, &err);
     if (rc != BRT_OK)
       return Status(rc == BRT_ERROR_UNSUPPORTED ? StatusCode::kUnsupported : StatusCode::kInvalidExecutable,
                     where + " op #" + std::to_string(i) + " '" + r.kind + "' (" + r.provider->name() +

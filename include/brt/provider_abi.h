@@ -113,7 +113,11 @@ typedef struct BrtOpDesc {
  *   not allocate, look anything up by name, or touch shared mutable state. */
 typedef struct BrtKernel {
   uint32_t struct_size;
-  int32_t (*prepare)(const BrtOpDesc* op, void** state, BrtErrorBuffer* error);
+  /* Opaque to the core; handed back to prepare (e.g. the provider's entry
+   * for the resolved kernel). */
+  const void* kernel_data;
+  int32_t (*prepare)(const void* kernel_data, const BrtOpDesc* op, void** state,
+                     BrtErrorBuffer* error);
   void (*release_state)(void* state);
   int32_t (*create_instance)(void* state, void** instance, BrtErrorBuffer* error);
   void (*release_instance)(void* instance);

@@ -1,0 +1,481 @@
+// Kernels built on oneDNN primitives: dot_general (matmul), convolution,
+// brt.softmax and brt.layer_norm. Layouts are passed to oneDNN as strides, so
+// transposed operands need no copy. Primitives are created once in Prepare();
+// each request gets its own memory objects, stream and scratchpad.
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <numeric>
+
+#include "kernel.h"
+
+namespace brt::cpu {
+namespace {
+
+using dnnl::memory;
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+memory::data_type DnnlType(const OpInfo& op, int32_t dtype) {
+  switch (dtype) {
+    case BRT_DTYPE_F32: return memory::data_type::f32;
+    case BRT_DTYPE_F16: return memory::data_type::f16;
+    case BRT_DTYPE_BF16: return memory::data_type::bf16;
+  }
+  throw UnsupportedError(op.kind + ": oneDNN path does not take " + std::string(DTypeName(dtype)));
+}
+
+memory::desc Plain(const OpInfo& op, const TensorInfo& t) {
+  memory::dims dims(t.dims.begin(), t.dims.end());
+  memory::dims strides = t.Strides();
+  if (dims.empty()) dims = {1}, strides = {1};
+  return memory::desc(dims, DnnlType(op, t.dtype), strides);
+}
+
+// A oneDNN primitive plus which buffer feeds each of its arguments.
+class DnnlKernel : public CpuKernel {
+ public:
+  std::unique_ptr<Runnable> CreateInstance() const override;
+
+ protected:
+  // Subclasses call these from Prepare().
+  void SetPrimitive(dnnl::primitive p, memory::desc scratchpad) {
+    primitive_ = std::move(p);
+    scratchpad_ = std::move(scratchpad);
+  }
+  void Bind(int dnnl_arg, memory::desc md, int buffer) { args_.push_back({dnnl_arg, std::move(md), buffer}); }
+  // When there is nothing to compute (a zero-size dim): zero the result or do nothing.
+  void SetTrivial(int result_buffer, size_t zero_bytes) {
+    trivial_ = true;
+    result_buffer_ = result_buffer;
+    zero_bytes_ = zero_bytes;
+  }
+  void Run(void* const* b) override {  // only reached when trivial
+    if (zero_bytes_) std::memset(b[result_buffer_], 0, zero_bytes_);
+  }
+
+ private:
+  friend class DnnlInstance;
+  struct Arg {
+    int dnnl_arg;
+    memory::desc md;
+    int buffer;
+  };
+  dnnl::primitive primitive_;
+  memory::desc scratchpad_;
+  std::vector<Arg> args_;
+  bool trivial_ = false;
+  int result_buffer_ = 0;
+  size_t zero_bytes_ = 0;
+};
+
+class DnnlInstance final : public Runnable {
+ public:
+  explicit DnnlInstance(const DnnlKernel& k) : k_(k), stream_(Engine()) {
+    for (const auto& a : k.args_) {
+      memories_.emplace_back(a.md, Engine(), static_cast<void*>(DNNL_MEMORY_NONE));
+      exec_args_.push_back({a.dnnl_arg, memories_.back().get()});
+    }
+    if (k.scratchpad_.get_size() > 0) {
+      scratch_.resize(k.scratchpad_.get_size() + 64);
+      void* p = scratch_.data() + (64 - reinterpret_cast<uintptr_t>(scratch_.data()) % 64) % 64;
+      memories_.emplace_back(k.scratchpad_, Engine(), p);
+      exec_args_.push_back({DNNL_ARG_SCRATCHPAD, memories_.back().get()});
+    }
+  }
+  void Run(void* const* b) override {
+    for (size_t i = 0; i < k_.args_.size(); ++i) memories_[i].set_data_handle(b[k_.args_[i].buffer]);
+    dnnl_primitive_execute(k_.primitive_.get(), stream_.get(), static_cast<int>(exec_args_.size()), exec_args_.data());
+    stream_.wait();
+  }
+
+ private:
+  const DnnlKernel& k_;
+  dnnl::stream stream_;
+  std::vector<memory> memories_;
+  std::vector<dnnl_exec_arg_t> exec_args_;
+  std::vector<uint8_t> scratch_;
+};
+
+// A trivial kernel still needs an instance: it runs the shared kernel.
+class TrivialInstance final : public Runnable {
+ public:
+  explicit TrivialInstance(const DnnlKernel& k) : k_(const_cast<DnnlKernel&>(k)) {}
+  void Run(void* const* b) override { static_cast<Runnable&>(k_).Run(b); }
+
+ private:
+  DnnlKernel& k_;
+};
+
+std::unique_ptr<Runnable> DnnlKernel::CreateInstance() const {
+  if (trivial_) return std::make_unique<TrivialInstance>(*this);
+  return std::make_unique<DnnlInstance>(*this);
+}
+
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// --- dot_general ----------------------------------------------------------------
+
+struct DotDims {
+  std::vector<int64_t> lb, rb, lc, rc, lf, rf;  // batch, contracting, free dims
+  int64_t B = 1, M = 1, N = 1, K = 1;
+};
+
+DotDims AnalyzeDot(const OpInfo& op) {
+  op.RequireOperands(2);
+  const TensorInfo& l = op.in[0];
+  const TensorInfo& r = op.in[1];
+  DotDims d;
+  d.lb = op.Ints("lhs_batching_dimensions", {});
+  d.rb = op.Ints("rhs_batching_dimensions", {});
+  d.lc = op.Ints("lhs_contracting_dimensions");
+  d.rc = op.Ints("rhs_contracting_dimensions");
+  op.Require(d.lb.size() == d.rb.size(), "lhs and rhs have different numbers of batching dimensions");
+  op.Require(d.lc.size() == d.rc.size(), "lhs and rhs have different numbers of contracting dimensions");
+  std::vector<int64_t> lall = d.lb, rall = d.rb;
+  lall.insert(lall.end(), d.lc.begin(), d.lc.end());
+  rall.insert(rall.end(), d.rc.begin(), d.rc.end());
+  op.RequireDims(lall, l.rank(), "lhs batching+contracting dimensions");
+  op.RequireDims(rall, r.rank(), "rhs batching+contracting dimensions");
+  for (size_t i = 0; i < d.lb.size(); ++i) {
+    op.Require(l.dims[d.lb[i]] == r.dims[d.rb[i]], "batching dimension sizes differ");
+    d.B *= l.dims[d.lb[i]];
+  }
+  for (size_t i = 0; i < d.lc.size(); ++i) {
+    op.Require(l.dims[d.lc[i]] == r.dims[d.rc[i]],
+               "contracting dimension sizes differ: lhs " + FormatDims(l.dims) + ", rhs " + FormatDims(r.dims));
+    d.K *= l.dims[d.lc[i]];
+  }
+  std::vector<int64_t> out_dims;
+  for (int64_t b : d.lb) out_dims.push_back(l.dims[b]);
+  for (int i = 0; i < l.rank(); ++i)
+    if (std::find(lall.begin(), lall.end(), i) == lall.end()) d.lf.push_back(i), d.M *= l.dims[i], out_dims.push_back(l.dims[i]);
+  for (int i = 0; i < r.rank(); ++i)
+    if (std::find(rall.begin(), rall.end(), i) == rall.end()) d.rf.push_back(i), d.N *= r.dims[i], out_dims.push_back(r.dims[i]);
+  op.Require(out_dims == op.out[0].dims, "result shape " + FormatDims(op.out[0].dims) + " should be " + FormatDims(out_dims));
+  return d;
+}
+
+// Stride of a group of dims viewed as one dimension, if they collapse.
+bool GroupStride(const TensorInfo& t, const std::vector<int64_t>& group, int64_t* stride) {
+  const std::vector<int64_t> s = t.Strides();
+  std::vector<int64_t> g;
+  for (int64_t d : group)
+    if (t.dims[d] != 1) g.push_back(d);
+  if (g.empty()) {
+    *stride = std::max<int64_t>(t.numel, 1);  // size-1 group: any stride; use the outermost
+    return true;
+  }
+  for (size_t i = 0; i + 1 < g.size(); ++i)
+    if (s[g[i]] != s[g[i + 1]] * t.dims[g[i + 1]]) return false;
+  *stride = s[g.back()];
+  return true;
+}
+
+// Offsets of every multi-index of a dim group, in row-major order of the group.
+std::vector<int64_t> GroupOffsets(const TensorInfo& t, const std::vector<int64_t>& group) {
+  const std::vector<int64_t> s = t.Strides();
+  std::vector<int64_t> offs = {0};
+  for (int64_t d : group) {
+    std::vector<int64_t> next;
+    next.reserve(offs.size() * t.dims[d]);
+    for (int64_t o : offs)
+      for (int64_t i = 0; i < t.dims[d]; ++i) next.push_back(o + i * s[d]);
+    offs.swap(next);
+  }
+  return offs;
+}
+
+class MatmulKernel final : public DnnlKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    const DotDims d = AnalyzeDot(op);
+    op.RequireSameDTypes();
+    if (d.B * d.M * d.N == 0 || d.K == 0) {
+      SetTrivial(2, op.out[0].bytes());
+      return;
+    }
+    int64_t lsb, lsm, lsk, rsb, rsk, rsn;
+    if (!GroupStride(op.in[0], d.lb, &lsb) || !GroupStride(op.in[0], d.lf, &lsm) || !GroupStride(op.in[0], d.lc, &lsk) ||
+        !GroupStride(op.in[1], d.rb, &rsb) || !GroupStride(op.in[1], d.rc, &rsk) || !GroupStride(op.in[1], d.rf, &rsn))
+      throw UnsupportedError("dot_general: operand layout does not collapse to a strided matrix");
+    const memory::data_type t = DnnlType(op, op.out[0].dtype);
+    memory::desc src({d.B, d.M, d.K}, t, {lsb, lsm, lsk});
+    memory::desc wei({d.B, d.K, d.N}, t, {rsb, rsk, rsn});
+    memory::desc dst({d.B, d.M, d.N}, t, {d.M * d.N, d.N, 1});
+    dnnl::matmul::primitive_desc pd(Engine(), src, wei, dst, UserScratchpad());
+    SetPrimitive(dnnl::matmul(pd), pd.scratchpad_desc());
+    Bind(DNNL_ARG_SRC, src, 0);
+    Bind(DNNL_ARG_WEIGHTS, wei, 1);
+    Bind(DNNL_ARG_DST, dst, 2);
+  }
+};
+
+template <typename C, bool = std::is_integral_v<C>>
+struct AccumulatorType {
+  using type = C;
+};
+template <typename C>
+struct AccumulatorType<C, true> {
+  using type = std::make_unsigned_t<C>;
+};
+
+// Any dtype and any layout: out[b,m,n] = sum_k lhs[b,m,k] * rhs[b,k,n].
+class NaiveDotKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    const DotDims d = AnalyzeDot(op);
+    op.RequireSameDTypes();
+    B_ = d.B, M_ = d.M, N_ = d.N, K_ = d.K;
+    lb_ = GroupOffsets(op.in[0], d.lb), lm_ = GroupOffsets(op.in[0], d.lf), lk_ = GroupOffsets(op.in[0], d.lc);
+    rb_ = GroupOffsets(op.in[1], d.rb), rk_ = GroupOffsets(op.in[1], d.rc), rn_ = GroupOffsets(op.in[1], d.rf);
+    DispatchType(op.out[0].dtype, [&](auto v) {
+      using T = decltype(v);
+      if constexpr (!std::is_same_v<T, Bool8>) fn_ = &Dot<T>;
+    });
+    if (!fn_) throw UnsupportedError("dot_general: not defined for i1");
+  }
+  void Run(void* const* b) override { fn_(*this, b[0], b[1], b[2]); }
+
+ private:
+  template <typename T>
+  static void Dot(const NaiveDotKernel& k, const void* lv, const void* rv, void* ov) {
+    using C = Compute<T>;
+    // Integers accumulate unsigned so overflow wraps instead of being undefined.
+    using Acc = typename AccumulatorType<C>::type;
+    const T* l = static_cast<const T*>(lv);
+    const T* r = static_cast<const T*>(rv);
+    T* o = static_cast<T*>(ov);
+    for (int64_t bi = 0; bi < k.B_; ++bi)
+      for (int64_t m = 0; m < k.M_; ++m)
+        for (int64_t n = 0; n < k.N_; ++n) {
+          Acc acc = 0;
+          const int64_t lo = k.lb_[bi] + k.lm_[m], ro = k.rb_[bi] + k.rn_[n];
+          for (int64_t kk = 0; kk < k.K_; ++kk)
+            acc += static_cast<Acc>(C(l[lo + k.lk_[kk]])) * static_cast<Acc>(C(r[ro + k.rk_[kk]]));
+          o[(bi * k.M_ + m) * k.N_ + n] = T(static_cast<C>(acc));
+        }
+  }
+  int64_t B_ = 1, M_ = 1, N_ = 1, K_ = 1;
+  std::vector<int64_t> lb_, lm_, lk_, rb_, rk_, rn_;
+  void (*fn_)(const NaiveDotKernel&, const void*, const void*, void*) = nullptr;
+};
+
+// dot_general: oneDNN when the layout and dtype allow, else the plain loop.
+class DotGeneralKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    try {
+      auto k = std::make_unique<MatmulKernel>();
+      k->Prepare(op);
+      impl_ = std::move(k);
+    } catch (const UnsupportedError&) {
+      impl_ = std::make_unique<NaiveDotKernel>();
+      impl_->Prepare(op);
+    } catch (const dnnl::error&) {
+      impl_ = std::make_unique<NaiveDotKernel>();
+      impl_->Prepare(op);
+    }
+  }
+  std::unique_ptr<Runnable> CreateInstance() const override {
+    auto inst = impl_->CreateInstance();
+    if (inst) return inst;
+    return std::make_unique<Forward>(*impl_);
+  }
+  void Run(void* const* b) override { impl_->Run(b); }
+
+ private:
+  class Forward final : public Runnable {
+   public:
+    explicit Forward(CpuKernel& k) : k_(k) {}
+    void Run(void* const* b) override { k_.Run(b); }
+
+   private:
+    CpuKernel& k_;
+  };
+  std::unique_ptr<CpuKernel> impl_;
+};
+
+// --- convolution -------------------------------------------------------------------
+
+class ConvolutionKernel final : public DnnlKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    op.RequireOperands(2);
+    op.RequireSameDTypes();
+    const TensorInfo& in = op.in[0];
+    const TensorInfo& k = op.in[1];
+    const TensorInfo& out = op.out[0];
+    const int r = in.rank();
+    op.Require(r >= 3 && r <= 5 && k.rank() == r && out.rank() == r, "supports 1 to 3 spatial dimensions with equal ranks");
+    const int ns = r - 2;
+    auto spatial = [&](const char* name, int64_t first) {
+      std::vector<int64_t> def(ns);
+      std::iota(def.begin(), def.end(), first);
+      return op.Ints(name, def);
+    };
+    const int64_t ib = op.Int("input_batch_dimension", 0), ifd = op.Int("input_feature_dimension", 1);
+    const int64_t ko = op.Int("kernel_output_feature_dimension", 0), ki = op.Int("kernel_input_feature_dimension", 1);
+    const int64_t ob = op.Int("output_batch_dimension", 0), of = op.Int("output_feature_dimension", 1);
+    const std::vector<int64_t> is = spatial("input_spatial_dimensions", 2);
+    const std::vector<int64_t> ks = spatial("kernel_spatial_dimensions", 2);
+    const std::vector<int64_t> os = spatial("output_spatial_dimensions", 2);
+    std::vector<int64_t> iall = {ib, ifd}, kall = {ko, ki}, oall = {ob, of};
+    iall.insert(iall.end(), is.begin(), is.end());
+    kall.insert(kall.end(), ks.begin(), ks.end());
+    oall.insert(oall.end(), os.begin(), os.end());
+    op.Require(static_cast<int>(is.size()) == ns && static_cast<int>(ks.size()) == ns && static_cast<int>(os.size()) == ns,
+               "spatial dimension lists must have rank-2 entries");
+    op.RequireDims(iall, r, "input dimension numbers");
+    op.RequireDims(kall, r, "kernel dimension numbers");
+    op.RequireDims(oall, r, "output dimension numbers");
+    const std::vector<int64_t> strides = op.Ints("window_strides", std::vector<int64_t>(ns, 1));
+    const std::vector<int64_t> padding = op.Ints("padding", std::vector<int64_t>(2 * ns, 0));
+    const std::vector<int64_t> lhs_dil = op.Ints("lhs_dilation", std::vector<int64_t>(ns, 1));
+    const std::vector<int64_t> rhs_dil = op.Ints("rhs_dilation", std::vector<int64_t>(ns, 1));
+    const int64_t groups = op.Int("feature_group_count", 1);
+    const int64_t batch_groups = op.Int("batch_group_count", 1);
+    op.Require(static_cast<int>(strides.size()) == ns && static_cast<int>(padding.size()) == 2 * ns &&
+                   static_cast<int>(lhs_dil.size()) == ns && static_cast<int>(rhs_dil.size()) == ns,
+               "window attributes must have one entry per spatial dimension (padding: two)");
+    if (batch_groups != 1) throw UnsupportedError("convolution: batch_group_count > 1 is not supported yet");
+    for (int64_t v : lhs_dil)
+      if (v != 1) throw UnsupportedError("convolution: lhs_dilation (transposed convolution) is not supported yet");
+    for (int64_t v : padding)
+      if (v < 0) throw UnsupportedError("convolution: negative padding is not supported yet");
+    const int64_t N = in.dims[ib], C = in.dims[ifd], O = k.dims[ko], I = k.dims[ki];
+    op.Require(groups >= 1 && C == I * groups && O % groups == 0,
+               "feature_group_count " + std::to_string(groups) + " does not fit input features " + std::to_string(C) +
+                   ", kernel input features " + std::to_string(I) + " and output features " + std::to_string(O));
+    op.Require(out.dims[ob] == N && out.dims[of] == O, "result batch/feature sizes do not match");
+    memory::dims src_dims = {N, C}, wei_dims, dst_dims = {N, O}, stride_v, dil_v, pad_l, pad_r;
+    const auto istr = in.Strides(), kstr = k.Strides(), ostr = out.Strides();
+    memory::dims src_str = {istr[ib], istr[ifd]}, dst_str = {ostr[ob], ostr[of]}, wei_str;
+    if (groups > 1) {
+      wei_dims = {groups, O / groups, I};
+      wei_str = {(O / groups) * kstr[ko], kstr[ko], kstr[ki]};
+    } else {
+      wei_dims = {O, I};
+      wei_str = {kstr[ko], kstr[ki]};
+    }
+    bool empty = N == 0 || O == 0;
+    for (int s = 0; s < ns; ++s) {
+      const int64_t x = in.dims[is[s]], w = k.dims[ks[s]], y = out.dims[os[s]];
+      op.Require(strides[s] > 0 && rhs_dil[s] > 0, "strides and dilations must be positive");
+      const int64_t span = (w - 1) * rhs_dil[s] + 1;
+      const int64_t padded = x + padding[2 * s] + padding[2 * s + 1];
+      const int64_t expect = padded < span ? 0 : (padded - span) / strides[s] + 1;
+      op.Require(y == expect, "output spatial dimension " + std::to_string(s) + " is " + std::to_string(y) +
+                                  ", the window gives " + std::to_string(expect));
+      empty = empty || y == 0;
+      src_dims.push_back(x), src_str.push_back(istr[is[s]]);
+      wei_dims.push_back(w), wei_str.push_back(kstr[ks[s]]);
+      dst_dims.push_back(y), dst_str.push_back(ostr[os[s]]);
+      stride_v.push_back(strides[s]), dil_v.push_back(rhs_dil[s] - 1);
+      pad_l.push_back(padding[2 * s]), pad_r.push_back(padding[2 * s + 1]);
+    }
+    if (empty || C == 0 || w_empty(k)) {
+      SetTrivial(2, out.bytes());
+      return;
+    }
+    const memory::data_type t = DnnlType(op, out.dtype);
+    memory::desc src(src_dims, t, src_str), wei(wei_dims, t, wei_str), dst(dst_dims, t, dst_str);
+    dnnl::convolution_forward::primitive_desc pd(Engine(), dnnl::prop_kind::forward_inference,
+                                                 dnnl::algorithm::convolution_direct, src, wei, dst, stride_v, dil_v,
+                                                 pad_l, pad_r, UserScratchpad());
+    SetPrimitive(dnnl::convolution_forward(pd), pd.scratchpad_desc());
+    Bind(DNNL_ARG_SRC, src, 0);
+    Bind(DNNL_ARG_WEIGHTS, wei, 1);
+    Bind(DNNL_ARG_DST, dst, 2);
+  }
+
+ private:
+  static bool w_empty(const TensorInfo& k) { return k.numel == 0; }
+};
+
+// --- brt.softmax, brt.layer_norm ---------------------------------------------------
+
+class SoftmaxKernel final : public DnnlKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    op.RequireOperands(1);
+    op.RequireSameDTypes();
+    op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from operand shape");
+    const int r = op.in[0].rank();
+    const int64_t axis = op.Int("axis", r - 1);
+    op.Require(r > 0 && axis >= 0 && axis < r, "axis " + std::to_string(axis) + " is outside the rank");
+    if (op.out[0].numel == 0) return SetTrivial(1, 0);
+    memory::desc md = Plain(op, op.in[0]);
+    dnnl::softmax_forward::primitive_desc pd(Engine(), dnnl::prop_kind::forward_inference,
+                                             dnnl::algorithm::softmax_accurate, md, md, static_cast<int>(axis),
+                                             UserScratchpad());
+    SetPrimitive(dnnl::softmax_forward(pd), pd.scratchpad_desc());
+    Bind(DNNL_ARG_SRC, md, 0);
+    Bind(DNNL_ARG_DST, md, 1);
+  }
+};
+
+// layer_norm(x, scale, shift) over the last dimension.
+class LayerNormKernel final : public DnnlKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    op.RequireOperands(3);
+    const TensorInfo& x = op.in[0];
+    op.Require(x.rank() >= 1 && x.dims == op.out[0].dims && x.dtype == op.out[0].dtype, "result must match the operand");
+    const int64_t c = x.dims.back();
+    for (int i = 1; i <= 2; ++i)
+      op.Require(op.in[i].dims == std::vector<int64_t>{c} && op.in[i].dtype == BRT_DTYPE_F32,
+                 "scale and shift must be f32 of shape [" + std::to_string(c) + "]");
+    const double eps = op.Float("epsilon", 1e-5);
+    op.Require(eps >= 0, "epsilon must be non-negative");
+    if (x.numel == 0) return SetTrivial(3, 0);
+    memory::desc md = Plain(op, x);
+    memory::desc param({c}, memory::data_type::f32, memory::dims{1});
+    dnnl::layer_normalization_forward::primitive_desc pd(
+        Engine(), dnnl::prop_kind::forward_inference, md, md, static_cast<float>(eps),
+        dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift, UserScratchpad());
+    SetPrimitive(dnnl::layer_normalization_forward(pd), pd.scratchpad_desc());
+    Bind(DNNL_ARG_SRC, md, 0);
+    Bind(DNNL_ARG_SCALE, param, 1);
+    Bind(DNNL_ARG_SHIFT, param, 2);
+    Bind(DNNL_ARG_DST, md, 3);
+  }
+};
+
+// oneDNN reports unsupported configurations by throwing dnnl::error.
+template <typename K>
+class Guarded final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    try {
+      k_.Prepare(op);
+    } catch (const dnnl::error& e) {
+      throw UnsupportedError(op.kind + ": oneDNN cannot run this configuration on this CPU (" + e.what() + ")");
+    }
+  }
+  std::unique_ptr<Runnable> CreateInstance() const override { return k_.CreateInstance(); }
+  void Run(void* const*) override {}
+
+ private:
+  K k_;
+};
+
+}  // namespace
+
+void RegisterDnnl(std::vector<KernelDef>& defs) {
+  std::vector<int32_t> dot_types = kAllTypes;
+  dot_types.erase(std::find(dot_types.begin(), dot_types.end(), BRT_DTYPE_I1));
+  defs.push_back({"dot_general", dot_types, false, true, &Make<DotGeneralKernel>});
+  defs.push_back({"convolution", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, true, &Make<Guarded<ConvolutionKernel>>});
+  defs.push_back({"brt.softmax", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, true, &Make<Guarded<SoftmaxKernel>>});
+  defs.push_back({"brt.layer_norm", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, true, &Make<Guarded<LayerNormKernel>>});
+}
+
+}  // namespace brt::cpu

@@ -1,0 +1,684 @@
+// Elementwise kernels: unary, binary (numpy broadcasting), compare, select,
+// clamp, convert and brt.fused_elementwise. Integer arithmetic wraps and
+// never divides by zero (StableHLO leaves those cases implementation-defined;
+// the choices follow XLA).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "kernel.h"
+
+namespace brt::cpu {
+namespace {
+
+template <typename V>
+constexpr bool kIsFloat = std::is_floating_point_v<V>;
+template <typename V>
+constexpr bool kIsInt = std::is_integral_v<V> && !std::is_same_v<V, bool>;
+
+template <typename V>
+V WrapAdd(V a, V b) {
+  using U = std::make_unsigned_t<V>;
+  return static_cast<V>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <typename V>
+V WrapSub(V a, V b) {
+  using U = std::make_unsigned_t<V>;
+  return static_cast<V>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <typename V>
+V WrapMul(V a, V b) {
+  using U = std::make_unsigned_t<V>;
+  // Promote through uint64 so narrow types do not multiply as signed int.
+  return static_cast<V>(static_cast<U>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b)));
+}
+
+// --- unary ------------------------------------------------------------------
+
+enum class Unary {
+  kNegate, kAbs, kExp, kExpm1, kLog, kLog1p, kSqrt, kRsqrt, kTanh, kLogistic,
+  kSin, kCos, kFloor, kCeil, kRoundEven, kSign, kErf, kNot,
+};
+
+template <Unary OP, typename V>
+constexpr bool UnarySupports() {
+  if constexpr (std::is_same_v<V, bool>) return OP == Unary::kNot;
+  if constexpr (kIsInt<V>)
+    return OP == Unary::kNegate || OP == Unary::kAbs || OP == Unary::kSign || OP == Unary::kNot;
+  return OP != Unary::kNot;
+}
+
+template <Unary OP, typename V>
+inline V ApplyUnary(V x) {
+  if constexpr (std::is_same_v<V, bool>) {
+    return !x;
+  } else if constexpr (kIsInt<V>) {
+    if constexpr (OP == Unary::kNegate) return WrapSub<V>(0, x);
+    if constexpr (OP == Unary::kAbs) return x < 0 ? WrapSub<V>(0, x) : x;
+    if constexpr (OP == Unary::kSign) return static_cast<V>((x > 0) - (x < 0));
+    if constexpr (OP == Unary::kNot) return static_cast<V>(~x);
+  } else {
+    if constexpr (OP == Unary::kNegate) return -x;
+    if constexpr (OP == Unary::kAbs) return std::fabs(x);
+    if constexpr (OP == Unary::kExp) return std::exp(x);
+    if constexpr (OP == Unary::kExpm1) return std::expm1(x);
+    if constexpr (OP == Unary::kLog) return std::log(x);
+    if constexpr (OP == Unary::kLog1p) return std::log1p(x);
+    if constexpr (OP == Unary::kSqrt) return std::sqrt(x);
+    if constexpr (OP == Unary::kRsqrt) return V(1) / std::sqrt(x);
+    if constexpr (OP == Unary::kTanh) return std::tanh(x);
+    if constexpr (OP == Unary::kLogistic) return V(1) / (V(1) + std::exp(-x));
+    if constexpr (OP == Unary::kSin) return std::sin(x);
+    if constexpr (OP == Unary::kCos) return std::cos(x);
+    if constexpr (OP == Unary::kFloor) return std::floor(x);
+    if constexpr (OP == Unary::kCeil) return std::ceil(x);
+    if constexpr (OP == Unary::kRoundEven) return std::nearbyint(x);
+    if constexpr (OP == Unary::kSign) return std::isnan(x) ? x : (x > 0 ? V(1) : x < 0 ? V(-1) : x);
+    if constexpr (OP == Unary::kErf) return std::erf(x);
+  }
+  return x;
+}
+
+using UnaryFn = void (*)(const void* in, void* out, int64_t n);
+
+template <Unary OP, typename T>
+void UnaryLoop(const void* in, void* out, int64_t n) {
+  const T* a = static_cast<const T*>(in);
+  T* o = static_cast<T*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = T(ApplyUnary<OP, Compute<T>>(Compute<T>(a[i])));
+}
+
+template <Unary OP>
+UnaryFn PickUnary(int32_t dtype) {
+  UnaryFn fn = nullptr;
+  DispatchType(dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (UnarySupports<OP, Compute<T>>()) fn = &UnaryLoop<OP, T>;
+  });
+  return fn;
+}
+
+struct UnaryEntry {
+  const char* kind;
+  Unary op;
+  UnaryFn (*pick)(int32_t);
+};
+#define UNARY_ENTRY(kind, op) {kind, Unary::op, &PickUnary<Unary::op>}
+const UnaryEntry kUnaryOps[] = {
+    UNARY_ENTRY("negate", kNegate), UNARY_ENTRY("abs", kAbs), UNARY_ENTRY("exponential", kExp),
+    UNARY_ENTRY("exponential_minus_one", kExpm1), UNARY_ENTRY("log", kLog),
+    UNARY_ENTRY("log_plus_one", kLog1p), UNARY_ENTRY("sqrt", kSqrt), UNARY_ENTRY("rsqrt", kRsqrt),
+    UNARY_ENTRY("tanh", kTanh), UNARY_ENTRY("logistic", kLogistic), UNARY_ENTRY("sine", kSin),
+    UNARY_ENTRY("cosine", kCos), UNARY_ENTRY("floor", kFloor), UNARY_ENTRY("ceil", kCeil),
+    UNARY_ENTRY("round_nearest_even", kRoundEven), UNARY_ENTRY("sign", kSign),
+    UNARY_ENTRY("erf", kErf), UNARY_ENTRY("not", kNot),
+};
+#undef UNARY_ENTRY
+
+const UnaryEntry* FindUnary(const std::string& kind) {
+  for (const auto& e : kUnaryOps)
+    if (kind == e.kind) return &e;
+  return nullptr;
+}
+
+class UnaryKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    op.RequireOperands(1);
+    op.RequireSameDTypes();
+    op.Require(op.in[0].dims == op.out[0].dims, "operand shape " + FormatDims(op.in[0].dims) +
+                                                    " differs from result shape " + FormatDims(op.out[0].dims));
+    fn_ = FindUnary(op.kind)->pick(op.out[0].dtype);
+    if (!fn_) throw UnsupportedError(op.kind + ": not defined for " + DTypeName(op.out[0].dtype));
+    n_ = op.out[0].numel;
+  }
+  void Run(void* const* b) override { fn_(b[0], b[1], n_); }
+
+ private:
+  UnaryFn fn_ = nullptr;
+  int64_t n_ = 0;
+};
+
+// --- binary -----------------------------------------------------------------
+
+enum class Binary { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kRem, kAnd, kOr };
+
+template <Binary OP, typename V>
+constexpr bool BinarySupports() {
+  if constexpr (std::is_same_v<V, bool>)
+    return OP == Binary::kAnd || OP == Binary::kOr || OP == Binary::kMax || OP == Binary::kMin;
+  if constexpr (kIsFloat<V>) return OP != Binary::kAnd && OP != Binary::kOr;
+  return true;
+}
+
+template <typename V>
+V IntPow(V base, V exp) {
+  if (exp < 0) {
+    if (base == 1) return 1;
+    if constexpr (std::is_signed_v<V>)
+      if (base == -1) return (exp & 1) ? V(-1) : V(1);
+    return 0;
+  }
+  V result = 1;
+  while (exp > 0) {
+    if (exp & 1) result = WrapMul(result, base);
+    base = WrapMul(base, base);
+    exp >>= 1;
+  }
+  return result;
+}
+
+template <Binary OP, typename V>
+inline V ApplyBinary(V a, V b) {
+  if constexpr (std::is_same_v<V, bool>) {
+    if constexpr (OP == Binary::kAnd || OP == Binary::kMin) return a && b;
+    return a || b;
+  } else if constexpr (kIsInt<V>) {
+    if constexpr (OP == Binary::kAdd) return WrapAdd(a, b);
+    if constexpr (OP == Binary::kSub) return WrapSub(a, b);
+    if constexpr (OP == Binary::kMul) return WrapMul(a, b);
+    if constexpr (OP == Binary::kMax) return a > b ? a : b;
+    if constexpr (OP == Binary::kMin) return a < b ? a : b;
+    if constexpr (OP == Binary::kAnd) return static_cast<V>(a & b);
+    if constexpr (OP == Binary::kOr) return static_cast<V>(a | b);
+    if constexpr (OP == Binary::kPow) return IntPow(a, b);
+    if constexpr (OP == Binary::kDiv || OP == Binary::kRem) {
+      if (b == 0) return OP == Binary::kDiv ? static_cast<V>(-1) : a;
+      if constexpr (std::is_signed_v<V>)
+        if (a == std::numeric_limits<V>::min() && b == -1) return OP == Binary::kDiv ? a : V(0);
+      return OP == Binary::kDiv ? static_cast<V>(a / b) : static_cast<V>(a % b);
+    }
+  } else {
+    if constexpr (OP == Binary::kAdd) return a + b;
+    if constexpr (OP == Binary::kSub) return a - b;
+    if constexpr (OP == Binary::kMul) return a * b;
+    if constexpr (OP == Binary::kDiv) return a / b;
+    // NaN propagates through maximum/minimum, as in StableHLO.
+    if constexpr (OP == Binary::kMax) return (a > b || std::isnan(a)) ? a : b;
+    if constexpr (OP == Binary::kMin) return (a < b || std::isnan(a)) ? a : b;
+    if constexpr (OP == Binary::kPow) return std::pow(a, b);
+    if constexpr (OP == Binary::kRem) return std::fmod(a, b);
+  }
+  return a;
+}
+
+using BinaryRowFn = void (*)(const void* a, int64_t sa, const void* b, int64_t sb, void* out, int64_t n);
+
+template <Binary OP, typename T>
+void BinaryRow(const void* av, int64_t sa, const void* bv, int64_t sb, void* ov, int64_t n) {
+  using C = Compute<T>;
+  const T* a = static_cast<const T*>(av);
+  const T* b = static_cast<const T*>(bv);
+  T* o = static_cast<T*>(ov);
+  if (sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = T(ApplyBinary<OP, C>(C(a[i]), C(b[i])));
+  } else if (sa == 1 && sb == 0) {
+    const C y = C(b[0]);
+    for (int64_t i = 0; i < n; ++i) o[i] = T(ApplyBinary<OP, C>(C(a[i]), y));
+  } else if (sa == 0 && sb == 1) {
+    const C x = C(a[0]);
+    for (int64_t i = 0; i < n; ++i) o[i] = T(ApplyBinary<OP, C>(x, C(b[i])));
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = T(ApplyBinary<OP, C>(C(a[i * sa]), C(b[i * sb])));
+  }
+}
+
+template <Binary OP>
+BinaryRowFn PickBinary(int32_t dtype) {
+  BinaryRowFn fn = nullptr;
+  DispatchType(dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (BinarySupports<OP, Compute<T>>()) fn = &BinaryRow<OP, T>;
+  });
+  return fn;
+}
+
+struct BinaryEntry {
+  const char* kind;
+  Binary op;
+  BinaryRowFn (*pick)(int32_t);
+};
+#define BINARY_ENTRY(kind, op) {kind, Binary::op, &PickBinary<Binary::op>}
+const BinaryEntry kBinaryOps[] = {
+    BINARY_ENTRY("add", kAdd),     BINARY_ENTRY("subtract", kSub), BINARY_ENTRY("multiply", kMul),
+    BINARY_ENTRY("divide", kDiv),  BINARY_ENTRY("maximum", kMax),  BINARY_ENTRY("minimum", kMin),
+    BINARY_ENTRY("power", kPow),   BINARY_ENTRY("remainder", kRem), BINARY_ENTRY("and", kAnd),
+    BINARY_ENTRY("or", kOr),
+};
+#undef BINARY_ENTRY
+
+const BinaryEntry* FindBinary(const std::string& kind) {
+  for (const auto& e : kBinaryOps)
+    if (kind == e.kind) return &e;
+  return nullptr;
+}
+
+class BinaryKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    op.RequireOperands(2);
+    op.RequireSameDTypes();
+    fn_ = FindBinary(op.kind)->pick(op.out[0].dtype);
+    if (!fn_) throw UnsupportedError(op.kind + ": not defined for " + DTypeName(op.out[0].dtype));
+    plan_.Build(op.out[0].dims, {op.in[0].dims, op.in[1].dims}, op.kind);
+    es_ = static_cast<int64_t>(DTypeSize(op.out[0].dtype));
+  }
+  void Run(void* const* b) override {
+    const char* x = static_cast<const char*>(b[0]);
+    const char* y = static_cast<const char*>(b[1]);
+    char* out = static_cast<char*>(b[2]);
+    const int64_t sa = plan_.inner_stride(0), sb = plan_.inner_stride(1);
+    plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
+      fn_(x + off[0] * es_, sa, y + off[1] * es_, sb, out + o * es_, n);
+    });
+  }
+
+ private:
+  BinaryRowFn fn_ = nullptr;
+  BroadcastPlan plan_;
+  int64_t es_ = 0;
+};
+
+// --- compare ------------------------------------------------------------------
+
+enum class Cmp { kEq, kNe, kGe, kGt, kLe, kLt };
+
+bool ParseCmp(const std::string& s, Cmp* out) {
+  static const std::pair<const char*, Cmp> kNames[] = {{"EQ", Cmp::kEq}, {"NE", Cmp::kNe}, {"GE", Cmp::kGe},
+                                                       {"GT", Cmp::kGt}, {"LE", Cmp::kLe}, {"LT", Cmp::kLt}};
+  for (auto [name, c] : kNames)
+    if (s == name) return *out = c, true;
+  return false;
+}
+
+template <typename V>
+inline bool ApplyCmp(Cmp c, V a, V b) {
+  switch (c) {
+    case Cmp::kEq: return a == b;
+    case Cmp::kNe: return a != b;
+    case Cmp::kGe: return a >= b;
+    case Cmp::kGt: return a > b;
+    case Cmp::kLe: return a <= b;
+    case Cmp::kLt: return a < b;
+  }
+  return false;
+}
+
+using CmpRowFn = void (*)(Cmp, const void*, int64_t, const void*, int64_t, uint8_t*, int64_t);
+
+template <typename T>
+void CmpRow(Cmp c, const void* av, int64_t sa, const void* bv, int64_t sb, uint8_t* o, int64_t n) {
+  using C = Compute<T>;
+  const T* a = static_cast<const T*>(av);
+  const T* b = static_cast<const T*>(bv);
+  for (int64_t i = 0; i < n; ++i) o[i] = ApplyCmp<C>(c, C(a[i * sa]), C(b[i * sb]));
+}
+
+class CompareKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    op.RequireOperands(2);
+    op.Require(op.in[0].dtype == op.in[1].dtype, "operands have different dtypes");
+    op.Require(op.out[0].dtype == BRT_DTYPE_I1, std::string("result must be i1, got ") + DTypeName(op.out[0].dtype));
+    std::string dir = op.String("comparison_direction");
+    op.Require(ParseCmp(dir, &cmp_), "comparison_direction '" + dir + "' is not one of EQ NE GE GT LE LT");
+    DispatchType(op.in[0].dtype, [&](auto t) { fn_ = &CmpRow<decltype(t)>; });
+    plan_.Build(op.out[0].dims, {op.in[0].dims, op.in[1].dims}, op.kind);
+    es_ = static_cast<int64_t>(DTypeSize(op.in[0].dtype));
+  }
+  void Run(void* const* b) override {
+    const char* x = static_cast<const char*>(b[0]);
+    const char* y = static_cast<const char*>(b[1]);
+    uint8_t* out = static_cast<uint8_t*>(b[2]);
+    const int64_t sa = plan_.inner_stride(0), sb = plan_.inner_stride(1);
+    plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
+      fn_(cmp_, x + off[0] * es_, sa, y + off[1] * es_, sb, out + o, n);
+    });
+  }
+
+ private:
+  Cmp cmp_ = Cmp::kEq;
+  CmpRowFn fn_ = nullptr;
+  BroadcastPlan plan_;
+  int64_t es_ = 0;
+};
+
+// --- select / clamp -------------------------------------------------------------
+
+using TernaryRowFn = void (*)(const void*, int64_t, const void*, int64_t, const void*, int64_t, void*, int64_t);
+
+template <typename T>
+void SelectRow(const void* pv, int64_t sp, const void* av, int64_t sa, const void* bv, int64_t sb, void* ov, int64_t n) {
+  const uint8_t* p = static_cast<const uint8_t*>(pv);
+  const T* a = static_cast<const T*>(av);
+  const T* b = static_cast<const T*>(bv);
+  T* o = static_cast<T*>(ov);
+  for (int64_t i = 0; i < n; ++i) o[i] = p[i * sp] ? a[i * sa] : b[i * sb];
+}
+
+template <typename T>
+void ClampRow(const void* lv, int64_t sl, const void* xv, int64_t sx, const void* hv, int64_t sh, void* ov, int64_t n) {
+  using C = Compute<T>;
+  const T* lo = static_cast<const T*>(lv);
+  const T* x = static_cast<const T*>(xv);
+  const T* hi = static_cast<const T*>(hv);
+  T* o = static_cast<T*>(ov);
+  for (int64_t i = 0; i < n; ++i) {
+    C v = ApplyBinary<Binary::kMax, C>(C(x[i * sx]), C(lo[i * sl]));
+    o[i] = T(ApplyBinary<Binary::kMin, C>(v, C(hi[i * sh])));
+  }
+}
+
+class TernaryKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    op.RequireOperands(3);
+    const int32_t t = op.out[0].dtype;
+    if (op.kind == "select") {
+      op.Require(op.in[0].dtype == BRT_DTYPE_I1, std::string("predicate must be i1, got ") + DTypeName(op.in[0].dtype));
+      op.Require(op.in[1].dtype == t && op.in[2].dtype == t, "on_true/on_false dtypes differ from the result");
+      DispatchType(t, [&](auto v) { fn_ = &SelectRow<decltype(v)>; });
+      es_[0] = 1;
+    } else {
+      op.RequireSameDTypes();
+      DispatchType(t, [&](auto v) {
+        using T = decltype(v);
+        if constexpr (!std::is_same_v<T, Bool8>) fn_ = &ClampRow<T>;
+      });
+      if (!fn_) throw UnsupportedError("clamp: not defined for i1");
+      es_[0] = static_cast<int64_t>(DTypeSize(t));
+    }
+    es_[1] = es_[2] = es_[3] = static_cast<int64_t>(DTypeSize(t));
+    plan_.Build(op.out[0].dims, {op.in[0].dims, op.in[1].dims, op.in[2].dims}, op.kind);
+  }
+  void Run(void* const* b) override {
+    const char* p0 = static_cast<const char*>(b[0]);
+    const char* p1 = static_cast<const char*>(b[1]);
+    const char* p2 = static_cast<const char*>(b[2]);
+    char* out = static_cast<char*>(b[3]);
+    const int64_t s0 = plan_.inner_stride(0), s1 = plan_.inner_stride(1), s2 = plan_.inner_stride(2);
+    plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
+      fn_(p0 + off[0] * es_[0], s0, p1 + off[1] * es_[1], s1, p2 + off[2] * es_[2], s2, out + o * es_[3], n);
+    });
+  }
+
+ private:
+  TernaryRowFn fn_ = nullptr;
+  BroadcastPlan plan_;
+  int64_t es_[4] = {};
+};
+
+// --- convert ----------------------------------------------------------------------
+
+template <typename To, typename From>
+inline To ConvertValue(From x) {
+  using CT = Compute<To>;
+  using CF = Compute<From>;
+  CF v = CF(x);
+  if constexpr (std::is_same_v<CT, bool>) {
+    return To(v != CF(0));
+  } else if constexpr (kIsInt<CT> && kIsFloat<CF>) {
+    // Saturate; NaN becomes 0 (out-of-range float->int is undefined in C++).
+    if (std::isnan(v)) return To(CT(0));
+    if (v <= static_cast<CF>(std::numeric_limits<CT>::min())) return To(std::numeric_limits<CT>::min());
+    if (v >= static_cast<CF>(std::numeric_limits<CT>::max())) return To(std::numeric_limits<CT>::max());
+    return To(static_cast<CT>(v));
+  } else {
+    return To(static_cast<CT>(v));
+  }
+}
+
+using ConvertFn = void (*)(const void*, void*, int64_t);
+
+template <typename From, typename To>
+void ConvertLoop(const void* in, void* out, int64_t n) {
+  const From* a = static_cast<const From*>(in);
+  To* o = static_cast<To*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = ConvertValue<To, From>(a[i]);
+}
+
+class ConvertKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    op.RequireOperands(1);
+    op.Require(op.in[0].dims == op.out[0].dims, "operand shape " + FormatDims(op.in[0].dims) +
+                                                    " differs from result shape " + FormatDims(op.out[0].dims));
+    DispatchType(op.in[0].dtype, [&](auto f) {
+      DispatchType(op.out[0].dtype, [&](auto t) { fn_ = &ConvertLoop<decltype(f), decltype(t)>; });
+    });
+    n_ = op.out[0].numel;
+  }
+  void Run(void* const* b) override { fn_(b[0], b[1], n_); }
+
+ private:
+  ConvertFn fn_ = nullptr;
+  int64_t n_ = 0;
+};
+
+// --- brt.fused_elementwise ------------------------------------------------------------
+// attrs: ops = "multiply,add,tanh" (one op per instruction), program = three
+// register indices per instruction (-1 where unused), constants = scalar
+// values. Registers: operands, then constants, then one per instruction;
+// the last instruction is the result. Computed in f32, block by block.
+
+constexpr int64_t kBlock = 256;
+using BlockFn = void (*)(float* d, const float* a, const float* b, const float* c, int64_t n);
+
+template <Unary OP>
+void UnaryBlock(float* d, const float* a, const float*, const float*, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = ApplyUnary<OP, float>(a[i]);
+}
+template <Binary OP>
+void BinaryBlock(float* d, const float* a, const float* b, const float*, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = ApplyBinary<OP, float>(a[i], b[i]);
+}
+template <Cmp C>
+void CmpBlock(float* d, const float* a, const float* b, const float*, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = ApplyCmp<float>(C, a[i], b[i]) ? 1.0f : 0.0f;
+}
+void SelectBlock(float* d, const float* p, const float* a, const float* b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = p[i] != 0.0f ? a[i] : b[i];
+}
+void ClampBlock(float* d, const float* lo, const float* x, const float* hi, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = std::min(std::max(x[i], lo[i]), hi[i]);
+}
+
+struct FusedOpEntry {
+  const char* name;
+  int arity;
+  BlockFn fn;
+};
+
+const FusedOpEntry* FindFusedOp(const std::string& name) {
+  static const FusedOpEntry kOps[] = {
+      {"negate", 1, &UnaryBlock<Unary::kNegate>}, {"abs", 1, &UnaryBlock<Unary::kAbs>},
+      {"exponential", 1, &UnaryBlock<Unary::kExp>}, {"exponential_minus_one", 1, &UnaryBlock<Unary::kExpm1>},
+      {"log", 1, &UnaryBlock<Unary::kLog>}, {"log_plus_one", 1, &UnaryBlock<Unary::kLog1p>},
+      {"sqrt", 1, &UnaryBlock<Unary::kSqrt>}, {"rsqrt", 1, &UnaryBlock<Unary::kRsqrt>},
+      {"tanh", 1, &UnaryBlock<Unary::kTanh>}, {"logistic", 1, &UnaryBlock<Unary::kLogistic>},
+      {"sine", 1, &UnaryBlock<Unary::kSin>}, {"cosine", 1, &UnaryBlock<Unary::kCos>},
+      {"floor", 1, &UnaryBlock<Unary::kFloor>}, {"ceil", 1, &UnaryBlock<Unary::kCeil>},
+      {"round_nearest_even", 1, &UnaryBlock<Unary::kRoundEven>}, {"sign", 1, &UnaryBlock<Unary::kSign>},
+      {"erf", 1, &UnaryBlock<Unary::kErf>},
+      {"add", 2, &BinaryBlock<Binary::kAdd>}, {"subtract", 2, &BinaryBlock<Binary::kSub>},
+      {"multiply", 2, &BinaryBlock<Binary::kMul>}, {"divide", 2, &BinaryBlock<Binary::kDiv>},
+      {"maximum", 2, &BinaryBlock<Binary::kMax>}, {"minimum", 2, &BinaryBlock<Binary::kMin>},
+      {"power", 2, &BinaryBlock<Binary::kPow>}, {"remainder", 2, &BinaryBlock<Binary::kRem>},
+      {"compare_EQ", 2, &CmpBlock<Cmp::kEq>}, {"compare_NE", 2, &CmpBlock<Cmp::kNe>},
+      {"compare_GE", 2, &CmpBlock<Cmp::kGe>}, {"compare_GT", 2, &CmpBlock<Cmp::kGt>},
+      {"compare_LE", 2, &CmpBlock<Cmp::kLe>}, {"compare_LT", 2, &CmpBlock<Cmp::kLt>},
+      {"select", 3, &SelectBlock}, {"clamp", 3, &ClampBlock},
+  };
+  for (const auto& e : kOps)
+    if (name == e.name) return &e;
+  return nullptr;
+}
+
+using LoadFn = void (*)(const void* src, int64_t stride, float* dst, int64_t n);
+using StoreFn = void (*)(const float* src, void* dst, int64_t n);
+
+template <typename T>
+void LoadBlock(const void* src, int64_t stride, float* dst, int64_t n) {
+  const T* s = static_cast<const T*>(src);
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(Compute<T>(s[i * stride]));
+}
+template <typename T>
+void StoreBlock(const float* src, void* dst, int64_t n) {
+  T* d = static_cast<T*>(dst);
+  for (int64_t i = 0; i < n; ++i) d[i] = T(src[i]);
+}
+
+class FusedElementwiseKernel;
+
+class FusedInstance final : public Runnable {
+ public:
+  explicit FusedInstance(const FusedElementwiseKernel& k);
+  void Run(void* const* b) override;
+
+ private:
+  const FusedElementwiseKernel& k_;
+  std::vector<float> regs_;  // num_registers x kBlock
+};
+
+class FusedElementwiseKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    op.Require(op.in.size() >= 1 && op.out.size() == 1, "expects at least one operand and one result");
+    const int32_t rt = op.out[0].dtype;
+    op.Require(rt == BRT_DTYPE_F32 || rt == BRT_DTYPE_F16 || rt == BRT_DTYPE_BF16,
+               std::string("result must be f32, f16 or bf16, got ") + DTypeName(rt));
+    num_inputs_ = static_cast<int>(op.in.size());
+    std::vector<std::vector<int64_t>> dims;
+    for (const auto& t : op.in) {
+      LoadFn load = nullptr;
+      DispatchType(t.dtype, [&](auto v) { load = &LoadBlock<decltype(v)>; });
+      loads_.push_back(load);
+      in_es_.push_back(static_cast<int64_t>(DTypeSize(t.dtype)));
+      dims.push_back(t.dims);
+    }
+    DispatchType(rt, [&](auto v) {
+      using T = decltype(v);
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+        store_ = &StoreBlock<T>;
+    });
+    out_es_ = static_cast<int64_t>(DTypeSize(rt));
+    plan_.Build(op.out[0].dims, dims, op.kind);
+
+    constants_.clear();
+    if (op.Has("constants"))
+      for (double c : op.Floats("constants")) constants_.push_back(static_cast<float>(c));
+    std::vector<std::string> names;
+    std::string list = op.String("ops");
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = std::min(list.find(',', start), list.size());
+      names.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+    std::vector<int64_t> program = op.Ints("program");
+    op.Require(program.size() == names.size() * 3,
+               "program has " + std::to_string(program.size()) + " entries, expected 3 per op (" +
+                   std::to_string(names.size()) + " ops)");
+    int next = num_inputs_ + static_cast<int>(constants_.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      const FusedOpEntry* e = FindFusedOp(names[i]);
+      op.Require(e != nullptr, "unknown op '" + names[i] + "' in the fused program");
+      Instr in{e->fn, {0, 0, 0}, next};
+      for (int k = 0; k < 3; ++k) {
+        int64_t r = program[i * 3 + k];
+        if (k < e->arity) {
+          op.Require(r >= 0 && r < next, "instruction " + std::to_string(i) + " (" + names[i] +
+                                             ") reads register " + std::to_string(r) +
+                                             " which is not defined yet");
+          in.src[k] = static_cast<int>(r);
+        } else {
+          op.Require(r == -1, "instruction " + std::to_string(i) + " has an operand beyond its arity");
+          in.src[k] = in.src[0];
+        }
+      }
+      instrs_.push_back(in);
+      ++next;
+    }
+    op.Require(!instrs_.empty(), "empty fused program");
+    num_registers_ = next;
+  }
+
+  std::unique_ptr<Runnable> CreateInstance() const override { return std::make_unique<FusedInstance>(*this); }
+  void Run(void* const*) override {}  // runs through its per-request instance
+
+ private:
+  friend class FusedInstance;
+  struct Instr {
+    BlockFn fn;
+    int src[3];
+    int dst;
+  };
+  int num_inputs_ = 0;
+  int num_registers_ = 0;
+  std::vector<LoadFn> loads_;
+  std::vector<int64_t> in_es_;
+  StoreFn store_ = nullptr;
+  int64_t out_es_ = 0;
+  std::vector<float> constants_;
+  std::vector<Instr> instrs_;
+  BroadcastPlan plan_;
+};
+
+FusedInstance::FusedInstance(const FusedElementwiseKernel& k)
+    : k_(k), regs_(static_cast<size_t>(k.num_registers_) * kBlock) {
+  for (size_t c = 0; c < k.constants_.size(); ++c)
+    std::fill_n(regs_.data() + (k.num_inputs_ + c) * kBlock, kBlock, k.constants_[c]);
+}
+
+void FusedInstance::Run(void* const* b) {
+  float* regs = regs_.data();
+  char* out = static_cast<char*>(b[k_.num_inputs_]);
+  int64_t strides[kMaxRank];
+  for (int i = 0; i < k_.num_inputs_; ++i) strides[i] = k_.plan_.inner_stride(i);
+  k_.plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
+    for (int64_t start = 0; start < n; start += kBlock) {
+      const int64_t len = std::min(kBlock, n - start);
+      for (int i = 0; i < k_.num_inputs_; ++i)
+        k_.loads_[i](static_cast<const char*>(b[i]) + (off[i] + start * strides[i]) * k_.in_es_[i], strides[i],
+                     regs + i * kBlock, len);
+      for (const auto& in : k_.instrs_)
+        in.fn(regs + in.dst * kBlock, regs + in.src[0] * kBlock, regs + in.src[1] * kBlock,
+              regs + in.src[2] * kBlock, len);
+      k_.store_(regs + k_.instrs_.back().dst * kBlock, out + (o + start) * k_.out_es_, len);
+    }
+  });
+}
+
+std::vector<int32_t> Without(std::vector<int32_t> types, int32_t drop) {
+  types.erase(std::remove(types.begin(), types.end(), drop), types.end());
+  return types;
+}
+
+}  // namespace
+
+void RegisterElementwise(std::vector<KernelDef>& defs) {
+  const std::vector<int32_t> numeric = Without(kAllTypes, BRT_DTYPE_I1);
+  std::vector<int32_t> signed_numeric = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64,
+                                         BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64};
+  for (const auto& e : kUnaryOps) {
+    std::vector<int32_t> types = kFloatTypes;
+    if (e.op == Unary::kNegate || e.op == Unary::kAbs || e.op == Unary::kSign) types = signed_numeric;
+    if (e.op == Unary::kNot) types = {BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
+    defs.push_back({e.kind, types, false, false, &Make<UnaryKernel>});
+  }
+  for (const auto& e : kBinaryOps) {
+    std::vector<int32_t> types = numeric;
+    if (e.op == Binary::kAnd || e.op == Binary::kOr)
+      types = {BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
+    if (e.op == Binary::kMax || e.op == Binary::kMin) types = kAllTypes;
+    defs.push_back({e.kind, types, false, false, &Make<BinaryKernel>});
+  }
+  defs.push_back({"compare", kAllTypes, true, false, &Make<CompareKernel>});
+  defs.push_back({"select", kAllTypes, false, false, &Make<TernaryKernel>});
+  defs.push_back({"clamp", numeric, false, false, &Make<TernaryKernel>});
+  defs.push_back({"convert", kAllTypes, false, false, &Make<ConvertKernel>});
+  defs.push_back({"brt.fused_elementwise", {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16}, false, true,
+                  &Make<FusedElementwiseKernel>});
+}
+
+}  // namespace brt::cpu
