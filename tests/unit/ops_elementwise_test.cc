@@ -1,0 +1,259 @@
+// Elementwise ops against float64 references (std:: math in double) and
+// hand-computed cases for the integer and conversion edge semantics.
+#include <cmath>
+#include <array>
+#include <functional>
+
+#include "test_util.h"
+
+namespace brt::test {
+namespace {
+
+using Ref1 = std::function<double(double)>;
+using Ref2 = std::function<double(double, double)>;
+
+struct UnaryCase {
+  const char* kind;
+  Ref1 ref;
+  double lo, hi;  // input domain
+};
+
+const UnaryCase kUnary[] = {
+    {"negate", [](double x) { return -x; }, -3, 3},
+    {"abs", [](double x) { return std::fabs(x); }, -3, 3},
+    {"exponential", [](double x) { return std::exp(x); }, -4, 4},
+    {"exponential_minus_one", [](double x) { return std::expm1(x); }, -1e-3, 1e-3},
+    {"log", [](double x) { return std::log(x); }, 0.01, 10},
+    {"log_plus_one", [](double x) { return std::log1p(x); }, -1e-3, 1e-3},
+    {"sqrt", [](double x) { return std::sqrt(x); }, 0, 10},
+    {"rsqrt", [](double x) { return 1 / std::sqrt(x); }, 0.01, 10},
+    {"tanh", [](double x) { return std::tanh(x); }, -3, 3},
+    {"logistic", [](double x) { return 1 / (1 + std::exp(-x)); }, -6, 6},
+    {"sine", [](double x) { return std::sin(x); }, -6, 6},
+    {"cosine", [](double x) { return std::cos(x); }, -6, 6},
+    {"floor", [](double x) { return std::floor(x); }, -5, 5},
+    {"ceil", [](double x) { return std::ceil(x); }, -5, 5},
+    {"round_nearest_even", [](double x) { return std::nearbyint(x); }, -5, 5},
+    {"sign", [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }, -2, 2},
+    {"erf", [](double x) { return std::erf(x); }, -3, 3},
+};
+
+TEST(UnaryOps, MatchFloat64ReferenceOnRandomData) {
+  for (const auto& c : kUnary) {
+    for (auto shape : std::vector<std::vector<int64_t>>{{7, 33}, {}, {0, 4}, {1}}) {
+      HostTensor x = Random(DType::kF32, shape, Rng(), c.lo, c.hi);
+      auto out = MustRunOp({c.kind, {x}, {{DType::kF32, Dims(shape)}}});
+      std::vector<double> ref;
+      for (double v : x.ToDouble()) ref.push_back(c.ref(v));
+      EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6) << c.kind << " shape " << FormatShape(shape);
+    }
+  }
+}
+
+TEST(UnaryOps, HalfAndBfloat16ComputeInFloat) {
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF64}) {
+    HostTensor x = Random(t, {64}, Rng(), -2, 2);
+    auto out = MustRunOp({"tanh", {x}, {{t, {64}}}});
+    std::vector<double> ref;
+    for (double v : x.ToDouble()) ref.push_back(std::tanh(v));
+    EXPECT_LE(RelError(out[0].ToDouble(), ref), t == DType::kF64 ? 1e-12 : 1e-2) << DTypeName(t);
+  }
+}
+
+TEST(UnaryOps, IntegerNegateAbsSignWrapAndNot) {
+  HostTensor x = HostTensor::FromDouble(DType::kI32, {4}, {-5, 0, 7, -2147483648.0});
+  EXPECT_EQ(MustRunOp({"negate", {x}, {{DType::kI32, {4}}}})[0].ToDouble(),
+            (std::vector<double>{5, 0, -7, -2147483648.0}));
+  EXPECT_EQ(MustRunOp({"abs", {x}, {{DType::kI32, {4}}}})[0].ToDouble(), (std::vector<double>{5, 0, 7, -2147483648.0}));
+  EXPECT_EQ(MustRunOp({"sign", {x}, {{DType::kI32, {4}}}})[0].ToDouble(), (std::vector<double>{-1, 0, 1, -1}));
+  EXPECT_EQ(MustRunOp({"not", {x}, {{DType::kI32, {4}}}})[0].ToDouble(), (std::vector<double>{4, -1, -8, 2147483647}));
+  HostTensor p = HostTensor::FromDouble(DType::kI1, {3}, {1, 0, 1});
+  EXPECT_EQ(MustRunOp({"not", {p}, {{DType::kI1, {3}}}})[0].ToDouble(), (std::vector<double>{0, 1, 0}));
+}
+
+struct BinaryCase {
+  const char* kind;
+  Ref2 ref;
+  double lo, hi;
+};
+
+const BinaryCase kBinary[] = {
+    {"add", [](double a, double b) { return a + b; }, -2, 2},
+    {"subtract", [](double a, double b) { return a - b; }, -2, 2},
+    {"multiply", [](double a, double b) { return a * b; }, -2, 2},
+    {"divide", [](double a, double b) { return a / b; }, 0.5, 2},
+    {"maximum", [](double a, double b) { return std::max(a, b); }, -2, 2},
+    {"minimum", [](double a, double b) { return std::min(a, b); }, -2, 2},
+    {"power", [](double a, double b) { return std::pow(a, b); }, 0.1, 2},
+    {"remainder", [](double a, double b) { return std::fmod(a, b); }, 0.5, 5},
+};
+
+// (lhs shape, rhs shape, result shape): numpy broadcasting incl. rank 0 and size 0.
+const std::vector<std::array<std::vector<int64_t>, 3>> kBroadcastShapes = {
+    {{{5, 6}, {5, 6}, {5, 6}}}, {{{3, 4}, {4}, {3, 4}}},       {{{2, 1, 5}, {3, 1}, {2, 3, 5}}},
+    {{{}, {4, 3}, {4, 3}}},     {{{4, 0}, {1}, {4, 0}}},       {{{1}, {}, {1}}},
+    {{{2, 3, 1}, {1, 3, 7}, {2, 3, 7}}},
+};
+
+TEST(BinaryOps, BroadcastAgainstFloat64Reference) {
+  for (const auto& c : kBinary) {
+    for (const auto& [ls, rs, os] : kBroadcastShapes) {
+      HostTensor a = Random(DType::kF32, ls, Rng(), c.lo, c.hi);
+      HostTensor b = Random(DType::kF32, rs, Rng(), c.lo, c.hi);
+      auto out = MustRunOp({c.kind, {a, b}, {{DType::kF32, Dims(os)}}});
+      std::vector<double> ref(NumElements(os).value());
+      for (int64_t i = 0; i < static_cast<int64_t>(ref.size()); ++i) {
+        auto idx = Unravel(i, os);
+        auto pick = [&](const HostTensor& t) {
+          std::vector<int64_t> sub;
+          for (size_t d = 0; d < t.shape.size(); ++d) {
+            int64_t o = idx[idx.size() - t.shape.size() + d];
+            sub.push_back(t.shape[d] == 1 ? 0 : o);
+          }
+          return t.Get(Ravel(sub, t.shape));
+        };
+        ref[i] = c.ref(pick(a), pick(b));
+      }
+      EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6) << c.kind << " " << FormatShape(ls) << " x " << FormatShape(rs);
+    }
+  }
+}
+
+TEST(BinaryOps, MaximumPropagatesNaN) {
+  HostTensor a = HostTensor::FromDouble(DType::kF32, {3}, {NAN, 1, 2});
+  HostTensor b = HostTensor::FromDouble(DType::kF32, {3}, {0, NAN, 1});
+  auto out = MustRunOp({"maximum", {a, b}, {{DType::kF32, {3}}}})[0].ToDouble();
+  EXPECT_TRUE(std::isnan(out[0]));
+  EXPECT_TRUE(std::isnan(out[1]));
+  EXPECT_EQ(out[2], 2);
+}
+
+TEST(BinaryOps, IntegerSemanticsFollowXla) {
+  auto run = [](const char* kind, std::vector<double> a, std::vector<double> b) {
+    return MustRunOp({kind, {HostTensor::FromDouble(DType::kI32, {static_cast<int64_t>(a.size())}, a),
+                             HostTensor::FromDouble(DType::kI32, {static_cast<int64_t>(b.size())}, b)},
+                      {{DType::kI32, {static_cast<int64_t>(a.size())}}}})[0]
+        .ToDouble();
+  };
+  const double kMin = -2147483648.0;
+  EXPECT_EQ(run("divide", {7, -7, 5, kMin}, {2, 2, 0, -1}), (std::vector<double>{3, -3, -1, kMin}));
+  EXPECT_EQ(run("remainder", {7, -7, 5, kMin}, {2, 2, 0, -1}), (std::vector<double>{1, -1, 5, 0}));
+  EXPECT_EQ(run("add", {2147483647}, {1}), (std::vector<double>{kMin}));
+  EXPECT_EQ(run("multiply", {65536}, {65536}), (std::vector<double>{0}));
+  EXPECT_EQ(run("power", {3, 2, -1, 2}, {4, -1, 3, 0}), (std::vector<double>{81, 0, -1, 1}));
+  EXPECT_EQ(run("and", {12}, {10}), (std::vector<double>{8}));
+  EXPECT_EQ(run("or", {12}, {10}), (std::vector<double>{14}));
+}
+
+TEST(BinaryOps, BooleanAndOr) {
+  HostTensor a = HostTensor::FromDouble(DType::kI1, {4}, {0, 0, 1, 1});
+  HostTensor b = HostTensor::FromDouble(DType::kI1, {4}, {0, 1, 0, 1});
+  EXPECT_EQ(MustRunOp({"and", {a, b}, {{DType::kI1, {4}}}})[0].ToDouble(), (std::vector<double>{0, 0, 0, 1}));
+  EXPECT_EQ(MustRunOp({"or", {a, b}, {{DType::kI1, {4}}}})[0].ToDouble(), (std::vector<double>{0, 1, 1, 1}));
+}
+
+TEST(BinaryOps, HalfPrecisionAdd) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    HostTensor a = Random(t, {3, 8}, Rng()), b = Random(t, {8}, Rng());
+    auto out = MustRunOp({"add", {a, b}, {{t, {3, 8}}}});
+    std::vector<double> ref;
+    for (int64_t i = 0; i < 24; ++i) ref.push_back(a.Get(i) + b.Get(i % 8));
+    EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-2) << DTypeName(t);
+  }
+}
+
+TEST(BinaryOps, ShapeMismatchIsRejectedAtLoad) {
+  auto r = RunOp({"add", {Random(DType::kF32, {3}, Rng()), Random(DType::kF32, {4}, Rng())}, {{DType::kF32, {4}}}});
+  ExpectError(r.status(), {"op #0 'add'", "does not broadcast"});
+  r = RunOp({"add", {Random(DType::kF32, {3}, Rng()), Random(DType::kI32, {3}, Rng())}, {{DType::kF32, {3}}}});
+  ExpectError(r.status(), {"operand 1 is i32 but the result is f32"});
+}
+
+TEST(Compare, AllDirectionsWithBroadcast) {
+  const std::pair<const char*, std::function<bool(double, double)>> dirs[] = {
+      {"EQ", std::equal_to<double>()}, {"NE", std::not_equal_to<double>()}, {"GE", std::greater_equal<double>()},
+      {"GT", std::greater<double>()},  {"LE", std::less_equal<double>()},    {"LT", std::less<double>()}};
+  for (DType t : {DType::kF32, DType::kI32, DType::kI64}) {
+    HostTensor a = Random(t, {4, 5}, Rng(), -3, 3), b = Random(t, {5}, Rng(), -3, 3);
+    for (const auto& [dir, ref] : dirs) {
+      auto out = MustRunOp({"compare", {a, b}, {{DType::kI1, {4, 5}}}, {{"comparison_direction", dir}}});
+      for (int64_t i = 0; i < 20; ++i)
+        EXPECT_EQ(out[0].Get(i), ref(a.Get(i), b.Get(i % 5)) ? 1.0 : 0.0) << dir << " " << DTypeName(t);
+    }
+  }
+  ExpectError(RunOp({"compare", {Random(DType::kF32, {2}, Rng()), Random(DType::kF32, {2}, Rng())}, {{DType::kI1, {2}}},
+                     {{"comparison_direction", "XX"}}})
+                  .status(),
+              {"comparison_direction 'XX'"});
+}
+
+TEST(Select, ScalarAndElementwisePredicate) {
+  HostTensor a = Random(DType::kF32, {3, 4}, Rng()), b = Random(DType::kF32, {3, 4}, Rng());
+  HostTensor p = Random(DType::kI1, {3, 4}, Rng(), 0, 1);
+  auto out = MustRunOp({"select", {p, a, b}, {{DType::kF32, {3, 4}}}});
+  for (int64_t i = 0; i < 12; ++i) EXPECT_EQ(out[0].Get(i), p.Get(i) ? a.Get(i) : b.Get(i));
+  HostTensor scalar = HostTensor::FromDouble(DType::kI1, {}, {0});
+  out = MustRunOp({"select", {scalar, a, b}, {{DType::kF32, {3, 4}}}});
+  EXPECT_EQ(out[0].ToDouble(), b.ToDouble());
+}
+
+TEST(Clamp, ScalarBounds) {
+  HostTensor x = Random(DType::kF32, {50}, Rng(), -3, 3);
+  HostTensor lo = HostTensor::FromDouble(DType::kF32, {}, {-1}), hi = HostTensor::FromDouble(DType::kF32, {}, {0.5});
+  auto out = MustRunOp({"clamp", {lo, x, hi}, {{DType::kF32, {50}}}});
+  for (int64_t i = 0; i < 50; ++i) EXPECT_EQ(out[0].Get(i), static_cast<float>(std::clamp(x.Get(i), -1.0, 0.5)));
+}
+
+TEST(Convert, FloatToIntSaturatesAndTruncates) {
+  HostTensor x = HostTensor::FromDouble(DType::kF32, {6}, {1.9, -1.9, 3e9, -3e9, NAN, 0.5});
+  EXPECT_EQ(MustRunOp({"convert", {x}, {{DType::kI32, {6}}}})[0].ToDouble(),
+            (std::vector<double>{1, -1, 2147483647, -2147483648.0, 0, 0}));
+  EXPECT_EQ(MustRunOp({"convert", {x}, {{DType::kI1, {6}}}})[0].ToDouble(), (std::vector<double>{1, 1, 1, 1, 1, 1}));
+  HostTensor i = HostTensor::FromDouble(DType::kI64, {3}, {-7, 0, 1 << 20});
+  EXPECT_EQ(MustRunOp({"convert", {i}, {{DType::kF64, {3}}}})[0].ToDouble(), (std::vector<double>{-7, 0, 1 << 20}));
+}
+
+TEST(Convert, RoundsToNearestEvenInHalfAndBfloat16) {
+  // 1 + 2^-11 is halfway between two f16 values: ties go to the even one (1.0).
+  // 1 + 3*2^-11 rounds up to 1 + 2^-9.
+  HostTensor x = HostTensor::FromDouble(DType::kF32, {3}, {1 + std::ldexp(1, -11), 1 + 3 * std::ldexp(1, -11), 65520});
+  EXPECT_EQ(MustRunOp({"convert", {x}, {{DType::kF16, {3}}}})[0].ToDouble(),
+            (std::vector<double>{1.0, 1 + std::ldexp(1, -9), INFINITY}));
+  HostTensor y = HostTensor::FromDouble(DType::kF32, {2}, {1 + std::ldexp(1, -8), 1 + 3 * std::ldexp(1, -8)});
+  EXPECT_EQ(MustRunOp({"convert", {y}, {{DType::kBF16, {2}}}})[0].ToDouble(),
+            (std::vector<double>{1.0, 1 + std::ldexp(1, -6)}));
+  HostTensor r = Random(DType::kF32, {100}, Rng(), -100, 100);
+  auto back = MustRunOp({"convert", {MustRunOp({"convert", {r}, {{DType::kF16, {100}}}})[0]}, {{DType::kF32, {100}}}});
+  EXPECT_LE(RelError(back[0].ToDouble(), r.ToDouble()), 1e-3);
+}
+
+TEST(FusedElementwise, ProgramWithBroadcastAndConstants) {
+  // out = tanh(a * b + c) * 0.5 + select(a > 0, a, 2)
+  HostTensor a = Random(DType::kF32, {3, 300}, Rng(), -2, 2);
+  HostTensor b = Random(DType::kF32, {300}, Rng(), -2, 2);
+  HostTensor c = Random(DType::kF32, {3, 1}, Rng(), -2, 2);
+  // registers: 0 a, 1 b, 2 c, 3 const 0.5, 4 const 0, 5 const 2
+  std::string ops = "multiply,add,tanh,multiply,compare_GT,select,add";
+  std::vector<int64_t> program = {0, 1, -1,  6, 2, -1,  7, -1, -1,  8, 3, -1,  0, 4, -1,  10, 0, 5,  9, 11, -1};
+  auto out = MustRunOp({"brt.fused_elementwise", {a, b, c}, {{DType::kF32, {3, 300}}},
+                        {{"ops", ops}, {"program", program}, {"constants", std::vector<double>{0.5, 0, 2}}}});
+  std::vector<double> ref;
+  for (int64_t i = 0; i < 900; ++i) {
+    const double av = a.Get(i), bv = b.Get(i % 300), cv = c.Get(i / 300);
+    ref.push_back(std::tanh(av * bv + cv) * 0.5 + (av > 0 ? av : 2));
+  }
+  EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6);
+}
+
+TEST(FusedElementwise, BadProgramsAreRejected) {
+  HostTensor a = Random(DType::kF32, {4}, Rng());
+  ExpectError(RunOp({"brt.fused_elementwise", {a}, {{DType::kF32, {4}}}, {{"ops", "add"}, {"program", std::vector<int64_t>{0, 5, -1}}}})
+                  .status(),
+              {"reads register 5"});
+  ExpectError(RunOp({"brt.fused_elementwise", {a}, {{DType::kF32, {4}}}, {{"ops", "frobnicate"}, {"program", std::vector<int64_t>{0, -1, -1}}}})
+                  .status(),
+              {"unknown op 'frobnicate'"});
+}
+
+}  // namespace
+}  // namespace brt::test

@@ -1,0 +1,188 @@
+#include "test_util.h"
+
+namespace brt::test {
+namespace {
+
+double HalfToDouble(uint16_t h) {
+  const int sign = h >> 15, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
+  double v;
+  if (exp == 0) v = std::ldexp(mant, -24);
+  else if (exp == 31) v = mant ? NAN : INFINITY;
+  else v = std::ldexp(1024 + mant, exp - 25);
+  return sign ? -v : v;
+}
+
+uint16_t DoubleToHalf(double d) {
+  // Round through float then to nearest-even half, by search over candidates.
+  const float f = static_cast<float>(d);
+  if (std::isnan(f)) return 0x7E00;
+  const uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+  const double a = std::fabs(f);
+  uint16_t best = 0;
+  double best_err = INFINITY;
+  for (uint32_t bits = 0; bits <= 0x7C00; ++bits) {
+    const double err = std::fabs(HalfToDouble(static_cast<uint16_t>(bits)) - a);
+    if (err < best_err || (err == best_err && (bits & 1) == 0)) best_err = err, best = static_cast<uint16_t>(bits);
+  }
+  return sign | best;
+}
+
+double Bf16ToDouble(uint16_t b) {
+  uint32_t x = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+uint16_t DoubleToBf16(double d) {
+  float f = static_cast<float>(d);
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if (std::isnan(f)) return 0x7FC0;
+  x += 0x7FFF + ((x >> 16) & 1);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+}  // namespace
+
+double HostTensor::Get(int64_t i) const {
+  switch (dtype) {
+    case DType::kF32: return as<float>()[i];
+    case DType::kF64: return as<double>()[i];
+    case DType::kF16: return HalfToDouble(as<uint16_t>()[i]);
+    case DType::kBF16: return Bf16ToDouble(as<uint16_t>()[i]);
+    case DType::kI1: case DType::kU8: return as<uint8_t>()[i];
+    case DType::kI8: return as<int8_t>()[i];
+    case DType::kI32: return as<int32_t>()[i];
+    case DType::kI64: return static_cast<double>(as<int64_t>()[i]);
+    default: return NAN;
+  }
+}
+
+void HostTensor::Set(int64_t i, double v) {
+  switch (dtype) {
+    case DType::kF32: as<float>()[i] = static_cast<float>(v); break;
+    case DType::kF64: as<double>()[i] = v; break;
+    case DType::kF16: as<uint16_t>()[i] = DoubleToHalf(v); break;
+    case DType::kBF16: as<uint16_t>()[i] = DoubleToBf16(v); break;
+    case DType::kI1: as<uint8_t>()[i] = v != 0; break;
+    case DType::kU8: as<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+    case DType::kI8: as<int8_t>()[i] = static_cast<int8_t>(v); break;
+    case DType::kI32: as<int32_t>()[i] = static_cast<int32_t>(v); break;
+    case DType::kI64: as<int64_t>()[i] = static_cast<int64_t>(v); break;
+    default: break;
+  }
+}
+
+std::vector<double> HostTensor::ToDouble() const {
+  std::vector<double> v(numel());
+  for (int64_t i = 0; i < numel(); ++i) v[i] = Get(i);
+  return v;
+}
+
+HostTensor HostTensor::FromDouble(DType t, std::vector<int64_t> shape, const std::vector<double>& v) {
+  HostTensor h(t, std::move(shape));
+  for (int64_t i = 0; i < h.numel(); ++i) h.Set(i, v.at(i));
+  return h;
+}
+
+HostTensor Random(DType t, std::vector<int64_t> shape, std::mt19937_64& rng, double lo, double hi) {
+  HostTensor h(t, std::move(shape));
+  const bool integral = t == DType::kI1 || t == DType::kI8 || t == DType::kI32 || t == DType::kI64 || t == DType::kU8;
+  for (int64_t i = 0; i < h.numel(); ++i) {
+    if (integral) {
+      std::uniform_int_distribution<int64_t> d(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
+      h.Set(i, static_cast<double>(d(rng)));
+    } else {
+      std::uniform_real_distribution<double> d(lo, hi);
+      h.Set(i, d(rng));
+    }
+  }
+  return h;
+}
+
+Expected<std::shared_ptr<Session>> LoadBuilt(const ExecutableBuilder& b, SessionOptions options) {
+  auto bytes = b.Serialize();
+  if (!bytes.ok()) return bytes.status();
+  return Session::LoadMemory(*bytes, options);
+}
+
+Expected<std::vector<HostTensor>> RunOp(const OpRun& op) {
+  ExecutableBuilder b("brt-unit-test");
+  FunctionBuilder& f = b.AddFunction("main");
+  std::vector<ValueId> args;
+  for (size_t i = 0; i < op.inputs.size(); ++i)
+    args.push_back(f.Input("in" + std::to_string(i), op.inputs[i].dtype, Dims(op.inputs[i].shape)));
+  auto results = f.Op(op.kind, args, op.results, op.attrs);
+  for (size_t i = 0; i < results.size(); ++i) f.Output("out" + std::to_string(i), results[i]);
+  auto session = LoadBuilt(b);
+  if (!session.ok()) return session.status();
+  auto ctx = (*session)->NewRequest();
+  if (!ctx.ok()) return ctx.status();
+  std::vector<HostTensor> inputs = op.inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) BRT_RETURN_IF_ERROR((*ctx)->Bind(i, inputs[i].view()));
+  std::vector<HostTensor> outs;
+  for (const TensorType& t : op.results) {
+    std::vector<int64_t> shape;
+    for (const Dim& d : t.dims) shape.push_back(d.size);
+    HostTensor h(t.dtype, shape);
+    // Poison: NaN bit patterns for floats, 0xA5 elsewhere, so an element the
+    // kernel forgets to write cannot pass as a correct value.
+    std::memset(h.data(), 0xA5, h.storage.size() * 8);
+    if (t.dtype == DType::kF32)
+      for (int64_t i = 0; i < h.numel(); ++i) h.as<float>()[i] = NAN;
+    outs.push_back(std::move(h));
+  }
+  const auto& info = (*ctx)->function();
+  for (size_t i = 0; i < outs.size(); ++i) BRT_RETURN_IF_ERROR((*ctx)->Bind(info.output_indices[i], outs[i].view()));
+  BRT_RETURN_IF_ERROR((*ctx)->Run());
+  return outs;
+}
+
+std::vector<HostTensor> MustRunOp(const OpRun& op) {
+  auto r = RunOp(op);
+  EXPECT_TRUE(r.ok()) << op.kind << ": " << r.status().ToString();
+  if (!r.ok()) return std::vector<HostTensor>(op.results.size());
+  return *r;
+}
+
+double RelError(const std::vector<double>& out, const std::vector<double>& ref) {
+  if (out.size() != ref.size()) return INFINITY;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (std::isnan(out[i]) != std::isnan(ref[i])) return INFINITY;
+    if (std::isnan(ref[i])) continue;
+    if (std::isinf(ref[i]) || std::isinf(out[i])) {
+      if (out[i] != ref[i]) return INFINITY;
+      continue;
+    }
+    num += (out[i] - ref[i]) * (out[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+std::vector<int64_t> Unravel(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    idx[d] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+  return idx;
+}
+
+int64_t Ravel(const std::vector<int64_t>& index, const std::vector<int64_t>& shape) {
+  int64_t flat = 0;
+  for (size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + index[d];
+  return flat;
+}
+
+std::vector<Dim> Dims(const std::vector<int64_t>& shape) { return std::vector<Dim>(shape.begin(), shape.end()); }
+
+void ExpectError(const Status& s, std::initializer_list<std::string> fragments) {
+  EXPECT_FALSE(s.ok()) << "expected an error";
+  for (const std::string& f : fragments)
+    EXPECT_NE(s.message().find(f), std::string::npos) << "message lacks '" << f << "': " << s.message();
+}
+
+}  // namespace brt::test
