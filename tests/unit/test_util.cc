@@ -187,3 +187,63 @@ void ExpectError(const Status& s, std::initializer_list<std::string> fragments) 
 }
 
 }  // namespace brt::test
+
+namespace brt::test {
+
+Mlp::Mlp(std::mt19937_64& rng)
+    : w1(Random(DType::kF32, {in, hidden}, rng, -0.5, 0.5)),
+      b1(Random(DType::kF32, {hidden}, rng, -0.1, 0.1)),
+      w2(Random(DType::kF32, {hidden, hidden}, rng, -0.5, 0.5)),
+      b2(Random(DType::kF32, {hidden}, rng, -0.1, 0.1)),
+      w3(Random(DType::kF32, {hidden, out}, rng, -0.5, 0.5)),
+      b3(Random(DType::kF32, {out}, rng, -0.1, 0.1)) {}
+
+void Mlp::Build(FunctionBuilder& f, Dim batch) const {
+  auto bytes = [](const HostTensor& t) {
+    return std::span<const uint8_t>(static_cast<const uint8_t*>(t.data()), t.num_bytes());
+  };
+  ValueId x = f.Input("x", DType::kF32, {batch, in});
+  const std::vector<Attribute> matmul = {{"lhs_contracting_dimensions", std::vector<int64_t>{1}},
+                                         {"rhs_contracting_dimensions", std::vector<int64_t>{0}}};
+  float zero = 0;
+  std::vector<uint8_t> zero_bytes(reinterpret_cast<uint8_t*>(&zero), reinterpret_cast<uint8_t*>(&zero) + 4);
+  ValueId zero_v = f.Op("constant", {}, {{DType::kF32, {}}}, {{"value", zero_bytes}})[0];
+  auto dense = [&](ValueId h, const HostTensor& w, const HostTensor& b, const std::string& name, int64_t n, bool relu) {
+    ValueId wv = f.Weight(name + ".w", DType::kF32, w.shape, bytes(w));
+    ValueId bv = f.Weight(name + ".b", DType::kF32, b.shape, bytes(b));
+    ValueId y = f.Op("dot_general", {h, wv}, {{DType::kF32, {batch, n}}}, matmul)[0];
+    y = f.Op("add", {y, bv}, {{DType::kF32, {batch, n}}})[0];
+    if (relu) y = f.Op("maximum", {y, zero_v}, {{DType::kF32, {batch, n}}})[0];
+    return y;
+  };
+  ValueId h = dense(x, w1, b1, "layer1", hidden, true);
+  h = dense(h, w2, b2, "layer2", hidden, true);
+  h = dense(h, w3, b3, "layer3", out, false);
+  f.Output("probabilities", f.Op("brt.softmax", {h}, {{DType::kF32, {batch, out}}}, {{"axis", 1}})[0]);
+}
+
+std::vector<double> Mlp::Reference(const HostTensor& x) const {
+  const int64_t n = x.shape[0];
+  auto dense = [&](const std::vector<double>& h, int64_t k, const HostTensor& w, const HostTensor& b, int64_t m, bool relu) {
+    std::vector<double> y(n * m);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < m; ++c) {
+        double acc = b.Get(c);
+        for (int64_t i = 0; i < k; ++i) acc += h[r * k + i] * w.Get(i * m + c);
+        y[r * m + c] = relu ? std::max(acc, 0.0) : acc;
+      }
+    return y;
+  };
+  std::vector<double> h = dense(x.ToDouble(), in, w1, b1, hidden, true);
+  h = dense(h, hidden, w2, b2, hidden, true);
+  h = dense(h, hidden, w3, b3, out, false);
+  for (int64_t r = 0; r < n; ++r) {
+    double mx = -INFINITY, sum = 0;
+    for (int64_t c = 0; c < out; ++c) mx = std::max(mx, h[r * out + c]);
+    for (int64_t c = 0; c < out; ++c) sum += std::exp(h[r * out + c] - mx);
+    for (int64_t c = 0; c < out; ++c) h[r * out + c] = std::exp(h[r * out + c] - mx) / sum;
+  }
+  return h;
+}
+
+}  // namespace brt::test

@@ -81,3 +81,18 @@ std::vector<Dim> Dims(const std::vector<int64_t>& shape);
 void ExpectError(const Status& s, std::initializer_list<std::string> fragments);
 
 }  // namespace brt::test
+
+namespace brt::test {
+
+// A 3-layer MLP (dense, relu, dense, relu, dense, softmax) with random
+// weights: x[batch, in] -> probabilities[batch, out]. `batch` may be symbolic.
+struct Mlp {
+  int64_t in = 16, hidden = 32, out = 10;
+  HostTensor w1, b1, w2, b2, w3, b3;
+  explicit Mlp(std::mt19937_64& rng);
+  void Build(FunctionBuilder& f, Dim batch) const;
+  // float64 reference for x of shape [n, in].
+  std::vector<double> Reference(const HostTensor& x) const;
+};
+
+}  // namespace brt::test

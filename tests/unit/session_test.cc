@@ -1,0 +1,220 @@
+// Session and RequestContext behaviour: metadata, binding checks, symbolic
+// dimensions, ownership modes, async runs, in-place state, statistics.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+
+#include "test_util.h"
+
+namespace brt::test {
+namespace {
+
+std::shared_ptr<Session> MlpSession(const Mlp& mlp, Dim batch) {
+  ExecutableBuilder b("session-test");
+  mlp.Build(b.AddFunction("mlp"), batch);
+  auto s = LoadBuilt(b);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : nullptr;
+}
+
+TEST(Session, ListsFunctionsAndArguments) {
+  Mlp mlp(Rng());
+  auto s = MlpSession(mlp, "batch");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->producer(), "session-test");
+  EXPECT_EQ(s->provider_names(), std::vector<std::string>{"cpu"});
+  auto f = s->function("mlp");
+  ASSERT_TRUE(f.ok());
+  const FunctionInfo& info = **f;
+  ASSERT_EQ(info.arguments.size(), 8u);  // x, 6 weights, probabilities
+  EXPECT_EQ(info.arguments[0].name, "x");
+  EXPECT_EQ(info.arguments[0].role, ArgRole::kInput);
+  EXPECT_EQ(info.arguments[0].shape, (std::vector<Dim>{"batch", 16}));
+  EXPECT_EQ(info.arguments[1].role, ArgRole::kWeight);
+  EXPECT_EQ(info.arguments[7].role, ArgRole::kOutput);
+  EXPECT_EQ(info.input_indices, std::vector<int>{0});
+  EXPECT_EQ(info.output_indices, std::vector<int>{7});
+  ExpectError(s->function("nope").status(), {"no function named 'nope'", "mlp"});
+}
+
+TEST(Session, SymbolicBatchRunsAtSeveralSizes) {
+  Mlp mlp(Rng());
+  auto s = MlpSession(mlp, "batch");
+  ASSERT_TRUE(s);
+  auto ctx = s->NewRequest();
+  ASSERT_TRUE(ctx.ok());
+  for (int64_t n : {5, 1, 17, 5}) {
+    HostTensor x = Random(DType::kF32, {n, 16}, Rng());
+    ASSERT_TRUE((*ctx)->Bind("x", x.view()).ok());
+    ASSERT_TRUE((*ctx)->Run().ok());
+    auto out = (*ctx)->Output("probabilities");
+    ASSERT_TRUE(out.ok());
+    EXPECT_EQ(out->shape(), (std::vector<int64_t>{n, 10}));
+    HostTensor got(DType::kF32, out->shape());
+    std::memcpy(got.data(), out->data(), out->num_bytes());
+    EXPECT_LE(RelError(got.ToDouble(), mlp.Reference(x)), 1e-5) << "batch " << n;
+  }
+}
+
+TEST(Session, BindingErrorsNameTheArgument) {
+  Mlp mlp(Rng());
+  auto s = MlpSession(mlp, "batch");
+  ASSERT_TRUE(s);
+  auto ctx = std::move(s->NewRequest().value());
+  HostTensor f64 = Random(DType::kF64, {2, 16}, Rng());
+  ExpectError(ctx->Bind("x", f64.view()), {"'x' (argument 0)", "expected dtype f32, got f64"});
+  HostTensor bad_shape = Random(DType::kF32, {2, 15}, Rng());
+  ExpectError(ctx->Bind("x", bad_shape.view()), {"'x'", "expected shape [?batch,16], got [2,15]"});
+  HostTensor bad_rank = Random(DType::kF32, {16}, Rng());
+  ExpectError(ctx->Bind(0, bad_rank.view()), {"expected rank 2"});
+  HostTensor ok = Random(DType::kF32, {2, 16}, Rng());
+  ExpectError(ctx->Bind("y", ok.view()), {"no argument named 'y'", "x, layer1.w"});
+  ExpectError(ctx->Bind(42, ok.view()), {"argument index 42 is out of range"});
+  ExpectError(ctx->Bind("layer1.w", ok.view()), {"is a weight"});
+  ExpectError(ctx->Bind("x", Tensor::Borrow(ok.data(), DType::kF32, {2, 16}, {DeviceKind::kCuda, 0})),
+              {"expected a tensor on cpu:0, got one on cuda:0"});
+  ExpectError(ctx->Bind("x", Tensor::Borrow(static_cast<char*>(ok.data()) + 1, DType::kF32, {2, 16})),
+              {"not aligned to its 4-byte element size"});
+  HostTensor wrong_batch = Random(DType::kF32, {3, 10}, Rng());
+  ASSERT_TRUE(ctx->Bind("x", ok.view()).ok());
+  ExpectError(ctx->Bind("probabilities", wrong_batch.view()),
+              {"'probabilities'", "dimension 0 is 3, but symbol 'batch' is 2 from argument 'x'"});
+  ExpectError(ctx->Output("probabilities").status(), {"has not been produced yet"});
+  auto fresh = std::move(s->NewRequest().value());
+  ExpectError(fresh->Run(), {"input 'x' (argument 0) is not bound"});
+}
+
+TEST(Session, OwnershipModes) {
+  Mlp mlp(Rng());
+  auto s = MlpSession(mlp, 4);
+  ASSERT_TRUE(s);
+  HostTensor x = Random(DType::kF32, {4, 16}, Rng());
+  const std::vector<double> ref = mlp.Reference(x);
+  auto run = [&](RequestContext& ctx) {
+    EXPECT_TRUE(ctx.Run().ok());
+    HostTensor got(DType::kF32, {4, 10});
+    std::memcpy(got.data(), ctx.Output(0 + 7)->data(), got.num_bytes());
+    return RelError(got.ToDouble(), ref);
+  };
+  {  // copied: the caller may overwrite its buffer right after Bind
+    auto ctx = std::move(s->NewRequest().value());
+    HostTensor scratch = x;
+    ASSERT_TRUE(ctx->Bind("x", scratch.view(), Ownership::kCopied).ok());
+    std::memset(scratch.data(), 0, scratch.num_bytes());
+    EXPECT_LE(run(*ctx), 1e-5);
+  }
+  std::atomic<int> released{0};
+  {  // runtime-owned: released exactly once, when the context lets go
+    auto ctx = std::move(s->NewRequest().value());
+    float* p = static_cast<float*>(std::malloc(x.num_bytes()));
+    std::memcpy(p, x.data(), x.num_bytes());
+    ASSERT_TRUE(ctx->Bind("x", Tensor::Adopt(p, DType::kF32, {4, 16}, [&](void* q) { std::free(q), ++released; }),
+                          Ownership::kRuntimeOwned)
+                    .ok());
+    EXPECT_LE(run(*ctx), 1e-5);
+    EXPECT_EQ(released.load(), 0);
+  }
+  EXPECT_EQ(released.load(), 1);
+}
+
+TEST(Session, HeldOutputsAreNotOverwrittenByTheNextRun) {
+  Mlp mlp(Rng());
+  auto s = MlpSession(mlp, 3);
+  ASSERT_TRUE(s);
+  auto ctx = std::move(s->NewRequest().value());
+  HostTensor a = Random(DType::kF32, {3, 16}, Rng()), b = Random(DType::kF32, {3, 16}, Rng());
+  ASSERT_TRUE(ctx->Bind("x", a.view()).ok());
+  ASSERT_TRUE(ctx->Run().ok());
+  Tensor first = ctx->Output("probabilities").value();
+  std::vector<float> kept(first.data_as<float>(), first.data_as<float>() + 30);
+  ASSERT_TRUE(ctx->Bind("x", b.view()).ok());
+  ASSERT_TRUE(ctx->Run().ok());
+  Tensor second = ctx->Output("probabilities").value();
+  EXPECT_NE(first.data(), second.data());
+  EXPECT_EQ(std::vector<float>(first.data_as<float>(), first.data_as<float>() + 30), kept);
+  ctx.reset();
+  s.reset();
+  EXPECT_EQ(std::vector<float>(first.data_as<float>(), first.data_as<float>() + 30), kept);  // outlives the session
+}
+
+TEST(Session, RunAsyncThenWait) {
+  Mlp mlp(Rng());
+  auto s = MlpSession(mlp, 6);
+  ASSERT_TRUE(s);
+  auto ctx = std::move(s->NewRequest().value());
+  HostTensor x = Random(DType::kF32, {6, 16}, Rng());
+  ASSERT_TRUE(ctx->Bind("x", x.view()).ok());
+  ASSERT_TRUE(ctx->RunAsync().ok());
+  ExpectError(ctx->RunAsync(), {"already in flight"});
+  ASSERT_TRUE(ctx->Wait().ok());
+  HostTensor got(DType::kF32, {6, 10});
+  std::memcpy(got.data(), ctx->Output("probabilities")->data(), got.num_bytes());
+  EXPECT_LE(RelError(got.ToDouble(), mlp.Reference(x)), 1e-5);
+}
+
+TEST(Session, OutputAliasUpdatesStateInPlace) {
+  ExecutableBuilder b;
+  FunctionBuilder& f = b.AddFunction("step");
+  ValueId state = f.State("accumulator", DType::kF32, {8});
+  ValueId x = f.Input("x", DType::kF32, {8});
+  f.Output("accumulator_out", f.Op("add", {state, x}, {{DType::kF32, {8}}})[0], "accumulator");
+  auto s = LoadBuilt(b);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto ctx = std::move((*s)->NewRequest().value());
+  HostTensor acc = Random(DType::kF32, {8}, Rng()), in = Random(DType::kF32, {8}, Rng());
+  std::vector<double> expect = acc.ToDouble();
+  ASSERT_TRUE(ctx->Bind("accumulator", acc.view()).ok());
+  ASSERT_TRUE(ctx->Bind("x", in.view()).ok());
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_TRUE(ctx->Run().ok());
+    for (int i = 0; i < 8; ++i) expect[i] = static_cast<float>(expect[i] + in.Get(i));
+  }
+  EXPECT_EQ(acc.ToDouble(), expect);
+  EXPECT_EQ(ctx->Output("accumulator_out")->data(), acc.data());
+  ExpectError(ctx->Bind("accumulator_out", acc.view()), {"written in place of"});
+}
+
+TEST(Session, AllocatorStatisticsTrackArenasAndOutputs) {
+  Mlp mlp(Rng());
+  auto s = MlpSession(mlp, 64);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->allocator_stats().bytes_in_use, 0);
+  {
+    auto ctx = std::move(s->NewRequest().value());
+    HostTensor x = Random(DType::kF32, {64, 16}, Rng());
+    ASSERT_TRUE(ctx->Bind("x", x.view()).ok());
+    ASSERT_TRUE(ctx->Run().ok());
+    AllocatorStats st = s->allocator_stats();
+    // Arena: two live [64,32] activations at most (planned reuse), plus the [64,10] output.
+    EXPECT_GE(st.bytes_in_use, 64 * 10 * 4);
+    EXPECT_LE(st.bytes_in_use, 64 * 32 * 4 * 3 + 64 * 10 * 4);
+    EXPECT_GE(st.peak_bytes_in_use, st.bytes_in_use);
+  }
+  EXPECT_EQ(s->allocator_stats().bytes_in_use, 0);
+}
+
+TEST(Session, LoadFileUsesWeightsFromTheMappedFile) {
+  Mlp mlp(Rng());
+  ExecutableBuilder b;
+  mlp.Build(b.AddFunction("mlp"), 2);
+  char path[] = "/tmp/brt_session_test_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  ASSERT_TRUE(b.Save(path).ok());
+  auto s = Session::LoadFile(path);
+  unlink(path);  // the mapping keeps the bytes alive
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto ctx = std::move((*s)->NewRequest().value());
+  HostTensor x = Random(DType::kF32, {2, 16}, Rng());
+  ASSERT_TRUE(ctx->Bind("x", x.view()).ok());
+  ASSERT_TRUE(ctx->Run().ok());
+  HostTensor got(DType::kF32, {2, 10});
+  std::memcpy(got.data(), ctx->Output(7)->data(), got.num_bytes());
+  EXPECT_LE(RelError(got.ToDouble(), mlp.Reference(x)), 1e-5);
+  ExpectError(Session::LoadFile("/nonexistent/model.brtx").status(), {"cannot open '/nonexistent/model.brtx'"});
+}
+
+}  // namespace
+}  // namespace brt::test
