@@ -1,0 +1,117 @@
+// The executable format: round trip, refusal of foreign or newer files, the
+// metadata checksum, and files larger than 2 GiB.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "brt_generated.h"
+#include "format.h"
+#include "test_util.h"
+
+namespace brt::test {
+namespace {
+
+std::vector<uint8_t> SmallExecutable() {
+  ExecutableBuilder b("format-test");
+  FunctionBuilder& f = b.AddFunction("twice");
+  ValueId x = f.Input("x", DType::kF32, {"n"});
+  f.Output("y", f.Op("add", {x, x}, {{DType::kF32, {"n"}}})[0]);
+  return b.Serialize().value();
+}
+
+TEST(Format, RoundTripKeepsFunctionsAndSignatures) {
+  Mlp mlp(Rng());
+  ExecutableBuilder b("round-trip");
+  mlp.Build(b.AddFunction("mlp"), "batch");
+  FunctionBuilder& g = b.AddFunction("other");
+  ValueId x = g.Input("x", DType::kI64, {3, "k"});
+  g.Output("y", g.Op("negate", {x}, {{DType::kI64, {3, "k"}}})[0]);
+  auto s = LoadBuilt(b);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ((*s)->functions().size(), 2u);
+  EXPECT_EQ((*s)->functions()[1].arguments[0].shape, (std::vector<Dim>{3, "k"}));
+  EXPECT_EQ((*s)->functions()[1].arguments[0].dtype, DType::kI64);
+  ExpectError((*s)->NewRequest().status(), {"several functions", "mlp, other"});
+}
+
+TEST(Format, RejectsForeignAndDamagedBytes) {
+  std::vector<uint8_t> bytes = SmallExecutable();
+  ExpectError(Session::LoadMemory({}).status(), {"too small"});
+  std::vector<uint8_t> foreign = bytes;
+  foreign[8] = 'X';  // identifier: after the 4-byte size prefix and the 4-byte root offset
+  ExpectError(Session::LoadMemory(foreign).status(), {"file identifier"});
+  std::vector<uint8_t> flipped = bytes;
+  auto* root = fb::GetMutableSizePrefixedExecutable(flipped.data());
+  root->mutable_producer()->Mutate(0, 'F');
+  ExpectError(Session::LoadMemory(flipped).status(), {"checksum mismatch"});
+  std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + bytes.size() / 2);
+  EXPECT_EQ(Session::LoadMemory(cut).status().code(), StatusCode::kInvalidExecutable);
+}
+
+TEST(Format, RefusesNewerVersionsNamingBoth) {
+  for (auto [major, minor] : {std::pair<int, int>{1, 1}, {2, 0}, {0, 3}}) {
+    std::vector<uint8_t> bytes = SmallExecutable();
+    auto* root = fb::GetMutableSizePrefixedExecutable(bytes.data());
+    ASSERT_TRUE(root->mutate_format_major(major) && root->mutate_format_minor(minor));
+    ASSERT_TRUE(core::SealExecutable(bytes.data(), bytes.size()));
+    auto s = Session::LoadMemory(bytes);
+    ExpectError(s.status(), {"format version " + std::to_string(major) + "." + std::to_string(minor), "(format 1.0)"});
+    EXPECT_EQ(s.status().code(), StatusCode::kUnsupported);
+  }
+}
+
+TEST(Format, WeightsAreAlignedSegmentsAfterTheMetadata) {
+  Mlp mlp(Rng());
+  ExecutableBuilder b;
+  mlp.Build(b.AddFunction("mlp"), 1);
+  std::vector<uint8_t> bytes = b.Serialize().value();
+  const auto* root = fb::GetSizePrefixedExecutable(bytes.data());
+  const uint32_t fb_size = flatbuffers::ReadScalar<uint32_t>(bytes.data());
+  ASSERT_EQ(root->weights()->size(), 6u);
+  for (const auto* w : *root->weights()) {
+    EXPECT_EQ(w->offset() % 64, 0u);
+    EXPECT_GE(w->offset(), fb_size + 4u);
+    EXPECT_LE(w->offset() + w->length(), bytes.size());
+  }
+  // The first weight holds layer1.w verbatim.
+  EXPECT_EQ(std::memcmp(bytes.data() + root->weights()->Get(0)->offset(), mlp.w1.data(), mlp.w1.num_bytes()), 0);
+}
+
+TEST(Format, LoadsAFileLargerThanTwoGibibytes) {
+  // 2.25 GiB of f32 weight, zero but for its last elements: the builder
+  // writes a sparse file, the loader maps it and the op reads the tail.
+  const int64_t n = (int64_t{9} << 28) / 4;
+  void* mem = mmap(nullptr, n * 4, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  float* w = static_cast<float*>(mem);
+  for (int i = 1; i <= 4; ++i) w[n - i] = static_cast<float>(i) * 1.5f;
+  ExecutableBuilder b;
+  FunctionBuilder& f = b.AddFunction("tail");
+  ValueId big = f.Weight("big", DType::kF32, {n}, std::span<const uint8_t>(static_cast<uint8_t*>(mem), n * 4));
+  munmap(mem, n * 4);
+  ValueId in = f.Input("x", DType::kF32, {4});
+  ValueId tail = f.Op("slice", {big}, {{DType::kF32, {4}}},
+                      {{"start_indices", std::vector<int64_t>{n - 4}}, {"limit_indices", std::vector<int64_t>{n}}})[0];
+  f.Output("y", f.Op("add", {tail, in}, {{DType::kF32, {4}}})[0]);
+  char path[] = "/tmp/brt_large_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  ASSERT_TRUE(b.Save(path).ok());
+  struct stat st {};
+  ASSERT_EQ(stat(path, &st), 0);
+  EXPECT_GT(st.st_size, int64_t{1} << 31);
+  auto s = Session::LoadFile(path);
+  unlink(path);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto ctx = std::move((*s)->NewRequest().value());
+  HostTensor x = HostTensor::FromDouble(DType::kF32, {4}, {1, 2, 3, 4});
+  ASSERT_TRUE(ctx->Bind("x", x.view()).ok());
+  ASSERT_TRUE(ctx->Run().ok());
+  const float* y = ctx->Output("y")->data_as<float>();
+  EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{6 + 1, 4.5f + 2, 3 + 3, 1.5f + 4}));
+}
+
+}  // namespace
+}  // namespace brt::test
