@@ -1,0 +1,25 @@
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+BUILD = pathlib.Path(os.environ.get("BRT_BUILD_DIR", pathlib.Path(__file__).resolve().parents[2] / "build"))
+
+
+@pytest.fixture(scope="session")
+def build_dir():
+    if not (BUILD / "bin" / "brt-run").exists():
+        pytest.fail(f"brt-run not found under {BUILD}; build first or set BRT_BUILD_DIR")
+    return BUILD
+
+
+@pytest.fixture(scope="session")
+def mlp_dir(build_dir, tmp_path_factory):
+    d = tmp_path_factory.mktemp("mlp")
+    subprocess.run([str(build_dir / "tests" / "make_mlp"), str(d)], check=True, capture_output=True)
+    return d
+
+
+def brt_run(build_dir, *args):
+    return subprocess.run([str(build_dir / "bin" / "brt-run"), *map(str, args)], capture_output=True, text=True)
