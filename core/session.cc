@@ -720,4 +720,26 @@ void Session::Trim() {
   for (auto& [key, a] : impl_->device_allocators) a->Trim();
 }
 
+Expected<std::vector<KernelListing>> ListProviderKernels(const std::string& provider,
+                                                         const std::vector<std::string>& search_paths) {
+  auto p = core::LoadProvider(provider, search_paths);
+  if (!p.ok()) return p.status();
+  const BrtProviderApi* api = (*p)->api;
+  std::vector<KernelListing> out;
+  const int32_t n = api->kernel_count ? api->kernel_count() : 0;
+  for (int32_t i = 0; i < n; ++i) {
+    BrtKernelInfo info{};
+    if (api->kernel_info(i, &info) != BRT_OK || !info.kind) continue;
+    KernelListing k{info.kind, static_cast<DeviceKind>(info.device), {}};
+    std::string list = info.dtypes ? info.dtypes : "";
+    for (size_t start = 0; start < list.size();) {
+      size_t comma = std::min(list.find(',', start), list.size());
+      if (auto t = ParseDType(list.substr(start, comma - start))) k.dtypes.push_back(*t);
+      start = comma + 1;
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
 }  // namespace brt

@@ -142,4 +142,13 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unique_ptr<Impl> impl_;
 };
 
+// What a provider plugin can run: one entry per kernel of its registry.
+struct KernelListing {
+  std::string kind;
+  DeviceKind device = DeviceKind::kCpu;
+  std::vector<DType> dtypes;
+};
+Expected<std::vector<KernelListing>> ListProviderKernels(const std::string& provider,
+                                                         const std::vector<std::string>& search_paths = {});
+
 }  // namespace brt
