@@ -350,6 +350,13 @@ struct RequestContext::Impl {
   std::vector<void*> instances;  // per op: its instance, or the shared state
   std::vector<void*> value_ptrs;
   std::vector<void*> buffers;
+  // The hot loop's view of the ops: just what run() needs, contiguous.
+  struct DispatchEntry {
+    decltype(BrtKernel::run) run;
+    void* instance;
+    void* const* buffers;
+  };
+  std::vector<DispatchEntry> dispatch;
 
   std::unique_ptr<core::ThreadQueue> queue;
   bool in_flight = false;
@@ -496,6 +503,7 @@ Status RequestContext::Impl::PrepareRun() {
       if (fs->weight_data[a])
         value_ptrs[fs->fn->arguments()->Get(a)->value()] = const_cast<void*>(fs->weight_data[a]);
     buffers.assign(spec->buffer_values.size(), nullptr);
+    dispatch.clear();
   }
 
   for (size_t a = 0; a < args.size(); ++a) {
@@ -531,14 +539,19 @@ Status RequestContext::Impl::PrepareRun() {
     value_ptrs[value] = out.data();
   }
   for (size_t i = 0; i < buffers.size(); ++i) buffers[i] = value_ptrs[spec->buffer_values[i]];
+  if (dispatch.size() != spec->ops.size()) {
+    dispatch.clear();
+    for (size_t i = 0; i < spec->ops.size(); ++i)
+      dispatch.push_back({spec->ops[i].kernel.run, instances[i], buffers.data() + spec->ops[i].buffers_begin});
+  }
   return Status::Ok();
 }
 
 Status RequestContext::Impl::Execute() {
-  const std::vector<PreparedOp>& ops = spec->ops;
-  void* const* args = buffers.data();
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].kernel.run(instances[i], args + ops[i].buffers_begin, nullptr, &error) != BRT_OK)
+  const size_t n = dispatch.size();
+  const DispatchEntry* ops = dispatch.data();
+  for (size_t i = 0; i < n; ++i) {
+    if (ops[i].run(ops[i].instance, ops[i].buffers, nullptr, &error) != BRT_OK)
       return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" + std::to_string(i) +
                                                " '" + fs->ops[i].kind + "' failed: " + error.message);
   }

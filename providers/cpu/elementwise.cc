@@ -263,21 +263,23 @@ class BinaryKernel final : public CpuKernel {
     if (!fn_) throw UnsupportedError(op.kind + ": not defined for " + DTypeName(op.out[0].dtype));
     plan_.Build(op.out[0].dims, {op.in[0].dims, op.in[1].dims}, op.kind);
     es_ = static_cast<int64_t>(DTypeSize(op.out[0].dtype));
+    sa_ = plan_.inner_stride(0), sb_ = plan_.inner_stride(1);
   }
   void Run(void* const* b) override {
     const char* x = static_cast<const char*>(b[0]);
     const char* y = static_cast<const char*>(b[1]);
     char* out = static_cast<char*>(b[2]);
-    const int64_t sa = plan_.inner_stride(0), sb = plan_.inner_stride(1);
     plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
-      fn_(x + off[0] * es_, sa, y + off[1] * es_, sb, out + o * es_, n);
+      fn_(x + off[0] * es_, sa_, y + off[1] * es_, sb_, out + o * es_, n);
     });
   }
 
  private:
   BinaryRowFn fn_ = nullptr;
   BroadcastPlan plan_;
-  int64_t es_ = 0;
+  // Kept here, not read from the plan's heap arrays: small ops are bound by
+  // cache misses, so Run() touches only this object when there is one row.
+  int64_t es_ = 0, sa_ = 0, sb_ = 0;
 };
 
 // --- compare ------------------------------------------------------------------

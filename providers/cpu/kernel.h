@@ -217,8 +217,14 @@ class BroadcastPlan {
   template <typename F>
   void ForEachRow(F&& f) const {
     if (rows_ == 0 || inner_ == 0) return;
-    int64_t offsets[kMaxRank] = {};
-    int64_t index[kMaxRank] = {};
+    static constexpr int64_t kZeros[kMaxRank] = {};
+    if (rows_ == 1) return f(kZeros, int64_t{0}, inner_);
+    // Only the used entries are zeroed: clearing whole arrays costs more than
+    // a small op's kernel.
+    int64_t offsets[kMaxRank];
+    int64_t index[kMaxRank];
+    for (int k = 0; k < num_inputs_; ++k) offsets[k] = 0;
+    for (int d = 0; d < rank_; ++d) index[d] = 0;
     const int outer = rank_ - 1;
     for (int64_t row = 0; row < rows_; ++row) {
       f(static_cast<const int64_t*>(offsets), row * inner_, inner_);

@@ -287,7 +287,8 @@ void StridedCopy::Run(char* dst, const char* src) const {
     if (dims[d] == 0) return;
   const int64_t es = static_cast<int64_t>(elem_size);
   const int64_t n = dims[rank - 1], ss = src_strides[rank - 1], ds = dst_strides[rank - 1];
-  int64_t index[kMaxRank] = {};
+  int64_t index[kMaxRank];
+  for (int d = 0; d < rank; ++d) index[d] = 0;
   int64_t so = 0, dof = 0;
   while (true) {
     char* drow = dst + dof * es;
