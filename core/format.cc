@@ -15,7 +15,7 @@
 namespace brt::core {
 namespace {
 
-constexpr int64_t kMaxElements = int64_t{1} << 50;
+constexpr int64_t kMaxElements = int64_t{1} << 40;
 constexpr int64_t kMaxBytes = int64_t{1} << 52;
 constexpr uint32_t kMaxRank = 16;
 

@@ -174,15 +174,16 @@ class PadKernel final : public CpuKernel {
     for (int d = 0; d < r; ++d) {
       op.Require(interior[d] >= 0, "interior_padding must be non-negative");
       const int64_t n = in.dims[d];
-      const int64_t expect = lo[d] + hi[d] + n + std::max<int64_t>(n - 1, 0) * interior[d];
+      const int64_t expect = op.Add(op.Add(lo[d], hi[d]), op.Add(n, op.Mul(std::max<int64_t>(n - 1, 0), interior[d])));
       op.Require(out.dims[d] == expect && expect >= 0,
                  "result dimension " + std::to_string(d) + " is " + std::to_string(out.dims[d]) + ", padding gives " +
                      std::to_string(expect));
       const int64_t step = interior[d] + 1;
       // First and one-past-last operand index whose position lo + i*step is in range.
-      int64_t first = lo[d] >= 0 ? 0 : (-lo[d] + step - 1) / step;
-      int64_t last = n;
-      while (last > first && lo[d] + (last - 1) * step >= out.dims[d]) --last;
+      // Operand indices i with 0 <= lo + i*step < out: [first, last).
+      const int64_t first = lo[d] >= 0 ? 0 : (-lo[d] + step - 1) / step;
+      const int64_t room = out.dims[d] - lo[d];
+      const int64_t last = std::max(first, room <= 0 ? int64_t{0} : std::min(n, (room + step - 1) / step));
       copy_.dims[d] = std::max<int64_t>(last - first, 0);
       copy_.src_strides[d] = in_strides[d];
       copy_.dst_strides[d] = out_strides[d] * step;

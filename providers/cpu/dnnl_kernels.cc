@@ -234,6 +234,9 @@ class NaiveDotKernel final : public CpuKernel {
     const DotDims d = AnalyzeDot(op);
     op.RequireSameDTypes();
     B_ = d.B, M_ = d.M, N_ = d.N, K_ = d.K;
+    // The loop kernel keeps one offset per index of each group.
+    for (int64_t n : {B_, M_, N_, K_})
+      if (n > (int64_t{1} << 28)) throw UnsupportedError("dot_general: too large for the loop kernel");
     lb_ = GroupOffsets(op.in[0], d.lb), lm_ = GroupOffsets(op.in[0], d.lf), lk_ = GroupOffsets(op.in[0], d.lc);
     rb_ = GroupOffsets(op.in[1], d.rb), rk_ = GroupOffsets(op.in[1], d.rc), rn_ = GroupOffsets(op.in[1], d.rf);
     DispatchType(op.out[0].dtype, [&](auto v) {
@@ -369,8 +372,8 @@ class ConvolutionKernel final : public DnnlKernel {
     for (int s = 0; s < ns; ++s) {
       const int64_t x = in.dims[is[s]], w = k.dims[ks[s]], y = out.dims[os[s]];
       op.Require(strides[s] > 0 && rhs_dil[s] > 0, "strides and dilations must be positive");
-      const int64_t span = (w - 1) * rhs_dil[s] + 1;
-      const int64_t padded = x + padding[2 * s] + padding[2 * s + 1];
+      const int64_t span = op.Add(op.Mul(w - 1, rhs_dil[s]), 1);
+      const int64_t padded = op.Add(op.Add(x, padding[2 * s]), padding[2 * s + 1]);
       const int64_t expect = padded < span ? 0 : (padded - span) / strides[s] + 1;
       op.Require(y == expect, "output spatial dimension " + std::to_string(s) + " is " + std::to_string(y) +
                                   ", the window gives " + std::to_string(expect));

@@ -62,6 +62,10 @@ class OpInfo {
   void RequireOperands(int n) const;
   // Every operand and the result share one dtype.
   void RequireSameDTypes() const;
+  // Checked arithmetic for sizes derived from attributes, which are untrusted:
+  // throws KernelError instead of overflowing.
+  int64_t Mul(int64_t a, int64_t b) const;
+  int64_t Add(int64_t a, int64_t b) const;
   // A dimension index list: each in [0, rank), no repeats.
   void RequireDims(const std::vector<int64_t>& dims, int rank, const std::string& what) const;
 
@@ -200,6 +204,9 @@ void DispatchType(int32_t dtype, F&& f) {
 // Iteration helpers.
 
 inline constexpr int kMaxRank = 16;
+// Integer attributes beyond this magnitude are rejected, so sums of a few of
+// them cannot overflow.
+inline constexpr int64_t kMaxAttrMagnitude = int64_t{1} << 40;
 
 // Numpy-style broadcasting of several inputs to one contiguous output,
 // iterated row by row over collapsed dimensions.

@@ -124,7 +124,15 @@ const BrtAttr* OpInfo::Get(std::string_view name, int32_t kind) const {
   return a;
 }
 
-int64_t OpInfo::Int(std::string_view name) const { return Get(name, BRT_ATTR_INT)->i; }
+namespace {
+int64_t Bounded(const OpInfo& op, std::string_view name, int64_t v) {
+  op.Require(v >= -kMaxAttrMagnitude && v <= kMaxAttrMagnitude,
+             "attribute '" + std::string(name) + "' value " + std::to_string(v) + " is out of range");
+  return v;
+}
+}  // namespace
+
+int64_t OpInfo::Int(std::string_view name) const { return Bounded(*this, name, Get(name, BRT_ATTR_INT)->i); }
 int64_t OpInfo::Int(std::string_view name, int64_t fallback) const {
   return Has(name) ? Int(name) : fallback;
 }
@@ -133,7 +141,9 @@ double OpInfo::Float(std::string_view name, double fallback) const {
 }
 std::vector<int64_t> OpInfo::Ints(std::string_view name) const {
   const BrtAttr* a = Get(name, BRT_ATTR_INTS);
-  return std::vector<int64_t>(a->ints, a->ints + a->num_ints);
+  std::vector<int64_t> v(a->ints, a->ints + a->num_ints);
+  for (int64_t x : v) Bounded(*this, name, x);
+  return v;
 }
 std::vector<int64_t> OpInfo::Ints(std::string_view name, std::vector<int64_t> fallback) const {
   return Has(name) ? Ints(name) : fallback;
@@ -153,6 +163,18 @@ std::vector<uint8_t> OpInfo::Bytes(std::string_view name) const {
 
 void OpInfo::Require(bool cond, const std::string& message) const {
   if (!cond) throw KernelError(kind + ": " + message);
+}
+
+int64_t OpInfo::Mul(int64_t a, int64_t b) const {
+  int64_t r = 0;
+  Require(!__builtin_mul_overflow(a, b, &r), "sizes derived from the attributes overflow");
+  return r;
+}
+
+int64_t OpInfo::Add(int64_t a, int64_t b) const {
+  int64_t r = 0;
+  Require(!__builtin_add_overflow(a, b, &r), "sizes derived from the attributes overflow");
+  return r;
 }
 
 void OpInfo::RequireOperands(int n) const {

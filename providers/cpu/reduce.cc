@@ -165,9 +165,9 @@ class ReduceWindowKernel final : public CpuKernel {
       op.Require(window_[d] > 0 && strides_[d] > 0 && base_dil_[d] > 0 && win_dil_[d] > 0,
                  "window sizes, strides and dilations must be positive");
       pad_lo_[d] = padding[2 * d];
-      const int64_t dilated_in = in.dims[d] == 0 ? 0 : (in.dims[d] - 1) * base_dil_[d] + 1;
-      const int64_t padded = dilated_in + padding[2 * d] + padding[2 * d + 1];
-      const int64_t dilated_win = (window_[d] - 1) * win_dil_[d] + 1;
+      const int64_t dilated_in = in.dims[d] == 0 ? 0 : op.Add(op.Mul(in.dims[d] - 1, base_dil_[d]), 1);
+      const int64_t padded = op.Add(op.Add(dilated_in, padding[2 * d]), padding[2 * d + 1]);
+      const int64_t dilated_win = op.Add(op.Mul(window_[d] - 1, win_dil_[d]), 1);
       const int64_t expect = padded < dilated_win ? 0 : (padded - dilated_win) / strides_[d] + 1;
       op.Require(out.dims[d] == expect, "result dimension " + std::to_string(d) + " is " + std::to_string(out.dims[d]) +
                                             ", the window gives " + std::to_string(expect));
@@ -176,8 +176,10 @@ class ReduceWindowKernel final : public CpuKernel {
     in_strides_ = in.Strides();
     out_dims_ = out.dims;
     out_numel_ = out.numel;
+    // Windows are only walked for non-empty results, where each fits the padded input.
     window_numel_ = 1;
-    for (int64_t w : window_) window_numel_ *= w;
+    if (out_numel_ > 0)
+      for (int64_t w : window_) window_numel_ = op.Mul(window_numel_, w);
     std::string name = op.String("reducer");
     Reducer reducer;
     op.Require(ParseReducer(name, &reducer) && (reducer == Reducer::kAdd || reducer == Reducer::kMax ||

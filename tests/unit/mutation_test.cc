@@ -1,6 +1,8 @@
 // 1000 mutated executables -- bit flips, truncations and out-of-range fields
 // -- must each be rejected with an error, and none may crash (this test also
 // runs under ASan+UBSan).
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "brt_generated.h"
@@ -148,6 +150,26 @@ TEST(Mutation, ThousandMutatedExecutablesAreAllRejected) {
   std::printf("rejected %d bit flips, %d truncations, %d out-of-range fields (%zu kinds)\n", bit_flips, truncations,
               fields, kinds.size());
   EXPECT_GE(kinds.size(), 12u);
+}
+
+}  // namespace
+}  // namespace brt::test
+
+namespace brt::test {
+namespace {
+
+// Inputs the fuzzer once crashed on (tests/fuzz/regressions): each must now be
+// rejected cleanly. They are raw fuzzer inputs, sealed like the fuzzer does.
+TEST(Mutation, FuzzerRegressionsAreRejected) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(BRT_FUZZ_REGRESSIONS_DIR)) {
+    std::ifstream f(entry.path(), std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    core::SealExecutable(bytes.data(), bytes.size());
+    EXPECT_FALSE(Session::LoadMemory(bytes).ok()) << entry.path();
+    ++count;
+  }
+  EXPECT_GE(count, 1);
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
 #include "test_util.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+
 namespace brt::test {
 namespace {
 
@@ -104,6 +108,12 @@ HostTensor Random(DType t, std::vector<int64_t> shape, std::mt19937_64& rng, dou
 Expected<std::shared_ptr<Session>> LoadBuilt(const ExecutableBuilder& b, SessionOptions options) {
   auto bytes = b.Serialize();
   if (!bytes.ok()) return bytes.status();
+  // scripts/fuzz.sh seeds the loader fuzzer with every executable the tests build.
+  if (const char* dir = std::getenv("BRT_SAVE_EXECUTABLES")) {
+    static std::atomic<int> counter{0};
+    std::ofstream(std::string(dir) + "/test" + std::to_string(counter++) + ".brtx", std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+  }
   return Session::LoadMemory(*bytes, options);
 }
 

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Configures and builds brt into build/ (extra arguments go to cmake).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix=$(python3 -c 'import sys; print(sys.prefix)')
+cmake -S . -B build -G Ninja -DCMAKE_PREFIX_PATH="$prefix" "$@" >/dev/null
+cmake --build build
