@@ -32,6 +32,14 @@ std::string_view Str(const flatbuffers::String* s) {
   return s ? std::string_view(s->c_str(), s->size()) : std::string_view();
 }
 
+// FlatBuffers (2.0.8) verifies vectors to 4-byte alignment only; vectors of
+// 8-byte scalars must also be 8-byte aligned before anything reads them
+// (empty ones are not padded, and nothing reads them).
+template <typename T>
+bool Aligned(const flatbuffers::Vector<T>* v) {
+  return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->Data()) % alignof(T) == 0;
+}
+
 bool ValidDType(fb::DType d) {
   return d > fb::DType::Invalid && d <= fb::DType::MAX;
 }
@@ -111,6 +119,9 @@ Status CheckOp(const fb::Op& op, size_t index, std::string_view fn, size_t num_v
                      std::to_string(op.results()->Get(i)) + " but the function has " +
                      std::to_string(num_values) + " values");
   for (size_t i = 0; i < Len(op.attrs()); ++i) {
+    if (!Aligned(op.attrs()->Get(i)->ints()) || !Aligned(op.attrs()->Get(i)->floats()))
+      return Invalid(where() + ": attribute '" + std::string(Str(op.attrs()->Get(i)->name())) +
+                     "' holds misaligned 8-byte values");
     auto k = op.attrs()->Get(i)->kind();
     if (k < fb::AttrKind::MIN || k > fb::AttrKind::MAX)
       return Invalid(where() + ": attribute '" + std::string(Str(op.attrs()->Get(i)->name())) +
@@ -231,6 +242,8 @@ Status CheckFunction(const fb::Function& f, const fb::Executable& root) {
   if (const fb::MemoryPlan* plan = f.plan()) {
     size_t num_arenas = Len(plan->arenas());
     if (num_arenas > 64) return Invalid(where() + ": memory plan has too many arenas");
+    if (!Aligned(plan->value_offset()))
+      return Invalid(where() + ": memory plan offsets are misaligned");
     if (Len(plan->value_arena()) != num_values || Len(plan->value_offset()) != num_values)
       return Invalid(where() + ": memory plan covers " + std::to_string(Len(plan->value_arena())) +
                      " values, the function has " + std::to_string(num_values));

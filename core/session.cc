@@ -201,8 +201,9 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
       b.kind = static_cast<int32_t>(a->kind());
       b.i = a->i();
       b.f = a->f();
-      if (a->ints()) b.ints = a->ints()->data(), b.num_ints = a->ints()->size();
-      if (a->floats()) b.floats = a->floats()->data(), b.num_floats = a->floats()->size();
+      // Empty vectors stay null: FlatBuffers does not align them.
+      if (Len(a->ints())) b.ints = a->ints()->data(), b.num_ints = a->ints()->size();
+      if (Len(a->floats())) b.floats = a->floats()->data(), b.num_floats = a->floats()->size();
       b.str = a->s() ? a->s()->c_str() : "";
       if (a->bytes()) b.bytes = a->bytes()->data(), b.num_bytes = a->bytes()->size();
       r.attrs.push_back(b);
@@ -367,7 +368,11 @@ struct RequestContext::Impl {
 
   Expected<size_t> Find(ArgRef ref) const;
   Status CheckTensor(size_t arg, const Tensor& t) const;
-  Expected<std::vector<int64_t>> ResolveSymbols(bool require_all) const;
+  // Fills symbol_values from the bound arguments (reusing its storage, so a
+  // run does not allocate).
+  Status ResolveSymbols(bool require_all);
+  std::vector<int64_t> symbol_values;
+  std::vector<size_t> symbol_source;
   Status PrepareRun();
   Status Execute();
   void ReleaseInstances();
@@ -433,9 +438,11 @@ Status RequestContext::Impl::CheckTensor(size_t arg, const Tensor& t) const {
   return Status::Ok();
 }
 
-Expected<std::vector<int64_t>> RequestContext::Impl::ResolveSymbols(bool require_all) const {
-  std::vector<int64_t> values(fs->symbols.size(), -1);
-  std::vector<size_t> source(fs->symbols.size(), 0);
+Status RequestContext::Impl::ResolveSymbols(bool require_all) {
+  std::vector<int64_t>& values = symbol_values;
+  std::vector<size_t>& source = symbol_source;
+  values.assign(fs->symbols.size(), -1);
+  source.assign(fs->symbols.size(), 0);
   const auto& args = fs->info.arguments;
   for (size_t a = 0; a < args.size(); ++a) {
     if (!bindings[a].defined()) continue;
@@ -459,7 +466,7 @@ Expected<std::vector<int64_t>> RequestContext::Impl::ResolveSymbols(bool require
       if (values[s] < 0)
         return Status(StatusCode::kFailedPrecondition,
                       "symbolic dimension '" + fs->symbols[s] + "' is not determined: bind the inputs that use it");
-  return values;
+  return Status::Ok();
 }
 
 Status RequestContext::Impl::PrepareRun() {
@@ -467,16 +474,14 @@ Status RequestContext::Impl::PrepareRun() {
   for (int a : fs->info.input_indices)
     if (!bindings[a].defined())
       return Status(StatusCode::kFailedPrecondition, "input " + ArgName(a) + " is not bound");
-  auto key = ResolveSymbols(true);
-  if (!key.ok()) return key.status();
-
-  if (!spec || *key != spec_key) {
-    auto next = s->Specialize(*fs, *key);
+  BRT_RETURN_IF_ERROR(ResolveSymbols(true));
+  if (!spec || symbol_values != spec_key) {
+    auto next = s->Specialize(*fs, symbol_values);
     if (!next.ok()) return next.status();
     ReleaseInstances();
     arenas.clear();
     spec = *next;
-    spec_key = *key;
+    spec_key = symbol_values;
     for (const auto& [device, size] : spec->arenas) {
       auto block = core::AllocateShared(s->AllocatorFor(device), static_cast<size_t>(size), core::kArenaAlignment);
       if (!block)
@@ -514,29 +519,32 @@ Status RequestContext::Impl::PrepareRun() {
     }
     if (args[a].role != ArgRole::kOutput) continue;
     const std::vector<int64_t>& shape = spec->shapes[value];
-    Tensor out;
+    // Tensors are only reassigned when they change: copying one allocates.
+    auto adopt = [&](const Tensor& t) {
+      if (outputs[a].data() != t.data() || outputs[a].shape() != t.shape() || outputs[a].owner() != t.owner())
+        outputs[a] = t;
+    };
     if (args[a].alias_argument >= 0) {
-      out = bindings[args[a].alias_argument];
+      adopt(bindings[args[a].alias_argument]);
     } else if (bindings[a].defined()) {
-      out = bindings[a];
-      if (out.shape() != shape)
+      if (bindings[a].shape() != shape)
         return Status(StatusCode::kInvalidArgument, "output " + ArgName(a) + ": bound with shape " +
-                                                        FormatShape(out.shape()) + " but this run produces " +
+                                                        FormatShape(bindings[a].shape()) + " but this run produces " +
                                                         FormatShape(shape));
+      adopt(bindings[a]);
     } else if (outputs[a].defined() && outputs[a].shape() == shape && outputs[a].owner() &&
-               outputs[a].owner().use_count() == 1) {
-      out = outputs[a];  // nobody else holds last run's buffer: reuse it
+               outputs[a].owner().use_count() == 1 && outputs[a].data() != nullptr &&
+               std::none_of(bindings.begin(), bindings.end(), [&](const Tensor& b) { return b.data() == outputs[a].data(); })) {
+      // Nobody else holds last run's runtime-allocated buffer: reuse it.
     } else {
       auto block = core::AllocateShared(s->AllocatorFor(args[a].device), spec->bytes[value], 64);
       if (!block)
         return Status(StatusCode::kResourceExhausted, "cannot allocate output " + ArgName(a) + " (" +
                                                           std::to_string(spec->bytes[value]) + " bytes)");
       void* p = block.get();
-      out = Tensor::Adopt(p, args[a].dtype, shape, [block](void*) mutable { block.reset(); },
-                          args[a].device);
+      outputs[a] = Tensor::Adopt(p, args[a].dtype, shape, [block](void*) mutable { block.reset(); }, args[a].device);
     }
-    outputs[a] = out;
-    value_ptrs[value] = out.data();
+    value_ptrs[value] = outputs[a].data();
   }
   for (size_t i = 0; i < buffers.size(); ++i) buffers[i] = value_ptrs[spec->buffer_values[i]];
   if (dispatch.size() != spec->ops.size()) {
@@ -589,12 +597,9 @@ Status RequestContext::Bind(ArgRef ref, const Tensor& tensor, Ownership ownershi
   }
   Tensor previous = impl_->bindings[*arg];
   impl_->bindings[*arg] = bound;
-  auto symbols = impl_->ResolveSymbols(false);
-  if (!symbols.ok()) {
-    impl_->bindings[*arg] = previous;
-    return symbols.status();
-  }
-  return Status::Ok();
+  Status symbols = impl_->ResolveSymbols(false);
+  if (!symbols.ok()) impl_->bindings[*arg] = previous;
+  return symbols;
 }
 
 Status RequestContext::Unbind(ArgRef ref) {

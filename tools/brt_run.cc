@@ -103,16 +103,15 @@ int main(int argc, char** argv) {
   std::optional<uint64_t> seed;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    auto value = [&](const char* flag) -> std::optional<std::string> {
+    auto value = [&]() -> std::optional<std::string> {
       if (i + 1 >= argc) return std::nullopt;
-      (void)flag;
       return std::string(argv[++i]);
     };
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (a == "--function" || a == "--out" || a == "--provider" || a == "--random-inputs" || a == "--input") {
-      auto v = value(a.c_str());
+      auto v = value();
       if (!v) return Fail(kUsageError, a + " needs a value\n" + kUsage);
       if (a == "--function") function = *v;
       if (a == "--out") out_dir = *v;
