@@ -37,8 +37,9 @@ void RunChain(benchmark::State& state, const char* kind) {
     benchmark::DoNotOptimize(y);
   }
   // Seconds per op, printed with an SI prefix ("31.2n" is 31.2 ns).
-  state.counters["time_per_op"] = benchmark::Counter(static_cast<double>(n) * static_cast<double>(state.iterations()),
-                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["time_per_op"] =
+      benchmark::Counter(static_cast<double>(n) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void BM_DispatchUnary(benchmark::State& state) { RunChain(state, "negate"); }

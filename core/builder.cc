@@ -52,13 +52,15 @@ FunctionBuilder::FunctionBuilder(std::string name) : data_(std::make_shared<Data
   data_->name = std::move(name);
 }
 
-ValueId FunctionBuilder::Input(std::string name, DType dtype, std::vector<Dim> dims, Device device) {
+ValueId FunctionBuilder::Input(std::string name, DType dtype, std::vector<Dim> dims,
+                               Device device) {
   ValueId v = data_->AddValue(name, {dtype, std::move(dims)}, device);
   data_->args.push_back({std::move(name), fb::ArgRole::Input, v, -1, {}});
   return v;
 }
 
-ValueId FunctionBuilder::State(std::string name, DType dtype, std::vector<Dim> dims, Device device) {
+ValueId FunctionBuilder::State(std::string name, DType dtype, std::vector<Dim> dims,
+                               Device device) {
   ValueId v = data_->AddValue(name, {dtype, std::move(dims)}, device);
   data_->args.push_back({std::move(name), fb::ArgRole::State, v, -1, {}});
   return v;
@@ -68,9 +70,10 @@ ValueId FunctionBuilder::Weight(std::string name, DType dtype, std::vector<int64
                                 std::span<const uint8_t> bytes, Device device) {
   std::vector<Dim> d(dims.begin(), dims.end());
   ValueId v = data_->AddValue(name, {dtype, std::move(d)}, device);
-  data_->weights.push_back(std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end()));
-  data_->args.push_back({std::move(name), fb::ArgRole::Weight, v,
-                         static_cast<int>(data_->weights.size() - 1), {}});
+  data_->weights.push_back(
+      std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end()));
+  data_->args.push_back(
+      {std::move(name), fb::ArgRole::Weight, v, static_cast<int>(data_->weights.size() - 1), {}});
   return v;
 }
 
@@ -145,7 +148,8 @@ flatbuffers::Offset<fb::Attr> EncodeAttr(flatbuffers::FlatBufferBuilder& b, cons
 
 }  // namespace
 
-std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>& weight_offsets) const {
+std::vector<uint8_t> ExecutableBuilder::Impl::Encode(
+    const std::vector<uint64_t>& weight_offsets) const {
   flatbuffers::FlatBufferBuilder b(1 << 16);
   // Stable sizes across the two encoding passes: no field is ever omitted.
   b.ForceDefaults(true);
@@ -161,12 +165,13 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
       std::vector<flatbuffers::Offset<fb::Dim>> dims;
       for (const Dim& dim : v.type.dims) {
         all_static &= dim.is_static();
-        dims.push_back(fb::CreateDim(b, dim.size, dim.is_static() ? 0 : b.CreateString(dim.symbol)));
+        dims.push_back(
+            fb::CreateDim(b, dim.size, dim.is_static() ? 0 : b.CreateString(dim.symbol)));
       }
       targets.insert(v.device.kind);
-      values.push_back(fb::CreateValue(b, b.CreateString(v.name),
-                                       static_cast<fb::DType>(v.type.dtype), b.CreateVector(dims),
-                                       static_cast<fb::DeviceKind>(v.device.kind), v.device.ordinal));
+      values.push_back(fb::CreateValue(
+          b, b.CreateString(v.name), static_cast<fb::DType>(v.type.dtype), b.CreateVector(dims),
+          static_cast<fb::DeviceKind>(v.device.kind), v.device.ordinal));
     }
     std::vector<flatbuffers::Offset<fb::Argument>> args;
     std::vector<bool> is_output(d.values.size(), false);
@@ -180,7 +185,8 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
       args.push_back(fb::CreateArgument(b, b.CreateString(a.name), a.role, a.value, weight, alias));
     }
     for (size_t w = 0; w < d.weights.size(); ++w)
-      segments.push_back(fb::CreateWeightSegment(b, weight_offsets[weight_base + w], d.weights[w]->size()));
+      segments.push_back(
+          fb::CreateWeightSegment(b, weight_offsets[weight_base + w], d.weights[w]->size()));
     weight_base += d.weights.size();
 
     std::vector<flatbuffers::Offset<fb::Op>> ops;
@@ -203,7 +209,8 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
         planned[r].arena = it->second;
         planned[r].bytes = NumElements([&] {
                              std::vector<int64_t> s;
-                             for (const Dim& dim : v.type.dims) s.push_back(std::max<int64_t>(dim.size, 0));
+                             for (const Dim& dim : v.type.dims)
+                               s.push_back(std::max<int64_t>(dim.size, 0));
                              return s;
                            }())
                                .value_or(0) *
@@ -240,10 +247,10 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
   for (const auto& k : kernels)
     kernel_tables.push_back(fb::CreateKernel(b, b.CreateString(k.name), b.CreateString(k.target),
                                              b.CreateVector(k.image), b.CreateString(k.source)));
-  auto root = fb::CreateExecutable(b, core::kFormatMajor, core::kFormatMinor,
-                                   b.CreateString(producer), b.CreateVector(target_names),
-                                   b.CreateVector(fns), b.CreateVector(kernel_tables),
-                                   b.CreateVector(segments), /*checksum=*/0);
+  auto root =
+      fb::CreateExecutable(b, core::kFormatMajor, core::kFormatMinor, b.CreateString(producer),
+                           b.CreateVector(target_names), b.CreateVector(fns),
+                           b.CreateVector(kernel_tables), b.CreateVector(segments), /*checksum=*/0);
   fb::FinishSizePrefixedExecutableBuffer(b, root);
   std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
   core::SealExecutable(bytes.data(), bytes.size());
@@ -255,10 +262,11 @@ Expected<ExecutableBuilder::Impl::Layout> ExecutableBuilder::Impl::Build() const
   for (const FunctionBuilder& f : functions) {
     const auto& d = *f.data_;
     for (const auto& a : d.args) {
-      if (!a.alias_of.empty() &&
-          std::none_of(d.args.begin(), d.args.end(), [&](const auto& x) { return x.name == a.alias_of; }))
+      if (!a.alias_of.empty() && std::none_of(d.args.begin(), d.args.end(),
+                                              [&](const auto& x) { return x.name == a.alias_of; }))
         return Status(StatusCode::kInvalidArgument, "function '" + d.name + "' output '" + a.name +
-                                                        "' aliases unknown argument '" + a.alias_of + "'");
+                                                        "' aliases unknown argument '" +
+                                                        a.alias_of + "'");
     }
     for (const auto& w : d.weights) weights.push_back(w.get());
   }
@@ -275,8 +283,8 @@ Expected<ExecutableBuilder::Impl::Layout> ExecutableBuilder::Impl::Build() const
   layout.header = Encode(offsets);
   if (layout.header.size() != measured)
     return Status(StatusCode::kInternal, "executable header size changed between passes");
-  layout.total_size = offsets.empty() ? layout.header.size()
-                                      : offsets.back() + weights.back()->size();
+  layout.total_size =
+      offsets.empty() ? layout.header.size() : offsets.back() + weights.back()->size();
   for (size_t i = 0; i < weights.size(); ++i) layout.weights.emplace_back(offsets[i], weights[i]);
   return layout;
 }
@@ -293,7 +301,8 @@ FunctionBuilder& ExecutableBuilder::AddFunction(std::string name) {
 
 void ExecutableBuilder::AddKernel(std::string name, std::string target, std::vector<uint8_t> image,
                                   std::string source) {
-  impl_->kernels.push_back({std::move(name), std::move(target), std::move(source), std::move(image)});
+  impl_->kernels.push_back(
+      {std::move(name), std::move(target), std::move(source), std::move(image)});
 }
 
 Expected<std::vector<uint8_t>> ExecutableBuilder::Serialize() const {
@@ -311,7 +320,8 @@ Status ExecutableBuilder::Save(const std::string& path) const {
   if (!layout.ok()) return layout.status();
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
-    return Status(StatusCode::kInvalidArgument, "cannot write '" + path + "': " + std::strerror(errno));
+    return Status(StatusCode::kInvalidArgument,
+                  "cannot write '" + path + "': " + std::strerror(errno));
   auto write_at = [&](const uint8_t* p, size_t n, uint64_t offset) {
     while (n > 0) {
       ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
@@ -334,7 +344,8 @@ Status ExecutableBuilder::Save(const std::string& path) const {
   ok = ok && ::ftruncate(fd, static_cast<off_t>(layout->total_size)) == 0;
   int err = errno;
   ok = (::close(fd) == 0) && ok;
-  if (!ok) return Status(StatusCode::kInternal, "writing '" + path + "' failed: " + std::strerror(err));
+  if (!ok)
+    return Status(StatusCode::kInternal, "writing '" + path + "' failed: " + std::strerror(err));
   return Status::Ok();
 }
 

@@ -40,16 +40,12 @@ bool Aligned(const flatbuffers::Vector<T>* v) {
   return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->Data()) % alignof(T) == 0;
 }
 
-bool ValidDType(fb::DType d) {
-  return d > fb::DType::Invalid && d <= fb::DType::MAX;
-}
-bool ValidDevice(fb::DeviceKind d) {
-  return d >= fb::DeviceKind::MIN && d <= fb::DeviceKind::MAX;
-}
+bool ValidDType(fb::DType d) { return d > fb::DType::Invalid && d <= fb::DType::MAX; }
+bool ValidDevice(fb::DeviceKind d) { return d >= fb::DeviceKind::MIN && d <= fb::DeviceKind::MAX; }
 
 struct ValueFacts {
   bool is_static = true;
-  int64_t bytes = 0;  // when static
+  int64_t bytes = 0;    // when static
   int defined_by = -1;  // -2: argument, >= 0: op index
 };
 
@@ -167,10 +163,9 @@ Status CheckFunction(const fb::Function& f, const fb::Executable& root) {
   size_t num_args = Len(f.arguments());
   for (size_t i = 0; i < num_args; ++i) {
     const fb::Argument* a = f.arguments()->Get(i);
-    std::string arg = where() + " argument #" + std::to_string(i) + " '" +
-                      std::string(Str(a->name())) + "'";
-    if (!arg_names.insert(Str(a->name())).second)
-      return Invalid(arg + ": duplicate argument name");
+    std::string arg =
+        where() + " argument #" + std::to_string(i) + " '" + std::string(Str(a->name())) + "'";
+    if (!arg_names.insert(Str(a->name())).second) return Invalid(arg + ": duplicate argument name");
     if (a->role() < fb::ArgRole::MIN || a->role() > fb::ArgRole::MAX)
       return Invalid(arg + ": unknown role " + std::to_string(static_cast<int>(a->role())));
     if (a->value() >= num_values)
@@ -179,7 +174,8 @@ Status CheckFunction(const fb::Function& f, const fb::Executable& root) {
     ValueFacts& vf = facts[a->value()];
     bool defines = a->role() != fb::ArgRole::Output;
     if (defines) {
-      if (vf.defined_by != -1) return Invalid(arg + ": its value is already bound to another argument");
+      if (vf.defined_by != -1)
+        return Invalid(arg + ": its value is already bound to another argument");
       vf.defined_by = -2;
     }
     if (a->role() == fb::ArgRole::Weight) {
@@ -197,8 +193,8 @@ Status CheckFunction(const fb::Function& f, const fb::Executable& root) {
       if (a->role() != fb::ArgRole::Output)
         return Invalid(arg + ": only outputs may alias another argument");
       if (a->alias_argument() < 0 || static_cast<size_t>(a->alias_argument()) >= num_args)
-        return Invalid(arg + ": alias refers to argument #" +
-                       std::to_string(a->alias_argument()) + " which does not exist");
+        return Invalid(arg + ": alias refers to argument #" + std::to_string(a->alias_argument()) +
+                       " which does not exist");
       const fb::Argument* target = f.arguments()->Get(a->alias_argument());
       if (target->role() != fb::ArgRole::Input && target->role() != fb::ArgRole::State)
         return Invalid(arg + ": may only alias an input or state argument");
@@ -212,7 +208,8 @@ Status CheckFunction(const fb::Function& f, const fb::Executable& root) {
   for (size_t i = 0; i < num_ops; ++i) {
     const fb::Op* op = f.ops()->Get(i);
     BRT_RETURN_IF_ERROR(CheckOp(*op, i, name, num_values));
-    std::string at = where() + " op #" + std::to_string(i) + " '" + std::string(Str(op->kind())) + "'";
+    std::string at =
+        where() + " op #" + std::to_string(i) + " '" + std::string(Str(op->kind())) + "'";
     for (size_t k = 0; k < Len(op->operands()); ++k) {
       uint32_t v = op->operands()->Get(k);
       if (facts[v].defined_by == -1)
@@ -226,7 +223,8 @@ Status CheckFunction(const fb::Function& f, const fb::Executable& root) {
                        ") is defined twice");
       facts[v].defined_by = static_cast<int>(i);
       if (static_cast<fb::DeviceKind>(f.values()->Get(v)->device()) != op->device())
-        return Invalid(at + ": result " + std::to_string(k) + " lives on another device than the op");
+        return Invalid(at + ": result " + std::to_string(k) +
+                       " lives on another device than the op");
     }
   }
   std::vector<bool> is_output(num_values, false);
@@ -257,8 +255,8 @@ Status CheckFunction(const fb::Function& f, const fb::Executable& root) {
       bool needs_storage = facts[v].defined_by >= 0;
       if (arena == -1) continue;
       if (arena < 0 || static_cast<size_t>(arena) >= num_arenas)
-        return Invalid(where() + ": memory plan puts value #" + std::to_string(v) +
-                       " in arena " + std::to_string(arena) + " which does not exist");
+        return Invalid(where() + ": memory plan puts value #" + std::to_string(v) + " in arena " +
+                       std::to_string(arena) + " which does not exist");
       if (!needs_storage || !facts[v].is_static)
         return Invalid(where() + ": memory plan places value #" + std::to_string(v) +
                        " which is not a static intermediate");
@@ -267,8 +265,8 @@ Status CheckFunction(const fb::Function& f, const fb::Executable& root) {
       if (offset % kWeightAlignment != 0 ||
           __builtin_add_overflow(offset, static_cast<uint64_t>(facts[v].bytes), &end) ||
           end > plan->arenas()->Get(arena)->size())
-        return Invalid(where() + ": memory plan offset " + std::to_string(offset) +
-                       " of value #" + std::to_string(v) + " is misaligned or outside its arena");
+        return Invalid(where() + ": memory plan offset " + std::to_string(offset) + " of value #" +
+                       std::to_string(v) + " is misaligned or outside its arena");
     }
   }
   return Status::Ok();
@@ -287,7 +285,8 @@ uint64_t MetadataChecksum(const uint8_t* data, size_t fb_end, const uint8_t* fie
 
 const uint8_t* ChecksumField(const fb::Executable* root) {
   // Generated tables derive privately from flatbuffers::Table.
-  return reinterpret_cast<const flatbuffers::Table*>(root)->GetAddressOf(fb::Executable::VT_CHECKSUM);
+  return reinterpret_cast<const flatbuffers::Table*>(root)->GetAddressOf(
+      fb::Executable::VT_CHECKSUM);
 }
 
 }  // namespace
@@ -326,9 +325,8 @@ Expected<ExecutableBytes> MapFile(const std::string& path) {
     return Status(StatusCode::kResourceExhausted,
                   "cannot map '" + path + "': " + std::strerror(err));
   ExecutableBytes bytes;
-  bytes.owner = std::shared_ptr<const void>(p, [size](const void* q) {
-    ::munmap(const_cast<void*>(q), size);
-  });
+  bytes.owner = std::shared_ptr<const void>(
+      p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
   bytes.data = static_cast<const uint8_t*>(p);
   bytes.size = size;
   return bytes;
@@ -341,7 +339,8 @@ ExecutableBytes CopyBytes(std::span<const uint8_t> in) {
   if (!p) return {};
   if (!in.empty()) std::memcpy(p, in.data(), in.size());
   ExecutableBytes bytes;
-  bytes.owner = std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  bytes.owner =
+      std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
   bytes.data = static_cast<const uint8_t*>(p);
   bytes.size = in.size();
   return bytes;
@@ -360,9 +359,11 @@ std::vector<Dim> ValueDims(const fb::Value& value) {
 }
 
 Expected<VerifiedExecutable> VerifyExecutable(ExecutableBytes bytes) {
-  if (!bytes.data) return Status(StatusCode::kResourceExhausted, "out of memory copying executable");
+  if (!bytes.data)
+    return Status(StatusCode::kResourceExhausted, "out of memory copying executable");
   if (bytes.size < 12)
-    return Invalid("file is " + std::to_string(bytes.size) + " bytes, too small to be a brt executable");
+    return Invalid("file is " + std::to_string(bytes.size) +
+                   " bytes, too small to be a brt executable");
   if (!flatbuffers::BufferHasIdentifier(bytes.data, fb::ExecutableIdentifier(), true))
     return Invalid("not a brt executable: file identifier is not 'BRTX'");
   uint32_t fb_size = flatbuffers::ReadScalar<uint32_t>(bytes.data);
@@ -381,11 +382,12 @@ Expected<VerifiedExecutable> VerifyExecutable(ExecutableBytes bytes) {
   if (root->format_major() != kFormatMajor || root->format_minor() > kFormatMinor)
     return Status(StatusCode::kUnsupported,
                   "executable format version " + std::to_string(root->format_major()) + "." +
-                      std::to_string(root->format_minor()) + " is not supported by this runtime (format " +
-                      std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor) +
-                      "); " + (root->format_major() > kFormatMajor || root->format_minor() > kFormatMinor
-                                   ? "upgrade brt"
-                                   : "recompile the model"));
+                      std::to_string(root->format_minor()) +
+                      " is not supported by this runtime (format " + std::to_string(kFormatMajor) +
+                      "." + std::to_string(kFormatMinor) + "); " +
+                      (root->format_major() > kFormatMajor || root->format_minor() > kFormatMinor
+                           ? "upgrade brt"
+                           : "recompile the model"));
 
   for (size_t i = 0; i < Len(root->weights()); ++i) {
     const fb::WeightSegment* w = root->weights()->Get(i);

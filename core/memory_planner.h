@@ -10,14 +10,14 @@ namespace brt::core {
 
 struct PlannedValue {
   int64_t bytes = 0;
-  int arena = -1;      // which arena (e.g. per device); -1: not planned
-  int first_use = 0;   // op index that defines it
-  int last_use = 0;    // last op index that reads it (>= first_use)
+  int arena = -1;     // which arena (e.g. per device); -1: not planned
+  int first_use = 0;  // op index that defines it
+  int last_use = 0;   // last op index that reads it (>= first_use)
 };
 
 struct MemoryPlanResult {
-  std::vector<int64_t> offsets;      // per value; -1 when not planned
-  std::vector<int64_t> arena_sizes;  // per arena
+  std::vector<int64_t> offsets;        // per value; -1 when not planned
+  std::vector<int64_t> arena_sizes;    // per arena
   int64_t live_bytes_lower_bound = 0;  // max over ops of bytes live at once
 };
 

@@ -52,30 +52,32 @@ Expected<std::shared_ptr<const LoadedProvider>> OpenPlugin(const std::string& pa
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!handle) {
     const char* why = ::dlerror();
-    return Status(StatusCode::kNotFound, "cannot load provider plugin '" + path + "': " +
-                                             (why ? why : "unknown dlopen error") +
+    return Status(StatusCode::kNotFound, "cannot load provider plugin '" + path +
+                                             "': " + (why ? why : "unknown dlopen error") +
                                              " (a library it depends on may be missing: check "
-                                             "`ldd " + path + "`)");
+                                             "`ldd " +
+                                             path + "`)");
   }
   auto get = reinterpret_cast<BrtProviderGetFn>(::dlsym(handle, BRT_PROVIDER_ENTRY_SYMBOL));
   if (!get)
-    return Status(StatusCode::kInvalidArgument, "'" + path + "' is not a brt provider: it does not export " +
-                                                    BRT_PROVIDER_ENTRY_SYMBOL);
+    return Status(
+        StatusCode::kInvalidArgument,
+        "'" + path + "' is not a brt provider: it does not export " + BRT_PROVIDER_ENTRY_SYMBOL);
   const BrtProviderApi* api = get(BRT_PROVIDER_ABI_VERSION);
   if (!api)
-    return Status(StatusCode::kUnsupported, "provider '" + path +
-                                                "' refused plugin ABI version " +
+    return Status(StatusCode::kUnsupported, "provider '" + path + "' refused plugin ABI version " +
                                                 std::to_string(BRT_PROVIDER_ABI_VERSION) +
                                                 " spoken by this runtime");
   if (api->abi_version != BRT_PROVIDER_ABI_VERSION)
-    return Status(StatusCode::kUnsupported,
-                  "provider '" + path + "' speaks plugin ABI version " +
-                      std::to_string(api->abi_version) + ", this runtime speaks version " +
-                      std::to_string(BRT_PROVIDER_ABI_VERSION));
+    return Status(StatusCode::kUnsupported, "provider '" + path + "' speaks plugin ABI version " +
+                                                std::to_string(api->abi_version) +
+                                                ", this runtime speaks version " +
+                                                std::to_string(BRT_PROVIDER_ABI_VERSION));
   if (api->struct_size < sizeof(BrtProviderApi) || !api->resolve_kernel)
-    return Status(StatusCode::kUnsupported, "provider '" + path + "' has an incomplete function table (" +
-                                                std::to_string(api->struct_size) + " bytes, expected " +
-                                                std::to_string(sizeof(BrtProviderApi)) + ")");
+    return Status(StatusCode::kUnsupported,
+                  "provider '" + path + "' has an incomplete function table (" +
+                      std::to_string(api->struct_size) + " bytes, expected " +
+                      std::to_string(sizeof(BrtProviderApi)) + ")");
   auto provider = std::make_shared<LoadedProvider>();
   provider->path = key;
   provider->api = api;
@@ -89,7 +91,8 @@ Expected<std::shared_ptr<const LoadedProvider>> LoadProvider(
     const std::string& name, const std::vector<std::string>& search_paths) {
   if (name.empty()) return Status(StatusCode::kInvalidArgument, "empty provider name");
   if (name.find('/') != std::string::npos) {
-    if (!IsFile(name)) return Status(StatusCode::kNotFound, "provider plugin '" + name + "' does not exist");
+    if (!IsFile(name))
+      return Status(StatusCode::kNotFound, "provider plugin '" + name + "' does not exist");
     return OpenPlugin(name);
   }
   std::string file = "libbrt_provider_" + name + ".so";
@@ -99,8 +102,8 @@ Expected<std::shared_ptr<const LoadedProvider>> LoadProvider(
     if (IsFile(candidate)) return OpenPlugin(candidate);
     tried += (tried.empty() ? "" : ", ") + dir;
   }
-  return Status(StatusCode::kNotFound, "provider '" + name + "': " + file + " not found in " + tried +
-                                           " (set BRT_PROVIDER_PATH or pass a path)");
+  return Status(StatusCode::kNotFound, "provider '" + name + "': " + file + " not found in " +
+                                           tried + " (set BRT_PROVIDER_PATH or pass a path)");
 }
 
 }  // namespace brt::core

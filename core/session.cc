@@ -17,7 +17,9 @@ using core::LoadedProvider;
 
 namespace {
 
-std::string Str(const flatbuffers::String* s) { return s ? std::string(s->c_str(), s->size()) : ""; }
+std::string Str(const flatbuffers::String* s) {
+  return s ? std::string(s->c_str(), s->size()) : "";
+}
 
 template <typename T>
 size_t Len(const flatbuffers::Vector<T>* v) {
@@ -116,7 +118,8 @@ std::shared_ptr<core::Allocator> Session::Impl::AllocatorFor(Device device) {
 
 Status Session::Impl::Init(const SessionOptions& options) {
   if (options.providers.empty())
-    return Status(StatusCode::kInvalidArgument, "SessionOptions.providers is empty: name at least one provider");
+    return Status(StatusCode::kInvalidArgument,
+                  "SessionOptions.providers is empty: name at least one provider");
   for (const std::string& name : options.providers) {
     auto p = core::LoadProvider(name, options.search_paths);
     if (!p.ok()) return p.status();
@@ -163,14 +166,15 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
   for (size_t a = 0; a < Len(fn.arguments()); ++a) {
     const fb::Argument* arg = fn.arguments()->Get(a);
     const ValueMeta& vm = fs->values[arg->value()];
-    ArgumentInfo info{Str(arg->name()), static_cast<ArgRole>(arg->role()), vm.dtype, vm.dims,
-                      vm.device, arg->alias_argument()};
+    ArgumentInfo info{Str(arg->name()), static_cast<ArgRole>(arg->role()),
+                      vm.dtype,         vm.dims,
+                      vm.device,        arg->alias_argument()};
     const void* weight = nullptr;
     if (info.role == ArgRole::kWeight) {
       weight = exe.bytes.data + exe.root->weights()->Get(arg->weight())->offset();
       if (info.device.kind != DeviceKind::kCpu)
-        return Status(StatusCode::kUnsupported, where + " weight '" + info.name +
-                                                    "' lives on " + DeviceKindName(info.device.kind) +
+        return Status(StatusCode::kUnsupported, where + " weight '" + info.name + "' lives on " +
+                                                    DeviceKindName(info.device.kind) +
                                                     "; only host weights are supported so far");
     }
     if (info.role == ArgRole::kInput || info.role == ArgRole::kState)
@@ -183,7 +187,8 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
   for (const ValueMeta& vm : fs->values) note_symbols(vm.dims, false);
   for (size_t s = 0; s < fs->symbols.size(); ++s)
     if (!symbol_bound[s])
-      return Status(StatusCode::kInvalidExecutable, where + ": symbolic dimension '" + fs->symbols[s] +
+      return Status(StatusCode::kInvalidExecutable, where + ": symbolic dimension '" +
+                                                        fs->symbols[s] +
                                                         "' does not appear in any input, so it "
                                                         "cannot be determined at run time");
   fs->use_file_plan = fs->symbols.empty() && fn.plan() != nullptr;
@@ -210,11 +215,19 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
     }
     std::vector<int32_t> in_codes, out_codes;
     std::vector<DType> in_types, out_types;
-    for (uint32_t v : r.operands) in_types.push_back(fs->values[v].dtype), in_codes.push_back(static_cast<int32_t>(fs->values[v].dtype));
-    for (uint32_t v : r.results) out_types.push_back(fs->values[v].dtype), out_codes.push_back(static_cast<int32_t>(fs->values[v].dtype));
-    BrtOpSignature sig{sizeof(BrtOpSignature), r.kind.c_str(), static_cast<int32_t>(op->device()),
-                       static_cast<int32_t>(in_codes.size()), in_codes.data(),
-                       static_cast<int32_t>(out_codes.size()), out_codes.data()};
+    for (uint32_t v : r.operands)
+      in_types.push_back(fs->values[v].dtype),
+          in_codes.push_back(static_cast<int32_t>(fs->values[v].dtype));
+    for (uint32_t v : r.results)
+      out_types.push_back(fs->values[v].dtype),
+          out_codes.push_back(static_cast<int32_t>(fs->values[v].dtype));
+    BrtOpSignature sig{sizeof(BrtOpSignature),
+                       r.kind.c_str(),
+                       static_cast<int32_t>(op->device()),
+                       static_cast<int32_t>(in_codes.size()),
+                       in_codes.data(),
+                       static_cast<int32_t>(out_codes.size()),
+                       out_codes.data()};
     std::string tried;
     for (const auto& p : providers) {
       if (p->api->device_kind != sig.device) continue;
@@ -228,12 +241,13 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
       tried += (tried.empty() ? "" : "; ") + p->name() + ": " + err.message;
     }
     if (!r.provider)
-      return Status(StatusCode::kUnsupported,
-                    where + " op #" + std::to_string(i) + " '" + r.kind + "' " +
-                        SignatureText(in_types, out_types) + " on " +
-                        DeviceKindName(static_cast<DeviceKind>(sig.device)) +
-                        ": no loaded provider can run it (" +
-                        (tried.empty() ? "no provider for this device is loaded" : "tried " + tried) + ")");
+      return Status(
+          StatusCode::kUnsupported,
+          where + " op #" + std::to_string(i) + " '" + r.kind + "' " +
+              SignatureText(in_types, out_types) + " on " +
+              DeviceKindName(static_cast<DeviceKind>(sig.device)) +
+              ": no loaded provider can run it (" +
+              (tried.empty() ? "no provider for this device is loaded" : "tried " + tried) + ")");
     fs->ops.push_back(std::move(r));
   }
   fs->info.num_ops = static_cast<int>(fs->ops.size());
@@ -259,9 +273,11 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
     }
     auto n = NumElements(shape);
     size_t bytes = 0;
-    if (!n || __builtin_mul_overflow(static_cast<size_t>(*n), DTypeSize(fs.values[v].dtype), &bytes))
-      return Status(StatusCode::kInvalidArgument,
-                    where + ": value #" + std::to_string(v) + " shape " + FormatShape(shape) + " is too large");
+    if (!n ||
+        __builtin_mul_overflow(static_cast<size_t>(*n), DTypeSize(fs.values[v].dtype), &bytes))
+      return Status(StatusCode::kInvalidArgument, where + ": value #" + std::to_string(v) +
+                                                      " shape " + FormatShape(shape) +
+                                                      " is too large");
     spec->shapes.push_back(std::move(shape));
     spec->bytes.push_back(bytes);
   }
@@ -275,18 +291,25 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
     std::vector<BrtTensorDesc> in, out;
     for (uint32_t v : r.operands) in.push_back(describe(v));
     for (uint32_t v : r.results) out.push_back(describe(v));
-    BrtOpDesc desc{sizeof(BrtOpDesc), r.kind.c_str(), r.provider->api->device_kind,
-                   static_cast<int32_t>(in.size()), in.data(), static_cast<int32_t>(out.size()),
-                   out.data(), static_cast<int32_t>(r.attrs.size()), r.attrs.data()};
+    BrtOpDesc desc{sizeof(BrtOpDesc),
+                   r.kind.c_str(),
+                   r.provider->api->device_kind,
+                   static_cast<int32_t>(in.size()),
+                   in.data(),
+                   static_cast<int32_t>(out.size()),
+                   out.data(),
+                   static_cast<int32_t>(r.attrs.size()),
+                   r.attrs.data()};
     PreparedOp p;
     p.kernel = r.kernel;
     p.buffers_begin = static_cast<uint32_t>(spec->buffer_values.size());
     BrtErrorBuffer err{};
     int32_t rc = r.kernel.prepare(r.kernel.kernel_data, &desc, &p.state, &err);
     if (rc != BRT_OK)
-      return Status(rc == BRT_ERROR_UNSUPPORTED ? StatusCode::kUnsupported : StatusCode::kInvalidExecutable,
-                    where + " op #" + std::to_string(i) + " '" + r.kind + "' (" + r.provider->name() +
-                        "): " + err.message);
+      return Status(
+          rc == BRT_ERROR_UNSUPPORTED ? StatusCode::kUnsupported : StatusCode::kInvalidExecutable,
+          where + " op #" + std::to_string(i) + " '" + r.kind + "' (" + r.provider->name() +
+              "): " + err.message);
     spec->ops.push_back(p);
     spec->buffer_values.insert(spec->buffer_values.end(), r.operands.begin(), r.operands.end());
     spec->buffer_values.insert(spec->buffer_values.end(), r.results.begin(), r.results.end());
@@ -298,8 +321,9 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
     const fb::MemoryPlan* plan = fs.fn->plan();
     for (size_t a = 0; a < Len(plan->arenas()); ++a) {
       const fb::Arena* arena = plan->arenas()->Get(a);
-      spec->arenas.emplace_back(Device{core::ToDeviceKind(arena->device()), arena->device_ordinal()},
-                                static_cast<int64_t>(arena->size()));
+      spec->arenas.emplace_back(
+          Device{core::ToDeviceKind(arena->device()), arena->device_ordinal()},
+          static_cast<int64_t>(arena->size()));
     }
     for (size_t v = 0; v < fs.values.size(); ++v) {
       spec->value_arena[v] = plan->value_arena()->Get(v);
@@ -307,7 +331,8 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
     }
   } else {
     std::vector<bool> is_argument(fs.values.size(), false);
-    for (size_t a = 0; a < Len(fs.fn->arguments()); ++a) is_argument[fs.fn->arguments()->Get(a)->value()] = true;
+    for (size_t a = 0; a < Len(fs.fn->arguments()); ++a)
+      is_argument[fs.fn->arguments()->Get(a)->value()] = true;
     std::vector<core::PlannedValue> planned(fs.values.size());
     std::vector<Device> devices;
     for (size_t i = 0; i < fs.ops.size(); ++i) {
@@ -324,7 +349,8 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
     }
     core::MemoryPlanResult r =
         core::PlanMemory(planned, static_cast<int>(devices.size()), core::kArenaAlignment);
-    for (size_t d = 0; d < devices.size(); ++d) spec->arenas.emplace_back(devices[d], r.arena_sizes[d]);
+    for (size_t d = 0; d < devices.size(); ++d)
+      spec->arenas.emplace_back(devices[d], r.arena_sizes[d]);
     for (size_t v = 0; v < fs.values.size(); ++v) {
       spec->value_arena[v] = planned[v].arena;
       spec->value_offset[v] = std::max<int64_t>(r.offsets[v], 0);
@@ -395,9 +421,10 @@ Expected<size_t> RequestContext::Impl::Find(ArgRef ref) const {
   const auto& args = fs->info.arguments;
   if (!ref.by_name()) {
     if (ref.index() < 0 || static_cast<size_t>(ref.index()) >= args.size())
-      return Status(StatusCode::kInvalidArgument,
-                    "argument index " + std::to_string(ref.index()) + " is out of range: function '" +
-                        fs->info.name + "' has " + std::to_string(args.size()) + " arguments");
+      return Status(StatusCode::kInvalidArgument, "argument index " + std::to_string(ref.index()) +
+                                                      " is out of range: function '" +
+                                                      fs->info.name + "' has " +
+                                                      std::to_string(args.size()) + " arguments");
     return static_cast<size_t>(ref.index());
   }
   for (size_t i = 0; i < args.size(); ++i)
@@ -417,7 +444,8 @@ Status RequestContext::Impl::CheckTensor(size_t arg, const Tensor& t) const {
     return bad("is a weight stored in the executable; it cannot be bound");
   if (!t.defined()) return bad("the tensor is empty (no dtype)");
   if (t.dtype() != info.dtype)
-    return bad(std::string("expected dtype ") + DTypeName(info.dtype) + ", got " + DTypeName(t.dtype()));
+    return bad(std::string("expected dtype ") + DTypeName(info.dtype) + ", got " +
+               DTypeName(t.dtype()));
   if (t.shape().size() != info.shape.size())
     return bad("expected rank " + std::to_string(info.shape.size()) + " " + FormatDims(info.shape) +
                ", got rank " + std::to_string(t.shape().size()) + " " + FormatShape(t.shape()));
@@ -429,8 +457,8 @@ Status RequestContext::Impl::CheckTensor(size_t arg, const Tensor& t) const {
   if (!NumElements(t.shape())) return bad("shape " + FormatShape(t.shape()) + " is too large");
   if (t.device() != info.device)
     return bad(std::string("expected a tensor on ") + DeviceKindName(info.device.kind) + ":" +
-               std::to_string(info.device.ordinal) + ", got one on " + DeviceKindName(t.device().kind) +
-               ":" + std::to_string(t.device().ordinal));
+               std::to_string(info.device.ordinal) + ", got one on " +
+               DeviceKindName(t.device().kind) + ":" + std::to_string(t.device().ordinal));
   if (t.num_elements() > 0 && !t.data()) return bad("data pointer is null");
   if (reinterpret_cast<uintptr_t>(t.data()) % DTypeSize(t.dtype()) != 0)
     return bad("data pointer is not aligned to its " + std::to_string(DTypeSize(t.dtype())) +
@@ -449,7 +477,8 @@ Status RequestContext::Impl::ResolveSymbols(bool require_all) {
     for (size_t d = 0; d < args[a].shape.size(); ++d) {
       const Dim& dim = args[a].shape[d];
       if (dim.is_static()) continue;
-      size_t s = std::find(fs->symbols.begin(), fs->symbols.end(), dim.symbol) - fs->symbols.begin();
+      size_t s =
+          std::find(fs->symbols.begin(), fs->symbols.end(), dim.symbol) - fs->symbols.begin();
       int64_t given = bindings[a].shape()[d];
       if (values[s] < 0) {
         values[s] = given, source[s] = a;
@@ -465,7 +494,8 @@ Status RequestContext::Impl::ResolveSymbols(bool require_all) {
     for (size_t s = 0; s < values.size(); ++s)
       if (values[s] < 0)
         return Status(StatusCode::kFailedPrecondition,
-                      "symbolic dimension '" + fs->symbols[s] + "' is not determined: bind the inputs that use it");
+                      "symbolic dimension '" + fs->symbols[s] +
+                          "' is not determined: bind the inputs that use it");
   return Status::Ok();
 }
 
@@ -483,27 +513,31 @@ Status RequestContext::Impl::PrepareRun() {
     spec = *next;
     spec_key = symbol_values;
     for (const auto& [device, size] : spec->arenas) {
-      auto block = core::AllocateShared(s->AllocatorFor(device), static_cast<size_t>(size), core::kArenaAlignment);
+      auto block = core::AllocateShared(s->AllocatorFor(device), static_cast<size_t>(size),
+                                        core::kArenaAlignment);
       if (!block)
         return Status(StatusCode::kResourceExhausted, "cannot allocate a " + std::to_string(size) +
-                                                          "-byte arena on " + DeviceKindName(device.kind));
+                                                          "-byte arena on " +
+                                                          DeviceKindName(device.kind));
       arenas.push_back(std::move(block));
     }
     for (size_t i = 0; i < spec->ops.size(); ++i) {
       const PreparedOp& op = spec->ops[i];
       void* instance = op.state;
-      if (op.kernel.create_instance && op.kernel.create_instance(op.state, &instance, &error) != BRT_OK) {
+      if (op.kernel.create_instance &&
+          op.kernel.create_instance(op.state, &instance, &error) != BRT_OK) {
         instances.push_back(nullptr);
         return Status(StatusCode::kResourceExhausted, "function '" + fs->info.name + "' op #" +
-                                                          std::to_string(i) + " '" + fs->ops[i].kind +
-                                                          "': " + error.message);
+                                                          std::to_string(i) + " '" +
+                                                          fs->ops[i].kind + "': " + error.message);
       }
       instances.push_back(instance);
     }
     value_ptrs.assign(fs->values.size(), nullptr);
     for (size_t v = 0; v < fs->values.size(); ++v)
       if (spec->value_arena[v] >= 0)
-        value_ptrs[v] = static_cast<char*>(arenas[spec->value_arena[v]].get()) + spec->value_offset[v];
+        value_ptrs[v] =
+            static_cast<char*>(arenas[spec->value_arena[v]].get()) + spec->value_offset[v];
     for (size_t a = 0; a < args.size(); ++a)
       if (fs->weight_data[a])
         value_ptrs[fs->fn->arguments()->Get(a)->value()] = const_cast<void*>(fs->weight_data[a]);
@@ -521,7 +555,8 @@ Status RequestContext::Impl::PrepareRun() {
     const std::vector<int64_t>& shape = spec->shapes[value];
     // Tensors are only reassigned when they change: copying one allocates.
     auto adopt = [&](const Tensor& t) {
-      if (outputs[a].data() != t.data() || outputs[a].shape() != t.shape() || outputs[a].owner() != t.owner())
+      if (outputs[a].data() != t.data() || outputs[a].shape() != t.shape() ||
+          outputs[a].owner() != t.owner())
         outputs[a] = t;
     };
     if (args[a].alias_argument >= 0) {
@@ -529,20 +564,24 @@ Status RequestContext::Impl::PrepareRun() {
     } else if (bindings[a].defined()) {
       if (bindings[a].shape() != shape)
         return Status(StatusCode::kInvalidArgument, "output " + ArgName(a) + ": bound with shape " +
-                                                        FormatShape(bindings[a].shape()) + " but this run produces " +
+                                                        FormatShape(bindings[a].shape()) +
+                                                        " but this run produces " +
                                                         FormatShape(shape));
       adopt(bindings[a]);
     } else if (outputs[a].defined() && outputs[a].shape() == shape && outputs[a].owner() &&
                outputs[a].owner().use_count() == 1 && outputs[a].data() != nullptr &&
-               std::none_of(bindings.begin(), bindings.end(), [&](const Tensor& b) { return b.data() == outputs[a].data(); })) {
+               std::none_of(bindings.begin(), bindings.end(),
+                            [&](const Tensor& b) { return b.data() == outputs[a].data(); })) {
       // Nobody else holds last run's runtime-allocated buffer: reuse it.
     } else {
       auto block = core::AllocateShared(s->AllocatorFor(args[a].device), spec->bytes[value], 64);
       if (!block)
-        return Status(StatusCode::kResourceExhausted, "cannot allocate output " + ArgName(a) + " (" +
-                                                          std::to_string(spec->bytes[value]) + " bytes)");
+        return Status(StatusCode::kResourceExhausted,
+                      "cannot allocate output " + ArgName(a) + " (" +
+                          std::to_string(spec->bytes[value]) + " bytes)");
       void* p = block.get();
-      outputs[a] = Tensor::Adopt(p, args[a].dtype, shape, [block](void*) mutable { block.reset(); }, args[a].device);
+      outputs[a] = Tensor::Adopt(
+          p, args[a].dtype, shape, [block](void*) mutable { block.reset(); }, args[a].device);
     }
     value_ptrs[value] = outputs[a].data();
   }
@@ -550,7 +589,8 @@ Status RequestContext::Impl::PrepareRun() {
   if (dispatch.size() != spec->ops.size()) {
     dispatch.clear();
     for (size_t i = 0; i < spec->ops.size(); ++i)
-      dispatch.push_back({spec->ops[i].kernel.run, instances[i], buffers.data() + spec->ops[i].buffers_begin});
+      dispatch.push_back(
+          {spec->ops[i].kernel.run, instances[i], buffers.data() + spec->ops[i].buffers_begin});
   }
   return Status::Ok();
 }
@@ -560,8 +600,9 @@ Status RequestContext::Impl::Execute() {
   const DispatchEntry* ops = dispatch.data();
   for (size_t i = 0; i < n; ++i) {
     if (ops[i].run(ops[i].instance, ops[i].buffers, nullptr, &error) != BRT_OK)
-      return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" + std::to_string(i) +
-                                               " '" + fs->ops[i].kind + "' failed: " + error.message);
+      return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" +
+                                               std::to_string(i) + " '" + fs->ops[i].kind +
+                                               "' failed: " + error.message);
   }
   return Status::Ok();
 }
@@ -575,23 +616,30 @@ RequestContext::~RequestContext() {
 const FunctionInfo& RequestContext::function() const { return impl_->fs->info; }
 
 Status RequestContext::Bind(ArgRef ref, const Tensor& tensor, Ownership ownership) {
-  if (impl_->in_flight) return Status(StatusCode::kFailedPrecondition, "cannot bind while a run is in flight; call Wait() first");
+  if (impl_->in_flight)
+    return Status(StatusCode::kFailedPrecondition,
+                  "cannot bind while a run is in flight; call Wait() first");
   auto arg = impl_->Find(ref);
   if (!arg.ok()) return arg.status();
   BRT_RETURN_IF_ERROR(impl_->CheckTensor(*arg, tensor));
   const ArgumentInfo& info = impl_->fs->info.arguments[*arg];
   if (info.role == ArgRole::kOutput && info.alias_argument >= 0)
-    return Status(StatusCode::kInvalidArgument, "output " + impl_->ArgName(*arg) + " is written in place of " +
-                                                    impl_->ArgName(info.alias_argument) + "; bind that one instead");
+    return Status(StatusCode::kInvalidArgument,
+                  "output " + impl_->ArgName(*arg) + " is written in place of " +
+                      impl_->ArgName(info.alias_argument) + "; bind that one instead");
   Tensor bound = tensor;
   if (ownership == Ownership::kCopied) {
     if (tensor.device().kind != DeviceKind::kCpu)
-      return Status(StatusCode::kUnsupported, "argument " + impl_->ArgName(*arg) + ": copied binding of device memory is not supported yet");
+      return Status(StatusCode::kUnsupported,
+                    "argument " + impl_->ArgName(*arg) +
+                        ": copied binding of device memory is not supported yet");
     auto block = core::AllocateShared(impl_->s->host_allocator, tensor.num_bytes(), 64);
-    if (!block) return Status(StatusCode::kResourceExhausted, "cannot copy argument " + impl_->ArgName(*arg));
+    if (!block)
+      return Status(StatusCode::kResourceExhausted, "cannot copy argument " + impl_->ArgName(*arg));
     if (tensor.num_bytes()) std::memcpy(block.get(), tensor.data(), tensor.num_bytes());
     void* p = block.get();
-    bound = Tensor::Adopt(p, tensor.dtype(), tensor.shape(), [block](void*) mutable { block.reset(); });
+    bound =
+        Tensor::Adopt(p, tensor.dtype(), tensor.shape(), [block](void*) mutable { block.reset(); });
   } else if (ownership == Ownership::kBorrowed) {
     bound = Tensor::Borrow(tensor.data(), tensor.dtype(), tensor.shape(), tensor.device());
   }
@@ -603,7 +651,8 @@ Status RequestContext::Bind(ArgRef ref, const Tensor& tensor, Ownership ownershi
 }
 
 Status RequestContext::Unbind(ArgRef ref) {
-  if (impl_->in_flight) return Status(StatusCode::kFailedPrecondition, "cannot unbind while a run is in flight");
+  if (impl_->in_flight)
+    return Status(StatusCode::kFailedPrecondition, "cannot unbind while a run is in flight");
   auto arg = impl_->Find(ref);
   if (!arg.ok()) return arg.status();
   impl_->bindings[*arg] = Tensor();
@@ -611,7 +660,8 @@ Status RequestContext::Unbind(ArgRef ref) {
 }
 
 Status RequestContext::RunAsync() {
-  if (impl_->in_flight) return Status(StatusCode::kFailedPrecondition, "a run is already in flight; call Wait() first");
+  if (impl_->in_flight)
+    return Status(StatusCode::kFailedPrecondition, "a run is already in flight; call Wait() first");
   BRT_RETURN_IF_ERROR(impl_->PrepareRun());
   if (!impl_->queue) impl_->queue = std::make_unique<core::ThreadQueue>();
   impl_->in_flight = true;
@@ -629,7 +679,8 @@ Status RequestContext::Wait() {
 }
 
 Status RequestContext::Run() {
-  if (impl_->in_flight) return Status(StatusCode::kFailedPrecondition, "a run is already in flight; call Wait() first");
+  if (impl_->in_flight)
+    return Status(StatusCode::kFailedPrecondition, "a run is already in flight; call Wait() first");
   BRT_RETURN_IF_ERROR(impl_->PrepareRun());
   return impl_->Execute();
 }
@@ -638,11 +689,16 @@ Expected<Tensor> RequestContext::Output(ArgRef ref) const {
   auto arg = impl_->Find(ref);
   if (!arg.ok()) return arg.status();
   if (impl_->fs->info.arguments[*arg].role != ArgRole::kOutput)
-    return Status(StatusCode::kInvalidArgument, "argument " + impl_->ArgName(*arg) + " is not an output");
+    return Status(StatusCode::kInvalidArgument,
+                  "argument " + impl_->ArgName(*arg) + " is not an output");
   if (impl_->in_flight)
-    return Status(StatusCode::kFailedPrecondition, "output " + impl_->ArgName(*arg) + ": the run is still in flight; call Wait() first");
+    return Status(
+        StatusCode::kFailedPrecondition,
+        "output " + impl_->ArgName(*arg) + ": the run is still in flight; call Wait() first");
   if (!impl_->outputs[*arg].defined())
-    return Status(StatusCode::kFailedPrecondition, "output " + impl_->ArgName(*arg) + " has not been produced yet: call Run() first");
+    return Status(
+        StatusCode::kFailedPrecondition,
+        "output " + impl_->ArgName(*arg) + " has not been produced yet: call Run() first");
   return impl_->outputs[*arg];
 }
 
@@ -663,9 +719,9 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 namespace {
-Expected<std::shared_ptr<Session>> Finish(std::unique_ptr<Session::Impl> impl, core::ExecutableBytes bytes,
-                                          const SessionOptions& options,
-                                          std::shared_ptr<Session> (*make)(std::unique_ptr<Session::Impl>)) {
+Expected<std::shared_ptr<Session>> Finish(
+    std::unique_ptr<Session::Impl> impl, core::ExecutableBytes bytes, const SessionOptions& options,
+    std::shared_ptr<Session> (*make)(std::unique_ptr<Session::Impl>)) {
   auto verified = core::VerifyExecutable(std::move(bytes));
   if (!verified.ok()) return verified.status();
   impl->exe = std::move(verified).value();
@@ -675,18 +731,22 @@ Expected<std::shared_ptr<Session>> Finish(std::unique_ptr<Session::Impl> impl, c
 }
 }  // namespace
 
-Expected<std::shared_ptr<Session>> Session::LoadFile(const std::string& path, const SessionOptions& options) {
+Expected<std::shared_ptr<Session>> Session::LoadFile(const std::string& path,
+                                                     const SessionOptions& options) {
   auto bytes = core::MapFile(path);
   if (!bytes.ok()) return bytes.status();
-  auto made = Finish(std::make_unique<Impl>(), std::move(bytes).value(), options,
-                     [](std::unique_ptr<Impl> i) { return std::shared_ptr<Session>(new Session(std::move(i))); });
+  auto made = Finish(
+      std::make_unique<Impl>(), std::move(bytes).value(), options,
+      [](std::unique_ptr<Impl> i) { return std::shared_ptr<Session>(new Session(std::move(i))); });
   if (!made.ok()) return Status(made.status().code(), "'" + path + "': " + made.status().message());
   return made;
 }
 
-Expected<std::shared_ptr<Session>> Session::LoadMemory(std::span<const uint8_t> bytes, const SessionOptions& options) {
-  return Finish(std::make_unique<Impl>(), core::CopyBytes(bytes), options,
-                [](std::unique_ptr<Impl> i) { return std::shared_ptr<Session>(new Session(std::move(i))); });
+Expected<std::shared_ptr<Session>> Session::LoadMemory(std::span<const uint8_t> bytes,
+                                                       const SessionOptions& options) {
+  return Finish(
+      std::make_unique<Impl>(), core::CopyBytes(bytes), options,
+      [](std::unique_ptr<Impl> i) { return std::shared_ptr<Session>(new Session(std::move(i))); });
 }
 
 const std::vector<FunctionInfo>& Session::functions() const { return impl_->infos; }
@@ -697,13 +757,15 @@ Expected<const FunctionInfo*> Session::function(std::string_view name) const {
     if (infos.size() == 1) return &infos[0];
     std::string names;
     for (const auto& f : infos) names += (names.empty() ? "" : ", ") + f.name;
-    return Status(StatusCode::kInvalidArgument, "the executable has several functions (" + names + "); name one");
+    return Status(StatusCode::kInvalidArgument,
+                  "the executable has several functions (" + names + "); name one");
   }
   for (const auto& f : infos)
     if (f.name == name) return &f;
   std::string names;
   for (const auto& f : infos) names += (names.empty() ? "" : ", ") + f.name;
-  return Status(StatusCode::kNotFound, "no function named '" + std::string(name) + "' (the executable has: " + names + ")");
+  return Status(StatusCode::kNotFound, "no function named '" + std::string(name) +
+                                           "' (the executable has: " + names + ")");
 }
 
 const std::string& Session::producer() const { return impl_->producer; }
@@ -738,8 +800,8 @@ void Session::Trim() {
   for (auto& [key, a] : impl_->device_allocators) a->Trim();
 }
 
-Expected<std::vector<KernelListing>> ListProviderKernels(const std::string& provider,
-                                                         const std::vector<std::string>& search_paths) {
+Expected<std::vector<KernelListing>> ListProviderKernels(
+    const std::string& provider, const std::vector<std::string>& search_paths) {
   auto p = core::LoadProvider(provider, search_paths);
   if (!p.ok()) return p.status();
   const BrtProviderApi* api = (*p)->api;

@@ -9,14 +9,22 @@ namespace brt {
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "InvalidArgument";
-    case StatusCode::kNotFound: return "NotFound";
-    case StatusCode::kInvalidExecutable: return "InvalidExecutable";
-    case StatusCode::kUnsupported: return "Unsupported";
-    case StatusCode::kFailedPrecondition: return "FailedPrecondition";
-    case StatusCode::kResourceExhausted: return "ResourceExhausted";
-    case StatusCode::kInternal: return "Internal";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case StatusCode::kNotFound:
+      return "NotFound";
+    case StatusCode::kInvalidExecutable:
+      return "InvalidExecutable";
+    case StatusCode::kUnsupported:
+      return "Unsupported";
+    case StatusCode::kFailedPrecondition:
+      return "FailedPrecondition";
+    case StatusCode::kResourceExhausted:
+      return "ResourceExhausted";
+    case StatusCode::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }
@@ -62,18 +70,24 @@ std::optional<DType> ParseDType(std::string_view name) {
 
 const char* DeviceKindName(DeviceKind kind) {
   switch (kind) {
-    case DeviceKind::kCpu: return "cpu";
-    case DeviceKind::kCuda: return "cuda";
+    case DeviceKind::kCpu:
+      return "cpu";
+    case DeviceKind::kCuda:
+      return "cuda";
   }
   return "unknown";
 }
 
 const char* ArgRoleName(ArgRole role) {
   switch (role) {
-    case ArgRole::kInput: return "input";
-    case ArgRole::kOutput: return "output";
-    case ArgRole::kWeight: return "weight";
-    case ArgRole::kState: return "state";
+    case ArgRole::kInput:
+      return "input";
+    case ArgRole::kOutput:
+      return "output";
+    case ArgRole::kWeight:
+      return "weight";
+    case ArgRole::kState:
+      return "state";
   }
   return "unknown";
 }

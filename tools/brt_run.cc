@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -22,7 +22,8 @@ constexpr int kUsageError = 2;
 constexpr int kExecutableError = 3;
 
 const char kUsage[] =
-    "usage: brt-run model.brtx [--function NAME] [--inputs a.npy b.npy ...] [--input NAME=file.npy]\n"
+    "usage: brt-run model.brtx [--function NAME] [--inputs a.npy b.npy ...] [--input "
+    "NAME=file.npy]\n"
     "               [--random-inputs SEED] [--out DIR] [--provider cpu|cuda|PATH]\n";
 
 int Fail(int code, const std::string& message) {
@@ -53,18 +54,31 @@ brt::Expected<brt::Tensor> RandomTensor(const brt::ArgumentInfo& arg, std::mt199
   brt::Tensor t = brt::Tensor::Allocate(arg.dtype, shape);
   const int64_t n = t.num_elements();
   switch (arg.dtype) {
-    case brt::DType::kF32: FillRandom(t.data_as<float>(), n, rng); break;
-    case brt::DType::kF64: FillRandom(t.data_as<double>(), n, rng); break;
-    case brt::DType::kI32: FillRandom(t.data_as<int32_t>(), n, rng); break;
-    case brt::DType::kI64: FillRandom(t.data_as<int64_t>(), n, rng); break;
-    case brt::DType::kI8: FillRandom(t.data_as<int8_t>(), n, rng); break;
-    case brt::DType::kU8: FillRandom(t.data_as<uint8_t>(), n, rng); break;
+    case brt::DType::kF32:
+      FillRandom(t.data_as<float>(), n, rng);
+      break;
+    case brt::DType::kF64:
+      FillRandom(t.data_as<double>(), n, rng);
+      break;
+    case brt::DType::kI32:
+      FillRandom(t.data_as<int32_t>(), n, rng);
+      break;
+    case brt::DType::kI64:
+      FillRandom(t.data_as<int64_t>(), n, rng);
+      break;
+    case brt::DType::kI8:
+      FillRandom(t.data_as<int8_t>(), n, rng);
+      break;
+    case brt::DType::kU8:
+      FillRandom(t.data_as<uint8_t>(), n, rng);
+      break;
     case brt::DType::kI1:
       for (int64_t i = 0; i < n; ++i) t.data_as<uint8_t>()[i] = rng() & 1;
       break;
     default:
-      return brt::Status(brt::StatusCode::kUnsupported, std::string("--random-inputs cannot make ") +
-                                                            brt::DTypeName(arg.dtype) + " input '" + arg.name + "'");
+      return brt::Status(brt::StatusCode::kUnsupported,
+                         std::string("--random-inputs cannot make ") + brt::DTypeName(arg.dtype) +
+                             " input '" + arg.name + "'");
   }
   return t;
 }
@@ -81,16 +95,31 @@ std::string Summary(const brt::Tensor& t) {
     }
   };
   switch (t.dtype()) {
-    case brt::DType::kF32: visit(t.data_as<float>()); break;
-    case brt::DType::kF64: visit(t.data_as<double>()); break;
-    case brt::DType::kI32: visit(t.data_as<int32_t>()); break;
-    case brt::DType::kI64: visit(t.data_as<int64_t>()); break;
-    case brt::DType::kI8: visit(t.data_as<int8_t>()); break;
-    case brt::DType::kU8: case brt::DType::kI1: visit(t.data_as<uint8_t>()); break;
-    default: return s;
+    case brt::DType::kF32:
+      visit(t.data_as<float>());
+      break;
+    case brt::DType::kF64:
+      visit(t.data_as<double>());
+      break;
+    case brt::DType::kI32:
+      visit(t.data_as<int32_t>());
+      break;
+    case brt::DType::kI64:
+      visit(t.data_as<int64_t>());
+      break;
+    case brt::DType::kI8:
+      visit(t.data_as<int8_t>());
+      break;
+    case brt::DType::kU8:
+    case brt::DType::kI1:
+      visit(t.data_as<uint8_t>());
+      break;
+    default:
+      return s;
   }
   char buf[160];
-  std::snprintf(buf, sizeof(buf), " min=%.6g max=%.6g mean=%.6g", lo, hi, sum / static_cast<double>(n));
+  std::snprintf(buf, sizeof(buf), " min=%.6g max=%.6g mean=%.6g", lo, hi,
+                sum / static_cast<double>(n));
   return s + buf;
 }
 
@@ -110,7 +139,8 @@ int main(int argc, char** argv) {
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
-    } else if (a == "--function" || a == "--out" || a == "--provider" || a == "--random-inputs" || a == "--input") {
+    } else if (a == "--function" || a == "--out" || a == "--provider" || a == "--random-inputs" ||
+               a == "--input") {
       auto v = value();
       if (!v) return Fail(kUsageError, a + " needs a value\n" + kUsage);
       if (a == "--function") function = *v;
@@ -120,22 +150,26 @@ int main(int argc, char** argv) {
         try {
           seed = std::stoull(*v);
         } catch (...) {
-          return Fail(kUsageError, "--random-inputs takes a non-negative integer seed, got '" + *v + "'");
+          return Fail(kUsageError,
+                      "--random-inputs takes a non-negative integer seed, got '" + *v + "'");
         }
       }
       if (a == "--input") {
         size_t eq = v->find('=');
-        if (eq == std::string::npos || eq == 0) return Fail(kUsageError, "--input takes NAME=file.npy, got '" + *v + "'");
+        if (eq == std::string::npos || eq == 0)
+          return Fail(kUsageError, "--input takes NAME=file.npy, got '" + *v + "'");
         named.emplace_back(v->substr(0, eq), v->substr(eq + 1));
       }
     } else if (a == "--inputs") {
-      while (i + 1 < argc && std::strncmp(argv[i + 1], "--", 2) != 0) positional.push_back(argv[++i]);
+      while (i + 1 < argc && std::strncmp(argv[i + 1], "--", 2) != 0)
+        positional.push_back(argv[++i]);
     } else if (a.rfind("--", 0) == 0) {
       return Fail(kUsageError, "unknown option '" + a + "'\n" + kUsage);
     } else if (model.empty()) {
       model = a;
     } else {
-      return Fail(kUsageError, "unexpected argument '" + a + "' (input files go after --inputs)\n" + kUsage);
+      return Fail(kUsageError,
+                  "unexpected argument '" + a + "' (input files go after --inputs)\n" + kUsage);
     }
   }
   if (model.empty()) return Fail(kUsageError, std::string("no model given\n") + kUsage);
@@ -145,7 +179,8 @@ int main(int argc, char** argv) {
   auto session = brt::Session::LoadFile(model, options);
   if (!session.ok()) {
     const auto code = session.status().code();
-    return Fail(code == brt::StatusCode::kNotFound && session.status().message().find("cannot open") != std::string::npos
+    return Fail(code == brt::StatusCode::kNotFound &&
+                        session.status().message().find("cannot open") != std::string::npos
                     ? kUsageError
                     : kExecutableError,
                 session.status().message());
@@ -157,13 +192,16 @@ int main(int argc, char** argv) {
   auto ctx = (*session)->NewRequest(fn.name);
   if (!ctx.ok()) return Fail(kUsageError, ctx.status().message());
   if (positional.size() > fn.input_indices.size())
-    return Fail(kUsageError, "got " + std::to_string(positional.size()) + " input files but function '" + fn.name +
-                                 "' takes " + std::to_string(fn.input_indices.size()) + " inputs");
+    return Fail(kUsageError, "got " + std::to_string(positional.size()) +
+                                 " input files but function '" + fn.name + "' takes " +
+                                 std::to_string(fn.input_indices.size()) + " inputs");
   std::vector<bool> bound(fn.arguments.size(), false);
   auto bind_file = [&](int arg, const std::string& file) -> int {
-    if (bound[arg]) return Fail(kUsageError, "input '" + fn.arguments[arg].name + "' is given twice");
+    if (bound[arg])
+      return Fail(kUsageError, "input '" + fn.arguments[arg].name + "' is given twice");
     auto t = brt::tools::ReadNpy(file);
-    if (!t.ok()) return Fail(kUsageError, "input '" + fn.arguments[arg].name + "': " + t.status().message());
+    if (!t.ok())
+      return Fail(kUsageError, "input '" + fn.arguments[arg].name + "': " + t.status().message());
     brt::Status s = (*ctx)->Bind(arg, *t, brt::Ownership::kRuntimeOwned);
     if (!s.ok()) return Fail(kUsageError, s.message() + " (from " + file + ")");
     bound[arg] = true;
@@ -178,7 +216,8 @@ int main(int argc, char** argv) {
     if (arg < 0) {
       std::string names;
       for (int k : fn.input_indices) names += (names.empty() ? "" : ", ") + fn.arguments[k].name;
-      return Fail(kUsageError, "function '" + fn.name + "' has no input named '" + name + "' (inputs: " + names + ")");
+      return Fail(kUsageError, "function '" + fn.name + "' has no input named '" + name +
+                                   "' (inputs: " + names + ")");
     }
     if (int rc = bind_file(arg, file)) return rc;
   }
@@ -198,7 +237,8 @@ int main(int argc, char** argv) {
   if (!missing.empty()) {
     std::string names;
     for (const auto& n : missing) names += (names.empty() ? "" : ", ") + n;
-    return Fail(kUsageError, "missing inputs: " + names + " (use --inputs, --input NAME=file.npy or --random-inputs SEED)");
+    return Fail(kUsageError, "missing inputs: " + names +
+                                 " (use --inputs, --input NAME=file.npy or --random-inputs SEED)");
   }
 
   brt::Status run = (*ctx)->Run();
@@ -207,7 +247,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < fn.output_indices.size(); ++i) {
     auto t = (*ctx)->Output(fn.output_indices[i]);
     if (!t.ok()) return Fail(1, t.status().message());
-    std::printf("out%zu %s: %s\n", i, fn.arguments[fn.output_indices[i]].name.c_str(), Summary(*t).c_str());
+    std::printf("out%zu %s: %s\n", i, fn.arguments[fn.output_indices[i]].name.c_str(),
+                Summary(*t).c_str());
     if (!out_dir.empty()) {
       brt::Status s = brt::tools::WriteNpy(out_dir + "/out" + std::to_string(i) + ".npy", *t);
       if (!s.ok()) return Fail(1, s.message());

@@ -27,7 +27,8 @@ Expected<Tensor> ReadNpy(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status(StatusCode::kNotFound, "cannot open '" + path + "'");
   char magic[8];
-  if (!f.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) return Bad(path, "not a .npy file");
+  if (!f.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
+    return Bad(path, "not a .npy file");
   const int major = static_cast<unsigned char>(magic[6]);
   uint32_t header_len = 0;
   if (major == 1) {
@@ -46,15 +47,19 @@ Expected<Tensor> ReadNpy(const std::string& path) {
   if (!f.read(header.data(), header_len)) return Bad(path, "truncated header");
 
   std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr'\\s*:\\s*'([^']*)'"))) return Bad(path, "header has no descr");
+  if (!std::regex_search(header, m, std::regex("'descr'\\s*:\\s*'([^']*)'")))
+    return Bad(path, "header has no descr");
   std::string descr = m[1];
   std::optional<DType> dtype;
   for (const Descr& d : kDescrs)
     if (descr == d.text) dtype = d.dtype;
-  if (!dtype) return Bad(path, "unsupported element type '" + descr + "' (supported: f2 f4 f8 b1 i1 i4 i8 u1, little-endian)");
+  if (!dtype)
+    return Bad(path, "unsupported element type '" + descr +
+                         "' (supported: f2 f4 f8 b1 i1 i4 i8 u1, little-endian)");
   if (std::regex_search(header, std::regex("'fortran_order'\\s*:\\s*True")))
     return Bad(path, "Fortran-order arrays are not supported; save with np.ascontiguousarray");
-  if (!std::regex_search(header, m, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)"))) return Bad(path, "header has no shape");
+  if (!std::regex_search(header, m, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))
+    return Bad(path, "header has no shape");
   std::vector<int64_t> shape;
   std::stringstream dims(m[1].str());
   std::string item;
@@ -71,7 +76,8 @@ Expected<Tensor> ReadNpy(const std::string& path) {
   if (!n) return Bad(path, "bad shape");
   Tensor t = Tensor::Allocate(*dtype, shape);
   if (!t.defined()) return Status(StatusCode::kResourceExhausted, "'" + path + "': out of memory");
-  if (t.num_bytes() && !f.read(static_cast<char*>(t.data()), static_cast<std::streamsize>(t.num_bytes())))
+  if (t.num_bytes() &&
+      !f.read(static_cast<char*>(t.data()), static_cast<std::streamsize>(t.num_bytes())))
     return Bad(path, "holds fewer bytes than its shape " + FormatShape(shape) + " needs");
   return t;
 }
@@ -80,12 +86,15 @@ Status WriteNpy(const std::string& path, const Tensor& t) {
   const char* descr = nullptr;
   for (const Descr& d : kDescrs)
     if (d.dtype == t.dtype()) descr = d.text;
-  if (!descr) return Status(StatusCode::kUnsupported, std::string("cannot write ") + DTypeName(t.dtype()) + " as .npy");
+  if (!descr)
+    return Status(StatusCode::kUnsupported,
+                  std::string("cannot write ") + DTypeName(t.dtype()) + " as .npy");
   std::string shape = "(";
   for (int64_t d : t.shape()) shape += std::to_string(d) + ",";
   if (t.shape().size() > 1) shape.pop_back();
   shape += ")";
-  std::string header = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad so the data starts on a 64-byte boundary, header ends with '\n'.
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');

@@ -23,7 +23,8 @@ int main() {
   auto ctx = std::move((*session)->NewRequest().value());
   std::vector<float> x = {0.5f, -1.f, 2.f, 0.f, 1.25f}, y = {3.f, 1.f, -2.f, 8.f, 0.5f};
   if (!ctx->Bind("a", brt::Tensor::Borrow(x.data(), brt::DType::kF32, {5})).ok() ||
-      !ctx->Bind("b", brt::Tensor::Borrow(y.data(), brt::DType::kF32, {5})).ok() || !ctx->Run().ok())
+      !ctx->Bind("b", brt::Tensor::Borrow(y.data(), brt::DType::kF32, {5})).ok() ||
+      !ctx->Run().ok())
     return std::fprintf(stderr, "run failed\n"), 1;
   const float* out = ctx->Output("y")->data_as<float>();
   int bad = 0;

@@ -12,10 +12,12 @@ typedef struct {
   float alpha;
 } ScaledAdd;
 
-static int32_t Prepare(const void* kernel_data, const BrtOpDesc* op, void** state, BrtErrorBuffer* error) {
+static int32_t Prepare(const void* kernel_data, const BrtOpDesc* op, void** state,
+                       BrtErrorBuffer* error) {
   (void)kernel_data;
   if (op->num_operands != 2 || op->num_results != 1) {
-    snprintf(error->message, sizeof error->message, "example.scaled_add takes 2 operands and 1 result");
+    snprintf(error->message, sizeof error->message,
+             "example.scaled_add takes 2 operands and 1 result");
     return BRT_ERROR_INVALID_ARGUMENT;
   }
   int64_t count = 1;
@@ -24,13 +26,15 @@ static int32_t Prepare(const void* kernel_data, const BrtOpDesc* op, void** stat
     int64_t n = 1;
     for (int i = 0; i < op->operands[k].rank; ++i) n *= op->operands[k].dims[i];
     if (n != count || op->operands[k].rank != op->results[0].rank) {
-      snprintf(error->message, sizeof error->message, "example.scaled_add: operand %d has another shape", k);
+      snprintf(error->message, sizeof error->message,
+               "example.scaled_add: operand %d has another shape", k);
       return BRT_ERROR_INVALID_ARGUMENT;
     }
   }
   float alpha = 1.0f;
   for (int i = 0; i < op->num_attrs; ++i)
-    if (strcmp(op->attrs[i].name, "alpha") == 0 && op->attrs[i].kind == BRT_ATTR_FLOAT) alpha = (float)op->attrs[i].f;
+    if (strcmp(op->attrs[i].name, "alpha") == 0 && op->attrs[i].kind == BRT_ATTR_FLOAT)
+      alpha = (float)op->attrs[i].f;
   ScaledAdd* s = malloc(sizeof *s);
   if (!s) return BRT_ERROR_RESOURCE_EXHAUSTED;
   s->count = count;
@@ -75,12 +79,23 @@ static int32_t KernelInfo(int32_t index, BrtKernelInfo* info) {
   return BRT_OK;
 }
 
-__attribute__((visibility("default"))) const BrtProviderApi* brt_provider_get(uint32_t core_abi_version) {
+__attribute__((visibility("default"))) const BrtProviderApi* brt_provider_get(
+    uint32_t core_abi_version) {
   static const BrtProviderApi api = {
-      sizeof(BrtProviderApi), BRT_PROVIDER_ABI_VERSION, "example", BRT_DEVICE_CPU, DeviceCount,
-      NULL, NULL, NULL, /* no device memory of its own: host buffers come from the core */
-      NULL, NULL, NULL, /* no work queues: runs inline */
-      Resolve, KernelCount, KernelInfo,
+      sizeof(BrtProviderApi),
+      BRT_PROVIDER_ABI_VERSION,
+      "example",
+      BRT_DEVICE_CPU,
+      DeviceCount,
+      NULL,
+      NULL,
+      NULL, /* no device memory of its own: host buffers come from the core */
+      NULL,
+      NULL,
+      NULL, /* no work queues: runs inline */
+      Resolve,
+      KernelCount,
+      KernelInfo,
   };
   return core_abi_version == BRT_PROVIDER_ABI_VERSION ? &api : NULL;
 }

@@ -121,8 +121,7 @@ typedef struct BrtKernel {
   void (*release_state)(void* state);
   int32_t (*create_instance)(void* state, void** instance, BrtErrorBuffer* error);
   void (*release_instance)(void* instance);
-  int32_t (*run)(void* state_or_instance, void* const* buffers, void* queue,
-                 BrtErrorBuffer* error);
+  int32_t (*run)(void* state_or_instance, void* const* buffers, void* queue, BrtErrorBuffer* error);
 } BrtKernel;
 
 /* One row of a provider's kernel table, for listings and documentation. */

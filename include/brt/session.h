@@ -56,10 +56,10 @@ struct AllocatorStats {
 class ArgRef {
  public:
   ArgRef(size_t index) : index_(static_cast<int64_t>(index)) {}  // NOLINT
-  ArgRef(int index) : index_(index) {}                             // NOLINT
-  ArgRef(std::string_view name) : name_(name) {}                   // NOLINT
-  ArgRef(const char* name) : name_(name) {}                        // NOLINT
-  ArgRef(const std::string& name) : name_(name) {}                 // NOLINT
+  ArgRef(int index) : index_(index) {}                           // NOLINT
+  ArgRef(std::string_view name) : name_(name) {}                 // NOLINT
+  ArgRef(const char* name) : name_(name) {}                      // NOLINT
+  ArgRef(const std::string& name) : name_(name) {}               // NOLINT
   bool by_name() const { return index_ < 0; }
   int64_t index() const { return index_; }
   std::string_view name() const { return name_; }
@@ -148,7 +148,7 @@ struct KernelListing {
   DeviceKind device = DeviceKind::kCpu;
   std::vector<DType> dtypes;
 };
-Expected<std::vector<KernelListing>> ListProviderKernels(const std::string& provider,
-                                                         const std::vector<std::string>& search_paths = {});
+Expected<std::vector<KernelListing>> ListProviderKernels(
+    const std::string& provider, const std::vector<std::string>& search_paths = {});
 
 }  // namespace brt

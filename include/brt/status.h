@@ -10,12 +10,12 @@ namespace brt {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,    // the caller passed something wrong
-  kNotFound,           // a name, file or symbol does not exist
-  kInvalidExecutable,  // the .brtx bytes are malformed or inconsistent
-  kUnsupported,        // valid, but nothing here can run it
-  kFailedPrecondition, // called in the wrong state (e.g. output before run)
-  kResourceExhausted,  // an allocation failed
+  kInvalidArgument,     // the caller passed something wrong
+  kNotFound,            // a name, file or symbol does not exist
+  kInvalidExecutable,   // the .brtx bytes are malformed or inconsistent
+  kUnsupported,         // valid, but nothing here can run it
+  kFailedPrecondition,  // called in the wrong state (e.g. output before run)
+  kResourceExhausted,   // an allocation failed
   kInternal,
 };
 
@@ -62,8 +62,8 @@ class [[nodiscard]] Expected {
 
 }  // namespace brt
 
-#define BRT_RETURN_IF_ERROR(expr)          \
-  do {                                     \
-    ::brt::Status brt_status_ = (expr);    \
+#define BRT_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::brt::Status brt_status_ = (expr);        \
     if (!brt_status_.ok()) return brt_status_; \
   } while (0)

@@ -48,8 +48,8 @@ struct Device {
 struct Dim {
   int64_t size = -1;
   std::string symbol;
-  Dim(int64_t s) : size(s) {}  // NOLINT: implicit so {2, 3} reads as a shape
-  Dim(const char* name) : symbol(name) {}  // NOLINT
+  Dim(int64_t s) : size(s) {}                         // NOLINT: implicit so {2, 3} reads as a shape
+  Dim(const char* name) : symbol(name) {}             // NOLINT
   Dim(std::string name) : symbol(std::move(name)) {}  // NOLINT
   bool is_static() const { return size >= 0; }
   bool operator==(const Dim&) const = default;

@@ -24,8 +24,8 @@ class StridedViewKernel final : public CpuKernel {
     if (op.kind == "broadcast_in_dim") {
       std::vector<int64_t> bd = op.Ints("broadcast_dimensions");
       op.Require(static_cast<int>(bd.size()) == in.rank(),
-                 "broadcast_dimensions has " + std::to_string(bd.size()) + " entries for an operand of rank " +
-                     std::to_string(in.rank()));
+                 "broadcast_dimensions has " + std::to_string(bd.size()) +
+                     " entries for an operand of rank " + std::to_string(in.rank()));
       op.RequireDims(bd, out.rank(), "broadcast_dimensions");
       for (int k = 0; k < in.rank(); ++k) {
         int64_t d = bd[k];
@@ -37,26 +37,28 @@ class StridedViewKernel final : public CpuKernel {
       }
     } else if (op.kind == "transpose") {
       std::vector<int64_t> perm = op.Ints("permutation");
-      op.Require(static_cast<int>(perm.size()) == in.rank() && out.rank() == in.rank(),
-                 "permutation " + FormatDims(perm) + " does not match rank " + std::to_string(in.rank()));
+      op.Require(
+          static_cast<int>(perm.size()) == in.rank() && out.rank() == in.rank(),
+          "permutation " + FormatDims(perm) + " does not match rank " + std::to_string(in.rank()));
       op.RequireDims(perm, in.rank(), "permutation");
       for (int d = 0; d < out.rank(); ++d) {
-        op.Require(out.dims[d] == in.dims[perm[d]], "result shape " + FormatDims(out.dims) +
-                                                        " is not the operand shape permuted");
+        op.Require(out.dims[d] == in.dims[perm[d]],
+                   "result shape " + FormatDims(out.dims) + " is not the operand shape permuted");
         src[d] = in_strides[perm[d]];
       }
     } else if (op.kind == "slice") {
       std::vector<int64_t> start = op.Ints("start_indices");
       std::vector<int64_t> limit = op.Ints("limit_indices");
       std::vector<int64_t> step = op.Ints("strides", std::vector<int64_t>(in.rank(), 1));
-      op.Require(static_cast<int>(start.size()) == in.rank() && static_cast<int>(limit.size()) == in.rank() &&
+      op.Require(static_cast<int>(start.size()) == in.rank() &&
+                     static_cast<int>(limit.size()) == in.rank() &&
                      static_cast<int>(step.size()) == in.rank() && out.rank() == in.rank(),
                  "start_indices/limit_indices/strides must each have rank entries");
       for (int d = 0; d < in.rank(); ++d) {
         op.Require(0 <= start[d] && start[d] <= limit[d] && limit[d] <= in.dims[d] && step[d] > 0,
                    "dimension " + std::to_string(d) + ": slice [" + std::to_string(start[d]) + ":" +
-                       std::to_string(limit[d]) + ":" + std::to_string(step[d]) + "] is invalid for size " +
-                       std::to_string(in.dims[d]));
+                       std::to_string(limit[d]) + ":" + std::to_string(step[d]) +
+                       "] is invalid for size " + std::to_string(in.dims[d]));
         op.Require(out.dims[d] == (limit[d] - start[d] + step[d] - 1) / step[d],
                    "result dimension " + std::to_string(d) + " does not match the slice");
         offset_ += start[d] * in_strides[d];
@@ -75,7 +77,8 @@ class StridedViewKernel final : public CpuKernel {
     copy_.rank = out.rank();
     copy_.elem_size = DTypeSize(out.dtype);
     for (int d = 0; d < out.rank(); ++d)
-      copy_.dims[d] = out.dims[d], copy_.src_strides[d] = src[d], copy_.dst_strides[d] = out_strides[d];
+      copy_.dims[d] = out.dims[d], copy_.src_strides[d] = src[d],
+      copy_.dst_strides[d] = out_strides[d];
     copy_.Simplify();
     offset_bytes_ = offset_ * static_cast<int64_t>(copy_.elem_size);
   }
@@ -93,8 +96,9 @@ class ReshapeKernel final : public CpuKernel {
   void Prepare(const OpInfo& op) override {
     op.RequireOperands(1);
     op.RequireSameDTypes();
-    op.Require(op.in[0].numel == op.out[0].numel, "operand " + FormatDims(op.in[0].dims) + " and result " +
-                                                      FormatDims(op.out[0].dims) + " have different sizes");
+    op.Require(op.in[0].numel == op.out[0].numel, "operand " + FormatDims(op.in[0].dims) +
+                                                      " and result " + FormatDims(op.out[0].dims) +
+                                                      " have different sizes");
     bytes_ = op.out[0].bytes();
   }
   void Run(void* const* b) override {
@@ -112,7 +116,8 @@ class ConcatenateKernel final : public CpuKernel {
     op.RequireSameDTypes();
     const TensorInfo& out = op.out[0];
     const int64_t axis = op.Int("dimension");
-    op.Require(axis >= 0 && axis < out.rank(), "dimension " + std::to_string(axis) + " is outside the rank");
+    op.Require(axis >= 0 && axis < out.rank(),
+               "dimension " + std::to_string(axis) + " is outside the rank");
     const std::vector<int64_t> out_strides = out.Strides();
     int64_t pos = 0;
     for (size_t i = 0; i < op.in.size(); ++i) {
@@ -120,8 +125,8 @@ class ConcatenateKernel final : public CpuKernel {
       op.Require(in.rank() == out.rank(), "operand " + std::to_string(i) + " has another rank");
       for (int d = 0; d < out.rank(); ++d)
         op.Require(d == axis || in.dims[d] == out.dims[d],
-                   "operand " + std::to_string(i) + " shape " + FormatDims(in.dims) + " does not fit result " +
-                       FormatDims(out.dims));
+                   "operand " + std::to_string(i) + " shape " + FormatDims(in.dims) +
+                       " does not fit result " + FormatDims(out.dims));
       StridedCopy c;
       c.rank = out.rank();
       c.elem_size = DTypeSize(out.dtype);
@@ -132,8 +137,9 @@ class ConcatenateKernel final : public CpuKernel {
       pieces_.push_back({c, pos * out_strides[axis] * static_cast<int64_t>(c.elem_size)});
       pos += in.dims[axis];
     }
-    op.Require(pos == out.dims[axis], "operand sizes along dimension " + std::to_string(axis) + " add up to " +
-                                          std::to_string(pos) + ", the result has " + std::to_string(out.dims[axis]));
+    op.Require(pos == out.dims[axis], "operand sizes along dimension " + std::to_string(axis) +
+                                          " add up to " + std::to_string(pos) +
+                                          ", the result has " + std::to_string(out.dims[axis]));
   }
   void Run(void* const* b) override {
     char* out = static_cast<char*>(b[pieces_.size()]);
@@ -174,16 +180,18 @@ class PadKernel final : public CpuKernel {
     for (int d = 0; d < r; ++d) {
       op.Require(interior[d] >= 0, "interior_padding must be non-negative");
       const int64_t n = in.dims[d];
-      const int64_t expect = op.Add(op.Add(lo[d], hi[d]), op.Add(n, op.Mul(std::max<int64_t>(n - 1, 0), interior[d])));
+      const int64_t expect =
+          op.Add(op.Add(lo[d], hi[d]), op.Add(n, op.Mul(std::max<int64_t>(n - 1, 0), interior[d])));
       op.Require(out.dims[d] == expect && expect >= 0,
-                 "result dimension " + std::to_string(d) + " is " + std::to_string(out.dims[d]) + ", padding gives " +
-                     std::to_string(expect));
+                 "result dimension " + std::to_string(d) + " is " + std::to_string(out.dims[d]) +
+                     ", padding gives " + std::to_string(expect));
       const int64_t step = interior[d] + 1;
       // First and one-past-last operand index whose position lo + i*step is in range.
       // Operand indices i with 0 <= lo + i*step < out: [first, last).
       const int64_t first = lo[d] >= 0 ? 0 : (-lo[d] + step - 1) / step;
       const int64_t room = out.dims[d] - lo[d];
-      const int64_t last = std::max(first, room <= 0 ? int64_t{0} : std::min(n, (room + step - 1) / step));
+      const int64_t last =
+          std::max(first, room <= 0 ? int64_t{0} : std::min(n, (room + step - 1) / step));
       copy_.dims[d] = std::max<int64_t>(last - first, 0);
       copy_.src_strides[d] = in_strides[d];
       copy_.dst_strides[d] = out_strides[d] * step;
@@ -197,7 +205,8 @@ class PadKernel final : public CpuKernel {
   void Run(void* const* b) override {
     char* out = static_cast<char*>(b[2]);
     const char* value = static_cast<const char*>(b[1]);
-    for (int64_t i = 0; i < numel_; ++i) std::memcpy(out + i * es_, value, static_cast<size_t>(es_));
+    for (int64_t i = 0; i < numel_; ++i)
+      std::memcpy(out + i * es_, value, static_cast<size_t>(es_));
     copy_.Run(out + dst_offset_ * es_, static_cast<const char*>(b[0]) + src_offset_ * es_);
   }
 
@@ -212,7 +221,8 @@ class IotaKernel final : public CpuKernel {
     op.Require(op.in.empty() && op.out.size() == 1, "expects no operands and one result");
     const TensorInfo& out = op.out[0];
     const int64_t dim = op.Int("iota_dimension");
-    op.Require(dim >= 0 && dim < out.rank(), "iota_dimension " + std::to_string(dim) + " is outside the rank");
+    op.Require(dim >= 0 && dim < out.rank(),
+               "iota_dimension " + std::to_string(dim) + " is outside the rank");
     numel_ = out.numel;
     size_ = out.dims[dim];
     stride_ = out.Strides()[dim];
@@ -240,7 +250,8 @@ class ConstantKernel final : public CpuKernel {
     op.Require(op.in.empty() && op.out.size() == 1, "expects no operands and one result");
     bytes_ = op.Bytes("value");
     op.Require(bytes_.size() == op.out[0].bytes(), "value holds " + std::to_string(bytes_.size()) +
-                                                       " bytes, the result needs " + std::to_string(op.out[0].bytes()));
+                                                       " bytes, the result needs " +
+                                                       std::to_string(op.out[0].bytes()));
   }
   void Run(void* const* b) override {
     if (!bytes_.empty()) std::memcpy(b[0], bytes_.data(), bytes_.size());
@@ -266,7 +277,8 @@ class DynamicSliceKernel final : public CpuKernel {
     const TensorInfo& out = op.out[0];
     rank_ = in.rank();
     op.Require(static_cast<int>(op.in.size()) == first_index + rank_ && op.out.size() == 1,
-               "expects " + std::to_string(first_index + rank_) + " operands for rank " + std::to_string(rank_));
+               "expects " + std::to_string(first_index + rank_) + " operands for rank " +
+                   std::to_string(rank_));
     op.Require(rank_ <= kMaxRank, "rank above 16");
     op.Require(out.dtype == in.dtype, "result dtype differs from operand dtype");
     for (int d = 0; d < rank_; ++d) {
@@ -278,17 +290,20 @@ class DynamicSliceKernel final : public CpuKernel {
     std::vector<int64_t> window;
     if (update_) {
       const TensorInfo& upd = op.in[1];
-      op.Require(upd.dtype == in.dtype && upd.rank() == rank_, "update must match the operand's dtype and rank");
+      op.Require(upd.dtype == in.dtype && upd.rank() == rank_,
+                 "update must match the operand's dtype and rank");
       op.Require(out.dims == in.dims, "result shape differs from operand shape");
       window = upd.dims;
     } else {
       window = op.Ints("slice_sizes");
       op.Require(static_cast<int>(window.size()) == rank_ && window == out.dims,
-                 "slice_sizes " + FormatDims(window) + " must match the result shape " + FormatDims(out.dims));
+                 "slice_sizes " + FormatDims(window) + " must match the result shape " +
+                     FormatDims(out.dims));
     }
     for (int d = 0; d < rank_; ++d) {
-      op.Require(window[d] >= 0 && window[d] <= in.dims[d], "window " + FormatDims(window) +
-                                                                " does not fit in operand " + FormatDims(in.dims));
+      op.Require(
+          window[d] >= 0 && window[d] <= in.dims[d],
+          "window " + FormatDims(window) + " does not fit in operand " + FormatDims(in.dims));
       max_start_[d] = in.dims[d] - window[d];
     }
     const std::vector<int64_t> in_strides = in.Strides();
@@ -301,7 +316,8 @@ class DynamicSliceKernel final : public CpuKernel {
       copy_.dst_strides[d] = update_ ? in_strides[d] : win_strides[d];
       big_strides_[d] = in_strides[d];
     }
-    if (rank_ == 0) copy_.rank = 1, copy_.dims[0] = 1, copy_.src_strides[0] = copy_.dst_strides[0] = 1;
+    if (rank_ == 0)
+      copy_.rank = 1, copy_.dims[0] = 1, copy_.src_strides[0] = copy_.dst_strides[0] = 1;
     copy_.Simplify();
     total_bytes_ = in.bytes();
     first_index_ = first_index;
@@ -319,7 +335,8 @@ class DynamicSliceKernel final : public CpuKernel {
       if (total_bytes_ && out != b[0]) std::memcpy(out, b[0], total_bytes_);
       copy_.Run(out + offset * es, static_cast<const char*>(b[1]));
     } else {
-      copy_.Run(static_cast<char*>(b[first_index_ + rank_]), static_cast<const char*>(b[0]) + offset * es);
+      copy_.Run(static_cast<char*>(b[first_index_ + rank_]),
+                static_cast<const char*>(b[0]) + offset * es);
     }
   }
 

@@ -21,9 +21,12 @@ const dnnl::engine& Engine() {
 
 memory::data_type DnnlType(const OpInfo& op, int32_t dtype) {
   switch (dtype) {
-    case BRT_DTYPE_F32: return memory::data_type::f32;
-    case BRT_DTYPE_F16: return memory::data_type::f16;
-    case BRT_DTYPE_BF16: return memory::data_type::bf16;
+    case BRT_DTYPE_F32:
+      return memory::data_type::f32;
+    case BRT_DTYPE_F16:
+      return memory::data_type::f16;
+    case BRT_DTYPE_BF16:
+      return memory::data_type::bf16;
   }
   throw UnsupportedError(op.kind + ": oneDNN path does not take " + std::string(DTypeName(dtype)));
 }
@@ -46,7 +49,9 @@ class DnnlKernel : public CpuKernel {
     primitive_ = std::move(p);
     scratchpad_ = std::move(scratchpad);
   }
-  void Bind(int dnnl_arg, memory::desc md, int buffer) { args_.push_back({dnnl_arg, std::move(md), buffer}); }
+  void Bind(int dnnl_arg, memory::desc md, int buffer) {
+    args_.push_back({dnnl_arg, std::move(md), buffer});
+  }
   // When there is nothing to compute (a zero-size dim): zero the result or do nothing.
   void SetTrivial(int result_buffer, size_t zero_bytes) {
     trivial_ = true;
@@ -87,8 +92,10 @@ class DnnlInstance final : public Runnable {
     }
   }
   void Run(void* const* b) override {
-    for (size_t i = 0; i < k_.args_.size(); ++i) memories_[i].set_data_handle(b[k_.args_[i].buffer]);
-    dnnl_primitive_execute(k_.primitive_.get(), stream_.get(), static_cast<int>(exec_args_.size()), exec_args_.data());
+    for (size_t i = 0; i < k_.args_.size(); ++i)
+      memories_[i].set_data_handle(b[k_.args_[i].buffer]);
+    dnnl_primitive_execute(k_.primitive_.get(), stream_.get(), static_cast<int>(exec_args_.size()),
+                           exec_args_.data());
     stream_.wait();
   }
 
@@ -137,8 +144,10 @@ DotDims AnalyzeDot(const OpInfo& op) {
   d.rb = op.Ints("rhs_batching_dimensions", {});
   d.lc = op.Ints("lhs_contracting_dimensions");
   d.rc = op.Ints("rhs_contracting_dimensions");
-  op.Require(d.lb.size() == d.rb.size(), "lhs and rhs have different numbers of batching dimensions");
-  op.Require(d.lc.size() == d.rc.size(), "lhs and rhs have different numbers of contracting dimensions");
+  op.Require(d.lb.size() == d.rb.size(),
+             "lhs and rhs have different numbers of batching dimensions");
+  op.Require(d.lc.size() == d.rc.size(),
+             "lhs and rhs have different numbers of contracting dimensions");
   std::vector<int64_t> lall = d.lb, rall = d.rb;
   lall.insert(lall.end(), d.lc.begin(), d.lc.end());
   rall.insert(rall.end(), d.rc.begin(), d.rc.end());
@@ -149,17 +158,21 @@ DotDims AnalyzeDot(const OpInfo& op) {
     d.B *= l.dims[d.lb[i]];
   }
   for (size_t i = 0; i < d.lc.size(); ++i) {
-    op.Require(l.dims[d.lc[i]] == r.dims[d.rc[i]],
-               "contracting dimension sizes differ: lhs " + FormatDims(l.dims) + ", rhs " + FormatDims(r.dims));
+    op.Require(l.dims[d.lc[i]] == r.dims[d.rc[i]], "contracting dimension sizes differ: lhs " +
+                                                       FormatDims(l.dims) + ", rhs " +
+                                                       FormatDims(r.dims));
     d.K *= l.dims[d.lc[i]];
   }
   std::vector<int64_t> out_dims;
   for (int64_t b : d.lb) out_dims.push_back(l.dims[b]);
   for (int i = 0; i < l.rank(); ++i)
-    if (std::find(lall.begin(), lall.end(), i) == lall.end()) d.lf.push_back(i), d.M *= l.dims[i], out_dims.push_back(l.dims[i]);
+    if (std::find(lall.begin(), lall.end(), i) == lall.end())
+      d.lf.push_back(i), d.M *= l.dims[i], out_dims.push_back(l.dims[i]);
   for (int i = 0; i < r.rank(); ++i)
-    if (std::find(rall.begin(), rall.end(), i) == rall.end()) d.rf.push_back(i), d.N *= r.dims[i], out_dims.push_back(r.dims[i]);
-  op.Require(out_dims == op.out[0].dims, "result shape " + FormatDims(op.out[0].dims) + " should be " + FormatDims(out_dims));
+    if (std::find(rall.begin(), rall.end(), i) == rall.end())
+      d.rf.push_back(i), d.N *= r.dims[i], out_dims.push_back(r.dims[i]);
+  op.Require(out_dims == op.out[0].dims,
+             "result shape " + FormatDims(op.out[0].dims) + " should be " + FormatDims(out_dims));
   return d;
 }
 
@@ -203,8 +216,9 @@ class MatmulKernel final : public DnnlKernel {
       return;
     }
     int64_t lsb, lsm, lsk, rsb, rsk, rsn;
-    if (!GroupStride(op.in[0], d.lb, &lsb) || !GroupStride(op.in[0], d.lf, &lsm) || !GroupStride(op.in[0], d.lc, &lsk) ||
-        !GroupStride(op.in[1], d.rb, &rsb) || !GroupStride(op.in[1], d.rc, &rsk) || !GroupStride(op.in[1], d.rf, &rsn))
+    if (!GroupStride(op.in[0], d.lb, &lsb) || !GroupStride(op.in[0], d.lf, &lsm) ||
+        !GroupStride(op.in[0], d.lc, &lsk) || !GroupStride(op.in[1], d.rb, &rsb) ||
+        !GroupStride(op.in[1], d.rc, &rsk) || !GroupStride(op.in[1], d.rf, &rsn))
       throw UnsupportedError("dot_general: operand layout does not collapse to a strided matrix");
     const memory::data_type t = DnnlType(op, op.out[0].dtype);
     memory::desc src({d.B, d.M, d.K}, t, {lsb, lsm, lsk});
@@ -236,9 +250,12 @@ class NaiveDotKernel final : public CpuKernel {
     B_ = d.B, M_ = d.M, N_ = d.N, K_ = d.K;
     // The loop kernel keeps one offset per index of each group.
     for (int64_t n : {B_, M_, N_, K_})
-      if (n > (int64_t{1} << 28)) throw UnsupportedError("dot_general: too large for the loop kernel");
-    lb_ = GroupOffsets(op.in[0], d.lb), lm_ = GroupOffsets(op.in[0], d.lf), lk_ = GroupOffsets(op.in[0], d.lc);
-    rb_ = GroupOffsets(op.in[1], d.rb), rk_ = GroupOffsets(op.in[1], d.rc), rn_ = GroupOffsets(op.in[1], d.rf);
+      if (n > (int64_t{1} << 28))
+        throw UnsupportedError("dot_general: too large for the loop kernel");
+    lb_ = GroupOffsets(op.in[0], d.lb), lm_ = GroupOffsets(op.in[0], d.lf),
+    lk_ = GroupOffsets(op.in[0], d.lc);
+    rb_ = GroupOffsets(op.in[1], d.rb), rk_ = GroupOffsets(op.in[1], d.rc),
+    rn_ = GroupOffsets(op.in[1], d.rf);
     DispatchType(op.out[0].dtype, [&](auto v) {
       using T = decltype(v);
       if constexpr (!std::is_same_v<T, Bool8>) fn_ = &Dot<T>;
@@ -317,16 +334,20 @@ class ConvolutionKernel final : public DnnlKernel {
     const TensorInfo& k = op.in[1];
     const TensorInfo& out = op.out[0];
     const int r = in.rank();
-    op.Require(r >= 3 && r <= 5 && k.rank() == r && out.rank() == r, "supports 1 to 3 spatial dimensions with equal ranks");
+    op.Require(r >= 3 && r <= 5 && k.rank() == r && out.rank() == r,
+               "supports 1 to 3 spatial dimensions with equal ranks");
     const int ns = r - 2;
     auto spatial = [&](const char* name, int64_t first) {
       std::vector<int64_t> def(ns);
       std::iota(def.begin(), def.end(), first);
       return op.Ints(name, def);
     };
-    const int64_t ib = op.Int("input_batch_dimension", 0), ifd = op.Int("input_feature_dimension", 1);
-    const int64_t ko = op.Int("kernel_output_feature_dimension", 0), ki = op.Int("kernel_input_feature_dimension", 1);
-    const int64_t ob = op.Int("output_batch_dimension", 0), of = op.Int("output_feature_dimension", 1);
+    const int64_t ib = op.Int("input_batch_dimension", 0),
+                  ifd = op.Int("input_feature_dimension", 1);
+    const int64_t ko = op.Int("kernel_output_feature_dimension", 0),
+                  ki = op.Int("kernel_input_feature_dimension", 1);
+    const int64_t ob = op.Int("output_batch_dimension", 0),
+                  of = op.Int("output_feature_dimension", 1);
     const std::vector<int64_t> is = spatial("input_spatial_dimensions", 2);
     const std::vector<int64_t> ks = spatial("kernel_spatial_dimensions", 2);
     const std::vector<int64_t> os = spatial("output_spatial_dimensions", 2);
@@ -334,7 +355,8 @@ class ConvolutionKernel final : public DnnlKernel {
     iall.insert(iall.end(), is.begin(), is.end());
     kall.insert(kall.end(), ks.begin(), ks.end());
     oall.insert(oall.end(), os.begin(), os.end());
-    op.Require(static_cast<int>(is.size()) == ns && static_cast<int>(ks.size()) == ns && static_cast<int>(os.size()) == ns,
+    op.Require(static_cast<int>(is.size()) == ns && static_cast<int>(ks.size()) == ns &&
+                   static_cast<int>(os.size()) == ns,
                "spatial dimension lists must have rank-2 entries");
     op.RequireDims(iall, r, "input dimension numbers");
     op.RequireDims(kall, r, "kernel dimension numbers");
@@ -345,18 +367,23 @@ class ConvolutionKernel final : public DnnlKernel {
     const std::vector<int64_t> rhs_dil = op.Ints("rhs_dilation", std::vector<int64_t>(ns, 1));
     const int64_t groups = op.Int("feature_group_count", 1);
     const int64_t batch_groups = op.Int("batch_group_count", 1);
-    op.Require(static_cast<int>(strides.size()) == ns && static_cast<int>(padding.size()) == 2 * ns &&
+    op.Require(static_cast<int>(strides.size()) == ns &&
+                   static_cast<int>(padding.size()) == 2 * ns &&
                    static_cast<int>(lhs_dil.size()) == ns && static_cast<int>(rhs_dil.size()) == ns,
                "window attributes must have one entry per spatial dimension (padding: two)");
-    if (batch_groups != 1) throw UnsupportedError("convolution: batch_group_count > 1 is not supported yet");
+    if (batch_groups != 1)
+      throw UnsupportedError("convolution: batch_group_count > 1 is not supported yet");
     for (int64_t v : lhs_dil)
-      if (v != 1) throw UnsupportedError("convolution: lhs_dilation (transposed convolution) is not supported yet");
+      if (v != 1)
+        throw UnsupportedError(
+            "convolution: lhs_dilation (transposed convolution) is not supported yet");
     for (int64_t v : padding)
       if (v < 0) throw UnsupportedError("convolution: negative padding is not supported yet");
     const int64_t N = in.dims[ib], C = in.dims[ifd], O = k.dims[ko], I = k.dims[ki];
     op.Require(groups >= 1 && C == I * groups && O % groups == 0,
-               "feature_group_count " + std::to_string(groups) + " does not fit input features " + std::to_string(C) +
-                   ", kernel input features " + std::to_string(I) + " and output features " + std::to_string(O));
+               "feature_group_count " + std::to_string(groups) + " does not fit input features " +
+                   std::to_string(C) + ", kernel input features " + std::to_string(I) +
+                   " and output features " + std::to_string(O));
     op.Require(out.dims[ob] == N && out.dims[of] == O, "result batch/feature sizes do not match");
     memory::dims src_dims = {N, C}, wei_dims, dst_dims = {N, O}, stride_v, dil_v, pad_l, pad_r;
     const auto istr = in.Strides(), kstr = k.Strides(), ostr = out.Strides();
@@ -375,8 +402,9 @@ class ConvolutionKernel final : public DnnlKernel {
       const int64_t span = op.Add(op.Mul(w - 1, rhs_dil[s]), 1);
       const int64_t padded = op.Add(op.Add(x, padding[2 * s]), padding[2 * s + 1]);
       const int64_t expect = padded < span ? 0 : (padded - span) / strides[s] + 1;
-      op.Require(y == expect, "output spatial dimension " + std::to_string(s) + " is " + std::to_string(y) +
-                                  ", the window gives " + std::to_string(expect));
+      op.Require(y == expect, "output spatial dimension " + std::to_string(s) + " is " +
+                                  std::to_string(y) + ", the window gives " +
+                                  std::to_string(expect));
       empty = empty || y == 0;
       src_dims.push_back(x), src_str.push_back(istr[is[s]]);
       wei_dims.push_back(w), wei_str.push_back(kstr[ks[s]]);
@@ -391,8 +419,8 @@ class ConvolutionKernel final : public DnnlKernel {
     const memory::data_type t = DnnlType(op, out.dtype);
     memory::desc src(src_dims, t, src_str), wei(wei_dims, t, wei_str), dst(dst_dims, t, dst_str);
     dnnl::convolution_forward::primitive_desc pd(Engine(), dnnl::prop_kind::forward_inference,
-                                                 dnnl::algorithm::convolution_direct, src, wei, dst, stride_v, dil_v,
-                                                 pad_l, pad_r, UserScratchpad());
+                                                 dnnl::algorithm::convolution_direct, src, wei, dst,
+                                                 stride_v, dil_v, pad_l, pad_r, UserScratchpad());
     SetPrimitive(dnnl::convolution_forward(pd), pd.scratchpad_desc());
     Bind(DNNL_ARG_SRC, src, 0);
     Bind(DNNL_ARG_WEIGHTS, wei, 1);
@@ -413,12 +441,13 @@ class SoftmaxKernel final : public DnnlKernel {
     op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from operand shape");
     const int r = op.in[0].rank();
     const int64_t axis = op.Int("axis", r - 1);
-    op.Require(r > 0 && axis >= 0 && axis < r, "axis " + std::to_string(axis) + " is outside the rank");
+    op.Require(r > 0 && axis >= 0 && axis < r,
+               "axis " + std::to_string(axis) + " is outside the rank");
     if (op.out[0].numel == 0) return SetTrivial(1, 0);
     memory::desc md = Plain(op, op.in[0]);
     dnnl::softmax_forward::primitive_desc pd(Engine(), dnnl::prop_kind::forward_inference,
-                                             dnnl::algorithm::softmax_accurate, md, md, static_cast<int>(axis),
-                                             UserScratchpad());
+                                             dnnl::algorithm::softmax_accurate, md, md,
+                                             static_cast<int>(axis), UserScratchpad());
     SetPrimitive(dnnl::softmax_forward(pd), pd.scratchpad_desc());
     Bind(DNNL_ARG_SRC, md, 0);
     Bind(DNNL_ARG_DST, md, 1);
@@ -431,7 +460,8 @@ class LayerNormKernel final : public DnnlKernel {
   void Prepare(const OpInfo& op) override {
     op.RequireOperands(3);
     const TensorInfo& x = op.in[0];
-    op.Require(x.rank() >= 1 && x.dims == op.out[0].dims && x.dtype == op.out[0].dtype, "result must match the operand");
+    op.Require(x.rank() >= 1 && x.dims == op.out[0].dims && x.dtype == op.out[0].dtype,
+               "result must match the operand");
     const int64_t c = x.dims.back();
     for (int i = 1; i <= 2; ++i)
       op.Require(op.in[i].dims == std::vector<int64_t>{c} && op.in[i].dtype == BRT_DTYPE_F32,
@@ -443,7 +473,8 @@ class LayerNormKernel final : public DnnlKernel {
     memory::desc param({c}, memory::data_type::f32, memory::dims{1});
     dnnl::layer_normalization_forward::primitive_desc pd(
         Engine(), dnnl::prop_kind::forward_inference, md, md, static_cast<float>(eps),
-        dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift, UserScratchpad());
+        dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift,
+        UserScratchpad());
     SetPrimitive(dnnl::layer_normalization_forward(pd), pd.scratchpad_desc());
     Bind(DNNL_ARG_SRC, md, 0);
     Bind(DNNL_ARG_SCALE, param, 1);
@@ -460,7 +491,8 @@ class Guarded final : public CpuKernel {
     try {
       k_.Prepare(op);
     } catch (const dnnl::error& e) {
-      throw UnsupportedError(op.kind + ": oneDNN cannot run this configuration on this CPU (" + e.what() + ")");
+      throw UnsupportedError(op.kind + ": oneDNN cannot run this configuration on this CPU (" +
+                             e.what() + ")");
     }
   }
   std::unique_ptr<Runnable> CreateInstance() const override { return k_.CreateInstance(); }
@@ -476,9 +508,18 @@ void RegisterDnnl(std::vector<KernelDef>& defs) {
   std::vector<int32_t> dot_types = kAllTypes;
   dot_types.erase(std::find(dot_types.begin(), dot_types.end(), BRT_DTYPE_I1));
   defs.push_back({"dot_general", dot_types, false, true, &Make<DotGeneralKernel>});
-  defs.push_back({"convolution", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, true, &Make<Guarded<ConvolutionKernel>>});
-  defs.push_back({"brt.softmax", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, true, &Make<Guarded<SoftmaxKernel>>});
-  defs.push_back({"brt.layer_norm", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, true, &Make<Guarded<LayerNormKernel>>});
+  defs.push_back({"convolution",
+                  {BRT_DTYPE_F32, BRT_DTYPE_BF16},
+                  false,
+                  true,
+                  &Make<Guarded<ConvolutionKernel>>});
+  defs.push_back(
+      {"brt.softmax", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, true, &Make<Guarded<SoftmaxKernel>>});
+  defs.push_back({"brt.layer_norm",
+                  {BRT_DTYPE_F32, BRT_DTYPE_BF16},
+                  false,
+                  true,
+                  &Make<Guarded<LayerNormKernel>>});
 }
 
 }  // namespace brt::cpu

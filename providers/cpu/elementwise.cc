@@ -31,14 +31,31 @@ template <typename V>
 V WrapMul(V a, V b) {
   using U = std::make_unsigned_t<V>;
   // Promote through uint64 so narrow types do not multiply as signed int.
-  return static_cast<V>(static_cast<U>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b)));
+  return static_cast<V>(
+      static_cast<U>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b)));
 }
 
 // --- unary ------------------------------------------------------------------
 
 enum class Unary {
-  kNegate, kAbs, kExp, kExpm1, kLog, kLog1p, kSqrt, kRsqrt, kTanh, kLogistic,
-  kSin, kCos, kFloor, kCeil, kRoundEven, kSign, kErf, kNot,
+  kNegate,
+  kAbs,
+  kExp,
+  kExpm1,
+  kLog,
+  kLog1p,
+  kSqrt,
+  kRsqrt,
+  kTanh,
+  kLogistic,
+  kSin,
+  kCos,
+  kFloor,
+  kCeil,
+  kRoundEven,
+  kSign,
+  kErf,
+  kNot,
 };
 
 template <Unary OP, typename V>
@@ -104,15 +121,27 @@ struct UnaryEntry {
   Unary op;
   UnaryFn (*pick)(int32_t);
 };
-#define UNARY_ENTRY(kind, op) {kind, Unary::op, &PickUnary<Unary::op>}
+#define UNARY_ENTRY(kind, op) \
+  { kind, Unary::op, &PickUnary<Unary::op> }
 const UnaryEntry kUnaryOps[] = {
-    UNARY_ENTRY("negate", kNegate), UNARY_ENTRY("abs", kAbs), UNARY_ENTRY("exponential", kExp),
-    UNARY_ENTRY("exponential_minus_one", kExpm1), UNARY_ENTRY("log", kLog),
-    UNARY_ENTRY("log_plus_one", kLog1p), UNARY_ENTRY("sqrt", kSqrt), UNARY_ENTRY("rsqrt", kRsqrt),
-    UNARY_ENTRY("tanh", kTanh), UNARY_ENTRY("logistic", kLogistic), UNARY_ENTRY("sine", kSin),
-    UNARY_ENTRY("cosine", kCos), UNARY_ENTRY("floor", kFloor), UNARY_ENTRY("ceil", kCeil),
-    UNARY_ENTRY("round_nearest_even", kRoundEven), UNARY_ENTRY("sign", kSign),
-    UNARY_ENTRY("erf", kErf), UNARY_ENTRY("not", kNot),
+    UNARY_ENTRY("negate", kNegate),
+    UNARY_ENTRY("abs", kAbs),
+    UNARY_ENTRY("exponential", kExp),
+    UNARY_ENTRY("exponential_minus_one", kExpm1),
+    UNARY_ENTRY("log", kLog),
+    UNARY_ENTRY("log_plus_one", kLog1p),
+    UNARY_ENTRY("sqrt", kSqrt),
+    UNARY_ENTRY("rsqrt", kRsqrt),
+    UNARY_ENTRY("tanh", kTanh),
+    UNARY_ENTRY("logistic", kLogistic),
+    UNARY_ENTRY("sine", kSin),
+    UNARY_ENTRY("cosine", kCos),
+    UNARY_ENTRY("floor", kFloor),
+    UNARY_ENTRY("ceil", kCeil),
+    UNARY_ENTRY("round_nearest_even", kRoundEven),
+    UNARY_ENTRY("sign", kSign),
+    UNARY_ENTRY("erf", kErf),
+    UNARY_ENTRY("not", kNot),
 };
 #undef UNARY_ENTRY
 
@@ -128,7 +157,8 @@ class UnaryKernel final : public CpuKernel {
     op.RequireOperands(1);
     op.RequireSameDTypes();
     op.Require(op.in[0].dims == op.out[0].dims, "operand shape " + FormatDims(op.in[0].dims) +
-                                                    " differs from result shape " + FormatDims(op.out[0].dims));
+                                                    " differs from result shape " +
+                                                    FormatDims(op.out[0].dims));
     fn_ = FindUnary(op.kind)->pick(op.out[0].dtype);
     if (!fn_) throw UnsupportedError(op.kind + ": not defined for " + DTypeName(op.out[0].dtype));
     n_ = op.out[0].numel;
@@ -203,7 +233,8 @@ inline V ApplyBinary(V a, V b) {
   return a;
 }
 
-using BinaryRowFn = void (*)(const void* a, int64_t sa, const void* b, int64_t sb, void* out, int64_t n);
+using BinaryRowFn = void (*)(const void* a, int64_t sa, const void* b, int64_t sb, void* out,
+                             int64_t n);
 
 template <Binary OP, typename T>
 void BinaryRow(const void* av, int64_t sa, const void* bv, int64_t sb, void* ov, int64_t n) {
@@ -239,11 +270,12 @@ struct BinaryEntry {
   Binary op;
   BinaryRowFn (*pick)(int32_t);
 };
-#define BINARY_ENTRY(kind, op) {kind, Binary::op, &PickBinary<Binary::op>}
+#define BINARY_ENTRY(kind, op) \
+  { kind, Binary::op, &PickBinary<Binary::op> }
 const BinaryEntry kBinaryOps[] = {
-    BINARY_ENTRY("add", kAdd),     BINARY_ENTRY("subtract", kSub), BINARY_ENTRY("multiply", kMul),
-    BINARY_ENTRY("divide", kDiv),  BINARY_ENTRY("maximum", kMax),  BINARY_ENTRY("minimum", kMin),
-    BINARY_ENTRY("power", kPow),   BINARY_ENTRY("remainder", kRem), BINARY_ENTRY("and", kAnd),
+    BINARY_ENTRY("add", kAdd),    BINARY_ENTRY("subtract", kSub),  BINARY_ENTRY("multiply", kMul),
+    BINARY_ENTRY("divide", kDiv), BINARY_ENTRY("maximum", kMax),   BINARY_ENTRY("minimum", kMin),
+    BINARY_ENTRY("power", kPow),  BINARY_ENTRY("remainder", kRem), BINARY_ENTRY("and", kAnd),
     BINARY_ENTRY("or", kOr),
 };
 #undef BINARY_ENTRY
@@ -287,8 +319,9 @@ class BinaryKernel final : public CpuKernel {
 enum class Cmp { kEq, kNe, kGe, kGt, kLe, kLt };
 
 bool ParseCmp(const std::string& s, Cmp* out) {
-  static const std::pair<const char*, Cmp> kNames[] = {{"EQ", Cmp::kEq}, {"NE", Cmp::kNe}, {"GE", Cmp::kGe},
-                                                       {"GT", Cmp::kGt}, {"LE", Cmp::kLe}, {"LT", Cmp::kLt}};
+  static const std::pair<const char*, Cmp> kNames[] = {{"EQ", Cmp::kEq}, {"NE", Cmp::kNe},
+                                                       {"GE", Cmp::kGe}, {"GT", Cmp::kGt},
+                                                       {"LE", Cmp::kLe}, {"LT", Cmp::kLt}};
   for (auto [name, c] : kNames)
     if (s == name) return *out = c, true;
   return false;
@@ -297,12 +330,18 @@ bool ParseCmp(const std::string& s, Cmp* out) {
 template <typename V>
 inline bool ApplyCmp(Cmp c, V a, V b) {
   switch (c) {
-    case Cmp::kEq: return a == b;
-    case Cmp::kNe: return a != b;
-    case Cmp::kGe: return a >= b;
-    case Cmp::kGt: return a > b;
-    case Cmp::kLe: return a <= b;
-    case Cmp::kLt: return a < b;
+    case Cmp::kEq:
+      return a == b;
+    case Cmp::kNe:
+      return a != b;
+    case Cmp::kGe:
+      return a >= b;
+    case Cmp::kGt:
+      return a > b;
+    case Cmp::kLe:
+      return a <= b;
+    case Cmp::kLt:
+      return a < b;
   }
   return false;
 }
@@ -322,9 +361,11 @@ class CompareKernel final : public CpuKernel {
   void Prepare(const OpInfo& op) override {
     op.RequireOperands(2);
     op.Require(op.in[0].dtype == op.in[1].dtype, "operands have different dtypes");
-    op.Require(op.out[0].dtype == BRT_DTYPE_I1, std::string("result must be i1, got ") + DTypeName(op.out[0].dtype));
+    op.Require(op.out[0].dtype == BRT_DTYPE_I1,
+               std::string("result must be i1, got ") + DTypeName(op.out[0].dtype));
     std::string dir = op.String("comparison_direction");
-    op.Require(ParseCmp(dir, &cmp_), "comparison_direction '" + dir + "' is not one of EQ NE GE GT LE LT");
+    op.Require(ParseCmp(dir, &cmp_),
+               "comparison_direction '" + dir + "' is not one of EQ NE GE GT LE LT");
     DispatchType(op.in[0].dtype, [&](auto t) { fn_ = &CmpRow<decltype(t)>; });
     plan_.Build(op.out[0].dims, {op.in[0].dims, op.in[1].dims}, op.kind);
     es_ = static_cast<int64_t>(DTypeSize(op.in[0].dtype));
@@ -348,10 +389,12 @@ class CompareKernel final : public CpuKernel {
 
 // --- select / clamp -------------------------------------------------------------
 
-using TernaryRowFn = void (*)(const void*, int64_t, const void*, int64_t, const void*, int64_t, void*, int64_t);
+using TernaryRowFn = void (*)(const void*, int64_t, const void*, int64_t, const void*, int64_t,
+                              void*, int64_t);
 
 template <typename T>
-void SelectRow(const void* pv, int64_t sp, const void* av, int64_t sa, const void* bv, int64_t sb, void* ov, int64_t n) {
+void SelectRow(const void* pv, int64_t sp, const void* av, int64_t sa, const void* bv, int64_t sb,
+               void* ov, int64_t n) {
   const uint8_t* p = static_cast<const uint8_t*>(pv);
   const T* a = static_cast<const T*>(av);
   const T* b = static_cast<const T*>(bv);
@@ -360,7 +403,8 @@ void SelectRow(const void* pv, int64_t sp, const void* av, int64_t sa, const voi
 }
 
 template <typename T>
-void ClampRow(const void* lv, int64_t sl, const void* xv, int64_t sx, const void* hv, int64_t sh, void* ov, int64_t n) {
+void ClampRow(const void* lv, int64_t sl, const void* xv, int64_t sx, const void* hv, int64_t sh,
+              void* ov, int64_t n) {
   using C = Compute<T>;
   const T* lo = static_cast<const T*>(lv);
   const T* x = static_cast<const T*>(xv);
@@ -378,8 +422,10 @@ class TernaryKernel final : public CpuKernel {
     op.RequireOperands(3);
     const int32_t t = op.out[0].dtype;
     if (op.kind == "select") {
-      op.Require(op.in[0].dtype == BRT_DTYPE_I1, std::string("predicate must be i1, got ") + DTypeName(op.in[0].dtype));
-      op.Require(op.in[1].dtype == t && op.in[2].dtype == t, "on_true/on_false dtypes differ from the result");
+      op.Require(op.in[0].dtype == BRT_DTYPE_I1,
+                 std::string("predicate must be i1, got ") + DTypeName(op.in[0].dtype));
+      op.Require(op.in[1].dtype == t && op.in[2].dtype == t,
+                 "on_true/on_false dtypes differ from the result");
       DispatchType(t, [&](auto v) { fn_ = &SelectRow<decltype(v)>; });
       es_[0] = 1;
     } else {
@@ -399,9 +445,11 @@ class TernaryKernel final : public CpuKernel {
     const char* p1 = static_cast<const char*>(b[1]);
     const char* p2 = static_cast<const char*>(b[2]);
     char* out = static_cast<char*>(b[3]);
-    const int64_t s0 = plan_.inner_stride(0), s1 = plan_.inner_stride(1), s2 = plan_.inner_stride(2);
+    const int64_t s0 = plan_.inner_stride(0), s1 = plan_.inner_stride(1),
+                  s2 = plan_.inner_stride(2);
     plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
-      fn_(p0 + off[0] * es_[0], s0, p1 + off[1] * es_[1], s1, p2 + off[2] * es_[2], s2, out + o * es_[3], n);
+      fn_(p0 + off[0] * es_[0], s0, p1 + off[1] * es_[1], s1, p2 + off[2] * es_[2], s2,
+          out + o * es_[3], n);
     });
   }
 
@@ -423,8 +471,10 @@ inline To ConvertValue(From x) {
   } else if constexpr (kIsInt<CT> && kIsFloat<CF>) {
     // Saturate; NaN becomes 0 (out-of-range float->int is undefined in C++).
     if (std::isnan(v)) return To(CT(0));
-    if (v <= static_cast<CF>(std::numeric_limits<CT>::min())) return To(std::numeric_limits<CT>::min());
-    if (v >= static_cast<CF>(std::numeric_limits<CT>::max())) return To(std::numeric_limits<CT>::max());
+    if (v <= static_cast<CF>(std::numeric_limits<CT>::min()))
+      return To(std::numeric_limits<CT>::min());
+    if (v >= static_cast<CF>(std::numeric_limits<CT>::max()))
+      return To(std::numeric_limits<CT>::max());
     return To(static_cast<CT>(v));
   } else {
     return To(static_cast<CT>(v));
@@ -445,7 +495,8 @@ class ConvertKernel final : public CpuKernel {
   void Prepare(const OpInfo& op) override {
     op.RequireOperands(1);
     op.Require(op.in[0].dims == op.out[0].dims, "operand shape " + FormatDims(op.in[0].dims) +
-                                                    " differs from result shape " + FormatDims(op.out[0].dims));
+                                                    " differs from result shape " +
+                                                    FormatDims(op.out[0].dims));
     DispatchType(op.in[0].dtype, [&](auto f) {
       DispatchType(op.out[0].dtype, [&](auto t) { fn_ = &ConvertLoop<decltype(f), decltype(t)>; });
     });
@@ -494,23 +545,39 @@ struct FusedOpEntry {
 
 const FusedOpEntry* FindFusedOp(const std::string& name) {
   static const FusedOpEntry kOps[] = {
-      {"negate", 1, &UnaryBlock<Unary::kNegate>}, {"abs", 1, &UnaryBlock<Unary::kAbs>},
-      {"exponential", 1, &UnaryBlock<Unary::kExp>}, {"exponential_minus_one", 1, &UnaryBlock<Unary::kExpm1>},
-      {"log", 1, &UnaryBlock<Unary::kLog>}, {"log_plus_one", 1, &UnaryBlock<Unary::kLog1p>},
-      {"sqrt", 1, &UnaryBlock<Unary::kSqrt>}, {"rsqrt", 1, &UnaryBlock<Unary::kRsqrt>},
-      {"tanh", 1, &UnaryBlock<Unary::kTanh>}, {"logistic", 1, &UnaryBlock<Unary::kLogistic>},
-      {"sine", 1, &UnaryBlock<Unary::kSin>}, {"cosine", 1, &UnaryBlock<Unary::kCos>},
-      {"floor", 1, &UnaryBlock<Unary::kFloor>}, {"ceil", 1, &UnaryBlock<Unary::kCeil>},
-      {"round_nearest_even", 1, &UnaryBlock<Unary::kRoundEven>}, {"sign", 1, &UnaryBlock<Unary::kSign>},
+      {"negate", 1, &UnaryBlock<Unary::kNegate>},
+      {"abs", 1, &UnaryBlock<Unary::kAbs>},
+      {"exponential", 1, &UnaryBlock<Unary::kExp>},
+      {"exponential_minus_one", 1, &UnaryBlock<Unary::kExpm1>},
+      {"log", 1, &UnaryBlock<Unary::kLog>},
+      {"log_plus_one", 1, &UnaryBlock<Unary::kLog1p>},
+      {"sqrt", 1, &UnaryBlock<Unary::kSqrt>},
+      {"rsqrt", 1, &UnaryBlock<Unary::kRsqrt>},
+      {"tanh", 1, &UnaryBlock<Unary::kTanh>},
+      {"logistic", 1, &UnaryBlock<Unary::kLogistic>},
+      {"sine", 1, &UnaryBlock<Unary::kSin>},
+      {"cosine", 1, &UnaryBlock<Unary::kCos>},
+      {"floor", 1, &UnaryBlock<Unary::kFloor>},
+      {"ceil", 1, &UnaryBlock<Unary::kCeil>},
+      {"round_nearest_even", 1, &UnaryBlock<Unary::kRoundEven>},
+      {"sign", 1, &UnaryBlock<Unary::kSign>},
       {"erf", 1, &UnaryBlock<Unary::kErf>},
-      {"add", 2, &BinaryBlock<Binary::kAdd>}, {"subtract", 2, &BinaryBlock<Binary::kSub>},
-      {"multiply", 2, &BinaryBlock<Binary::kMul>}, {"divide", 2, &BinaryBlock<Binary::kDiv>},
-      {"maximum", 2, &BinaryBlock<Binary::kMax>}, {"minimum", 2, &BinaryBlock<Binary::kMin>},
-      {"power", 2, &BinaryBlock<Binary::kPow>}, {"remainder", 2, &BinaryBlock<Binary::kRem>},
-      {"compare_EQ", 2, &CmpBlock<Cmp::kEq>}, {"compare_NE", 2, &CmpBlock<Cmp::kNe>},
-      {"compare_GE", 2, &CmpBlock<Cmp::kGe>}, {"compare_GT", 2, &CmpBlock<Cmp::kGt>},
-      {"compare_LE", 2, &CmpBlock<Cmp::kLe>}, {"compare_LT", 2, &CmpBlock<Cmp::kLt>},
-      {"select", 3, &SelectBlock}, {"clamp", 3, &ClampBlock},
+      {"add", 2, &BinaryBlock<Binary::kAdd>},
+      {"subtract", 2, &BinaryBlock<Binary::kSub>},
+      {"multiply", 2, &BinaryBlock<Binary::kMul>},
+      {"divide", 2, &BinaryBlock<Binary::kDiv>},
+      {"maximum", 2, &BinaryBlock<Binary::kMax>},
+      {"minimum", 2, &BinaryBlock<Binary::kMin>},
+      {"power", 2, &BinaryBlock<Binary::kPow>},
+      {"remainder", 2, &BinaryBlock<Binary::kRem>},
+      {"compare_EQ", 2, &CmpBlock<Cmp::kEq>},
+      {"compare_NE", 2, &CmpBlock<Cmp::kNe>},
+      {"compare_GE", 2, &CmpBlock<Cmp::kGe>},
+      {"compare_GT", 2, &CmpBlock<Cmp::kGt>},
+      {"compare_LE", 2, &CmpBlock<Cmp::kLe>},
+      {"compare_LT", 2, &CmpBlock<Cmp::kLt>},
+      {"select", 3, &SelectBlock},
+      {"clamp", 3, &ClampBlock},
   };
   for (const auto& e : kOps)
     if (name == e.name) return &e;
@@ -546,7 +613,8 @@ class FusedInstance final : public Runnable {
 class FusedElementwiseKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    op.Require(op.in.size() >= 1 && op.out.size() == 1, "expects at least one operand and one result");
+    op.Require(op.in.size() >= 1 && op.out.size() == 1,
+               "expects at least one operand and one result");
     const int32_t rt = op.out[0].dtype;
     op.Require(rt == BRT_DTYPE_F32 || rt == BRT_DTYPE_F16 || rt == BRT_DTYPE_BF16,
                std::string("result must be f32, f16 or bf16, got ") + DTypeName(rt));
@@ -561,7 +629,8 @@ class FusedElementwiseKernel final : public CpuKernel {
     }
     DispatchType(rt, [&](auto v) {
       using T = decltype(v);
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Half> ||
+                    std::is_same_v<T, BFloat16>)
         store_ = &StoreBlock<T>;
     });
     out_es_ = static_cast<int64_t>(DTypeSize(rt));
@@ -578,9 +647,9 @@ class FusedElementwiseKernel final : public CpuKernel {
       start = comma + 1;
     }
     std::vector<int64_t> program = op.Ints("program");
-    op.Require(program.size() == names.size() * 3,
-               "program has " + std::to_string(program.size()) + " entries, expected 3 per op (" +
-                   std::to_string(names.size()) + " ops)");
+    op.Require(program.size() == names.size() * 3, "program has " + std::to_string(program.size()) +
+                                                       " entries, expected 3 per op (" +
+                                                       std::to_string(names.size()) + " ops)");
     int next = num_inputs_ + static_cast<int>(constants_.size());
     for (size_t i = 0; i < names.size(); ++i) {
       const FusedOpEntry* e = FindFusedOp(names[i]);
@@ -594,7 +663,8 @@ class FusedElementwiseKernel final : public CpuKernel {
                                              " which is not defined yet");
           in.src[k] = static_cast<int>(r);
         } else {
-          op.Require(r == -1, "instruction " + std::to_string(i) + " has an operand beyond its arity");
+          op.Require(r == -1,
+                     "instruction " + std::to_string(i) + " has an operand beyond its arity");
           in.src[k] = in.src[0];
         }
       }
@@ -605,7 +675,9 @@ class FusedElementwiseKernel final : public CpuKernel {
     num_registers_ = next;
   }
 
-  std::unique_ptr<Runnable> CreateInstance() const override { return std::make_unique<FusedInstance>(*this); }
+  std::unique_ptr<Runnable> CreateInstance() const override {
+    return std::make_unique<FusedInstance>(*this);
+  }
   void Run(void* const*) override {}  // runs through its per-request instance
 
  private:
@@ -641,8 +713,8 @@ void FusedInstance::Run(void* const* b) {
     for (int64_t start = 0; start < n; start += kBlock) {
       const int64_t len = std::min(kBlock, n - start);
       for (int i = 0; i < k_.num_inputs_; ++i)
-        k_.loads_[i](static_cast<const char*>(b[i]) + (off[i] + start * strides[i]) * k_.in_es_[i], strides[i],
-                     regs + i * kBlock, len);
+        k_.loads_[i](static_cast<const char*>(b[i]) + (off[i] + start * strides[i]) * k_.in_es_[i],
+                     strides[i], regs + i * kBlock, len);
       for (const auto& in : k_.instrs_)
         in.fn(regs + in.dst * kBlock, regs + in.src[0] * kBlock, regs + in.src[1] * kBlock,
               regs + in.src[2] * kBlock, len);
@@ -660,12 +732,15 @@ std::vector<int32_t> Without(std::vector<int32_t> types, int32_t drop) {
 
 void RegisterElementwise(std::vector<KernelDef>& defs) {
   const std::vector<int32_t> numeric = Without(kAllTypes, BRT_DTYPE_I1);
-  std::vector<int32_t> signed_numeric = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64,
-                                         BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64};
+  std::vector<int32_t> signed_numeric = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
+                                         BRT_DTYPE_F64, BRT_DTYPE_I8,  BRT_DTYPE_I32,
+                                         BRT_DTYPE_I64};
   for (const auto& e : kUnaryOps) {
     std::vector<int32_t> types = kFloatTypes;
-    if (e.op == Unary::kNegate || e.op == Unary::kAbs || e.op == Unary::kSign) types = signed_numeric;
-    if (e.op == Unary::kNot) types = {BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
+    if (e.op == Unary::kNegate || e.op == Unary::kAbs || e.op == Unary::kSign)
+      types = signed_numeric;
+    if (e.op == Unary::kNot)
+      types = {BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
     defs.push_back({e.kind, types, false, false, &Make<UnaryKernel>});
   }
   for (const auto& e : kBinaryOps) {
@@ -679,7 +754,10 @@ void RegisterElementwise(std::vector<KernelDef>& defs) {
   defs.push_back({"select", kAllTypes, false, false, &Make<TernaryKernel>});
   defs.push_back({"clamp", numeric, false, false, &Make<TernaryKernel>});
   defs.push_back({"convert", kAllTypes, false, false, &Make<ConvertKernel>});
-  defs.push_back({"brt.fused_elementwise", {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16}, false, true,
+  defs.push_back({"brt.fused_elementwise",
+                  {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16},
+                  false,
+                  true,
                   &Make<FusedElementwiseKernel>});
 }
 

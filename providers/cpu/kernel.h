@@ -187,15 +187,24 @@ using Compute = typename ComputeType<T>::type;
 template <typename F>
 void DispatchType(int32_t dtype, F&& f) {
   switch (dtype) {
-    case BRT_DTYPE_F32: return f(float{});
-    case BRT_DTYPE_F16: return f(Half{});
-    case BRT_DTYPE_BF16: return f(BFloat16{});
-    case BRT_DTYPE_F64: return f(double{});
-    case BRT_DTYPE_I1: return f(Bool8{});
-    case BRT_DTYPE_I8: return f(int8_t{});
-    case BRT_DTYPE_I32: return f(int32_t{});
-    case BRT_DTYPE_I64: return f(int64_t{});
-    case BRT_DTYPE_U8: return f(uint8_t{});
+    case BRT_DTYPE_F32:
+      return f(float{});
+    case BRT_DTYPE_F16:
+      return f(Half{});
+    case BRT_DTYPE_BF16:
+      return f(BFloat16{});
+    case BRT_DTYPE_F64:
+      return f(double{});
+    case BRT_DTYPE_I1:
+      return f(Bool8{});
+    case BRT_DTYPE_I8:
+      return f(int8_t{});
+    case BRT_DTYPE_I32:
+      return f(int32_t{});
+    case BRT_DTYPE_I64:
+      return f(int64_t{});
+    case BRT_DTYPE_U8:
+      return f(uint8_t{});
   }
   throw KernelError(std::string("unsupported dtype ") + DTypeName(dtype));
 }
@@ -241,7 +250,8 @@ class BroadcastPlan {
           break;
         }
         index[d] = 0;
-        for (int k = 0; k < num_inputs_; ++k) offsets[k] -= strides_[k * rank_ + d] * (dims_[d] - 1);
+        for (int k = 0; k < num_inputs_; ++k)
+          offsets[k] -= strides_[k * rank_ + d] * (dims_[d] - 1);
       }
     }
   }

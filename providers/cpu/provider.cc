@@ -9,25 +9,43 @@ namespace brt::cpu {
 
 const char* DTypeName(int32_t dtype) {
   switch (dtype) {
-    case BRT_DTYPE_F32: return "f32";
-    case BRT_DTYPE_F16: return "f16";
-    case BRT_DTYPE_BF16: return "bf16";
-    case BRT_DTYPE_F64: return "f64";
-    case BRT_DTYPE_I1: return "i1";
-    case BRT_DTYPE_I8: return "i8";
-    case BRT_DTYPE_I32: return "i32";
-    case BRT_DTYPE_I64: return "i64";
-    case BRT_DTYPE_U8: return "u8";
+    case BRT_DTYPE_F32:
+      return "f32";
+    case BRT_DTYPE_F16:
+      return "f16";
+    case BRT_DTYPE_BF16:
+      return "bf16";
+    case BRT_DTYPE_F64:
+      return "f64";
+    case BRT_DTYPE_I1:
+      return "i1";
+    case BRT_DTYPE_I8:
+      return "i8";
+    case BRT_DTYPE_I32:
+      return "i32";
+    case BRT_DTYPE_I64:
+      return "i64";
+    case BRT_DTYPE_U8:
+      return "u8";
   }
   return "invalid";
 }
 
 size_t DTypeSize(int32_t dtype) {
   switch (dtype) {
-    case BRT_DTYPE_F32: case BRT_DTYPE_I32: return 4;
-    case BRT_DTYPE_F16: case BRT_DTYPE_BF16: return 2;
-    case BRT_DTYPE_F64: case BRT_DTYPE_I64: return 8;
-    case BRT_DTYPE_I1: case BRT_DTYPE_I8: case BRT_DTYPE_U8: return 1;
+    case BRT_DTYPE_F32:
+    case BRT_DTYPE_I32:
+      return 4;
+    case BRT_DTYPE_F16:
+    case BRT_DTYPE_BF16:
+      return 2;
+    case BRT_DTYPE_F64:
+    case BRT_DTYPE_I64:
+      return 8;
+    case BRT_DTYPE_I1:
+    case BRT_DTYPE_I8:
+    case BRT_DTYPE_U8:
+      return 1;
   }
   return 0;
 }
@@ -120,19 +138,23 @@ const BrtAttr* OpInfo::Find(std::string_view name) const {
 const BrtAttr* OpInfo::Get(std::string_view name, int32_t kind) const {
   const BrtAttr* a = Find(name);
   if (!a) throw KernelError(this->kind + ": missing attribute '" + std::string(name) + "'");
-  if (a->kind != kind) throw KernelError(this->kind + ": attribute '" + std::string(name) + "' has the wrong kind");
+  if (a->kind != kind)
+    throw KernelError(this->kind + ": attribute '" + std::string(name) + "' has the wrong kind");
   return a;
 }
 
 namespace {
 int64_t Bounded(const OpInfo& op, std::string_view name, int64_t v) {
-  op.Require(v >= -kMaxAttrMagnitude && v <= kMaxAttrMagnitude,
-             "attribute '" + std::string(name) + "' value " + std::to_string(v) + " is out of range");
+  op.Require(
+      v >= -kMaxAttrMagnitude && v <= kMaxAttrMagnitude,
+      "attribute '" + std::string(name) + "' value " + std::to_string(v) + " is out of range");
   return v;
 }
 }  // namespace
 
-int64_t OpInfo::Int(std::string_view name) const { return Bounded(*this, name, Get(name, BRT_ATTR_INT)->i); }
+int64_t OpInfo::Int(std::string_view name) const {
+  return Bounded(*this, name, Get(name, BRT_ATTR_INT)->i);
+}
 int64_t OpInfo::Int(std::string_view name, int64_t fallback) const {
   return Has(name) ? Int(name) : fallback;
 }
@@ -179,8 +201,8 @@ int64_t OpInfo::Add(int64_t a, int64_t b) const {
 
 void OpInfo::RequireOperands(int n) const {
   Require(static_cast<int>(in.size()) == n && out.size() == 1,
-          "expected " + std::to_string(n) + " operands and 1 result, got " + std::to_string(in.size()) +
-              " and " + std::to_string(out.size()));
+          "expected " + std::to_string(n) + " operands and 1 result, got " +
+              std::to_string(in.size()) + " and " + std::to_string(out.size()));
 }
 
 void OpInfo::RequireSameDTypes() const {
@@ -190,7 +212,8 @@ void OpInfo::RequireSameDTypes() const {
                                              DTypeName(out[0].dtype));
 }
 
-void OpInfo::RequireDims(const std::vector<int64_t>& dims, int rank, const std::string& what) const {
+void OpInfo::RequireDims(const std::vector<int64_t>& dims, int rank,
+                         const std::string& what) const {
   std::vector<bool> seen(rank, false);
   for (int64_t d : dims) {
     Require(d >= 0 && d < rank, what + " " + FormatDims(dims) + " has a dimension outside [0, " +
@@ -203,9 +226,11 @@ void OpInfo::RequireDims(const std::vector<int64_t>& dims, int rank, const std::
 // --- BroadcastPlan -------------------------------------------------------------
 
 void BroadcastPlan::Build(const std::vector<int64_t>& out_dims,
-                          const std::vector<std::vector<int64_t>>& in_dims, const std::string& what) {
+                          const std::vector<std::vector<int64_t>>& in_dims,
+                          const std::string& what) {
   const int out_rank = static_cast<int>(out_dims.size());
-  if (out_rank > kMaxRank) throw KernelError(what + ": rank " + std::to_string(out_rank) + " is too large");
+  if (out_rank > kMaxRank)
+    throw KernelError(what + ": rank " + std::to_string(out_rank) + " is too large");
   num_inputs_ = static_cast<int>(in_dims.size());
   // Per input, per output dim: element stride (0 where broadcast).
   std::vector<std::vector<int64_t>> full(num_inputs_, std::vector<int64_t>(out_rank, 0));
@@ -319,10 +344,18 @@ void StridedCopy::Run(char* dst, const char* src) const {
       std::memcpy(drow, srow, static_cast<size_t>(n * es));
     } else {
       switch (elem_size) {
-        case 1: CopyRow<uint8_t>(drow, ds, srow, ss, n); break;
-        case 2: CopyRow<uint16_t>(drow, ds, srow, ss, n); break;
-        case 4: CopyRow<uint32_t>(drow, ds, srow, ss, n); break;
-        default: CopyRow<uint64_t>(drow, ds, srow, ss, n); break;
+        case 1:
+          CopyRow<uint8_t>(drow, ds, srow, ss, n);
+          break;
+        case 2:
+          CopyRow<uint16_t>(drow, ds, srow, ss, n);
+          break;
+        case 4:
+          CopyRow<uint32_t>(drow, ds, srow, ss, n);
+          break;
+        default:
+          CopyRow<uint64_t>(drow, ds, srow, ss, n);
+          break;
       }
     }
     int d = rank - 2;
@@ -361,8 +394,8 @@ void SetError(BrtErrorBuffer* error, const std::string& message) {
   error->message[sizeof(error->message) - 1] = '\0';
 }
 
-
-int32_t Prepare(const void* kernel_data, const BrtOpDesc* desc, void** state, BrtErrorBuffer* error) {
+int32_t Prepare(const void* kernel_data, const BrtOpDesc* desc, void** state,
+                BrtErrorBuffer* error) {
   const KernelDef& def = *static_cast<const KernelDef*>(kernel_data);
   try {
     OpInfo op(*desc);
@@ -414,13 +447,18 @@ int32_t ResolveKernel(const BrtOpSignature* sig, BrtKernel* kernel, BrtErrorBuff
     const int32_t* types = def.key_is_operand ? sig->operand_dtypes : sig->result_dtypes;
     int32_t count = def.key_is_operand ? sig->num_operands : sig->num_results;
     if (count < 1 || !Contains(def.dtypes, types[0])) continue;
-    *kernel = BrtKernel{sizeof(BrtKernel), &def, &Prepare, &ReleaseState,
+    *kernel = BrtKernel{sizeof(BrtKernel),
+                        &def,
+                        &Prepare,
+                        &ReleaseState,
                         def.per_request_instance ? &CreateInstance : nullptr,
-                        def.per_request_instance ? &ReleaseInstance : nullptr, &RunKernel};
+                        def.per_request_instance ? &ReleaseInstance : nullptr,
+                        &RunKernel};
     return BRT_OK;
   }
-  SetError(error, kind_known ? std::string("op '") + sig->kind + "' is not implemented for these dtypes"
-                             : std::string("unknown op '") + sig->kind + "'");
+  SetError(error, kind_known
+                      ? std::string("op '") + sig->kind + "' is not implemented for these dtypes"
+                      : std::string("unknown op '") + sig->kind + "'");
   return BRT_ERROR_UNSUPPORTED;
 }
 
@@ -456,16 +494,27 @@ int32_t KernelInfo(int32_t index, BrtKernelInfo* info) {
 }
 
 const BrtProviderApi kApi = {
-    sizeof(BrtProviderApi), BRT_PROVIDER_ABI_VERSION, "cpu", BRT_DEVICE_CPU,
-    &DeviceCount, &Allocate, &Deallocate, &Copy,
-    nullptr, nullptr, nullptr,  // host work runs in order on the calling thread
-    &ResolveKernel, &KernelCount, &KernelInfo,
+    sizeof(BrtProviderApi),
+    BRT_PROVIDER_ABI_VERSION,
+    "cpu",
+    BRT_DEVICE_CPU,
+    &DeviceCount,
+    &Allocate,
+    &Deallocate,
+    &Copy,
+    nullptr,
+    nullptr,
+    nullptr,  // host work runs in order on the calling thread
+    &ResolveKernel,
+    &KernelCount,
+    &KernelInfo,
 };
 
 }  // namespace
 }  // namespace brt::cpu
 
-extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_provider_get(uint32_t core_abi_version) {
+extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_provider_get(
+    uint32_t core_abi_version) {
   if (core_abi_version != BRT_PROVIDER_ABI_VERSION) return nullptr;
   return &brt::cpu::kApi;
 }

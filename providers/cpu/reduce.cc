@@ -10,9 +10,9 @@ namespace {
 enum class Reducer { kAdd, kMul, kMax, kMin, kAnd, kOr };
 
 bool ParseReducer(const std::string& s, Reducer* r) {
-  static const std::pair<const char*, Reducer> kNames[] = {{"add", Reducer::kAdd}, {"mul", Reducer::kMul},
-                                                           {"max", Reducer::kMax}, {"min", Reducer::kMin},
-                                                           {"and", Reducer::kAnd}, {"or", Reducer::kOr}};
+  static const std::pair<const char*, Reducer> kNames[] = {
+      {"add", Reducer::kAdd}, {"mul", Reducer::kMul}, {"max", Reducer::kMax},
+      {"min", Reducer::kMin}, {"and", Reducer::kAnd}, {"or", Reducer::kOr}};
   for (auto [name, v] : kNames)
     if (s == name) return *r = v, true;
   return false;
@@ -26,7 +26,8 @@ inline C Combine(C a, C b) {
   } else if constexpr (std::is_integral_v<C>) {
     using U = std::make_unsigned_t<C>;
     if constexpr (R == Reducer::kAdd) return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
-    if constexpr (R == Reducer::kMul) return static_cast<C>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b));
+    if constexpr (R == Reducer::kMul)
+      return static_cast<C>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b));
     if constexpr (R == Reducer::kMax) return a > b ? a : b;
     if constexpr (R == Reducer::kMin) return a < b ? a : b;
     if constexpr (R == Reducer::kAnd) return static_cast<C>(a & b);
@@ -58,13 +59,15 @@ class ReduceKernel final : public CpuKernel {
     std::vector<int64_t> dims = op.Ints("dimensions");
     op.RequireDims(dims, in.rank(), "dimensions");
     std::string name = op.String("reducer");
-    op.Require(ParseReducer(name, &reducer_), "reducer '" + name + "' is not add, mul, max, min, and or or");
+    op.Require(ParseReducer(name, &reducer_),
+               "reducer '" + name + "' is not add, mul, max, min, and or or");
     std::vector<bool> reduced(in.rank(), false);
     for (int64_t d : dims) reduced[d] = true;
     std::vector<int64_t> kept;
     for (int d = 0; d < in.rank(); ++d)
       if (!reduced[d]) kept.push_back(in.dims[d]);
-    op.Require(kept == op.out[0].dims, "result shape " + FormatDims(op.out[0].dims) + " should be " + FormatDims(kept));
+    op.Require(kept == op.out[0].dims,
+               "result shape " + FormatDims(op.out[0].dims) + " should be " + FormatDims(kept));
     // Output strides per input dimension (0 where reduced), then collapse.
     std::vector<int64_t> ostr(in.rank(), 0);
     for (int d = in.rank() - 1, s = 1; d >= 0; --d)
@@ -72,7 +75,8 @@ class ReduceKernel final : public CpuKernel {
     rank_ = 0;
     for (int d = 0; d < in.rank(); ++d) {
       if (in.dims[d] == 1) continue;
-      if (rank_ > 0 && ostr_[rank_ - 1] == ostr[d] * in.dims[d] && (ostr_[rank_ - 1] == 0) == (ostr[d] == 0)) {
+      if (rank_ > 0 && ostr_[rank_ - 1] == ostr[d] * in.dims[d] &&
+          (ostr_[rank_ - 1] == 0) == (ostr[d] == 0)) {
         dims_[rank_ - 1] *= in.dims[d];
         ostr_[rank_ - 1] = ostr[d];
         continue;
@@ -87,16 +91,30 @@ class ReduceKernel final : public CpuKernel {
       if constexpr (!std::is_same_v<T, Half> && !std::is_same_v<T, BFloat16>) {
         if (!ReducerValid<T>(reducer_)) return;
         switch (reducer_) {
-          case Reducer::kAdd: fn_ = &Reduce<Reducer::kAdd, T>; break;
-          case Reducer::kMul: fn_ = &Reduce<Reducer::kMul, T>; break;
-          case Reducer::kMax: fn_ = &Reduce<Reducer::kMax, T>; break;
-          case Reducer::kMin: fn_ = &Reduce<Reducer::kMin, T>; break;
-          case Reducer::kAnd: fn_ = &Reduce<Reducer::kAnd, T>; break;
-          case Reducer::kOr: fn_ = &Reduce<Reducer::kOr, T>; break;
+          case Reducer::kAdd:
+            fn_ = &Reduce<Reducer::kAdd, T>;
+            break;
+          case Reducer::kMul:
+            fn_ = &Reduce<Reducer::kMul, T>;
+            break;
+          case Reducer::kMax:
+            fn_ = &Reduce<Reducer::kMax, T>;
+            break;
+          case Reducer::kMin:
+            fn_ = &Reduce<Reducer::kMin, T>;
+            break;
+          case Reducer::kAnd:
+            fn_ = &Reduce<Reducer::kAnd, T>;
+            break;
+          case Reducer::kOr:
+            fn_ = &Reduce<Reducer::kOr, T>;
+            break;
         }
       }
     });
-    if (!fn_) throw UnsupportedError("reduce: reducer '" + name + "' is not defined for " + DTypeName(in.dtype));
+    if (!fn_)
+      throw UnsupportedError("reduce: reducer '" + name + "' is not defined for " +
+                             DTypeName(in.dtype));
   }
   void Run(void* const* b) override { fn_(*this, b[0], b[1], b[2]); }
 
@@ -119,7 +137,8 @@ class ReduceKernel final : public CpuKernel {
         for (int64_t i = 0; i < n; ++i) acc = Combine<R, C>(acc, C(in[ioff + i]));
         out[ooff] = T(acc);
       } else {
-        for (int64_t i = 0; i < n; ++i) out[ooff + i] = T(Combine<R, C>(C(out[ooff + i]), C(in[ioff + i])));
+        for (int64_t i = 0; i < n; ++i)
+          out[ooff + i] = T(Combine<R, C>(C(out[ooff + i]), C(in[ioff + i])));
       }
       ioff += n;
       int d = r - 2;
@@ -157,7 +176,8 @@ class ReduceWindowKernel final : public CpuKernel {
     win_dil_ = op.Ints("window_dilations", std::vector<int64_t>(r, 1));
     std::vector<int64_t> padding = op.Ints("padding", std::vector<int64_t>(2 * r, 0));
     op.Require(static_cast<int>(window_.size()) == r && static_cast<int>(strides_.size()) == r &&
-                   static_cast<int>(base_dil_.size()) == r && static_cast<int>(win_dil_.size()) == r &&
+                   static_cast<int>(base_dil_.size()) == r &&
+                   static_cast<int>(win_dil_.size()) == r &&
                    static_cast<int>(padding.size()) == 2 * r,
                "window attributes must have rank entries (padding: 2 per dimension)");
     pad_lo_.resize(r);
@@ -165,12 +185,14 @@ class ReduceWindowKernel final : public CpuKernel {
       op.Require(window_[d] > 0 && strides_[d] > 0 && base_dil_[d] > 0 && win_dil_[d] > 0,
                  "window sizes, strides and dilations must be positive");
       pad_lo_[d] = padding[2 * d];
-      const int64_t dilated_in = in.dims[d] == 0 ? 0 : op.Add(op.Mul(in.dims[d] - 1, base_dil_[d]), 1);
+      const int64_t dilated_in =
+          in.dims[d] == 0 ? 0 : op.Add(op.Mul(in.dims[d] - 1, base_dil_[d]), 1);
       const int64_t padded = op.Add(op.Add(dilated_in, padding[2 * d]), padding[2 * d + 1]);
       const int64_t dilated_win = op.Add(op.Mul(window_[d] - 1, win_dil_[d]), 1);
       const int64_t expect = padded < dilated_win ? 0 : (padded - dilated_win) / strides_[d] + 1;
-      op.Require(out.dims[d] == expect, "result dimension " + std::to_string(d) + " is " + std::to_string(out.dims[d]) +
-                                            ", the window gives " + std::to_string(expect));
+      op.Require(out.dims[d] == expect, "result dimension " + std::to_string(d) + " is " +
+                                            std::to_string(out.dims[d]) + ", the window gives " +
+                                            std::to_string(expect));
     }
     in_dims_ = in.dims;
     in_strides_ = in.Strides();
@@ -182,9 +204,10 @@ class ReduceWindowKernel final : public CpuKernel {
       for (int64_t w : window_) window_numel_ = op.Mul(window_numel_, w);
     std::string name = op.String("reducer");
     Reducer reducer;
-    op.Require(ParseReducer(name, &reducer) && (reducer == Reducer::kAdd || reducer == Reducer::kMax ||
-                                                reducer == Reducer::kMin),
-               "reducer '" + name + "' is not add, max or min");
+    op.Require(
+        ParseReducer(name, &reducer) &&
+            (reducer == Reducer::kAdd || reducer == Reducer::kMax || reducer == Reducer::kMin),
+        "reducer '" + name + "' is not add, max or min");
     DispatchType(in.dtype, [&](auto t) {
       using T = decltype(t);
       if constexpr (!std::is_same_v<T, Bool8>) {
@@ -232,7 +255,8 @@ class ReduceWindowKernel final : public CpuKernel {
       }
     }
   }
-  std::vector<int64_t> window_, strides_, base_dil_, win_dil_, pad_lo_, in_dims_, in_strides_, out_dims_;
+  std::vector<int64_t> window_, strides_, base_dil_, win_dil_, pad_lo_, in_dims_, in_strides_,
+      out_dims_;
   int64_t out_numel_ = 0, window_numel_ = 1;
   void (*fn_)(const ReduceWindowKernel&, const void*, const void*, void*) = nullptr;
 };
@@ -241,10 +265,17 @@ class ReduceWindowKernel final : public CpuKernel {
 
 void RegisterReductions(std::vector<KernelDef>& defs) {
   defs.push_back({"reduce",
-                  {BRT_DTYPE_F32, BRT_DTYPE_F64, BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8},
-                  false, false, &Make<ReduceKernel>});
-  defs.push_back({"reduce_window", {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I32, BRT_DTYPE_I64},
-                  false, false, &Make<ReduceWindowKernel>});
+                  {BRT_DTYPE_F32, BRT_DTYPE_F64, BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32,
+                   BRT_DTYPE_I64, BRT_DTYPE_U8},
+                  false,
+                  false,
+                  &Make<ReduceKernel>});
+  defs.push_back(
+      {"reduce_window",
+       {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I32, BRT_DTYPE_I64},
+       false,
+       false,
+       &Make<ReduceWindowKernel>});
 }
 
 }  // namespace brt::cpu

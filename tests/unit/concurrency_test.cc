@@ -48,7 +48,8 @@ TEST(Concurrency, EightThreadsShareOneSession) {
             continue;
           }
           Tensor out = ctx.Output("probabilities").value();
-          if (std::vector<float>(out.data_as<float>(), out.data_as<float>() + out.num_elements()) != expected[i])
+          if (std::vector<float>(out.data_as<float>(), out.data_as<float>() + out.num_elements()) !=
+              expected[i])
             ++mismatches[t];
         }
     });

@@ -56,7 +56,9 @@ TEST(Format, RefusesNewerVersionsNamingBoth) {
     ASSERT_TRUE(root->mutate_format_major(major) && root->mutate_format_minor(minor));
     ASSERT_TRUE(core::SealExecutable(bytes.data(), bytes.size()));
     auto s = Session::LoadMemory(bytes);
-    ExpectError(s.status(), {"format version " + std::to_string(major) + "." + std::to_string(minor), "(format 1.0)"});
+    ExpectError(
+        s.status(),
+        {"format version " + std::to_string(major) + "." + std::to_string(minor), "(format 1.0)"});
     EXPECT_EQ(s.status().code(), StatusCode::kUnsupported);
   }
 }
@@ -75,7 +77,9 @@ TEST(Format, WeightsAreAlignedSegmentsAfterTheMetadata) {
     EXPECT_LE(w->offset() + w->length(), bytes.size());
   }
   // The first weight holds layer1.w verbatim.
-  EXPECT_EQ(std::memcmp(bytes.data() + root->weights()->Get(0)->offset(), mlp.w1.data(), mlp.w1.num_bytes()), 0);
+  EXPECT_EQ(std::memcmp(bytes.data() + root->weights()->Get(0)->offset(), mlp.w1.data(),
+                        mlp.w1.num_bytes()),
+            0);
 }
 
 TEST(Format, LoadsAFileLargerThanTwoGibibytes) {
@@ -88,11 +92,13 @@ TEST(Format, LoadsAFileLargerThanTwoGibibytes) {
   for (int i = 1; i <= 4; ++i) w[n - i] = static_cast<float>(i) * 1.5f;
   ExecutableBuilder b;
   FunctionBuilder& f = b.AddFunction("tail");
-  ValueId big = f.Weight("big", DType::kF32, {n}, std::span<const uint8_t>(static_cast<uint8_t*>(mem), n * 4));
+  ValueId big = f.Weight("big", DType::kF32, {n},
+                         std::span<const uint8_t>(static_cast<uint8_t*>(mem), n * 4));
   munmap(mem, n * 4);
   ValueId in = f.Input("x", DType::kF32, {4});
   ValueId tail = f.Op("slice", {big}, {{DType::kF32, {4}}},
-                      {{"start_indices", std::vector<int64_t>{n - 4}}, {"limit_indices", std::vector<int64_t>{n}}})[0];
+                      {{"start_indices", std::vector<int64_t>{n - 4}},
+                       {"limit_indices", std::vector<int64_t>{n}}})[0];
   f.Output("y", f.Op("add", {tail, in}, {{DType::kF32, {4}}})[0]);
   char path[] = "/tmp/brt_large_XXXXXX";
   int fd = mkstemp(path);

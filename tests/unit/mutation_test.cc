@@ -18,14 +18,19 @@ std::vector<uint8_t> BaseExecutable() {
   mlp.Build(b.AddFunction("mlp"), 4);
   FunctionBuilder& g = b.AddFunction("shapes");
   ValueId x = g.Input("x", DType::kF32, {2, 3, 4});
-  ValueId t = g.Op("transpose", {x}, {{DType::kF32, {4, 2, 3}}}, {{"permutation", std::vector<int64_t>{2, 0, 1}}})[0];
+  ValueId t = g.Op("transpose", {x}, {{DType::kF32, {4, 2, 3}}},
+                   {{"permutation", std::vector<int64_t>{2, 0, 1}}})[0];
   ValueId c = g.Op("concatenate", {t, t}, {{DType::kF32, {8, 2, 3}}}, {{"dimension", 0}})[0];
-  ValueId r = g.Op("reduce", {c, g.Op("constant", {}, {{DType::kF32, {}}}, {{"value", std::vector<uint8_t>(4, 0)}})[0]},
-                   {{DType::kF32, {8}}}, {{"dimensions", std::vector<int64_t>{1, 2}}, {"reducer", "add"}})[0];
+  ValueId r = g.Op(
+      "reduce",
+      {c, g.Op("constant", {}, {{DType::kF32, {}}}, {{"value", std::vector<uint8_t>(4, 0)}})[0]},
+      {{DType::kF32, {8}}}, {{"dimensions", std::vector<int64_t>{1, 2}}, {"reducer", "add"}})[0];
   ValueId ids = g.Input("ids", DType::kI32, {5, 1});
   ValueId gat = g.Op("gather", {r, ids}, {{DType::kF32, {5}}},
-                     {{"offset_dims", std::vector<int64_t>{}}, {"collapsed_slice_dims", std::vector<int64_t>{0}},
-                      {"start_index_map", std::vector<int64_t>{0}}, {"index_vector_dim", 1},
+                     {{"offset_dims", std::vector<int64_t>{}},
+                      {"collapsed_slice_dims", std::vector<int64_t>{0}},
+                      {"start_index_map", std::vector<int64_t>{0}},
+                      {"index_vector_dim", 1},
                       {"slice_sizes", std::vector<int64_t>{1}}})[0];
   g.Output("y", gat);
   return b.Serialize().value();
@@ -51,20 +56,28 @@ std::string BreakField(uint8_t* data, std::mt19937_64& rng) {
       op->mutable_operands()->Mutate(rng() % op->operands()->size(), big);
       return "operand index";
     }
-    case 1: pick(fn->mutable_ops())->mutable_results()->Mutate(0, big); return "result index";
-    case 2: pick(fn->mutable_arguments())->mutate_value(big); return "argument value index";
+    case 1:
+      pick(fn->mutable_ops())->mutable_results()->Mutate(0, big);
+      return "result index";
+    case 2:
+      pick(fn->mutable_arguments())->mutate_value(big);
+      return "argument value index";
     case 3: {
       auto* v = pick(fn->mutable_values());
       if (!v->dims() || v->dims()->size() == 0) return "";
       auto* d = v->mutable_dims()->GetMutableObject(0);
       return d->mutate_size(rng() % 2 ? -7 : (int64_t{1} << 61)) ? "dimension size" : "";
     }
-    case 4: pick(fn->mutable_values())->mutate_dtype(static_cast<fb::DType>(40 + rng() % 80)); return "dtype";
+    case 4:
+      pick(fn->mutable_values())->mutate_dtype(static_cast<fb::DType>(40 + rng() % 80));
+      return "dtype";
     case 5: {
       if (!root->weights() || root->weights()->size() == 0) return "";
       auto* w = root->mutable_weights()->GetMutableObject(rng() % root->weights()->size());
-      if (rng() % 2) w->mutate_offset(w->offset() + (uint64_t{1} << 40));
-      else w->mutate_length(w->length() + 4 + rng() % 64);
+      if (rng() % 2)
+        w->mutate_offset(w->offset() + (uint64_t{1} << 40));
+      else
+        w->mutate_length(w->length() + 4 + rng() % 64);
       return "weight segment";
     }
     case 6: {
@@ -72,7 +85,8 @@ std::string BreakField(uint8_t* data, std::mt19937_64& rng) {
       if (!plan) return "";
       for (uint32_t v = 0; v < plan->value_arena()->size(); ++v)
         if (plan->value_arena()->Get(v) >= 0) {
-          plan->mutable_value_offset()->Mutate(v, plan->arenas()->Get(0)->size() + 256 * (1 + rng() % 10));
+          plan->mutable_value_offset()->Mutate(
+              v, plan->arenas()->Get(0)->size() + 256 * (1 + rng() % 10));
           return "plan offset";
         }
       return "";
@@ -94,16 +108,24 @@ std::string BreakField(uint8_t* data, std::mt19937_64& rng) {
         }
       return "";
     }
-    case 9: pick(fn->mutable_arguments())->mutate_role(static_cast<fb::ArgRole>(4 + rng() % 100)); return "role";
+    case 9:
+      pick(fn->mutable_arguments())->mutate_role(static_cast<fb::ArgRole>(4 + rng() % 100));
+      return "role";
     case 10: {
       for (uint32_t k = 0; k < fn->arguments()->size(); ++k)
-        if (auto* a = fn->mutable_arguments()->GetMutableObject(k); a->role() == fb::ArgRole::Output) return a->mutate_alias_argument(100 + rng() % 100) ? "alias" : "";
+        if (auto* a = fn->mutable_arguments()->GetMutableObject(k);
+            a->role() == fb::ArgRole::Output)
+          return a->mutate_alias_argument(100 + rng() % 100) ? "alias" : "";
       return "";
     }
-    case 11: pick(fn->mutable_ops())->mutate_device(static_cast<fb::DeviceKind>(2 + rng() % 100)); return "op device";
+    case 11:
+      pick(fn->mutable_ops())->mutate_device(static_cast<fb::DeviceKind>(2 + rng() % 100));
+      return "op device";
     case 12: {
       for (uint32_t k = 0; k < fn->arguments()->size(); ++k)
-        if (auto* a = fn->mutable_arguments()->GetMutableObject(k); a->role() == fb::ArgRole::Weight) return a->mutate_weight(static_cast<int32_t>(100 + rng() % 100)) ? "weight index" : "";
+        if (auto* a = fn->mutable_arguments()->GetMutableObject(k);
+            a->role() == fb::ArgRole::Weight)
+          return a->mutate_weight(static_cast<int32_t>(100 + rng() % 100)) ? "weight index" : "";
       return "";
     }
     default: {
@@ -128,7 +150,8 @@ TEST(Mutation, ThousandMutatedExecutablesAreAllRejected) {
     const int mode = i % 5;
     if (mode < 2) {
       const int flips = 1 + static_cast<int>(rng() % 4);
-      for (int k = 0; k < flips; ++k) bytes[rng() % fb_end] ^= static_cast<uint8_t>(1u << (rng() % 8));
+      for (int k = 0; k < flips; ++k)
+        bytes[rng() % fb_end] ^= static_cast<uint8_t>(1u << (rng() % 8));
       if (bytes == base) continue;
       what = "bit flip";
       ++bit_flips;
@@ -139,7 +162,8 @@ TEST(Mutation, ThousandMutatedExecutablesAreAllRejected) {
     } else {
       what = BreakField(bytes.data(), rng);
       if (what.empty()) continue;
-      ASSERT_TRUE(core::SealExecutable(bytes.data(), bytes.size()));  // so the semantic checks must catch it
+      ASSERT_TRUE(core::SealExecutable(bytes.data(),
+                                       bytes.size()));  // so the semantic checks must catch it
       kinds.insert(what);
       ++fields;
     }
@@ -147,8 +171,8 @@ TEST(Mutation, ThousandMutatedExecutablesAreAllRejected) {
     ASSERT_FALSE(s.ok()) << "mutation #" << i << " (" << what << ") was accepted";
     EXPECT_FALSE(s.status().message().empty());
   }
-  std::printf("rejected %d bit flips, %d truncations, %d out-of-range fields (%zu kinds)\n", bit_flips, truncations,
-              fields, kinds.size());
+  std::printf("rejected %d bit flips, %d truncations, %d out-of-range fields (%zu kinds)\n",
+              bit_flips, truncations, fields, kinds.size());
   EXPECT_GE(kinds.size(), 12u);
 }
 
@@ -164,7 +188,8 @@ TEST(Mutation, FuzzerRegressionsAreRejected) {
   int count = 0;
   for (const auto& entry : std::filesystem::directory_iterator(BRT_FUZZ_REGRESSIONS_DIR)) {
     std::ifstream f(entry.path(), std::ios::binary);
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
+                               std::istreambuf_iterator<char>());
     core::SealExecutable(bytes.data(), bytes.size());
     EXPECT_FALSE(Session::LoadMemory(bytes).ok()) << entry.path();
     ++count;

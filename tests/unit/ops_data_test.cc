@@ -21,16 +21,25 @@ TEST(Reshape, CopiesInOrder) {
 TEST(BroadcastInDim, MapsOperandDims) {
   for (DType t : {DType::kF32, DType::kI64, DType::kF16, DType::kI1}) {
     HostTensor x = Random(t, {3, 1}, Rng(), 0, 1);
-    auto out = MustRunOp({"broadcast_in_dim", {x}, {{t, {2, 4, 3}}}, {{"broadcast_dimensions", std::vector<int64_t>{2, 1}}}});
+    auto out = MustRunOp({"broadcast_in_dim",
+                          {x},
+                          {{t, {2, 4, 3}}},
+                          {{"broadcast_dimensions", std::vector<int64_t>{2, 1}}}});
     for (int64_t i = 0; i < 24; ++i) {
       auto idx = Unravel(i, {2, 4, 3});
       EXPECT_EQ(out[0].Get(i), x.Get(idx[2])) << DTypeName(t);
     }
   }
   HostTensor s = HostTensor::FromDouble(DType::kF32, {}, {3.5});
-  EXPECT_EQ(MustRunOp({"broadcast_in_dim", {s}, {{DType::kF32, {2, 2}}}, {{"broadcast_dimensions", std::vector<int64_t>{}}}})[0].ToDouble(),
+  EXPECT_EQ(MustRunOp({"broadcast_in_dim",
+                       {s},
+                       {{DType::kF32, {2, 2}}},
+                       {{"broadcast_dimensions", std::vector<int64_t>{}}}})[0]
+                .ToDouble(),
             (std::vector<double>{3.5, 3.5, 3.5, 3.5}));
-  ExpectError(RunOp({"broadcast_in_dim", {Random(DType::kF32, {3}, Rng())}, {{DType::kF32, {4}}},
+  ExpectError(RunOp({"broadcast_in_dim",
+                     {Random(DType::kF32, {3}, Rng())},
+                     {{DType::kF32, {4}}},
                      {{"broadcast_dimensions", std::vector<int64_t>{0}}}})
                   .status(),
               {"cannot broadcast"});
@@ -47,28 +56,46 @@ TEST(Transpose, GeneralPermutation) {
     for (int d = 0; d < 4; ++d) in[perm[d]] = o[d];
     EXPECT_EQ(out[0].Get(i), x.Get(Ravel(in, {2, 3, 4, 5})));
   }
-  ExpectError(RunOp({"transpose", {x}, {{DType::kF32, Dims(os)}}, {{"permutation", std::vector<int64_t>{2, 0, 3, 3}}}}).status(),
+  ExpectError(RunOp({"transpose",
+                     {x},
+                     {{DType::kF32, Dims(os)}},
+                     {{"permutation", std::vector<int64_t>{2, 0, 3, 3}}}})
+                  .status(),
               {"repeats dimension 3"});
 }
 
 TEST(Slice, StartLimitStride) {
   HostTensor x = Random(DType::kI32, {7, 9}, Rng(), -100, 100);
-  auto out = MustRunOp({"slice", {x}, {{DType::kI32, {2, 3}}},
-                        {{"start_indices", std::vector<int64_t>{1, 2}}, {"limit_indices", std::vector<int64_t>{5, 9}},
+  auto out = MustRunOp({"slice",
+                        {x},
+                        {{DType::kI32, {2, 3}}},
+                        {{"start_indices", std::vector<int64_t>{1, 2}},
+                         {"limit_indices", std::vector<int64_t>{5, 9}},
                          {"strides", std::vector<int64_t>{3, 3}}}});
-  EXPECT_EQ(out[0].ToDouble(), (std::vector<double>{x.Get(1 * 9 + 2), x.Get(1 * 9 + 5), x.Get(1 * 9 + 8),
-                                                     x.Get(4 * 9 + 2), x.Get(4 * 9 + 5), x.Get(4 * 9 + 8)}));
-  ExpectError(RunOp({"slice", {x}, {{DType::kI32, {4, 8}}},
-                     {{"start_indices", std::vector<int64_t>{1, 2}}, {"limit_indices", std::vector<int64_t>{5, 10}}}})
+  EXPECT_EQ(out[0].ToDouble(),
+            (std::vector<double>{x.Get(1 * 9 + 2), x.Get(1 * 9 + 5), x.Get(1 * 9 + 8),
+                                 x.Get(4 * 9 + 2), x.Get(4 * 9 + 5), x.Get(4 * 9 + 8)}));
+  ExpectError(RunOp({"slice",
+                     {x},
+                     {{DType::kI32, {4, 8}}},
+                     {{"start_indices", std::vector<int64_t>{1, 2}},
+                      {"limit_indices", std::vector<int64_t>{5, 10}}}})
                   .status(),
               {"dimension 1", "invalid for size 9"});
 }
 
 TEST(Reverse, SelectedDims) {
   HostTensor x = HostTensor::FromDouble(DType::kF32, {2, 3}, Iota(6));
-  EXPECT_EQ(MustRunOp({"reverse", {x}, {{DType::kF32, {2, 3}}}, {{"dimensions", std::vector<int64_t>{1}}}})[0].ToDouble(),
-            (std::vector<double>{2, 1, 0, 5, 4, 3}));
-  EXPECT_EQ(MustRunOp({"reverse", {x}, {{DType::kF32, {2, 3}}}, {{"dimensions", std::vector<int64_t>{0, 1}}}})[0].ToDouble(),
+  EXPECT_EQ(
+      MustRunOp(
+          {"reverse", {x}, {{DType::kF32, {2, 3}}}, {{"dimensions", std::vector<int64_t>{1}}}})[0]
+          .ToDouble(),
+      (std::vector<double>{2, 1, 0, 5, 4, 3}));
+  EXPECT_EQ(MustRunOp({"reverse",
+                       {x},
+                       {{DType::kF32, {2, 3}}},
+                       {{"dimensions", std::vector<int64_t>{0, 1}}}})[0]
+                .ToDouble(),
             (std::vector<double>{5, 4, 3, 2, 1, 0}));
 }
 
@@ -78,7 +105,8 @@ TEST(Concatenate, MiddleAxisWithEmptyPiece) {
   auto out = MustRunOp({"concatenate", {a, b, c}, {{DType::kF32, {2, 3, 3}}}, {{"dimension", 1}}});
   for (int64_t i = 0; i < 18; ++i) {
     auto idx = Unravel(i, {2, 3, 3});
-    double ref = idx[1] == 0 ? a.Get(Ravel({idx[0], 0, idx[2]}, {2, 1, 3})) : c.Get(Ravel({idx[0], idx[1] - 1, idx[2]}, {2, 2, 3}));
+    double ref = idx[1] == 0 ? a.Get(Ravel({idx[0], 0, idx[2]}, {2, 1, 3}))
+                             : c.Get(Ravel({idx[0], idx[1] - 1, idx[2]}, {2, 2, 3}));
     EXPECT_EQ(out[0].Get(i), ref);
   }
 }
@@ -88,10 +116,14 @@ TEST(Pad, EdgeInteriorAndNegative) {
   HostTensor v = HostTensor::FromDouble(DType::kF32, {}, {0});
   // dim 0: low 1, high 0, interior 1 -> [pad, r0, pad, r1] (size 4)
   // dim 1: low -1 (crop first column), high 2, interior 0 -> [c1, c2, pad, pad]
-  auto out = MustRunOp({"pad", {x, v}, {{DType::kF32, {4, 4}}},
-                        {{"edge_padding_low", std::vector<int64_t>{1, -1}}, {"edge_padding_high", std::vector<int64_t>{0, 2}},
+  auto out = MustRunOp({"pad",
+                        {x, v},
+                        {{DType::kF32, {4, 4}}},
+                        {{"edge_padding_low", std::vector<int64_t>{1, -1}},
+                         {"edge_padding_high", std::vector<int64_t>{0, 2}},
                          {"interior_padding", std::vector<int64_t>{1, 0}}}});
-  EXPECT_EQ(out[0].ToDouble(), (std::vector<double>{0, 0, 0, 0, 2, 3, 0, 0, 0, 0, 0, 0, 5, 6, 0, 0}));
+  EXPECT_EQ(out[0].ToDouble(),
+            (std::vector<double>{0, 0, 0, 0, 2, 3, 0, 0, 0, 0, 0, 0, 5, 6, 0, 0}));
 }
 
 TEST(Iota, AlongEachDimension) {
@@ -103,19 +135,25 @@ TEST(Iota, AlongEachDimension) {
 
 TEST(Constant, EmitsItsBytes) {
   std::vector<float> v = {1.5f, -2.f, 3.25f};
-  std::vector<uint8_t> bytes(reinterpret_cast<uint8_t*>(v.data()), reinterpret_cast<uint8_t*>(v.data()) + 12);
+  std::vector<uint8_t> bytes(reinterpret_cast<uint8_t*>(v.data()),
+                             reinterpret_cast<uint8_t*>(v.data()) + 12);
   EXPECT_EQ(MustRunOp({"constant", {}, {{DType::kF32, {3}}}, {{"value", bytes}}})[0].ToDouble(),
             (std::vector<double>{1.5, -2, 3.25}));
   bytes.pop_back();
-  ExpectError(RunOp({"constant", {}, {{DType::kF32, {3}}}, {{"value", bytes}}}).status(), {"holds 11 bytes", "needs 12"});
+  ExpectError(RunOp({"constant", {}, {{DType::kF32, {3}}}, {{"value", bytes}}}).status(),
+              {"holds 11 bytes", "needs 12"});
 }
 
 TEST(DynamicSlice, ClampsStartIndices) {
   HostTensor x = HostTensor::FromDouble(DType::kF32, {4, 5}, Iota(20));
-  for (auto [r, c, er, ec] : std::vector<std::array<int64_t, 4>>{{1, 1, 1, 1}, {3, 4, 2, 2}, {-5, -1, 0, 0}}) {
+  for (auto [r, c, er, ec] :
+       std::vector<std::array<int64_t, 4>>{{1, 1, 1, 1}, {3, 4, 2, 2}, {-5, -1, 0, 0}}) {
     HostTensor i = HostTensor::FromDouble(DType::kI32, {}, {static_cast<double>(r)});
     HostTensor j = HostTensor::FromDouble(DType::kI64, {}, {static_cast<double>(c)});
-    auto out = MustRunOp({"dynamic_slice", {x, i, j}, {{DType::kF32, {2, 3}}}, {{"slice_sizes", std::vector<int64_t>{2, 3}}}});
+    auto out = MustRunOp({"dynamic_slice",
+                          {x, i, j},
+                          {{DType::kF32, {2, 3}}},
+                          {{"slice_sizes", std::vector<int64_t>{2, 3}}}});
     std::vector<double> ref;
     for (int64_t a = 0; a < 2; ++a)
       for (int64_t b = 0; b < 3; ++b) ref.push_back(static_cast<double>((er + a) * 5 + ec + b));

@@ -12,9 +12,11 @@ struct DotSpec {
 std::vector<double> DotReference(const HostTensor& l, const HostTensor& r, const DotSpec& s) {
   std::vector<int64_t> lf, rf;
   for (int64_t d = 0; d < static_cast<int64_t>(s.lhs.size()); ++d)
-    if (std::count(s.lb.begin(), s.lb.end(), d) + std::count(s.lc.begin(), s.lc.end(), d) == 0) lf.push_back(d);
+    if (std::count(s.lb.begin(), s.lb.end(), d) + std::count(s.lc.begin(), s.lc.end(), d) == 0)
+      lf.push_back(d);
   for (int64_t d = 0; d < static_cast<int64_t>(s.rhs.size()); ++d)
-    if (std::count(s.rb.begin(), s.rb.end(), d) + std::count(s.rc.begin(), s.rc.end(), d) == 0) rf.push_back(d);
+    if (std::count(s.rb.begin(), s.rb.end(), d) + std::count(s.rc.begin(), s.rc.end(), d) == 0)
+      rf.push_back(d);
   std::vector<int64_t> kshape;
   for (int64_t d : s.lc) kshape.push_back(s.lhs[d]);
   const int64_t K = NumElements(kshape).value();
@@ -38,42 +40,57 @@ std::vector<double> DotReference(const HostTensor& l, const HostTensor& r, const
 }
 
 const DotSpec kDots[] = {
-    {{33, 17}, {17, 9}, {}, {}, {1}, {0}, {33, 9}},                          // plain matmul
-    {{17, 33}, {17, 9}, {}, {}, {0}, {0}, {33, 9}},                          // lhs transposed
-    {{33, 17}, {9, 17}, {}, {}, {1}, {1}, {33, 9}},                          // rhs transposed
-    {{4, 8, 6}, {4, 6, 5}, {0}, {0}, {2}, {1}, {4, 8, 5}},                   // batched
-    {{6, 4, 8}, {5, 6, 4}, {1}, {2}, {0}, {1}, {4, 8, 5}},                   // batched, batch dims not leading
-    {{2, 3, 4, 5}, {4, 3, 7}, {}, {}, {1, 2}, {1, 0}, {2, 5, 7}},            // two contracting dims, reordered
-    {{3, 2, 4}, {4, 5}, {}, {}, {2}, {0}, {3, 2, 5}},                        // several free dims
-    {{8}, {8}, {}, {}, {0}, {0}, {}},                                        // vector dot -> scalar
-    {{5, 0}, {0, 3}, {}, {}, {1}, {0}, {5, 3}},                              // K = 0: zeros
+    {{33, 17}, {17, 9}, {}, {}, {1}, {0}, {33, 9}},         // plain matmul
+    {{17, 33}, {17, 9}, {}, {}, {0}, {0}, {33, 9}},         // lhs transposed
+    {{33, 17}, {9, 17}, {}, {}, {1}, {1}, {33, 9}},         // rhs transposed
+    {{4, 8, 6}, {4, 6, 5}, {0}, {0}, {2}, {1}, {4, 8, 5}},  // batched
+    {{6, 4, 8}, {5, 6, 4}, {1}, {2}, {0}, {1}, {4, 8, 5}},  // batched, batch dims not leading
+    {{2, 3, 4, 5}, {4, 3, 7}, {}, {}, {1, 2}, {1, 0}, {2, 5, 7}},  // two contracting dims,
+                                                                   // reordered
+    {{3, 2, 4}, {4, 5}, {}, {}, {2}, {0}, {3, 2, 5}},              // several free dims
+    {{8}, {8}, {}, {}, {0}, {0}, {}},                              // vector dot -> scalar
+    {{5, 0}, {0, 3}, {}, {}, {1}, {0}, {5, 3}},                    // K = 0: zeros
 };
 
 TEST(DotGeneral, LayoutsAgainstFloat64) {
   for (const DotSpec& s : kDots) {
     HostTensor l = Random(DType::kF32, s.lhs, Rng()), r = Random(DType::kF32, s.rhs, Rng());
-    auto out = MustRunOp({"dot_general", {l, r}, {{DType::kF32, Dims(s.out)}},
-                          {{"lhs_batching_dimensions", s.lb}, {"rhs_batching_dimensions", s.rb},
-                           {"lhs_contracting_dimensions", s.lc}, {"rhs_contracting_dimensions", s.rc}}});
-    EXPECT_LE(RelError(out[0].ToDouble(), DotReference(l, r, s)), 1e-5) << FormatShape(s.lhs) << " x " << FormatShape(s.rhs);
+    auto out = MustRunOp({"dot_general",
+                          {l, r},
+                          {{DType::kF32, Dims(s.out)}},
+                          {{"lhs_batching_dimensions", s.lb},
+                           {"rhs_batching_dimensions", s.rb},
+                           {"lhs_contracting_dimensions", s.lc},
+                           {"rhs_contracting_dimensions", s.rc}}});
+    EXPECT_LE(RelError(out[0].ToDouble(), DotReference(l, r, s)), 1e-5)
+        << FormatShape(s.lhs) << " x " << FormatShape(s.rhs);
   }
 }
 
 TEST(DotGeneral, IntegerAndBfloat16) {
   const DotSpec& s = kDots[3];
-  HostTensor l = Random(DType::kI32, s.lhs, Rng(), -5, 5), r = Random(DType::kI32, s.rhs, Rng(), -5, 5);
-  std::vector<Attribute> attrs = {{"lhs_batching_dimensions", s.lb}, {"rhs_batching_dimensions", s.rb},
-                                  {"lhs_contracting_dimensions", s.lc}, {"rhs_contracting_dimensions", s.rc}};
-  EXPECT_EQ(MustRunOp({"dot_general", {l, r}, {{DType::kI32, Dims(s.out)}}, attrs})[0].ToDouble(), DotReference(l, r, s));
+  HostTensor l = Random(DType::kI32, s.lhs, Rng(), -5, 5),
+             r = Random(DType::kI32, s.rhs, Rng(), -5, 5);
+  std::vector<Attribute> attrs = {{"lhs_batching_dimensions", s.lb},
+                                  {"rhs_batching_dimensions", s.rb},
+                                  {"lhs_contracting_dimensions", s.lc},
+                                  {"rhs_contracting_dimensions", s.rc}};
+  EXPECT_EQ(MustRunOp({"dot_general", {l, r}, {{DType::kI32, Dims(s.out)}}, attrs})[0].ToDouble(),
+            DotReference(l, r, s));
   HostTensor lb = Random(DType::kBF16, s.lhs, Rng()), rb = Random(DType::kBF16, s.rhs, Rng());
-  EXPECT_LE(RelError(MustRunOp({"dot_general", {lb, rb}, {{DType::kBF16, Dims(s.out)}}, attrs})[0].ToDouble(),
-                     DotReference(lb, rb, s)),
-            1e-2);
+  EXPECT_LE(
+      RelError(
+          MustRunOp({"dot_general", {lb, rb}, {{DType::kBF16, Dims(s.out)}}, attrs})[0].ToDouble(),
+          DotReference(lb, rb, s)),
+      1e-2);
 }
 
 TEST(DotGeneral, MismatchedContractingSizesAreRejected) {
-  auto r = RunOp({"dot_general", {Random(DType::kF32, {3, 4}, Rng()), Random(DType::kF32, {5, 2}, Rng())}, {{DType::kF32, {3, 2}}},
-                  {{"lhs_contracting_dimensions", std::vector<int64_t>{1}}, {"rhs_contracting_dimensions", std::vector<int64_t>{0}}}});
+  auto r = RunOp({"dot_general",
+                  {Random(DType::kF32, {3, 4}, Rng()), Random(DType::kF32, {5, 2}, Rng())},
+                  {{DType::kF32, {3, 2}}},
+                  {{"lhs_contracting_dimensions", std::vector<int64_t>{1}},
+                   {"rhs_contracting_dimensions", std::vector<int64_t>{0}}}});
   ExpectError(r.status(), {"dot_general", "contracting dimension sizes differ"});
 }
 
@@ -101,7 +118,8 @@ std::vector<double> ConvReference(const HostTensor& x, const HostTensor& w, cons
         xi[s.ib] = n, xi[s.ifd] = g * I + c, wi[s.ko] = f, wi[s.ki] = c;
         bool inside = true;
         for (int d = 0; d < ns; ++d) {
-          const int64_t pos = oi[s.os[d]] * s.strides[d] + kidx[d] * s.dilation[d] - s.padding[2 * d];
+          const int64_t pos =
+              oi[s.os[d]] * s.strides[d] + kidx[d] * s.dilation[d] - s.padding[2 * d];
           inside = inside && pos >= 0 && pos < s.in[s.is[d]];
           xi[s.is[d]] = pos, wi[s.ks[d]] = kidx[d];
         }
@@ -114,11 +132,56 @@ std::vector<double> ConvReference(const HostTensor& x, const HostTensor& w, cons
 
 const ConvSpec kConvs[] = {
     // NCHW / OIHW, stride 1, no padding
-    {{2, 3, 8, 8}, {4, 3, 3, 3}, {2, 4, 6, 6}, 0, 1, 0, 1, 0, 1, {2, 3}, {2, 3}, {2, 3}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},
+    {{2, 3, 8, 8},
+     {4, 3, 3, 3},
+     {2, 4, 6, 6},
+     0,
+     1,
+     0,
+     1,
+     0,
+     1,
+     {2, 3},
+     {2, 3},
+     {2, 3},
+     {1, 1},
+     {0, 0, 0, 0},
+     {1, 1},
+     1},
     // NHWC / HWIO (JAX's default for flax), stride 2, SAME padding
-    {{2, 9, 9, 3}, {3, 3, 3, 5}, {2, 5, 5, 5}, 0, 3, 3, 2, 0, 3, {1, 2}, {0, 1}, {1, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1},
+    {{2, 9, 9, 3},
+     {3, 3, 3, 5},
+     {2, 5, 5, 5},
+     0,
+     3,
+     3,
+     2,
+     0,
+     3,
+     {1, 2},
+     {0, 1},
+     {1, 2},
+     {2, 2},
+     {1, 1, 1, 1},
+     {1, 1},
+     1},
     // dilation 2, asymmetric padding
-    {{1, 2, 10, 7}, {3, 2, 3, 2}, {1, 3, 7, 7}, 0, 1, 0, 1, 0, 1, {2, 3}, {2, 3}, {2, 3}, {1, 1}, {0, 1, 1, 0}, {2, 1}, 1},
+    {{1, 2, 10, 7},
+     {3, 2, 3, 2},
+     {1, 3, 7, 7},
+     0,
+     1,
+     0,
+     1,
+     0,
+     1,
+     {2, 3},
+     {2, 3},
+     {2, 3},
+     {1, 1},
+     {0, 1, 1, 0},
+     {2, 1},
+     1},
     // grouped (depthwise-style) 1-D convolution
     {{2, 4, 11}, {8, 2, 3}, {2, 8, 9}, 0, 1, 0, 1, 0, 1, {2}, {2}, {2}, {1}, {0, 0}, {1}, 2},
 };
@@ -126,21 +189,33 @@ const ConvSpec kConvs[] = {
 TEST(Convolution, LayoutsStridesPaddingDilationGroups) {
   for (const ConvSpec& s : kConvs) {
     HostTensor x = Random(DType::kF32, s.in, Rng()), w = Random(DType::kF32, s.kernel, Rng());
-    auto out = MustRunOp({"convolution", {x, w}, {{DType::kF32, Dims(s.out)}},
-                          {{"input_batch_dimension", s.ib}, {"input_feature_dimension", s.ifd},
-                           {"input_spatial_dimensions", s.is}, {"kernel_output_feature_dimension", s.ko},
-                           {"kernel_input_feature_dimension", s.ki}, {"kernel_spatial_dimensions", s.ks},
-                           {"output_batch_dimension", s.ob}, {"output_feature_dimension", s.of},
-                           {"output_spatial_dimensions", s.os}, {"window_strides", s.strides}, {"padding", s.padding},
-                           {"rhs_dilation", s.dilation}, {"feature_group_count", s.groups}}});
-    EXPECT_LE(RelError(out[0].ToDouble(), ConvReference(x, w, s)), 1e-5) << FormatShape(s.in) << " * " << FormatShape(s.kernel);
+    auto out = MustRunOp({"convolution",
+                          {x, w},
+                          {{DType::kF32, Dims(s.out)}},
+                          {{"input_batch_dimension", s.ib},
+                           {"input_feature_dimension", s.ifd},
+                           {"input_spatial_dimensions", s.is},
+                           {"kernel_output_feature_dimension", s.ko},
+                           {"kernel_input_feature_dimension", s.ki},
+                           {"kernel_spatial_dimensions", s.ks},
+                           {"output_batch_dimension", s.ob},
+                           {"output_feature_dimension", s.of},
+                           {"output_spatial_dimensions", s.os},
+                           {"window_strides", s.strides},
+                           {"padding", s.padding},
+                           {"rhs_dilation", s.dilation},
+                           {"feature_group_count", s.groups}}});
+    EXPECT_LE(RelError(out[0].ToDouble(), ConvReference(x, w, s)), 1e-5)
+        << FormatShape(s.in) << " * " << FormatShape(s.kernel);
   }
 }
 
 TEST(Convolution, TransposedConvolutionIsReportedUnsupported) {
   const ConvSpec& s = kConvs[0];
-  auto r = RunOp({"convolution", {Random(DType::kF32, s.in, Rng()), Random(DType::kF32, s.kernel, Rng())},
-                  {{DType::kF32, {2, 4, 13, 13}}}, {{"lhs_dilation", std::vector<int64_t>{2, 2}}}});
+  auto r = RunOp({"convolution",
+                  {Random(DType::kF32, s.in, Rng()), Random(DType::kF32, s.kernel, Rng())},
+                  {{DType::kF32, {2, 4, 13, 13}}},
+                  {{"lhs_dilation", std::vector<int64_t>{2, 2}}}});
   ExpectError(r.status(), {"lhs_dilation"});
   EXPECT_EQ(r.status().code(), StatusCode::kUnsupported);
 }
@@ -168,13 +243,16 @@ TEST(LayerNorm, LastDimensionWithScaleAndShift) {
   HostTensor x = Random(DType::kF32, {4, 6, 32}, Rng(), -3, 3);
   HostTensor g = Random(DType::kF32, {32}, Rng()), b = Random(DType::kF32, {32}, Rng());
   const double eps = 1e-5;
-  auto out = MustRunOp({"brt.layer_norm", {x, g, b}, {{DType::kF32, {4, 6, 32}}}, {{"epsilon", eps}}});
+  auto out =
+      MustRunOp({"brt.layer_norm", {x, g, b}, {{DType::kF32, {4, 6, 32}}}, {{"epsilon", eps}}});
   std::vector<double> ref(x.numel());
   for (int64_t row = 0; row < 24; ++row) {
     double mean = 0, var = 0;
     for (int c = 0; c < 32; ++c) mean += x.Get(row * 32 + c) / 32;
-    for (int c = 0; c < 32; ++c) var += (x.Get(row * 32 + c) - mean) * (x.Get(row * 32 + c) - mean) / 32;
-    for (int c = 0; c < 32; ++c) ref[row * 32 + c] = (x.Get(row * 32 + c) - mean) / std::sqrt(var + eps) * g.Get(c) + b.Get(c);
+    for (int c = 0; c < 32; ++c)
+      var += (x.Get(row * 32 + c) - mean) * (x.Get(row * 32 + c) - mean) / 32;
+    for (int c = 0; c < 32; ++c)
+      ref[row * 32 + c] = (x.Get(row * 32 + c) - mean) / std::sqrt(var + eps) * g.Get(c) + b.Get(c);
   }
   EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5);
 }

@@ -1,7 +1,7 @@
 // Elementwise ops against float64 references (std:: math in double) and
 // hand-computed cases for the integer and conversion edge semantics.
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <functional>
 
 #include "test_util.h"
@@ -34,7 +34,9 @@ const UnaryCase kUnary[] = {
     {"floor", [](double x) { return std::floor(x); }, -5, 5},
     {"ceil", [](double x) { return std::ceil(x); }, -5, 5},
     {"round_nearest_even", [](double x) { return std::nearbyint(x); }, -5, 5},
-    {"sign", [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }, -2, 2},
+    {"sign", [](double x) { return x > 0   ? 1.0
+                                   : x < 0 ? -1.0
+                                           : 0.0; }, -2, 2},
     {"erf", [](double x) { return std::erf(x); }, -3, 3},
 };
 
@@ -45,7 +47,8 @@ TEST(UnaryOps, MatchFloat64ReferenceOnRandomData) {
       auto out = MustRunOp({c.kind, {x}, {{DType::kF32, Dims(shape)}}});
       std::vector<double> ref;
       for (double v : x.ToDouble()) ref.push_back(c.ref(v));
-      EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6) << c.kind << " shape " << FormatShape(shape);
+      EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6)
+          << c.kind << " shape " << FormatShape(shape);
     }
   }
 }
@@ -64,11 +67,15 @@ TEST(UnaryOps, IntegerNegateAbsSignWrapAndNot) {
   HostTensor x = HostTensor::FromDouble(DType::kI32, {4}, {-5, 0, 7, -2147483648.0});
   EXPECT_EQ(MustRunOp({"negate", {x}, {{DType::kI32, {4}}}})[0].ToDouble(),
             (std::vector<double>{5, 0, -7, -2147483648.0}));
-  EXPECT_EQ(MustRunOp({"abs", {x}, {{DType::kI32, {4}}}})[0].ToDouble(), (std::vector<double>{5, 0, 7, -2147483648.0}));
-  EXPECT_EQ(MustRunOp({"sign", {x}, {{DType::kI32, {4}}}})[0].ToDouble(), (std::vector<double>{-1, 0, 1, -1}));
-  EXPECT_EQ(MustRunOp({"not", {x}, {{DType::kI32, {4}}}})[0].ToDouble(), (std::vector<double>{4, -1, -8, 2147483647}));
+  EXPECT_EQ(MustRunOp({"abs", {x}, {{DType::kI32, {4}}}})[0].ToDouble(),
+            (std::vector<double>{5, 0, 7, -2147483648.0}));
+  EXPECT_EQ(MustRunOp({"sign", {x}, {{DType::kI32, {4}}}})[0].ToDouble(),
+            (std::vector<double>{-1, 0, 1, -1}));
+  EXPECT_EQ(MustRunOp({"not", {x}, {{DType::kI32, {4}}}})[0].ToDouble(),
+            (std::vector<double>{4, -1, -8, 2147483647}));
   HostTensor p = HostTensor::FromDouble(DType::kI1, {3}, {1, 0, 1});
-  EXPECT_EQ(MustRunOp({"not", {p}, {{DType::kI1, {3}}}})[0].ToDouble(), (std::vector<double>{0, 1, 0}));
+  EXPECT_EQ(MustRunOp({"not", {p}, {{DType::kI1, {3}}}})[0].ToDouble(),
+            (std::vector<double>{0, 1, 0}));
 }
 
 struct BinaryCase {
@@ -90,8 +97,12 @@ const BinaryCase kBinary[] = {
 
 // (lhs shape, rhs shape, result shape): numpy broadcasting incl. rank 0 and size 0.
 const std::vector<std::array<std::vector<int64_t>, 3>> kBroadcastShapes = {
-    {{{5, 6}, {5, 6}, {5, 6}}}, {{{3, 4}, {4}, {3, 4}}},       {{{2, 1, 5}, {3, 1}, {2, 3, 5}}},
-    {{{}, {4, 3}, {4, 3}}},     {{{4, 0}, {1}, {4, 0}}},       {{{1}, {}, {1}}},
+    {{{5, 6}, {5, 6}, {5, 6}}},
+    {{{3, 4}, {4}, {3, 4}}},
+    {{{2, 1, 5}, {3, 1}, {2, 3, 5}}},
+    {{{}, {4, 3}, {4, 3}}},
+    {{{4, 0}, {1}, {4, 0}}},
+    {{{1}, {}, {1}}},
     {{{2, 3, 1}, {1, 3, 7}, {2, 3, 7}}},
 };
 
@@ -114,7 +125,8 @@ TEST(BinaryOps, BroadcastAgainstFloat64Reference) {
         };
         ref[i] = c.ref(pick(a), pick(b));
       }
-      EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6) << c.kind << " " << FormatShape(ls) << " x " << FormatShape(rs);
+      EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6)
+          << c.kind << " " << FormatShape(ls) << " x " << FormatShape(rs);
     }
   }
 }
@@ -130,8 +142,9 @@ TEST(BinaryOps, MaximumPropagatesNaN) {
 
 TEST(BinaryOps, IntegerSemanticsFollowXla) {
   auto run = [](const char* kind, std::vector<double> a, std::vector<double> b) {
-    return MustRunOp({kind, {HostTensor::FromDouble(DType::kI32, {static_cast<int64_t>(a.size())}, a),
-                             HostTensor::FromDouble(DType::kI32, {static_cast<int64_t>(b.size())}, b)},
+    return MustRunOp({kind,
+                      {HostTensor::FromDouble(DType::kI32, {static_cast<int64_t>(a.size())}, a),
+                       HostTensor::FromDouble(DType::kI32, {static_cast<int64_t>(b.size())}, b)},
                       {{DType::kI32, {static_cast<int64_t>(a.size())}}}})[0]
         .ToDouble();
   };
@@ -148,8 +161,10 @@ TEST(BinaryOps, IntegerSemanticsFollowXla) {
 TEST(BinaryOps, BooleanAndOr) {
   HostTensor a = HostTensor::FromDouble(DType::kI1, {4}, {0, 0, 1, 1});
   HostTensor b = HostTensor::FromDouble(DType::kI1, {4}, {0, 1, 0, 1});
-  EXPECT_EQ(MustRunOp({"and", {a, b}, {{DType::kI1, {4}}}})[0].ToDouble(), (std::vector<double>{0, 0, 0, 1}));
-  EXPECT_EQ(MustRunOp({"or", {a, b}, {{DType::kI1, {4}}}})[0].ToDouble(), (std::vector<double>{0, 1, 1, 1}));
+  EXPECT_EQ(MustRunOp({"and", {a, b}, {{DType::kI1, {4}}}})[0].ToDouble(),
+            (std::vector<double>{0, 0, 0, 1}));
+  EXPECT_EQ(MustRunOp({"or", {a, b}, {{DType::kI1, {4}}}})[0].ToDouble(),
+            (std::vector<double>{0, 1, 1, 1}));
 }
 
 TEST(BinaryOps, HalfPrecisionAdd) {
@@ -163,25 +178,34 @@ TEST(BinaryOps, HalfPrecisionAdd) {
 }
 
 TEST(BinaryOps, ShapeMismatchIsRejectedAtLoad) {
-  auto r = RunOp({"add", {Random(DType::kF32, {3}, Rng()), Random(DType::kF32, {4}, Rng())}, {{DType::kF32, {4}}}});
+  auto r = RunOp({"add",
+                  {Random(DType::kF32, {3}, Rng()), Random(DType::kF32, {4}, Rng())},
+                  {{DType::kF32, {4}}}});
   ExpectError(r.status(), {"op #0 'add'", "does not broadcast"});
-  r = RunOp({"add", {Random(DType::kF32, {3}, Rng()), Random(DType::kI32, {3}, Rng())}, {{DType::kF32, {3}}}});
+  r = RunOp({"add",
+             {Random(DType::kF32, {3}, Rng()), Random(DType::kI32, {3}, Rng())},
+             {{DType::kF32, {3}}}});
   ExpectError(r.status(), {"operand 1 is i32 but the result is f32"});
 }
 
 TEST(Compare, AllDirectionsWithBroadcast) {
   const std::pair<const char*, std::function<bool(double, double)>> dirs[] = {
-      {"EQ", std::equal_to<double>()}, {"NE", std::not_equal_to<double>()}, {"GE", std::greater_equal<double>()},
-      {"GT", std::greater<double>()},  {"LE", std::less_equal<double>()},    {"LT", std::less<double>()}};
+      {"EQ", std::equal_to<double>()},      {"NE", std::not_equal_to<double>()},
+      {"GE", std::greater_equal<double>()}, {"GT", std::greater<double>()},
+      {"LE", std::less_equal<double>()},    {"LT", std::less<double>()}};
   for (DType t : {DType::kF32, DType::kI32, DType::kI64}) {
     HostTensor a = Random(t, {4, 5}, Rng(), -3, 3), b = Random(t, {5}, Rng(), -3, 3);
     for (const auto& [dir, ref] : dirs) {
-      auto out = MustRunOp({"compare", {a, b}, {{DType::kI1, {4, 5}}}, {{"comparison_direction", dir}}});
+      auto out =
+          MustRunOp({"compare", {a, b}, {{DType::kI1, {4, 5}}}, {{"comparison_direction", dir}}});
       for (int64_t i = 0; i < 20; ++i)
-        EXPECT_EQ(out[0].Get(i), ref(a.Get(i), b.Get(i % 5)) ? 1.0 : 0.0) << dir << " " << DTypeName(t);
+        EXPECT_EQ(out[0].Get(i), ref(a.Get(i), b.Get(i % 5)) ? 1.0 : 0.0)
+            << dir << " " << DTypeName(t);
     }
   }
-  ExpectError(RunOp({"compare", {Random(DType::kF32, {2}, Rng()), Random(DType::kF32, {2}, Rng())}, {{DType::kI1, {2}}},
+  ExpectError(RunOp({"compare",
+                     {Random(DType::kF32, {2}, Rng()), Random(DType::kF32, {2}, Rng())},
+                     {{DType::kI1, {2}}},
                      {{"comparison_direction", "XX"}}})
                   .status(),
               {"comparison_direction 'XX'"});
@@ -199,31 +223,39 @@ TEST(Select, ScalarAndElementwisePredicate) {
 
 TEST(Clamp, ScalarBounds) {
   HostTensor x = Random(DType::kF32, {50}, Rng(), -3, 3);
-  HostTensor lo = HostTensor::FromDouble(DType::kF32, {}, {-1}), hi = HostTensor::FromDouble(DType::kF32, {}, {0.5});
+  HostTensor lo = HostTensor::FromDouble(DType::kF32, {}, {-1}),
+             hi = HostTensor::FromDouble(DType::kF32, {}, {0.5});
   auto out = MustRunOp({"clamp", {lo, x, hi}, {{DType::kF32, {50}}}});
-  for (int64_t i = 0; i < 50; ++i) EXPECT_EQ(out[0].Get(i), static_cast<float>(std::clamp(x.Get(i), -1.0, 0.5)));
+  for (int64_t i = 0; i < 50; ++i)
+    EXPECT_EQ(out[0].Get(i), static_cast<float>(std::clamp(x.Get(i), -1.0, 0.5)));
 }
 
 TEST(Convert, FloatToIntSaturatesAndTruncates) {
   HostTensor x = HostTensor::FromDouble(DType::kF32, {6}, {1.9, -1.9, 3e9, -3e9, NAN, 0.5});
   EXPECT_EQ(MustRunOp({"convert", {x}, {{DType::kI32, {6}}}})[0].ToDouble(),
             (std::vector<double>{1, -1, 2147483647, -2147483648.0, 0, 0}));
-  EXPECT_EQ(MustRunOp({"convert", {x}, {{DType::kI1, {6}}}})[0].ToDouble(), (std::vector<double>{1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(MustRunOp({"convert", {x}, {{DType::kI1, {6}}}})[0].ToDouble(),
+            (std::vector<double>{1, 1, 1, 1, 1, 1}));
   HostTensor i = HostTensor::FromDouble(DType::kI64, {3}, {-7, 0, 1 << 20});
-  EXPECT_EQ(MustRunOp({"convert", {i}, {{DType::kF64, {3}}}})[0].ToDouble(), (std::vector<double>{-7, 0, 1 << 20}));
+  EXPECT_EQ(MustRunOp({"convert", {i}, {{DType::kF64, {3}}}})[0].ToDouble(),
+            (std::vector<double>{-7, 0, 1 << 20}));
 }
 
 TEST(Convert, RoundsToNearestEvenInHalfAndBfloat16) {
   // 1 + 2^-11 is halfway between two f16 values: ties go to the even one (1.0).
   // 1 + 3*2^-11 rounds up to 1 + 2^-9.
-  HostTensor x = HostTensor::FromDouble(DType::kF32, {3}, {1 + std::ldexp(1, -11), 1 + 3 * std::ldexp(1, -11), 65520});
+  HostTensor x = HostTensor::FromDouble(
+      DType::kF32, {3}, {1 + std::ldexp(1, -11), 1 + 3 * std::ldexp(1, -11), 65520});
   EXPECT_EQ(MustRunOp({"convert", {x}, {{DType::kF16, {3}}}})[0].ToDouble(),
             (std::vector<double>{1.0, 1 + std::ldexp(1, -9), INFINITY}));
-  HostTensor y = HostTensor::FromDouble(DType::kF32, {2}, {1 + std::ldexp(1, -8), 1 + 3 * std::ldexp(1, -8)});
+  HostTensor y =
+      HostTensor::FromDouble(DType::kF32, {2}, {1 + std::ldexp(1, -8), 1 + 3 * std::ldexp(1, -8)});
   EXPECT_EQ(MustRunOp({"convert", {y}, {{DType::kBF16, {2}}}})[0].ToDouble(),
             (std::vector<double>{1.0, 1 + std::ldexp(1, -6)}));
   HostTensor r = Random(DType::kF32, {100}, Rng(), -100, 100);
-  auto back = MustRunOp({"convert", {MustRunOp({"convert", {r}, {{DType::kF16, {100}}}})[0]}, {{DType::kF32, {100}}}});
+  auto back = MustRunOp({"convert",
+                         {MustRunOp({"convert", {r}, {{DType::kF16, {100}}}})[0]},
+                         {{DType::kF32, {100}}}});
   EXPECT_LE(RelError(back[0].ToDouble(), r.ToDouble()), 1e-3);
 }
 
@@ -234,9 +266,13 @@ TEST(FusedElementwise, ProgramWithBroadcastAndConstants) {
   HostTensor c = Random(DType::kF32, {3, 1}, Rng(), -2, 2);
   // registers: 0 a, 1 b, 2 c, 3 const 0.5, 4 const 0, 5 const 2
   std::string ops = "multiply,add,tanh,multiply,compare_GT,select,add";
-  std::vector<int64_t> program = {0, 1, -1,  6, 2, -1,  7, -1, -1,  8, 3, -1,  0, 4, -1,  10, 0, 5,  9, 11, -1};
-  auto out = MustRunOp({"brt.fused_elementwise", {a, b, c}, {{DType::kF32, {3, 300}}},
-                        {{"ops", ops}, {"program", program}, {"constants", std::vector<double>{0.5, 0, 2}}}});
+  std::vector<int64_t> program = {0,  1, -1, 6,  2,  -1, 7, -1, -1, 8, 3,
+                                  -1, 0, 4,  -1, 10, 0,  5, 9,  11, -1};
+  auto out = MustRunOp(
+      {"brt.fused_elementwise",
+       {a, b, c},
+       {{DType::kF32, {3, 300}}},
+       {{"ops", ops}, {"program", program}, {"constants", std::vector<double>{0.5, 0, 2}}}});
   std::vector<double> ref;
   for (int64_t i = 0; i < 900; ++i) {
     const double av = a.Get(i), bv = b.Get(i % 300), cv = c.Get(i / 300);
@@ -247,10 +283,16 @@ TEST(FusedElementwise, ProgramWithBroadcastAndConstants) {
 
 TEST(FusedElementwise, BadProgramsAreRejected) {
   HostTensor a = Random(DType::kF32, {4}, Rng());
-  ExpectError(RunOp({"brt.fused_elementwise", {a}, {{DType::kF32, {4}}}, {{"ops", "add"}, {"program", std::vector<int64_t>{0, 5, -1}}}})
+  ExpectError(RunOp({"brt.fused_elementwise",
+                     {a},
+                     {{DType::kF32, {4}}},
+                     {{"ops", "add"}, {"program", std::vector<int64_t>{0, 5, -1}}}})
                   .status(),
               {"reads register 5"});
-  ExpectError(RunOp({"brt.fused_elementwise", {a}, {{DType::kF32, {4}}}, {{"ops", "frobnicate"}, {"program", std::vector<int64_t>{0, -1, -1}}}})
+  ExpectError(RunOp({"brt.fused_elementwise",
+                     {a},
+                     {{DType::kF32, {4}}},
+                     {{"ops", "frobnicate"}, {"program", std::vector<int64_t>{0, -1, -1}}}})
                   .status(),
               {"unknown op 'frobnicate'"});
 }

@@ -8,9 +8,13 @@ TEST(Gather, EmbeddingLookupClampsIndices) {
   // jnp.take(table, ids, axis=0) as JAX lowers it.
   HostTensor table = Random(DType::kF32, {10, 4}, Rng());
   HostTensor ids = HostTensor::FromDouble(DType::kI32, {2, 3, 1}, {0, 9, 3, 12, -2, 5});
-  auto out = MustRunOp({"gather", {table, ids}, {{DType::kF32, {2, 3, 4}}},
-                        {{"offset_dims", std::vector<int64_t>{2}}, {"collapsed_slice_dims", std::vector<int64_t>{0}},
-                         {"start_index_map", std::vector<int64_t>{0}}, {"index_vector_dim", 2},
+  auto out = MustRunOp({"gather",
+                        {table, ids},
+                        {{DType::kF32, {2, 3, 4}}},
+                        {{"offset_dims", std::vector<int64_t>{2}},
+                         {"collapsed_slice_dims", std::vector<int64_t>{0}},
+                         {"start_index_map", std::vector<int64_t>{0}},
+                         {"index_vector_dim", 2},
                          {"slice_sizes", std::vector<int64_t>{1, 4}}}});
   const int64_t clamped[] = {0, 9, 3, 9, 0, 5};
   for (int64_t i = 0; i < 24; ++i) EXPECT_EQ(out[0].Get(i), table.Get(clamped[i / 4] * 4 + i % 4));
@@ -21,9 +25,13 @@ TEST(Gather, WindowsWithIndexVectorFirst) {
   // windows of [2, 3], no collapsed dims: result [3, 2, 3] with offset dims 1, 2.
   HostTensor x = Random(DType::kF32, {5, 6}, Rng());
   HostTensor idx = HostTensor::FromDouble(DType::kI64, {2, 3}, {0, 3, 4, 1, 5, 2});
-  auto out = MustRunOp({"gather", {x, idx}, {{DType::kF32, {3, 2, 3}}},
-                        {{"offset_dims", std::vector<int64_t>{1, 2}}, {"collapsed_slice_dims", std::vector<int64_t>{}},
-                         {"start_index_map", std::vector<int64_t>{0, 1}}, {"index_vector_dim", 0},
+  auto out = MustRunOp({"gather",
+                        {x, idx},
+                        {{DType::kF32, {3, 2, 3}}},
+                        {{"offset_dims", std::vector<int64_t>{1, 2}},
+                         {"collapsed_slice_dims", std::vector<int64_t>{}},
+                         {"start_index_map", std::vector<int64_t>{0, 1}},
+                         {"index_vector_dim", 0},
                          {"slice_sizes", std::vector<int64_t>{2, 3}}}});
   const int64_t starts[3][2] = {{0, 1}, {3, 3}, {3, 2}};  // (4,5) clamps to (3,3)
   for (int64_t i = 0; i < 18; ++i) {
@@ -39,7 +47,8 @@ TEST(Scatter, AddAccumulatesDuplicatesAndSkipsOutOfBounds) {
   std::vector<Attribute> attrs = {{"update_window_dims", std::vector<int64_t>{1}},
                                   {"inserted_window_dims", std::vector<int64_t>{0}},
                                   {"scatter_dims_to_operand_dims", std::vector<int64_t>{0}},
-                                  {"index_vector_dim", 1}, {"mode", "add"}};
+                                  {"index_vector_dim", 1},
+                                  {"mode", "add"}};
   auto out = MustRunOp({"scatter", {x, idx, upd}, {{DType::kF32, {5, 3}}}, attrs});
   std::vector<double> ref = x.ToDouble();
   for (int r = 0; r < 3; ++r)  // row 3 (index 7) is out of bounds: skipped
@@ -71,7 +80,10 @@ TEST(Reduce, EveryReducerOverSeveralAxes) {
       if (std::find(dims.begin(), dims.end(), d) == dims.end()) kept.push_back(shape[d]);
     for (const Case& c : cases) {
       HostTensor init = HostTensor::FromDouble(DType::kF32, {}, {c.init});
-      auto out = MustRunOp({"reduce", {x, init}, {{DType::kF32, Dims(kept)}}, {{"dimensions", dims}, {"reducer", c.reducer}}});
+      auto out = MustRunOp({"reduce",
+                            {x, init},
+                            {{DType::kF32, Dims(kept)}},
+                            {{"dimensions", dims}, {"reducer", c.reducer}}});
       std::vector<double> ref(NumElements(kept).value(), c.init);
       for (int64_t i = 0; i < x.numel(); ++i) {
         auto idx = Unravel(i, shape);
@@ -81,29 +93,44 @@ TEST(Reduce, EveryReducerOverSeveralAxes) {
         double& r = ref[Ravel(k, kept)];
         r = c.f(r, x.Get(i));
       }
-      EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6) << c.reducer << " dims " << FormatShape(dims);
+      EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6)
+          << c.reducer << " dims " << FormatShape(dims);
     }
   }
 }
 
 TEST(Reduce, BooleanAndIntegers) {
   HostTensor p = HostTensor::FromDouble(DType::kI1, {2, 3}, {1, 1, 0, 1, 1, 1});
-  HostTensor t = HostTensor::FromDouble(DType::kI1, {}, {1}), f = HostTensor::FromDouble(DType::kI1, {}, {0});
-  EXPECT_EQ(MustRunOp({"reduce", {p, t}, {{DType::kI1, {2}}}, {{"dimensions", std::vector<int64_t>{1}}, {"reducer", "and"}}})[0].ToDouble(),
+  HostTensor t = HostTensor::FromDouble(DType::kI1, {}, {1}),
+             f = HostTensor::FromDouble(DType::kI1, {}, {0});
+  EXPECT_EQ(MustRunOp({"reduce",
+                       {p, t},
+                       {{DType::kI1, {2}}},
+                       {{"dimensions", std::vector<int64_t>{1}}, {"reducer", "and"}}})[0]
+                .ToDouble(),
             (std::vector<double>{0, 1}));
-  EXPECT_EQ(MustRunOp({"reduce", {p, f}, {{DType::kI1, {3}}}, {{"dimensions", std::vector<int64_t>{0}}, {"reducer", "or"}}})[0].ToDouble(),
+  EXPECT_EQ(MustRunOp({"reduce",
+                       {p, f},
+                       {{DType::kI1, {3}}},
+                       {{"dimensions", std::vector<int64_t>{0}}, {"reducer", "or"}}})[0]
+                .ToDouble(),
             (std::vector<double>{1, 1, 1}));
   HostTensor i = HostTensor::FromDouble(DType::kI64, {4}, {5, -2, 9, 1});
   HostTensor z = HostTensor::FromDouble(DType::kI64, {}, {0});
-  EXPECT_EQ(MustRunOp({"reduce", {i, z}, {{DType::kI64, {}}}, {{"dimensions", std::vector<int64_t>{0}}, {"reducer", "add"}}})[0].ToDouble(),
+  EXPECT_EQ(MustRunOp({"reduce",
+                       {i, z},
+                       {{DType::kI64, {}}},
+                       {{"dimensions", std::vector<int64_t>{0}}, {"reducer", "add"}}})[0]
+                .ToDouble(),
             (std::vector<double>{13}));
 }
 
 TEST(ReduceWindow, MaxPoolWithPaddingAndSumWithDilation) {
   const std::vector<int64_t> shape = {1, 5, 6, 2};  // NHWC
   HostTensor x = Random(DType::kF32, shape, Rng());
-  auto reference = [&](bool is_max, std::vector<int64_t> win, std::vector<int64_t> str, std::vector<int64_t> wdil,
-                       std::vector<int64_t> pad, std::vector<int64_t> os) {
+  auto reference = [&](bool is_max, std::vector<int64_t> win, std::vector<int64_t> str,
+                       std::vector<int64_t> wdil, std::vector<int64_t> pad,
+                       std::vector<int64_t> os) {
     std::vector<double> ref;
     for (int64_t o = 0; o < NumElements(os).value(); ++o) {
       auto oi = Unravel(o, os);
@@ -116,7 +143,8 @@ TEST(ReduceWindow, MaxPoolWithPaddingAndSumWithDilation) {
           ii[d] = oi[d] * str[d] + wi[d] * wdil[d] - pad[2 * d];
           inside = inside && ii[d] >= 0 && ii[d] < shape[d];
         }
-        if (inside) acc = is_max ? std::max(acc, x.Get(Ravel(ii, shape))) : acc + x.Get(Ravel(ii, shape));
+        if (inside)
+          acc = is_max ? std::max(acc, x.Get(Ravel(ii, shape))) : acc + x.Get(Ravel(ii, shape));
       }
       ref.push_back(acc);
     }
@@ -124,18 +152,31 @@ TEST(ReduceWindow, MaxPoolWithPaddingAndSumWithDilation) {
   };
   HostTensor ninf = HostTensor::FromDouble(DType::kF32, {}, {-INFINITY});
   // 3x3 max pool, stride 2, padding 1 on H and (1, 0) on W: H 5 -> 3, W 6 -> 3.
-  auto bad = RunOp({"reduce_window", {x, ninf}, {{DType::kF32, {1, 3, 3, 2}}},
-                    {{"window_dimensions", std::vector<int64_t>{1, 3, 3, 1}}, {"padding", std::vector<int64_t>{0, 0, 1, 1, 1, 0}}, {"reducer", "max"}}});
+  auto bad = RunOp({"reduce_window",
+                    {x, ninf},
+                    {{DType::kF32, {1, 3, 3, 2}}},
+                    {{"window_dimensions", std::vector<int64_t>{1, 3, 3, 1}},
+                     {"padding", std::vector<int64_t>{0, 0, 1, 1, 1, 0}},
+                     {"reducer", "max"}}});
   ExpectError(bad.status(), {"padding: 2 per dimension"});
-  auto out = MustRunOp({"reduce_window", {x, ninf}, {{DType::kF32, {1, 3, 3, 2}}},
-                   {{"window_dimensions", std::vector<int64_t>{1, 3, 3, 1}}, {"window_strides", std::vector<int64_t>{1, 2, 2, 1}},
-                    {"padding", std::vector<int64_t>{0, 0, 1, 1, 1, 0, 0, 0}}, {"reducer", "max"}}});
-  EXPECT_EQ(out[0].ToDouble(), reference(true, {1, 3, 3, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, {0, 0, 1, 1, 1, 0, 0, 0}, {1, 3, 3, 2}));
+  auto out = MustRunOp({"reduce_window",
+                        {x, ninf},
+                        {{DType::kF32, {1, 3, 3, 2}}},
+                        {{"window_dimensions", std::vector<int64_t>{1, 3, 3, 1}},
+                         {"window_strides", std::vector<int64_t>{1, 2, 2, 1}},
+                         {"padding", std::vector<int64_t>{0, 0, 1, 1, 1, 0, 0, 0}},
+                         {"reducer", "max"}}});
+  EXPECT_EQ(out[0].ToDouble(), reference(true, {1, 3, 3, 1}, {1, 2, 2, 1}, {1, 1, 1, 1},
+                                         {0, 0, 1, 1, 1, 0, 0, 0}, {1, 3, 3, 2}));
   HostTensor zero = HostTensor::FromDouble(DType::kF32, {}, {0});
-  out = MustRunOp({"reduce_window", {x, zero}, {{DType::kF32, {1, 3, 4, 2}}},
-                   {{"window_dimensions", std::vector<int64_t>{1, 2, 2, 1}}, {"window_dilations", std::vector<int64_t>{1, 2, 2, 1}},
+  out = MustRunOp({"reduce_window",
+                   {x, zero},
+                   {{DType::kF32, {1, 3, 4, 2}}},
+                   {{"window_dimensions", std::vector<int64_t>{1, 2, 2, 1}},
+                    {"window_dilations", std::vector<int64_t>{1, 2, 2, 1}},
                     {"reducer", "add"}}});
-  EXPECT_LE(RelError(out[0].ToDouble(), reference(false, {1, 2, 2, 1}, {1, 1, 1, 1}, {1, 2, 2, 1}, {0, 0, 0, 0, 0, 0, 0, 0}, {1, 3, 4, 2})),
+  EXPECT_LE(RelError(out[0].ToDouble(), reference(false, {1, 2, 2, 1}, {1, 1, 1, 1}, {1, 2, 2, 1},
+                                                  {0, 0, 0, 0, 0, 0, 0, 0}, {1, 3, 4, 2})),
             1e-6);
 }
 

@@ -25,7 +25,8 @@ Status LoadWith(std::vector<std::string> providers, std::vector<std::string> sea
 TEST(Plugins, UnknownProviderNamesTheFileAndTheSearchedDirectories) {
   ExpectError(LoadWith({"nope"}, {"/tmp/brt-no-such-dir"}),
               {"libbrt_provider_nope.so not found", "/tmp/brt-no-such-dir", "BRT_PROVIDER_PATH"});
-  ExpectError(LoadWith({"/tmp/brt-no-such-dir/libx.so"}), {"'/tmp/brt-no-such-dir/libx.so' does not exist"});
+  ExpectError(LoadWith({"/tmp/brt-no-such-dir/libx.so"}),
+              {"'/tmp/brt-no-such-dir/libx.so' does not exist"});
   ExpectError(LoadWith({}), {"providers is empty"});
 }
 
@@ -60,12 +61,14 @@ TEST(Plugins, OpNoProviderCanRunFailsAtLoadWithDetails) {
   ValueId x = f.Input("x", DType::kF32, {2});
   f.Output("y", f.Op("example.frobnicate", {x}, {{DType::kF32, {2}}})[0]);
   ExpectError(Session::LoadMemory(b.Serialize().value()).status(),
-              {"op #0 'example.frobnicate' (f32) -> (f32) on cpu", "no loaded provider can run it", "cpu: unknown op"});
+              {"op #0 'example.frobnicate' (f32) -> (f32) on cpu", "no loaded provider can run it",
+               "cpu: unknown op"});
   ExecutableBuilder c;
   FunctionBuilder& g = c.AddFunction("main");
   ValueId y = g.Input("x", DType::kF32, {2}, {DeviceKind::kCuda, 0});
   g.Output("y", g.Op("negate", {y}, {{DType::kF32, {2}}}, {}, {DeviceKind::kCuda, 0})[0]);
-  ExpectError(Session::LoadMemory(c.Serialize().value()).status(), {"on cuda", "no provider for this device is loaded"});
+  ExpectError(Session::LoadMemory(c.Serialize().value()).status(),
+              {"on cuda", "no provider for this device is loaded"});
 }
 
 }  // namespace

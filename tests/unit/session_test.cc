@@ -72,10 +72,12 @@ TEST(Session, BindingErrorsNameTheArgument) {
   ExpectError(ctx->Bind("y", ok.view()), {"no argument named 'y'", "x, layer1.w"});
   ExpectError(ctx->Bind(42, ok.view()), {"argument index 42 is out of range"});
   ExpectError(ctx->Bind("layer1.w", ok.view()), {"is a weight"});
-  ExpectError(ctx->Bind("x", Tensor::Borrow(ok.data(), DType::kF32, {2, 16}, {DeviceKind::kCuda, 0})),
-              {"expected a tensor on cpu:0, got one on cuda:0"});
-  ExpectError(ctx->Bind("x", Tensor::Borrow(static_cast<char*>(ok.data()) + 1, DType::kF32, {2, 16})),
-              {"not aligned to its 4-byte element size"});
+  ExpectError(
+      ctx->Bind("x", Tensor::Borrow(ok.data(), DType::kF32, {2, 16}, {DeviceKind::kCuda, 0})),
+      {"expected a tensor on cpu:0, got one on cuda:0"});
+  ExpectError(
+      ctx->Bind("x", Tensor::Borrow(static_cast<char*>(ok.data()) + 1, DType::kF32, {2, 16})),
+      {"not aligned to its 4-byte element size"});
   HostTensor wrong_batch = Random(DType::kF32, {3, 10}, Rng());
   ASSERT_TRUE(ctx->Bind("x", ok.view()).ok());
   ExpectError(ctx->Bind("probabilities", wrong_batch.view()),
@@ -109,7 +111,9 @@ TEST(Session, OwnershipModes) {
     auto ctx = std::move(s->NewRequest().value());
     float* p = static_cast<float*>(std::malloc(x.num_bytes()));
     std::memcpy(p, x.data(), x.num_bytes());
-    ASSERT_TRUE(ctx->Bind("x", Tensor::Adopt(p, DType::kF32, {4, 16}, [&](void* q) { std::free(q), ++released; }),
+    ASSERT_TRUE(ctx->Bind("x",
+                          Tensor::Adopt(p, DType::kF32, {4, 16},
+                                        [&](void* q) { std::free(q), ++released; }),
                           Ownership::kRuntimeOwned)
                     .ok());
     EXPECT_LE(run(*ctx), 1e-5);
@@ -135,7 +139,8 @@ TEST(Session, HeldOutputsAreNotOverwrittenByTheNextRun) {
   EXPECT_EQ(std::vector<float>(first.data_as<float>(), first.data_as<float>() + 30), kept);
   ctx.reset();
   s.reset();
-  EXPECT_EQ(std::vector<float>(first.data_as<float>(), first.data_as<float>() + 30), kept);  // outlives the session
+  EXPECT_EQ(std::vector<float>(first.data_as<float>(), first.data_as<float>() + 30),
+            kept);  // outlives the session
 }
 
 TEST(Session, RunAsyncThenWait) {
@@ -213,7 +218,8 @@ TEST(Session, LoadFileUsesWeightsFromTheMappedFile) {
   HostTensor got(DType::kF32, {2, 10});
   std::memcpy(got.data(), ctx->Output(7)->data(), got.num_bytes());
   EXPECT_LE(RelError(got.ToDouble(), mlp.Reference(x)), 1e-5);
-  ExpectError(Session::LoadFile("/nonexistent/model.brtx").status(), {"cannot open '/nonexistent/model.brtx'"});
+  ExpectError(Session::LoadFile("/nonexistent/model.brtx").status(),
+              {"cannot open '/nonexistent/model.brtx'"});
 }
 
 }  // namespace

@@ -10,9 +10,12 @@ namespace {
 double HalfToDouble(uint16_t h) {
   const int sign = h >> 15, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
   double v;
-  if (exp == 0) v = std::ldexp(mant, -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = std::ldexp(1024 + mant, exp - 25);
+  if (exp == 0)
+    v = std::ldexp(mant, -24);
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = std::ldexp(1024 + mant, exp - 25);
   return sign ? -v : v;
 }
 
@@ -26,7 +29,8 @@ uint16_t DoubleToHalf(double d) {
   double best_err = INFINITY;
   for (uint32_t bits = 0; bits <= 0x7C00; ++bits) {
     const double err = std::fabs(HalfToDouble(static_cast<uint16_t>(bits)) - a);
-    if (err < best_err || (err == best_err && (bits & 1) == 0)) best_err = err, best = static_cast<uint16_t>(bits);
+    if (err < best_err || (err == best_err && (bits & 1) == 0))
+      best_err = err, best = static_cast<uint16_t>(bits);
   }
   return sign | best;
 }
@@ -51,30 +55,59 @@ uint16_t DoubleToBf16(double d) {
 
 double HostTensor::Get(int64_t i) const {
   switch (dtype) {
-    case DType::kF32: return as<float>()[i];
-    case DType::kF64: return as<double>()[i];
-    case DType::kF16: return HalfToDouble(as<uint16_t>()[i]);
-    case DType::kBF16: return Bf16ToDouble(as<uint16_t>()[i]);
-    case DType::kI1: case DType::kU8: return as<uint8_t>()[i];
-    case DType::kI8: return as<int8_t>()[i];
-    case DType::kI32: return as<int32_t>()[i];
-    case DType::kI64: return static_cast<double>(as<int64_t>()[i]);
-    default: return NAN;
+    case DType::kF32:
+      return as<float>()[i];
+    case DType::kF64:
+      return as<double>()[i];
+    case DType::kF16:
+      return HalfToDouble(as<uint16_t>()[i]);
+    case DType::kBF16:
+      return Bf16ToDouble(as<uint16_t>()[i]);
+    case DType::kI1:
+    case DType::kU8:
+      return as<uint8_t>()[i];
+    case DType::kI8:
+      return as<int8_t>()[i];
+    case DType::kI32:
+      return as<int32_t>()[i];
+    case DType::kI64:
+      return static_cast<double>(as<int64_t>()[i]);
+    default:
+      return NAN;
   }
 }
 
 void HostTensor::Set(int64_t i, double v) {
   switch (dtype) {
-    case DType::kF32: as<float>()[i] = static_cast<float>(v); break;
-    case DType::kF64: as<double>()[i] = v; break;
-    case DType::kF16: as<uint16_t>()[i] = DoubleToHalf(v); break;
-    case DType::kBF16: as<uint16_t>()[i] = DoubleToBf16(v); break;
-    case DType::kI1: as<uint8_t>()[i] = v != 0; break;
-    case DType::kU8: as<uint8_t>()[i] = static_cast<uint8_t>(v); break;
-    case DType::kI8: as<int8_t>()[i] = static_cast<int8_t>(v); break;
-    case DType::kI32: as<int32_t>()[i] = static_cast<int32_t>(v); break;
-    case DType::kI64: as<int64_t>()[i] = static_cast<int64_t>(v); break;
-    default: break;
+    case DType::kF32:
+      as<float>()[i] = static_cast<float>(v);
+      break;
+    case DType::kF64:
+      as<double>()[i] = v;
+      break;
+    case DType::kF16:
+      as<uint16_t>()[i] = DoubleToHalf(v);
+      break;
+    case DType::kBF16:
+      as<uint16_t>()[i] = DoubleToBf16(v);
+      break;
+    case DType::kI1:
+      as<uint8_t>()[i] = v != 0;
+      break;
+    case DType::kU8:
+      as<uint8_t>()[i] = static_cast<uint8_t>(v);
+      break;
+    case DType::kI8:
+      as<int8_t>()[i] = static_cast<int8_t>(v);
+      break;
+    case DType::kI32:
+      as<int32_t>()[i] = static_cast<int32_t>(v);
+      break;
+    case DType::kI64:
+      as<int64_t>()[i] = static_cast<int64_t>(v);
+      break;
+    default:
+      break;
   }
 }
 
@@ -84,7 +117,8 @@ std::vector<double> HostTensor::ToDouble() const {
   return v;
 }
 
-HostTensor HostTensor::FromDouble(DType t, std::vector<int64_t> shape, const std::vector<double>& v) {
+HostTensor HostTensor::FromDouble(DType t, std::vector<int64_t> shape,
+                                  const std::vector<double>& v) {
   HostTensor h(t, std::move(shape));
   for (int64_t i = 0; i < h.numel(); ++i) h.Set(i, v.at(i));
   return h;
@@ -92,7 +126,8 @@ HostTensor HostTensor::FromDouble(DType t, std::vector<int64_t> shape, const std
 
 HostTensor Random(DType t, std::vector<int64_t> shape, std::mt19937_64& rng, double lo, double hi) {
   HostTensor h(t, std::move(shape));
-  const bool integral = t == DType::kI1 || t == DType::kI8 || t == DType::kI32 || t == DType::kI64 || t == DType::kU8;
+  const bool integral =
+      t == DType::kI1 || t == DType::kI8 || t == DType::kI32 || t == DType::kI64 || t == DType::kU8;
   for (int64_t i = 0; i < h.numel(); ++i) {
     if (integral) {
       std::uniform_int_distribution<int64_t> d(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
@@ -111,8 +146,10 @@ Expected<std::shared_ptr<Session>> LoadBuilt(const ExecutableBuilder& b, Session
   // scripts/fuzz.sh seeds the loader fuzzer with every executable the tests build.
   if (const char* dir = std::getenv("BRT_SAVE_EXECUTABLES")) {
     static std::atomic<int> counter{0};
-    std::ofstream(std::string(dir) + "/test" + std::to_string(counter++) + ".brtx", std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+    std::ofstream(std::string(dir) + "/test" + std::to_string(counter++) + ".brtx",
+                  std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes->data()),
+               static_cast<std::streamsize>(bytes->size()));
   }
   return Session::LoadMemory(*bytes, options);
 }
@@ -144,7 +181,8 @@ Expected<std::vector<HostTensor>> RunOp(const OpRun& op) {
     outs.push_back(std::move(h));
   }
   const auto& info = (*ctx)->function();
-  for (size_t i = 0; i < outs.size(); ++i) BRT_RETURN_IF_ERROR((*ctx)->Bind(info.output_indices[i], outs[i].view()));
+  for (size_t i = 0; i < outs.size(); ++i)
+    BRT_RETURN_IF_ERROR((*ctx)->Bind(info.output_indices[i], outs[i].view()));
   BRT_RETURN_IF_ERROR((*ctx)->Run());
   return outs;
 }
@@ -188,12 +226,15 @@ int64_t Ravel(const std::vector<int64_t>& index, const std::vector<int64_t>& sha
   return flat;
 }
 
-std::vector<Dim> Dims(const std::vector<int64_t>& shape) { return std::vector<Dim>(shape.begin(), shape.end()); }
+std::vector<Dim> Dims(const std::vector<int64_t>& shape) {
+  return std::vector<Dim>(shape.begin(), shape.end());
+}
 
 void ExpectError(const Status& s, std::initializer_list<std::string> fragments) {
   EXPECT_FALSE(s.ok()) << "expected an error";
   for (const std::string& f : fragments)
-    EXPECT_NE(s.message().find(f), std::string::npos) << "message lacks '" << f << "': " << s.message();
+    EXPECT_NE(s.message().find(f), std::string::npos)
+        << "message lacks '" << f << "': " << s.message();
 }
 
 }  // namespace brt::test
@@ -216,9 +257,11 @@ void Mlp::Build(FunctionBuilder& f, Dim batch) const {
   const std::vector<Attribute> matmul = {{"lhs_contracting_dimensions", std::vector<int64_t>{1}},
                                          {"rhs_contracting_dimensions", std::vector<int64_t>{0}}};
   float zero = 0;
-  std::vector<uint8_t> zero_bytes(reinterpret_cast<uint8_t*>(&zero), reinterpret_cast<uint8_t*>(&zero) + 4);
+  std::vector<uint8_t> zero_bytes(reinterpret_cast<uint8_t*>(&zero),
+                                  reinterpret_cast<uint8_t*>(&zero) + 4);
   ValueId zero_v = f.Op("constant", {}, {{DType::kF32, {}}}, {{"value", zero_bytes}})[0];
-  auto dense = [&](ValueId h, const HostTensor& w, const HostTensor& b, const std::string& name, int64_t n, bool relu) {
+  auto dense = [&](ValueId h, const HostTensor& w, const HostTensor& b, const std::string& name,
+                   int64_t n, bool relu) {
     ValueId wv = f.Weight(name + ".w", DType::kF32, w.shape, bytes(w));
     ValueId bv = f.Weight(name + ".b", DType::kF32, b.shape, bytes(b));
     ValueId y = f.Op("dot_general", {h, wv}, {{DType::kF32, {batch, n}}}, matmul)[0];
@@ -229,12 +272,14 @@ void Mlp::Build(FunctionBuilder& f, Dim batch) const {
   ValueId h = dense(x, w1, b1, "layer1", hidden, true);
   h = dense(h, w2, b2, "layer2", hidden, true);
   h = dense(h, w3, b3, "layer3", out, false);
-  f.Output("probabilities", f.Op("brt.softmax", {h}, {{DType::kF32, {batch, out}}}, {{"axis", 1}})[0]);
+  f.Output("probabilities",
+           f.Op("brt.softmax", {h}, {{DType::kF32, {batch, out}}}, {{"axis", 1}})[0]);
 }
 
 std::vector<double> Mlp::Reference(const HostTensor& x) const {
   const int64_t n = x.shape[0];
-  auto dense = [&](const std::vector<double>& h, int64_t k, const HostTensor& w, const HostTensor& b, int64_t m, bool relu) {
+  auto dense = [&](const std::vector<double>& h, int64_t k, const HostTensor& w,
+                   const HostTensor& b, int64_t m, bool relu) {
     std::vector<double> y(n * m);
     for (int64_t r = 0; r < n; ++r)
       for (int64_t c = 0; c < m; ++c) {

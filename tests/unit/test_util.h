@@ -46,7 +46,8 @@ struct HostTensor {
 };
 
 // Uniform random values in [lo, hi] (integers for integer dtypes).
-HostTensor Random(DType t, std::vector<int64_t> shape, std::mt19937_64& rng, double lo = -1, double hi = 1);
+HostTensor Random(DType t, std::vector<int64_t> shape, std::mt19937_64& rng, double lo = -1,
+                  double hi = 1);
 inline std::mt19937_64& Rng() {
   static std::mt19937_64 rng(20261122);
   return rng;
@@ -68,7 +69,8 @@ std::vector<HostTensor> MustRunOp(const OpRun& op);
 // ||out - ref|| / ||ref|| (absolute norm when ref is all zeros).
 double RelError(const std::vector<double>& out, const std::vector<double>& ref);
 
-Expected<std::shared_ptr<Session>> LoadBuilt(const ExecutableBuilder& b, SessionOptions options = {});
+Expected<std::shared_ptr<Session>> LoadBuilt(const ExecutableBuilder& b,
+                                             SessionOptions options = {});
 
 // Row-major multi-index helpers for reference implementations.
 std::vector<int64_t> Unravel(int64_t flat, const std::vector<int64_t>& shape);
