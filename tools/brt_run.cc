@@ -178,12 +178,12 @@ int main(int argc, char** argv) {
   options.providers = {provider};
   auto session = brt::Session::LoadFile(model, options);
   if (!session.ok()) {
+    // 3: the executable itself is bad (malformed, newer format, an op nothing
+    // can run); 2: the request is (missing file, unknown provider).
     const auto code = session.status().code();
-    return Fail(code == brt::StatusCode::kNotFound &&
-                        session.status().message().find("cannot open") != std::string::npos
-                    ? kUsageError
-                    : kExecutableError,
-                session.status().message());
+    const bool bad_executable =
+        code == brt::StatusCode::kInvalidExecutable || code == brt::StatusCode::kUnsupported;
+    return Fail(bad_executable ? kExecutableError : kUsageError, session.status().message());
   }
   auto info = (*session)->function(function);
   if (!info.ok()) return Fail(kUsageError, info.status().message());

@@ -30,8 +30,9 @@ int main(int argc, char** argv) {
            {{"value", std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&zero),
                                            reinterpret_cast<uint8_t*>(&zero) + 4)}})[0];
   for (int l = 0; l < 3; ++l) {
+    // Weights scaled so the softmax is far from uniform and errors show.
     brt::Tensor w =
-        random({sizes[l], sizes[l + 1]}, 1.0 / std::sqrt(static_cast<double>(sizes[l])));
+        random({sizes[l], sizes[l + 1]}, 4.0 / std::sqrt(static_cast<double>(sizes[l])));
     brt::Tensor bias = random({sizes[l + 1]}, 0.1);
     const std::string n = std::to_string(l + 1);
     if (!brt::tools::WriteNpy(dir + "/w" + n + ".npy", w).ok() ||
