@@ -411,7 +411,7 @@ void RequestContext::Impl::ReleaseInstances() {
   if (!spec) return;
   for (size_t i = 0; i < instances.size(); ++i) {
     const PreparedOp& op = spec->ops[i];
-    if (op.kernel.create_instance && op.kernel.release_instance && instances[i])
+    if (op.kernel.release_instance && instances[i] != op.state)
       op.kernel.release_instance(instances[i]);
   }
   instances.clear();
@@ -523,15 +523,16 @@ Status RequestContext::Impl::PrepareRun() {
     }
     for (size_t i = 0; i < spec->ops.size(); ++i) {
       const PreparedOp& op = spec->ops[i];
-      void* instance = op.state;
+      // A kernel may create per-request scratch; a null instance runs the state.
+      void* instance = nullptr;
       if (op.kernel.create_instance &&
           op.kernel.create_instance(op.state, &instance, &error) != BRT_OK) {
-        instances.push_back(nullptr);
+        instances.push_back(op.state);
         return Status(StatusCode::kResourceExhausted, "function '" + fs->info.name + "' op #" +
                                                           std::to_string(i) + " '" +
                                                           fs->ops[i].kind + "': " + error.message);
       }
-      instances.push_back(instance);
+      instances.push_back(instance ? instance : op.state);
     }
     value_ptrs.assign(fs->values.size(), nullptr);
     for (size_t v = 0; v < fs->values.size(); ++v)

@@ -108,6 +108,7 @@ typedef struct BrtOpDesc {
  *   attributes, build whatever run() needs; returns BRT_OK and *state.
  * create_instance (optional, may be NULL): once per request context, for
  *   per-request scratch; run() then receives the instance instead of state.
+ *   It may also succeed with *instance = NULL: run() then gets the state.
  * run: the hot path. buffers holds operand pointers, then result pointers.
  *   queue is the work queue handle of the request (NULL on the CPU). It must
  *   not allocate, look anything up by name, or touch shared mutable state. */

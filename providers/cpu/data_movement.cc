@@ -354,16 +354,16 @@ class DynamicSliceKernel final : public CpuKernel {
 
 void RegisterDataMovement(std::vector<KernelDef>& defs) {
   for (const char* kind : {"broadcast_in_dim", "transpose", "slice", "reverse"})
-    defs.push_back({kind, kAllTypes, false, false, &Make<StridedViewKernel>});
-  defs.push_back({"reshape", kAllTypes, false, false, &Make<ReshapeKernel>});
-  defs.push_back({"concatenate", kAllTypes, false, false, &Make<ConcatenateKernel>});
-  defs.push_back({"pad", kAllTypes, false, false, &Make<PadKernel>});
+    defs.push_back({kind, kAllTypes, false, &Make<StridedViewKernel>});
+  defs.push_back({"reshape", kAllTypes, false, &Make<ReshapeKernel>});
+  defs.push_back({"concatenate", kAllTypes, false, &Make<ConcatenateKernel>});
+  defs.push_back({"pad", kAllTypes, false, &Make<PadKernel>});
   std::vector<int32_t> iota_types = kAllTypes;
   iota_types.erase(std::find(iota_types.begin(), iota_types.end(), BRT_DTYPE_I1));
-  defs.push_back({"iota", iota_types, false, false, &Make<IotaKernel>});
-  defs.push_back({"constant", kAllTypes, false, false, &Make<ConstantKernel>});
-  defs.push_back({"dynamic_slice", kAllTypes, false, false, &Make<DynamicSliceKernel>});
-  defs.push_back({"dynamic_update_slice", kAllTypes, false, false, &Make<DynamicSliceKernel>});
+  defs.push_back({"iota", iota_types, false, &Make<IotaKernel>});
+  defs.push_back({"constant", kAllTypes, false, &Make<ConstantKernel>});
+  defs.push_back({"dynamic_slice", kAllTypes, false, &Make<DynamicSliceKernel>});
+  defs.push_back({"dynamic_update_slice", kAllTypes, false, &Make<DynamicSliceKernel>});
 }
 
 }  // namespace brt::cpu

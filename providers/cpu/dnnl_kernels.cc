@@ -42,6 +42,9 @@ memory::desc Plain(const OpInfo& op, const TensorInfo& t) {
 class DnnlKernel : public CpuKernel {
  public:
   std::unique_ptr<Runnable> CreateInstance() const override;
+  void Run(void* const* b) override {  // runs only when trivial (no instance)
+    if (zero_bytes_) std::memset(b[result_buffer_], 0, zero_bytes_);
+  }
 
  protected:
   // Subclasses call these from Prepare().
@@ -57,9 +60,6 @@ class DnnlKernel : public CpuKernel {
     trivial_ = true;
     result_buffer_ = result_buffer;
     zero_bytes_ = zero_bytes;
-  }
-  void Run(void* const* b) override {  // only reached when trivial
-    if (zero_bytes_) std::memset(b[result_buffer_], 0, zero_bytes_);
   }
 
  private:
@@ -107,18 +107,8 @@ class DnnlInstance final : public Runnable {
   std::vector<uint8_t> scratch_;
 };
 
-// A trivial kernel still needs an instance: it runs the shared kernel.
-class TrivialInstance final : public Runnable {
- public:
-  explicit TrivialInstance(const DnnlKernel& k) : k_(const_cast<DnnlKernel&>(k)) {}
-  void Run(void* const* b) override { static_cast<Runnable&>(k_).Run(b); }
-
- private:
-  DnnlKernel& k_;
-};
-
 std::unique_ptr<Runnable> DnnlKernel::CreateInstance() const {
-  if (trivial_) return std::make_unique<TrivialInstance>(*this);
+  if (trivial_) return nullptr;  // Run() zeroes the result or does nothing
   return std::make_unique<DnnlInstance>(*this);
 }
 
@@ -304,22 +294,10 @@ class DotGeneralKernel final : public CpuKernel {
       impl_->Prepare(op);
     }
   }
-  std::unique_ptr<Runnable> CreateInstance() const override {
-    auto inst = impl_->CreateInstance();
-    if (inst) return inst;
-    return std::make_unique<Forward>(*impl_);
-  }
+  std::unique_ptr<Runnable> CreateInstance() const override { return impl_->CreateInstance(); }
   void Run(void* const* b) override { impl_->Run(b); }
 
  private:
-  class Forward final : public Runnable {
-   public:
-    explicit Forward(CpuKernel& k) : k_(k) {}
-    void Run(void* const* b) override { k_.Run(b); }
-
-   private:
-    CpuKernel& k_;
-  };
   std::unique_ptr<CpuKernel> impl_;
 };
 
@@ -496,7 +474,7 @@ class Guarded final : public CpuKernel {
     }
   }
   std::unique_ptr<Runnable> CreateInstance() const override { return k_.CreateInstance(); }
-  void Run(void* const*) override {}
+  void Run(void* const* b) override { k_.Run(b); }
 
  private:
   K k_;
@@ -507,19 +485,13 @@ class Guarded final : public CpuKernel {
 void RegisterDnnl(std::vector<KernelDef>& defs) {
   std::vector<int32_t> dot_types = kAllTypes;
   dot_types.erase(std::find(dot_types.begin(), dot_types.end(), BRT_DTYPE_I1));
-  defs.push_back({"dot_general", dot_types, false, true, &Make<DotGeneralKernel>});
-  defs.push_back({"convolution",
-                  {BRT_DTYPE_F32, BRT_DTYPE_BF16},
-                  false,
-                  true,
-                  &Make<Guarded<ConvolutionKernel>>});
+  defs.push_back({"dot_general", dot_types, false, &Make<DotGeneralKernel>});
   defs.push_back(
-      {"brt.softmax", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, true, &Make<Guarded<SoftmaxKernel>>});
-  defs.push_back({"brt.layer_norm",
-                  {BRT_DTYPE_F32, BRT_DTYPE_BF16},
-                  false,
-                  true,
-                  &Make<Guarded<LayerNormKernel>>});
+      {"convolution", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, &Make<Guarded<ConvolutionKernel>>});
+  defs.push_back(
+      {"brt.softmax", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, &Make<Guarded<SoftmaxKernel>>});
+  defs.push_back(
+      {"brt.layer_norm", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, &Make<Guarded<LayerNormKernel>>});
 }
 
 }  // namespace brt::cpu

@@ -741,23 +741,22 @@ void RegisterElementwise(std::vector<KernelDef>& defs) {
       types = signed_numeric;
     if (e.op == Unary::kNot)
       types = {BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
-    defs.push_back({e.kind, types, false, false, &Make<UnaryKernel>});
+    defs.push_back({e.kind, types, false, &Make<UnaryKernel>});
   }
   for (const auto& e : kBinaryOps) {
     std::vector<int32_t> types = numeric;
     if (e.op == Binary::kAnd || e.op == Binary::kOr)
       types = {BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
     if (e.op == Binary::kMax || e.op == Binary::kMin) types = kAllTypes;
-    defs.push_back({e.kind, types, false, false, &Make<BinaryKernel>});
+    defs.push_back({e.kind, types, false, &Make<BinaryKernel>});
   }
-  defs.push_back({"compare", kAllTypes, true, false, &Make<CompareKernel>});
-  defs.push_back({"select", kAllTypes, false, false, &Make<TernaryKernel>});
-  defs.push_back({"clamp", numeric, false, false, &Make<TernaryKernel>});
-  defs.push_back({"convert", kAllTypes, false, false, &Make<ConvertKernel>});
+  defs.push_back({"compare", kAllTypes, true, &Make<CompareKernel>});
+  defs.push_back({"select", kAllTypes, false, &Make<TernaryKernel>});
+  defs.push_back({"clamp", numeric, false, &Make<TernaryKernel>});
+  defs.push_back({"convert", kAllTypes, false, &Make<ConvertKernel>});
   defs.push_back({"brt.fused_elementwise",
                   {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16},
                   false,
-                  true,
                   &Make<FusedElementwiseKernel>});
 }
 

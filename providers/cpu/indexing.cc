@@ -277,8 +277,8 @@ class ScatterKernel final : public CpuKernel {
 }  // namespace
 
 void RegisterIndexing(std::vector<KernelDef>& defs) {
-  defs.push_back({"gather", kAllTypes, false, false, &Make<GatherKernel>});
-  defs.push_back({"scatter", kAllTypes, false, false, &Make<ScatterKernel>});
+  defs.push_back({"gather", kAllTypes, false, &Make<GatherKernel>});
+  defs.push_back({"scatter", kAllTypes, false, &Make<ScatterKernel>});
 }
 
 }  // namespace brt::cpu

@@ -87,8 +87,8 @@ class CpuKernel : public Runnable {
  public:
   // Validates shapes/attributes and precomputes everything Run() needs.
   virtual void Prepare(const OpInfo& op) = 0;
-  // Kernels with per-request scratch return a fresh instance; the default
-  // runs the shared kernel itself (Run() then must not mutate members).
+  // Kernels with per-request scratch return a fresh instance; nullptr (the
+  // default) runs the shared kernel itself, so Run() must not mutate members.
   virtual std::unique_ptr<Runnable> CreateInstance() const { return nullptr; }
 };
 
@@ -96,7 +96,6 @@ struct KernelDef {
   const char* kind;
   std::vector<int32_t> dtypes;  // accepted dtypes of the key tensor
   bool key_is_operand;          // key: operand 0 (e.g. compare) or result 0
-  bool per_request_instance;
   std::unique_ptr<CpuKernel> (*create)();
 };
 

@@ -414,10 +414,11 @@ int32_t Prepare(const void* kernel_data, const BrtOpDesc* desc, void** state,
 
 void ReleaseState(void* state) { delete static_cast<CpuKernel*>(state); }
 
+// A null instance (no per-request scratch needed) makes the core run the state.
 int32_t CreateInstance(void* state, void** instance, BrtErrorBuffer* error) {
   try {
     *instance = static_cast<Runnable*>(static_cast<CpuKernel*>(state)->CreateInstance().release());
-    return *instance ? BRT_OK : BRT_ERROR_INTERNAL;
+    return BRT_OK;
   } catch (const std::exception& e) {
     SetError(error, e.what());
     return BRT_ERROR_RESOURCE_EXHAUSTED;
@@ -447,13 +448,8 @@ int32_t ResolveKernel(const BrtOpSignature* sig, BrtKernel* kernel, BrtErrorBuff
     const int32_t* types = def.key_is_operand ? sig->operand_dtypes : sig->result_dtypes;
     int32_t count = def.key_is_operand ? sig->num_operands : sig->num_results;
     if (count < 1 || !Contains(def.dtypes, types[0])) continue;
-    *kernel = BrtKernel{sizeof(BrtKernel),
-                        &def,
-                        &Prepare,
-                        &ReleaseState,
-                        def.per_request_instance ? &CreateInstance : nullptr,
-                        def.per_request_instance ? &ReleaseInstance : nullptr,
-                        &RunKernel};
+    *kernel = BrtKernel{sizeof(BrtKernel), &def,      &Prepare, &ReleaseState, &CreateInstance,
+                        &ReleaseInstance,  &RunKernel};
     return BRT_OK;
   }
   SetError(error, kind_known
