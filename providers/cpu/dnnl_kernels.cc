@@ -461,6 +461,86 @@ class LayerNormKernel final : public DnnlKernel {
   }
 };
 
+// --- large elementwise ops ------------------------------------------------------------
+
+// Below this size brt's loops win: a oneDNN execution costs microseconds,
+// a brt kernel call nanoseconds. Above it oneDNN's threads pay off.
+constexpr int64_t kDnnlElementwiseMinElements = int64_t{1} << 16;
+
+class DnnlElementwiseKernel final : public DnnlKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    if (!Build(op)) throw UnsupportedError(op.kind + ": not a oneDNN elementwise configuration");
+  }
+  // Returns false when oneDNN should not take this op.
+  bool Build(const OpInfo& op) {
+    const TensorInfo& out = op.out[0];
+    if (out.dtype != BRT_DTYPE_F32 || out.numel < kDnnlElementwiseMinElements ||
+        out.rank() > DNNL_MAX_NDIMS)
+      return false;
+    const memory::desc dst = Plain(op, out);
+    static const std::pair<const char*, dnnl::algorithm> kUnary[] = {
+        {"exponential", dnnl::algorithm::eltwise_exp},
+        {"log", dnnl::algorithm::eltwise_log},
+        {"tanh", dnnl::algorithm::eltwise_tanh},
+        {"logistic", dnnl::algorithm::eltwise_logistic},
+        {"sqrt", dnnl::algorithm::eltwise_sqrt},
+        {"abs", dnnl::algorithm::eltwise_abs},
+        {"negate", dnnl::algorithm::eltwise_linear}};
+    for (const auto& [kind, alg] : kUnary) {
+      if (op.kind != kind) continue;
+      const float alpha = alg == dnnl::algorithm::eltwise_linear ? -1.f : 0.f;
+      dnnl::eltwise_forward::primitive_desc pd(Engine(), dnnl::prop_kind::forward_inference, alg,
+                                               dst, dst, alpha, 0.f, UserScratchpad());
+      SetPrimitive(dnnl::eltwise_forward(pd), pd.scratchpad_desc());
+      Bind(DNNL_ARG_SRC, dst, 0);
+      Bind(DNNL_ARG_DST, dst, 1);
+      return true;
+    }
+    static const std::pair<const char*, dnnl::algorithm> kBinary[] = {
+        {"add", dnnl::algorithm::binary_add},
+        {"subtract", dnnl::algorithm::binary_sub},
+        {"multiply", dnnl::algorithm::binary_mul},
+        {"divide", dnnl::algorithm::binary_div}};
+    for (const auto& [kind, alg] : kBinary) {
+      if (op.kind != kind) continue;
+      // oneDNN broadcasts only its second source: the full-shape operand goes
+      // first, swapped if the op commutes.
+      int full = op.in[0].dims == out.dims ? 0 : op.in[1].dims == out.dims ? 1 : -1;
+      const bool commutes =
+          alg == dnnl::algorithm::binary_add || alg == dnnl::algorithm::binary_mul;
+      if (full < 0 || (full == 1 && !commutes)) return false;
+      const TensorInfo& other = op.in[1 - full];
+      TensorInfo padded = other;  // numpy right-aligned dims, as oneDNN wants equal ranks
+      padded.dims.insert(padded.dims.begin(), out.rank() - other.rank(), 1);
+      for (int d = 0; d < out.rank(); ++d)
+        if (padded.dims[d] != 1 && padded.dims[d] != out.dims[d]) return false;
+      const memory::desc src1 = Plain(op, padded);
+      dnnl::binary::primitive_desc pd(Engine(), alg, dst, src1, dst, UserScratchpad());
+      SetPrimitive(dnnl::binary(pd), pd.scratchpad_desc());
+      Bind(DNNL_ARG_SRC_0, dst, full);
+      Bind(DNNL_ARG_SRC_1, src1, 1 - full);
+      Bind(DNNL_ARG_DST, dst, 2);
+      return true;
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> MakeDnnlElementwise(const OpInfo& op) {
+  auto k = std::make_unique<DnnlElementwiseKernel>();
+  try {
+    if (k->Build(op)) return k;
+  } catch (const dnnl::error&) {
+    // oneDNN declined this configuration: brt's loop runs it.
+  }
+  return nullptr;
+}
+
+namespace {
+
 // oneDNN reports unsupported configurations by throwing dnnl::error.
 template <typename K>
 class Guarded final : public CpuKernel {

@@ -162,12 +162,17 @@ class UnaryKernel final : public CpuKernel {
     fn_ = FindUnary(op.kind)->pick(op.out[0].dtype);
     if (!fn_) throw UnsupportedError(op.kind + ": not defined for " + DTypeName(op.out[0].dtype));
     n_ = op.out[0].numel;
+    dnnl_ = MakeDnnlElementwise(op);
+  }
+  std::unique_ptr<Runnable> CreateInstance() const override {
+    return dnnl_ ? dnnl_->CreateInstance() : nullptr;
   }
   void Run(void* const* b) override { fn_(b[0], b[1], n_); }
 
  private:
   UnaryFn fn_ = nullptr;
   int64_t n_ = 0;
+  std::unique_ptr<CpuKernel> dnnl_;  // large f32 tensors: oneDNN runs through its instances
 };
 
 // --- binary -----------------------------------------------------------------
@@ -296,6 +301,10 @@ class BinaryKernel final : public CpuKernel {
     plan_.Build(op.out[0].dims, {op.in[0].dims, op.in[1].dims}, op.kind);
     es_ = static_cast<int64_t>(DTypeSize(op.out[0].dtype));
     sa_ = plan_.inner_stride(0), sb_ = plan_.inner_stride(1);
+    dnnl_ = MakeDnnlElementwise(op);
+  }
+  std::unique_ptr<Runnable> CreateInstance() const override {
+    return dnnl_ ? dnnl_->CreateInstance() : nullptr;
   }
   void Run(void* const* b) override {
     const char* x = static_cast<const char*>(b[0]);
@@ -312,6 +321,7 @@ class BinaryKernel final : public CpuKernel {
   // Kept here, not read from the plan's heap arrays: small ops are bound by
   // cache misses, so Run() touches only this object when there is one row.
   int64_t es_ = 0, sa_ = 0, sb_ = 0;
+  std::unique_ptr<CpuKernel> dnnl_;  // large f32 tensors: oneDNN runs through its instances
 };
 
 // --- compare ------------------------------------------------------------------

@@ -99,6 +99,11 @@ struct KernelDef {
   std::unique_ptr<CpuKernel> (*create)();
 };
 
+// A oneDNN kernel for a large f32 elementwise op (unary: exp, log, tanh,
+// logistic, sqrt, abs, negate; binary: add, subtract, multiply, divide, with
+// one broadcast operand), or nullptr when brt's own loop should run it.
+std::unique_ptr<CpuKernel> MakeDnnlElementwise(const OpInfo& op);
+
 // Each kernel file appends its definitions; provider.cc collects them.
 void RegisterElementwise(std::vector<KernelDef>& defs);
 void RegisterDataMovement(std::vector<KernelDef>& defs);

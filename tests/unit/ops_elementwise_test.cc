@@ -131,6 +131,43 @@ TEST(BinaryOps, BroadcastAgainstFloat64Reference) {
   }
 }
 
+// f32 tensors of 2^16 elements or more run on oneDNN primitives (exp, log,
+// tanh, logistic, sqrt, abs, negate; add, subtract, multiply, divide with one
+// broadcast operand); the float64 references must still hold.
+TEST(LargeElementwise, OneDnnPathMatchesFloat64) {
+  const std::vector<int64_t> shape = {256, 300};
+  for (const auto& c : kUnary) {
+    const std::string kind = c.kind;
+    if (kind != "exponential" && kind != "log" && kind != "tanh" && kind != "logistic" &&
+        kind != "sqrt" && kind != "abs" && kind != "negate")
+      continue;
+    HostTensor x = Random(DType::kF32, shape, Rng(), c.lo, c.hi);
+    auto out = MustRunOp({c.kind, {x}, {{DType::kF32, Dims(shape)}}});
+    std::vector<double> ref;
+    for (double v : x.ToDouble()) ref.push_back(c.ref(v));
+    // oneDNN's vectorized transcendentals are a few ulp off (log: ~1.3e-6).
+    EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5) << c.kind;
+  }
+  for (const auto& c : kBinary) {
+    const std::string kind = c.kind;
+    if (kind != "add" && kind != "subtract" && kind != "multiply" && kind != "divide") continue;
+    // full x row-broadcast, and the broadcast operand first (swapped when it commutes)
+    for (bool broadcast_first : {false, true}) {
+      HostTensor full = Random(DType::kF32, shape, Rng(), c.lo, c.hi);
+      HostTensor row = Random(DType::kF32, {300}, Rng(), c.lo, c.hi);
+      const HostTensor& a = broadcast_first ? row : full;
+      const HostTensor& b = broadcast_first ? full : row;
+      auto out = MustRunOp({c.kind, {a, b}, {{DType::kF32, Dims(shape)}}});
+      std::vector<double> ref(full.numel());
+      for (int64_t i = 0; i < full.numel(); ++i)
+        ref[i] = broadcast_first ? c.ref(row.Get(i % 300), full.Get(i))
+                                 : c.ref(full.Get(i), row.Get(i % 300));
+      EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6)
+          << c.kind << (broadcast_first ? " (row first)" : "");
+    }
+  }
+}
+
 TEST(BinaryOps, MaximumPropagatesNaN) {
   HostTensor a = HostTensor::FromDouble(DType::kF32, {3}, {NAN, 1, 2});
   HostTensor b = HostTensor::FromDouble(DType::kF32, {3}, {0, NAN, 1});
