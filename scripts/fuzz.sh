@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
 prefix=$(python3 -c 'import sys; print(sys.prefix)')
+commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!tests/fuzz/RESULTS.md' || echo "+uncommitted changes")
 
 # Seeds: every executable the unit tests build, plus the end-to-end MLP.
 cmake -S . -B build -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
@@ -20,6 +21,7 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_PREFIX_PATH="$pre
 cmake --build build-fuzz --target fuzz_loader >/dev/null
 
 corpus=build-fuzz/corpus
+rm -rf "$corpus" build-fuzz/crash-* build-fuzz/leak-* build-fuzz/timeout-* build-fuzz/oom-*
 mkdir -p "$corpus"
 log=build-fuzz/fuzz.log
 status=0
@@ -28,7 +30,7 @@ build-fuzz/bin/fuzz_loader -max_total_time="$seconds" -print_final_stats=1 -rss_
 
 execs=$(grep -E "^stat::number_of_executed_units" "$log" | awk '{print $2}')
 cov=$(grep -E "^#[0-9]+.*cov:" "$log" | tail -1 | sed -E 's/.*cov: ([0-9]+) ft: ([0-9]+).*/\1 edges, \2 features/')
-crashes=$(ls build-fuzz/crash-* build-fuzz/leak-* build-fuzz/timeout-* 2>/dev/null | wc -l)
+crashes=$(find build-fuzz -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
 cat > tests/fuzz/RESULTS.md <<EOT
 # Loader fuzzing results
 
@@ -37,7 +39,7 @@ Latest run of \`scripts/fuzz.sh $seconds\` (libFuzzer, clang $(clang --version |
 | field | value |
 |---|---|
 | date | $(date -u +%Y-%m-%d) |
-| commit | $(git rev-parse --short HEAD) |
+| commit | ${commit} |
 | machine | $(nproc) cores, $(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') |
 | duration | ${seconds} s |
 | seeds | $(ls "$seeds" | wc -l) executables written by the unit tests and make_mlp |
