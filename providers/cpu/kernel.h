@@ -104,6 +104,14 @@ struct KernelDef {
 // one broadcast operand), or nullptr when brt's own loop should run it.
 std::unique_ptr<CpuKernel> MakeDnnlElementwise(const OpInfo& op);
 
+// oneDNN pooling for an f32 reduce_window (max or add) that leaves two dims
+// untouched (batch and feature) and pools 1 to 3 others, or nullptr. It
+// computes the result as if the init value were the reducer's identity.
+std::unique_ptr<CpuKernel> MakeDnnlPooling(const OpInfo& op);
+// oneDNN reduction for a large f32 reduce with reducer add, or nullptr; it
+// too assumes the identity (0) as init value.
+std::unique_ptr<CpuKernel> MakeDnnlReduction(const OpInfo& op);
+
 // Each kernel file appends its definitions; provider.cc collects them.
 void RegisterElementwise(std::vector<KernelDef>& defs);
 void RegisterDataMovement(std::vector<KernelDef>& defs);

@@ -41,6 +41,35 @@ inline C Combine(C a, C b) {
   }
 }
 
+// oneDNN reductions and pooling have no init operand: they compute as if it
+// were the reducer's identity. This runs oneDNN when the init value (read
+// per request) is that identity, and brt's loop otherwise.
+class IdentityGuard final : public Runnable {
+ public:
+  IdentityGuard(CpuKernel& loop, std::unique_ptr<Runnable> dnnl, float identity)
+      : loop_(loop), dnnl_(std::move(dnnl)), identity_(identity) {}
+  void Run(void* const* b) override {
+    if (*static_cast<const float*>(b[1]) == identity_)
+      dnnl_->Run(b);
+    else
+      loop_.Run(b);
+  }
+
+ private:
+  CpuKernel& loop_;
+  std::unique_ptr<Runnable> dnnl_;
+  float identity_;
+};
+
+// The instance of a kernel that may hand its work to oneDNN.
+std::unique_ptr<Runnable> GuardedInstance(const CpuKernel& loop,
+                                          const std::unique_ptr<CpuKernel>& dnnl, float identity) {
+  if (!dnnl) return nullptr;
+  // The loop kernel's Run() does not mutate it: it is shared by every request.
+  return std::make_unique<IdentityGuard>(const_cast<CpuKernel&>(loop), dnnl->CreateInstance(),
+                                         identity);
+}
+
 template <typename T>
 constexpr bool ReducerValid(Reducer r) {
   using C = Compute<T>;
@@ -115,6 +144,10 @@ class ReduceKernel final : public CpuKernel {
     if (!fn_)
       throw UnsupportedError("reduce: reducer '" + name + "' is not defined for " +
                              DTypeName(in.dtype));
+    dnnl_ = MakeDnnlReduction(op);
+  }
+  std::unique_ptr<Runnable> CreateInstance() const override {
+    return GuardedInstance(*this, dnnl_, 0.f);
   }
   void Run(void* const* b) override { fn_(*this, b[0], b[1], b[2]); }
 
@@ -154,6 +187,7 @@ class ReduceKernel final : public CpuKernel {
     }
   }
   Reducer reducer_ = Reducer::kAdd;
+  std::unique_ptr<CpuKernel> dnnl_;
   int rank_ = 0;
   int64_t dims_[kMaxRank] = {}, ostr_[kMaxRank] = {};
   int64_t in_numel_ = 0, out_numel_ = 0;
@@ -217,6 +251,11 @@ class ReduceWindowKernel final : public CpuKernel {
       }
     });
     if (!fn_) throw UnsupportedError("reduce_window: not defined for i1");
+    dnnl_ = MakeDnnlPooling(op);
+    identity_ = reducer == Reducer::kMax ? -INFINITY : 0.f;
+  }
+  std::unique_ptr<Runnable> CreateInstance() const override {
+    return GuardedInstance(*this, dnnl_, identity_);
   }
   void Run(void* const* b) override { fn_(*this, b[0], b[1], b[2]); }
 
@@ -258,6 +297,8 @@ class ReduceWindowKernel final : public CpuKernel {
   std::vector<int64_t> window_, strides_, base_dil_, win_dil_, pad_lo_, in_dims_, in_strides_,
       out_dims_;
   int64_t out_numel_ = 0, window_numel_ = 1;
+  std::unique_ptr<CpuKernel> dnnl_;
+  float identity_ = 0;
   void (*fn_)(const ReduceWindowKernel&, const void*, const void*, void*) = nullptr;
 };
 

@@ -180,5 +180,59 @@ TEST(ReduceWindow, MaxPoolWithPaddingAndSumWithDilation) {
             1e-6);
 }
 
+// NCHW pooling (window on the last two dims) and an init value that is not
+// the identity: oneDNN pooling assumes the identity, so brt's loop must run.
+TEST(ReduceWindow, NchwPoolingAndNonIdentityInit) {
+  const std::vector<int64_t> shape = {2, 3, 7, 8};
+  HostTensor x = Random(DType::kF32, shape, Rng());
+  for (double init : {-static_cast<double>(INFINITY), 0.25}) {
+    HostTensor init_t = HostTensor::FromDouble(DType::kF32, {}, {init});
+    auto out = MustRunOp({"reduce_window",
+                          {x, init_t},
+                          {{DType::kF32, {2, 3, 3, 4}}},
+                          {{"window_dimensions", std::vector<int64_t>{1, 1, 3, 2}},
+                           {"window_strides", std::vector<int64_t>{1, 1, 2, 2}},
+                           {"reducer", "max"}}});
+    std::vector<double> ref;
+    for (int64_t o = 0; o < 2 * 3 * 3 * 4; ++o) {
+      auto oi = Unravel(o, {2, 3, 3, 4});
+      double acc = init;
+      for (int64_t h = 0; h < 3; ++h)
+        for (int64_t w = 0; w < 2; ++w)
+          acc = std::max(acc, x.Get(Ravel({oi[0], oi[1], oi[2] * 2 + h, oi[3] * 2 + w}, shape)));
+      ref.push_back(acc);
+    }
+    EXPECT_EQ(out[0].ToDouble(), ref) << "init " << init;
+  }
+}
+
+// Large f32 sums go to oneDNN's reduction when the init value is 0.
+TEST(Reduce, LargeSumWithZeroAndNonZeroInit) {
+  const std::vector<int64_t> shape = {64, 33, 40};
+  HostTensor x = Random(DType::kF32, shape, Rng());
+  for (double init : {0.0, 3.0}) {
+    for (auto dims : std::vector<std::vector<int64_t>>{{2}, {0, 2}, {1}}) {
+      std::vector<int64_t> kept;
+      for (int d = 0; d < 3; ++d)
+        if (std::find(dims.begin(), dims.end(), d) == dims.end()) kept.push_back(shape[d]);
+      HostTensor init_t = HostTensor::FromDouble(DType::kF32, {}, {init});
+      auto out = MustRunOp({"reduce",
+                            {x, init_t},
+                            {{DType::kF32, Dims(kept)}},
+                            {{"dimensions", dims}, {"reducer", "add"}}});
+      std::vector<double> ref(NumElements(kept).value(), init);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        auto idx = Unravel(i, shape);
+        std::vector<int64_t> k;
+        for (int d = 0; d < 3; ++d)
+          if (std::find(dims.begin(), dims.end(), d) == dims.end()) k.push_back(idx[d]);
+        ref[Ravel(k, kept)] += x.Get(i);
+      }
+      EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5)
+          << "init " << init << " dims " << FormatShape(dims);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace brt::test
