@@ -108,8 +108,9 @@ struct ExecutableBuilder::Impl {
     std::vector<std::pair<uint64_t, const std::vector<uint8_t>*>> weights;
     uint64_t total_size = 0;
   };
-  Expected<Layout> Build() const;
-  std::vector<uint8_t> Encode(const std::vector<uint64_t>& weight_offsets) const;
+  Expected<Layout> Build(BuildReport* report) const;
+  std::vector<uint8_t> Encode(const std::vector<uint64_t>& weight_offsets,
+                              BuildReport* report) const;
 };
 
 namespace {
@@ -148,8 +149,8 @@ flatbuffers::Offset<fb::Attr> EncodeAttr(flatbuffers::FlatBufferBuilder& b, cons
 
 }  // namespace
 
-std::vector<uint8_t> ExecutableBuilder::Impl::Encode(
-    const std::vector<uint64_t>& weight_offsets) const {
+std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>& weight_offsets,
+                                                     BuildReport* report) const {
   flatbuffers::FlatBufferBuilder b(1 << 16);
   // Stable sizes across the two encoding passes: no field is ever omitted.
   b.ForceDefaults(true);
@@ -225,6 +226,12 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(
     if (all_static) {
       core::MemoryPlanResult r =
           core::PlanMemory(planned, static_cast<int>(arenas.size()), core::kArenaAlignment);
+      if (report) {
+        int64_t total = 0;
+        for (int64_t a : r.arena_sizes) total += a;
+        report->functions.push_back(
+            {d.name, static_cast<int>(d.ops.size()), total, r.live_bytes_lower_bound});
+      }
       std::vector<flatbuffers::Offset<fb::Arena>> arena_tables(arenas.size());
       for (const auto& [dev, idx] : arenas)
         arena_tables[idx] = fb::CreateArena(b, static_cast<fb::DeviceKind>(dev.kind), dev.ordinal,
@@ -257,7 +264,8 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(
   return bytes;
 }
 
-Expected<ExecutableBuilder::Impl::Layout> ExecutableBuilder::Impl::Build() const {
+Expected<ExecutableBuilder::Impl::Layout> ExecutableBuilder::Impl::Build(
+    BuildReport* report) const {
   std::vector<const std::vector<uint8_t>*> weights;
   for (const FunctionBuilder& f : functions) {
     const auto& d = *f.data_;
@@ -273,14 +281,15 @@ Expected<ExecutableBuilder::Impl::Layout> ExecutableBuilder::Impl::Build() const
   // Pass 1 measures the FlatBuffer; pass 2 writes the real weight offsets.
   std::vector<uint64_t> offsets(weights.size(), 0);
   Layout layout;
-  layout.header = Encode(offsets);
+  layout.header = Encode(offsets, nullptr);
   const size_t measured = layout.header.size();
   uint64_t pos = AlignUp(measured, core::kWeightAlignment);
   for (size_t i = 0; i < weights.size(); ++i) {
     offsets[i] = pos;
     pos = AlignUp(pos + weights[i]->size(), core::kWeightAlignment);
   }
-  layout.header = Encode(offsets);
+  if (report) report->functions.clear();
+  layout.header = Encode(offsets, report);
   if (layout.header.size() != measured)
     return Status(StatusCode::kInternal, "executable header size changed between passes");
   layout.total_size =
@@ -305,8 +314,8 @@ void ExecutableBuilder::AddKernel(std::string name, std::string target, std::vec
       {std::move(name), std::move(target), std::move(source), std::move(image)});
 }
 
-Expected<std::vector<uint8_t>> ExecutableBuilder::Serialize() const {
-  auto layout = impl_->Build();
+Expected<std::vector<uint8_t>> ExecutableBuilder::Serialize(BuildReport* report) const {
+  auto layout = impl_->Build(report);
   if (!layout.ok()) return layout.status();
   std::vector<uint8_t> out(layout->total_size, 0);
   std::memcpy(out.data(), layout->header.data(), layout->header.size());
@@ -315,8 +324,8 @@ Expected<std::vector<uint8_t>> ExecutableBuilder::Serialize() const {
   return out;
 }
 
-Status ExecutableBuilder::Save(const std::string& path) const {
-  auto layout = impl_->Build();
+Status ExecutableBuilder::Save(const std::string& path, BuildReport* report) const {
+  auto layout = impl_->Build(report);
   if (!layout.ok()) return layout.status();
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)

@@ -6,7 +6,7 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 
 apt_packages=(cmake ninja-build g++ clang libclang-rt-14-dev libflatbuffers-dev flatbuffers-compiler
-              libgtest-dev libbenchmark-dev)
+              libgtest-dev libbenchmark-dev libmlir-22-dev mlir-22-tools llvm-22-dev)
 missing=()
 for p in "${apt_packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -17,9 +17,9 @@ fi
 
 # oneDNN 3.x: the CPU-only GNU-OpenMP wheels. (The plain 'onednn' wheel is a
 # SYCL build that needs the DPC++ and TBB runtimes.)
-py_packages=(numpy pytest onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0)
+py_packages=(numpy pytest jax onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0)
 prefix=$(python3 -c 'import sys; print(sys.prefix)')
-if ! python3 -c 'import numpy, pytest' 2>/dev/null || [ ! -f "$prefix/lib/cmake/dnnl/dnnl-config.cmake" ]; then
+if ! python3 -c 'import numpy, pytest, jax' 2>/dev/null || [ ! -f "$prefix/lib/cmake/dnnl/dnnl-config.cmake" ]; then
   echo "bootstrap: installing PyPI packages: ${py_packages[*]}"
   python3 -m pip install -q --disable-pip-version-check "${py_packages[@]}"
 fi

@@ -66,6 +66,17 @@ class FunctionBuilder {
   std::shared_ptr<Data> data_;
 };
 
+// What the builder's memory planner did, per function.
+struct BuildReport {
+  struct Function {
+    std::string name;
+    int num_ops = 0;
+    int64_t arena_bytes = 0;             // planned arena size (all devices)
+    int64_t live_bytes_lower_bound = 0;  // most bytes live at once: no plan can do better
+  };
+  std::vector<Function> functions;
+};
+
 class ExecutableBuilder {
  public:
   explicit ExecutableBuilder(std::string producer = "brt-builder");
@@ -76,9 +87,9 @@ class ExecutableBuilder {
 
   // The memory plan of every function is computed here (liveness, 256-byte
   // aligned offsets in one arena per device).
-  Expected<std::vector<uint8_t>> Serialize() const;
+  Expected<std::vector<uint8_t>> Serialize(BuildReport* report = nullptr) const;
   // Writes the file; large all-zero weight ranges become holes (sparse file).
-  Status Save(const std::string& path) const;
+  Status Save(const std::string& path, BuildReport* report = nullptr) const;
 
  private:
   struct Impl;

@@ -1,0 +1,350 @@
+#include "import/Import.h"
+
+#include "BrtDialect.h"
+#include "import/OpaqueAttrs.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/SourceMgr.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+
+namespace brt::bridge {
+namespace {
+
+using mlir::Attribute;
+using mlir::Operation;
+using mlir::Value;
+
+// StableHLO ops the runtime runs under the same name and operands.
+const llvm::StringSet<>& DirectKinds() {
+  static const llvm::StringSet<> kinds = {"abs",
+                                          "add",
+                                          "and",
+                                          "broadcast_in_dim",
+                                          "ceil",
+                                          "clamp",
+                                          "compare",
+                                          "concatenate",
+                                          "convert",
+                                          "convolution",
+                                          "cosine",
+                                          "divide",
+                                          "dot_general",
+                                          "dynamic_slice",
+                                          "dynamic_update_slice",
+                                          "exponential",
+                                          "exponential_minus_one",
+                                          "floor",
+                                          "gather",
+                                          "iota",
+                                          "log",
+                                          "log_plus_one",
+                                          "logistic",
+                                          "maximum",
+                                          "minimum",
+                                          "multiply",
+                                          "negate",
+                                          "not",
+                                          "or",
+                                          "pad",
+                                          "power",
+                                          "reduce",
+                                          "reduce_window",
+                                          "remainder",
+                                          "reshape",
+                                          "reverse",
+                                          "round_nearest_even",
+                                          "rsqrt",
+                                          "scatter",
+                                          "select",
+                                          "sign",
+                                          "sine",
+                                          "slice",
+                                          "sqrt",
+                                          "subtract",
+                                          "tanh",
+                                          "transpose"};
+  return kinds;
+}
+
+// Attributes that do not change what the runtime computes.
+bool Ignored(llvm::StringRef name) {
+  return name == "precision_config" || name == "indices_are_sorted" || name == "unique_indices" ||
+         name == "compare_type" || name == "result_accuracy";
+}
+
+std::string Where(mlir::Location loc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  loc.print(os);
+  return s;
+}
+
+class Importer {
+ public:
+  Importer(mlir::MLIRContext& ctx, mlir::ModuleOp source) : ctx_(ctx), source_(source), b_(&ctx) {}
+
+  ImportResult Run();
+
+ private:
+  bool ImportFunction(mlir::func::FuncOp fn, llvm::ArrayRef<Value> args,
+                      llvm::SmallVectorImpl<Value>& results, int depth);
+  bool ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth);
+  bool Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
+  bool Reducer(Operation& op, llvm::StringRef kind,
+               llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
+  bool CheckType(mlir::Type type, Operation& op);
+  bool Fail(Operation& op, const std::string& message) {
+    error_ = Where(op.getLoc()) + ": " + message;
+    return false;
+  }
+
+  mlir::MLIRContext& ctx_;
+  mlir::ModuleOp source_;
+  mlir::OpBuilder b_;
+  std::string error_;
+  int source_ops_ = 0;
+};
+
+bool Importer::CheckType(mlir::Type type, Operation& op) {
+  auto t = mlir::dyn_cast<mlir::RankedTensorType>(type);
+  if (!t) return Fail(op, "unsupported type (not a ranked tensor)");
+  if (!t.hasStaticShape()) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    t.print(os);
+    return Fail(op, "dynamic shape " + s + " is not supported: export with static shapes");
+  }
+  mlir::Type e = t.getElementType();
+  if (e.isF32() || e.isF16() || e.isBF16() || e.isF64() || e.isInteger(1) ||
+      e.isSignlessInteger(8) || e.isSignlessInteger(32) || e.isSignlessInteger(64) ||
+      e.isUnsignedInteger(8))
+    return true;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  e.print(os);
+  return Fail(op, "unsupported element type " + s);
+}
+
+bool Importer::Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params) {
+  llvm::SmallVector<mlir::NamedAttribute> attrs(op.getAttrs().begin(), op.getAttrs().end());
+  if (auto props = mlir::dyn_cast_or_null<mlir::DictionaryAttr>(op.getPropertiesAsAttribute()))
+    attrs.append(props.begin(), props.end());
+  for (const mlir::NamedAttribute& na : attrs) {
+    llvm::StringRef name = na.getName().getValue();
+    Attribute a = na.getValue();
+    if (Ignored(name)) continue;
+    if (auto opaque = mlir::dyn_cast<mlir::OpaqueAttr>(a)) {
+      std::string err;
+      if (!DecodeOpaqueAttr(opaque, b_, params, &err)) return Fail(op, err);
+    } else if (name == "value" && mlir::isa<mlir::DenseElementsAttr>(a)) {
+      params.push_back(na);  // a constant's data
+    } else if (auto dense = mlir::dyn_cast<mlir::DenseIntElementsAttr>(a)) {
+      llvm::SmallVector<int64_t> flat;  // e.g. padding: dense<[[lo, hi], ...]>
+      for (const llvm::APInt& v : dense.getValues<llvm::APInt>()) flat.push_back(v.getSExtValue());
+      params.push_back(b_.getNamedAttr(name, b_.getDenseI64ArrayAttr(flat)));
+    } else if (auto bools = mlir::dyn_cast<mlir::DenseBoolArrayAttr>(a)) {
+      for (bool v : bools.asArrayRef())
+        if (v) return Fail(op, "attribute '" + name.str() + "' with true entries is not supported");
+    } else if (mlir::isa<mlir::DenseI64ArrayAttr, mlir::IntegerAttr, mlir::FloatAttr,
+                         mlir::StringAttr, mlir::DenseElementsAttr>(a)) {
+      params.push_back(na);
+    } else if (auto arr = mlir::dyn_cast<mlir::ArrayAttr>(a)) {
+      for (Attribute e : arr) {
+        auto opaque = mlir::dyn_cast<mlir::OpaqueAttr>(e);
+        llvm::SmallVector<mlir::NamedAttribute> ignored;
+        std::string err;
+        if (!opaque || !DecodeOpaqueAttr(opaque, b_, ignored, &err) || !ignored.empty())
+          return Fail(op, "unsupported attribute '" + name.str() + "'");
+      }
+    } else if (!mlir::isa<mlir::UnitAttr, mlir::BoolAttr>(a)) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      a.print(os);
+      return Fail(op, "unsupported attribute '" + name.str() + "' = " + s);
+    }
+  }
+  return true;
+}
+
+// reduce, reduce_window and scatter carry their computation as a region;
+// the runtime takes it by name.
+bool Importer::Reducer(Operation& op, llvm::StringRef kind,
+                       llvm::SmallVectorImpl<mlir::NamedAttribute>& params) {
+  if (op.getNumRegions() != 1 || op.getRegion(0).getBlocks().size() != 1)
+    return Fail(op, kind.str() + " needs exactly one body block");
+  mlir::Block& body = op.getRegion(0).front();
+  llvm::SmallVector<Operation*> ops;
+  for (Operation& inner : body) ops.push_back(&inner);
+  auto name_of = [](Operation* o) { return o->getName().getStringRef(); };
+  if (kind == "scatter") {
+    // replace: return the update; add: return add(old, update)
+    if (ops.size() == 1 && ops[0]->getNumOperands() == 1 &&
+        ops[0]->getOperand(0) == body.getArgument(1)) {
+      params.push_back(b_.getNamedAttr("mode", b_.getStringAttr("replace")));
+      return true;
+    }
+    if (ops.size() == 2 && name_of(ops[0]) == "stablehlo.add") {
+      params.push_back(b_.getNamedAttr("mode", b_.getStringAttr("add")));
+      return true;
+    }
+    return Fail(op, "scatter computations other than replace and add are not supported");
+  }
+  static const std::pair<const char*, const char*> kReducers[] = {
+      {"stablehlo.add", "add"},     {"stablehlo.multiply", "mul"}, {"stablehlo.maximum", "max"},
+      {"stablehlo.minimum", "min"}, {"stablehlo.and", "and"},      {"stablehlo.or", "or"}};
+  if (ops.size() == 2 && ops[0]->getNumOperands() == 2 &&
+      ops[0]->getOperand(0) == body.getArgument(0) && ops[0]->getOperand(1) == body.getArgument(1))
+    for (auto [name, reducer] : kReducers)
+      if (name_of(ops[0]) == name) {
+        params.push_back(b_.getNamedAttr("reducer", b_.getStringAttr(reducer)));
+        return true;
+      }
+  return Fail(op, kind.str() + " body is not a single add/multiply/maximum/minimum/and/or");
+}
+
+bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth) {
+  const llvm::StringRef name = op.getName().getStringRef();
+  llvm::SmallVector<Value> operands;
+  for (Value v : op.getOperands()) {
+    auto it = map.find(v);
+    if (it == map.end()) return Fail(op, "operand defined outside the function");
+    operands.push_back(it->second);
+  }
+  if (name == "func.call") {
+    auto callee_attr = op.getAttrOfType<mlir::FlatSymbolRefAttr>("callee");
+    if (!callee_attr) {
+      if (auto props = mlir::dyn_cast_or_null<mlir::DictionaryAttr>(op.getPropertiesAsAttribute()))
+        callee_attr = props.getAs<mlir::FlatSymbolRefAttr>("callee");
+    }
+    auto callee =
+        callee_attr ? source_.lookupSymbol<mlir::func::FuncOp>(callee_attr.getValue()) : nullptr;
+    if (!callee) return Fail(op, "call to an unknown function");
+    llvm::SmallVector<Value> results;
+    if (!ImportFunction(callee, operands, results, depth + 1)) return false;
+    for (auto [from, to] : llvm::zip(op.getResults(), results)) map[from] = to;
+    return true;
+  }
+  if (!name.starts_with("stablehlo.") && !name.starts_with("chlo."))
+    return Fail(op, "unsupported op '" + name.str() + "'");
+  ++source_ops_;
+  llvm::StringRef kind = name.split('.').second;
+  if (name == "stablehlo.optimization_barrier") {
+    for (auto [from, to] : llvm::zip(op.getResults(), operands)) map[from] = to;
+    return true;
+  }
+  if (name == "stablehlo.custom_call") {
+    auto target = op.getAttrOfType<mlir::StringAttr>("call_target_name");
+    if (!target)
+      if (auto props = mlir::dyn_cast_or_null<mlir::DictionaryAttr>(op.getPropertiesAsAttribute()))
+        target = props.getAs<mlir::StringAttr>("call_target_name");
+    return Fail(op, "unknown custom_call target '" +
+                        (target ? target.getValue().str() : std::string("?")) + "'");
+  }
+  if (name.starts_with("chlo.")) {
+    if (kind != "erf") return Fail(op, "unsupported op '" + name.str() + "'");
+  } else if (kind != "constant" && !DirectKinds().contains(kind)) {
+    return Fail(op, "unsupported op '" + name.str() + "'");
+  }
+  for (mlir::Type t : op.getResultTypes())
+    if (!CheckType(t, op)) return false;
+  llvm::SmallVector<mlir::NamedAttribute> params;
+  if (!Params(op, params)) return false;
+  if (kind == "reduce" || kind == "reduce_window") {
+    if (op.getNumOperands() != 2)
+      return Fail(op, kind.str() + " with several operands is not supported yet");
+    if (!Reducer(op, kind, params)) return false;
+  } else if (kind == "scatter") {
+    if (op.getNumOperands() != 3)
+      return Fail(op, "scatter with several operands is not supported yet");
+    if (!Reducer(op, kind, params)) return false;
+  }
+  auto k = b_.create<KernelOp>(op.getLoc(), op.getResultTypes(), b_.getStringAttr(kind), operands,
+                               b_.getDictionaryAttr(params));
+  for (auto [from, to] : llvm::zip(op.getResults(), k.getResults())) map[from] = to;
+  return true;
+}
+
+bool Importer::ImportFunction(mlir::func::FuncOp fn, llvm::ArrayRef<Value> args,
+                              llvm::SmallVectorImpl<Value>& results, int depth) {
+  if (depth > 64) return Fail(*fn, "calls nested deeper than 64 (recursion?)");
+  if (fn.getBody().getBlocks().size() != 1)
+    return Fail(*fn, "functions with control flow are not supported");
+  llvm::DenseMap<Value, Value> map;
+  for (auto [from, to] : llvm::zip(fn.getArguments(), args)) map[from] = to;
+  for (Operation& op : fn.getBody().front()) {
+    if (op.getName().getStringRef() == "func.return") {
+      for (Value v : op.getOperands()) results.push_back(map.lookup(v));
+      return true;
+    }
+    if (!ImportOp(op, map, depth)) return false;
+  }
+  return Fail(*fn, "function has no return");
+}
+
+ImportResult Importer::Run() {
+  ImportResult result;
+  mlir::func::FuncOp main;
+  int publics = 0;
+  source_.walk([&](mlir::func::FuncOp f) {
+    if (f.getSymName() == "main") main = f;
+    if (!f.isPrivate()) ++publics;
+  });
+  if (!main) {
+    result.error = "no function named 'main' in the module";
+    return result;
+  }
+  for (mlir::Type t : main.getFunctionType().getInputs())
+    if (!CheckType(t, *main)) return result.error = error_, std::move(result);
+  auto module = mlir::ModuleOp::create(b_.getUnknownLoc());
+  b_.setInsertionPointToEnd(module.getBody());
+  auto fn = b_.create<mlir::func::FuncOp>(main.getLoc(), "main", main.getFunctionType());
+  b_.setInsertionPointToEnd(fn.addEntryBlock());
+  llvm::SmallVector<Value> args(fn.getArguments().begin(), fn.getArguments().end()), results;
+  if (!ImportFunction(main, args, results, 0)) {
+    module->erase();
+    result.error = error_;
+    return result;
+  }
+  b_.create<mlir::func::ReturnOp>(main.getLoc(), results);
+  result.module = module;
+  result.source_ops = source_ops_;
+  (void)publics;
+  return result;
+}
+
+}  // namespace
+
+void PrepareContext(mlir::MLIRContext& context) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::func::FuncDialect, BrtDialect>();
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  context.allowUnregisteredDialects(true);
+}
+
+ImportResult ImportStableHlo(mlir::MLIRContext& context, llvm::StringRef text,
+                             llvm::StringRef source_name) {
+  ImportResult result;
+  std::string diagnostics;
+  llvm::raw_string_ostream diag_os(diagnostics);
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic& d) {
+    if (!diagnostics.empty()) return mlir::success();  // keep the first: it is the cause
+    d.getLocation().print(diag_os);
+    diag_os << ": " << d.str();
+    return mlir::success();
+  });
+  llvm::SourceMgr sources;
+  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, source_name),
+                             llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> source =
+      mlir::parseSourceFile<mlir::ModuleOp>(sources, &context);
+  if (!source) {
+    result.error = diagnostics.empty() ? "cannot parse " + source_name.str() : diagnostics;
+    return result;
+  }
+  return Importer(context, *source).Run();
+}
+
+}  // namespace brt::bridge

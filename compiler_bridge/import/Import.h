@@ -1,0 +1,27 @@
+// StableHLO (generic MLIR text, as JAX prints it) -> brt dialect.
+#pragma once
+
+#include <string>
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace brt::bridge {
+
+// Registers what the compiler needs in a context: the func and brt dialects,
+// with stablehlo/chlo left unregistered.
+void PrepareContext(mlir::MLIRContext& context);
+
+struct ImportResult {
+  mlir::OwningOpRef<mlir::ModuleOp> module;  // one func.func @main of brt.kernel ops
+  int source_ops = 0;                        // StableHLO/CHLO ops read (calls inlined)
+  std::string error;                         // "<location>: <message>" on failure
+};
+
+// Parses `text` and imports its public function `main` (or the only public
+// function), inlining func.call.
+ImportResult ImportStableHlo(mlir::MLIRContext& context, llvm::StringRef text,
+                             llvm::StringRef source_name);
+
+}  // namespace brt::bridge

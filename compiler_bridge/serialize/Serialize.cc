@@ -1,0 +1,142 @@
+#include "serialize/Serialize.h"
+
+#include "BrtDialect.h"
+#include "llvm/ADT/DenseMap.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace brt::bridge {
+namespace {
+
+std::string Where(mlir::Location loc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  loc.print(os);
+  return s;
+}
+
+DType ToDType(mlir::Type e) {
+  if (e.isF32()) return DType::kF32;
+  if (e.isF16()) return DType::kF16;
+  if (e.isBF16()) return DType::kBF16;
+  if (e.isF64()) return DType::kF64;
+  if (e.isInteger(1)) return DType::kI1;
+  if (e.isUnsignedInteger(8)) return DType::kU8;
+  if (e.isInteger(8)) return DType::kI8;
+  if (e.isInteger(32)) return DType::kI32;
+  if (e.isInteger(64)) return DType::kI64;
+  return DType::kInvalid;
+}
+
+TensorType ToTensorType(mlir::Type t) {
+  auto r = mlir::cast<mlir::RankedTensorType>(t);
+  TensorType out{ToDType(r.getElementType()), {}};
+  for (int64_t d : r.getShape()) out.dims.emplace_back(d);
+  return out;
+}
+
+// Dense elements as the runtime's bytes: row-major, i1 one byte per element.
+std::vector<uint8_t> ElementBytes(mlir::DenseElementsAttr dense) {
+  auto type = mlir::cast<mlir::RankedTensorType>(dense.getType());
+  const int64_t n = type.getNumElements();
+  const mlir::Type e = type.getElementType();
+  std::vector<uint8_t> out;
+  if (e.isInteger(1)) {
+    for (bool v : dense.getValues<bool>()) out.push_back(v ? 1 : 0);
+    return out;
+  }
+  const size_t width = e.getIntOrFloatBitWidth() / 8;
+  out.resize(static_cast<size_t>(n) * width);
+  llvm::ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    for (int64_t i = 0; i < n; ++i) std::memcpy(out.data() + i * width, raw.data(), width);
+  } else {
+    std::memcpy(out.data(), raw.data(), out.size());
+  }
+  return out;
+}
+
+bool ToAttribute(const mlir::NamedAttribute& na, std::vector<Attribute>& out) {
+  const std::string name = na.getName().str();
+  mlir::Attribute a = na.getValue();
+  if (auto ints = mlir::dyn_cast<mlir::DenseI64ArrayAttr>(a)) {
+    out.emplace_back(name,
+                     std::vector<int64_t>(ints.asArrayRef().begin(), ints.asArrayRef().end()));
+  } else if (auto i = mlir::dyn_cast<mlir::IntegerAttr>(a)) {
+    out.emplace_back(name, static_cast<int64_t>(i.getValue().getSExtValue()));
+  } else if (auto f = mlir::dyn_cast<mlir::FloatAttr>(a)) {
+    out.emplace_back(name, f.getValueAsDouble());
+  } else if (auto s = mlir::dyn_cast<mlir::StringAttr>(a)) {
+    out.emplace_back(name, s.getValue().str());
+  } else if (auto d = mlir::dyn_cast<mlir::DenseElementsAttr>(a)) {
+    out.emplace_back(name, ElementBytes(d));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const std::string& path,
+                       BuildReport* report) {
+  auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
+  if (!main) return Status(StatusCode::kInvalidArgument, "module has no function 'main'");
+  ExecutableBuilder builder(producer);
+  FunctionBuilder& f = builder.AddFunction("main");
+  llvm::DenseMap<mlir::Value, ValueId> ids;
+  for (auto [i, arg] : llvm::enumerate(main.getArguments())) {
+    TensorType t = ToTensorType(arg.getType());
+    ids[arg] = f.Input("arg" + std::to_string(i), t.dtype, t.dims);
+  }
+  int weights = 0;
+  for (mlir::Operation& op : main.getBody().front()) {
+    if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
+      llvm::DenseMap<mlir::Value, int> returned;
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+        ValueId id = ids.lookup(v);
+        // An output must be produced by an op of its own: returning an input,
+        // or one value twice, takes a copy.
+        if (mlir::isa<mlir::BlockArgument>(v) || returned.count(v))
+          id = f.Op("reshape", {id}, {ToTensorType(v.getType())})[0];
+        returned[v] = static_cast<int>(i);
+        f.Output("result" + std::to_string(i), id);
+      }
+      break;
+    }
+    auto k = mlir::dyn_cast<KernelOp>(op);
+    if (!k)
+      return Status(StatusCode::kInvalidArgument, Where(op.getLoc()) + ": unexpected op '" +
+                                                      op.getName().getStringRef().str() + "'");
+    std::vector<TensorType> results;
+    for (mlir::Type t : k.getResultTypes()) results.push_back(ToTensorType(t));
+    if (k.getKind() == "constant") {
+      auto value = k.getParams().getAs<mlir::DenseElementsAttr>("value");
+      if (!value)
+        return Status(StatusCode::kInvalidArgument,
+                      Where(op.getLoc()) + ": constant without a value");
+      std::vector<uint8_t> bytes = ElementBytes(value);
+      if (bytes.size() > kInlineConstantBytes) {
+        std::vector<int64_t> shape;
+        for (const Dim& d : results[0].dims) shape.push_back(d.size);
+        ids[k.getResult(0)] =
+            f.Weight("weight" + std::to_string(weights++), results[0].dtype, shape, bytes);
+        continue;
+      }
+      ids[k.getResult(0)] = f.Op("constant", {}, results, {{"value", std::move(bytes)}})[0];
+      continue;
+    }
+    std::vector<ValueId> operands;
+    for (mlir::Value v : k.getInputs()) operands.push_back(ids.lookup(v));
+    std::vector<Attribute> attrs;
+    for (const mlir::NamedAttribute& na : k.getParams())
+      if (!ToAttribute(na, attrs))
+        return Status(StatusCode::kInvalidArgument,
+                      Where(op.getLoc()) + ": attribute '" + na.getName().str() + "' of '" +
+                          k.getKind().str() + "' cannot be serialized");
+    std::vector<ValueId> out = f.Op(k.getKind().str(), operands, results, std::move(attrs));
+    for (auto [r, id] : llvm::zip(k.getResults(), out)) ids[r] = id;
+  }
+  return builder.Save(path, report);
+}
+
+}  // namespace brt::bridge

@@ -1,0 +1,90 @@
+// brt-compile: StableHLO (generic MLIR text) -> .brtx.
+//   brt-compile in.mlir -o out.brtx [--target=cpu] [--dump-after-each DIR] [--stats]
+// Errors are one line "<location>: <message>" and exit code 1 (2 for usage).
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "import/Import.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/MLIRContext.h"
+#include "serialize/Serialize.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: brt-compile in.mlir -o out.brtx [--target=cpu] [--dump-after-each DIR] [--stats]\n";
+
+int Usage(const std::string& why) {
+  std::fprintf(stderr, "brt-compile: %s\n%s", why.c_str(), kUsage);
+  return 2;
+}
+
+bool Dump(const std::string& dir, const std::string& name, mlir::ModuleOp module) {
+  ::mkdir(dir.c_str(), 0755);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(dir + "/" + name, ec);
+  if (ec) return false;
+  module.print(os);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string input, output, target = "cpu", dump_dir;
+  bool stats = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") return std::fputs(kUsage, stdout), 0;
+    if (a == "-o" && i + 1 < argc)
+      output = argv[++i];
+    else if (a.rfind("--target=", 0) == 0)
+      target = a.substr(9);
+    else if (a == "--dump-after-each" && i + 1 < argc)
+      dump_dir = argv[++i];
+    else if (a == "--stats")
+      stats = true;
+    else if (a.rfind("-", 0) == 0)
+      return Usage("unknown option '" + a + "'");
+    else if (input.empty())
+      input = a;
+    else
+      return Usage("more than one input file");
+  }
+  if (input.empty() || output.empty()) return Usage("need an input file and -o OUTPUT");
+  if (target != "cpu")
+    return Usage("--target=" + target +
+                 " is not available yet (this version compiles for cpu only)");
+
+  std::ifstream in(input);
+  if (!in) return std::fprintf(stderr, "brt-compile: cannot open '%s'\n", input.c_str()), 1;
+  std::stringstream text;
+  text << in.rdbuf();
+
+  mlir::MLIRContext context;
+  brt::bridge::PrepareContext(context);
+  brt::bridge::ImportResult imported = brt::bridge::ImportStableHlo(context, text.str(), input);
+  if (!imported.module) return std::fprintf(stderr, "brt-compile: %s\n", imported.error.c_str()), 1;
+  if (!dump_dir.empty() && !Dump(dump_dir, "00-import.mlir", *imported.module))
+    return std::fprintf(stderr, "brt-compile: cannot write to '%s'\n", dump_dir.c_str()), 1;
+
+  brt::BuildReport report;
+  brt::Status s = brt::bridge::SerializeModule(*imported.module, "brt-compile", output, &report);
+  if (!s.ok()) return std::fprintf(stderr, "brt-compile: %s\n", s.message().c_str()), 1;
+  if (stats) {
+    std::printf("stablehlo ops: %d\n", imported.source_ops);
+    for (const auto& f : report.functions)
+      std::printf(
+          "function %s: %d runtime ops, planned arena %lld bytes, live-bytes lower bound %lld "
+          "bytes (%.3fx)\n",
+          f.name.c_str(), f.num_ops, static_cast<long long>(f.arena_bytes),
+          static_cast<long long>(f.live_bytes_lower_bound),
+          f.live_bytes_lower_bound ? static_cast<double>(f.arena_bytes) / f.live_bytes_lower_bound
+                                   : 1.0);
+  }
+  return 0;
+}

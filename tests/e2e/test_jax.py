@@ -1,0 +1,153 @@
+"""JAX functions exported to StableHLO, compiled by brt-compile, run by
+brt-run through the CPU provider, and compared with JAX on random inputs."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+import brt  # noqa: E402
+
+from conftest import brt_run  # noqa: E402
+
+RNG = np.random.default_rng(2026)
+
+
+def normal(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def positive(*shape):
+    return RNG.uniform(0.1, 2.0, shape).astype(np.float32)
+
+
+def ints(high, *shape):
+    return RNG.integers(0, high, shape).astype(np.int32)
+
+
+def mlp(x, w1, b1, w2, b2, w3, b3):
+    h = jax.nn.relu(x @ w1 + b1)
+    h = jax.nn.relu(h @ w2 + b2)
+    return jax.nn.softmax(h @ w3 + b3, axis=-1)
+
+
+CASES = {
+    "unary_math": (lambda x: jnp.exp(x) + jnp.log(jnp.abs(x) + 1) + jnp.tanh(x) + jnp.sin(x) * jnp.cos(x)
+                   + jax.nn.sigmoid(x) + jnp.sqrt(jnp.abs(x)) + jax.lax.rsqrt(jnp.abs(x) + 1),
+                   [normal(5, 7)]),
+    "rounding_sign": (lambda x: jnp.floor(x) + jnp.ceil(x) + jnp.round(x) + jnp.sign(x) + -x, [normal(6, 3) * 3]),
+    "expm1_log1p": (lambda x: jnp.expm1(x) + jnp.log1p(x), [normal(9) * 0.01]),
+    "erf": (lambda x: jax.scipy.special.erf(x), [normal(4, 4)]),
+    "binary_broadcast": (lambda a, b: (a + b) * (a - b) / (jnp.abs(b) + 1) + jnp.maximum(a, b) - jnp.minimum(a, b),
+                         [normal(3, 4, 5), normal(4, 1)]),
+    "power_remainder": (lambda a, b: a ** b + jnp.fmod(a, b), [positive(10), positive(10)]),
+    "compare_select": (lambda a, b: jnp.where(a > b, a, b * 2) + jnp.where(a <= 0, 1.0, 0.0), [normal(8, 8), normal(8, 8)]),
+    "clamp": (lambda x: jnp.clip(x, -0.5, 0.75), [normal(30)]),
+    "logical": (lambda a, b: jnp.logical_and(a > 0, b > 0) | ~(a > b), [normal(12), normal(12)]),
+    "convert_int": (lambda x: (x * 10).astype(jnp.int32) + 3, [normal(16)]),
+    "reshape_transpose": (lambda x: jnp.transpose(x.reshape(4, 6, 5), (2, 0, 1)) * 2, [normal(24, 5)]),
+    "slice_concat": (lambda x: jnp.concatenate([x[1:3, ::2], x[:2, 1::2] * 2], axis=1), [normal(5, 8)]),
+    "pad_reverse": (lambda x: jnp.flip(jnp.pad(x, ((1, 2), (0, 3))), axis=0), [normal(3, 4)]),
+    "iota": (lambda x: x + jnp.arange(12, dtype=jnp.float32).reshape(3, 4), [normal(3, 4)]),
+    "reduce_sum_max": (lambda x: jnp.sum(x, axis=1) + jnp.max(x, axis=1) - jnp.min(x, axis=1), [normal(6, 9)]),
+    "reduce_all_prod": (lambda x: jnp.prod(x, axis=0) + jnp.mean(x), [positive(4, 3)]),
+    "matmul_batched": (lambda a, b: jnp.einsum("bij,bjk->bik", a, b), [normal(3, 5, 7), normal(3, 7, 4)]),
+    "matmul_transposed": (lambda a, b: a.T @ b.T, [normal(6, 5), normal(3, 6)]),
+    "conv_nhwc": (lambda x, w: jax.lax.conv_general_dilated(x, w, (2, 2), "SAME",
+                                                            dimension_numbers=("NHWC", "HWIO", "NHWC")),
+                  [normal(2, 9, 9, 3), normal(3, 3, 3, 4)]),
+    "conv_nchw_dilated": (lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "VALID", rhs_dilation=(2, 1)),
+                          [normal(1, 2, 10, 8), normal(3, 2, 3, 3)]),
+    "max_pool": (lambda x: jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"),
+                 [normal(2, 7, 7, 3)]),
+    "avg_pool": (lambda x: jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 1, 2, 2), (1, 1, 2, 2), "VALID") / 4,
+                 [normal(2, 3, 6, 6)]),
+    "cumsum": (lambda x: jnp.cumsum(x, axis=1), [normal(3, 10)]),
+    "gather_take": (lambda t, i: jnp.take(t, i, axis=0), [normal(10, 4), ints(10, 6)]),
+    "scatter_add": (lambda x, i, u: x.at[i].add(u), [normal(8, 3), ints(8, 5), normal(5, 3)]),
+    "scatter_set": (lambda x, i, u: x.at[i].set(u), [normal(8, 3), np.array([1, 4, 6], np.int32), normal(3, 3)]),
+    "dynamic_slice": (lambda x, i: jax.lax.dynamic_slice(x, (i, 1), (3, 2)), [normal(6, 4), np.int32(2)]),
+    "dynamic_update_slice": (lambda x, u, i: jax.lax.dynamic_update_slice(x, u, (i, 0)),
+                             [normal(6, 4), normal(2, 4), np.int32(3)]),
+    "softmax_cross_entropy": (lambda logits, labels: -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * labels, axis=-1)),
+                              [normal(8, 10), jax.nn.one_hot(ints(10, 8), 10).astype(np.float32).__array__()]),
+    "mlp": (mlp, [normal(8, 16), normal(16, 32) * 0.3, normal(32) * 0.1, normal(32, 32) * 0.3, normal(32) * 0.1,
+                  normal(32, 10) * 0.3, normal(10) * 0.1]),
+    "grad_mlp_loss": (jax.grad(lambda w1, x, y: jnp.mean((jnp.tanh(x @ w1) - y) ** 2)),
+                      [normal(6, 4) * 0.5, normal(5, 6), normal(5, 4)]),
+}
+
+
+@pytest.fixture(scope="module")
+def have_compiler():
+    try:
+        brt.find_tool()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jax_function_matches(name, have_compiler, build_dir, tmp_path):
+    fn, args = CASES[name]
+    args = [np.asarray(a) for a in args]
+    path = brt.compile(fn, *args, path=tmp_path / f"{name}.brtx")
+    files = []
+    for i, a in enumerate(args):
+        files.append(tmp_path / f"in{i}.npy")
+        np.save(files[-1], a)
+    r = brt_run(build_dir, path, "--inputs", *files, "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    expected = fn(*[jnp.asarray(a) for a in args])
+    expected = expected if isinstance(expected, (tuple, list)) else [expected]
+    for i, e in enumerate(expected):
+        e = np.asarray(e)
+        out = np.load(tmp_path / "out" / f"out{i}.npy")
+        assert out.shape == e.shape and out.dtype == e.dtype, (out.shape, out.dtype, e.shape, e.dtype)
+        if e.dtype.kind in "biu":
+            np.testing.assert_array_equal(out, e)
+        else:
+            ref = e.astype(np.float64)
+            err = np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30)
+            assert err <= 1e-4, f"relative error {err:.2e}"
+
+
+def test_bad_inputs_give_one_clear_line(have_compiler, tmp_path):
+    tool = brt.find_tool()
+    cases = {
+        "malformed": ('"builtin.module"() ({\n  "func.func"() <{function_type = () -> (), sym_name = "main"}> ({\n',
+                      "expected"),
+        "unknown_op": ('"builtin.module"() ({\n"func.func"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, '
+                       'sym_name = "main"}> ({\n^bb0(%a: tensor<2xf32>):\n'
+                       '  %0 = "stablehlo.frobnicate"(%a) : (tensor<2xf32>) -> tensor<2xf32>\n'
+                       '  "func.return"(%0) : (tensor<2xf32>) -> ()\n}) : () -> ()\n}) : () -> ()\n',
+                       "unsupported op 'stablehlo.frobnicate'"),
+        "dtype": ('"builtin.module"() ({\n"func.func"() <{function_type = (tensor<2xcomplex<f32>>) -> '
+                  'tensor<2xcomplex<f32>>, sym_name = "main"}> ({\n^bb0(%a: tensor<2xcomplex<f32>>):\n'
+                  '  %0 = "stablehlo.negate"(%a) : (tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>>\n'
+                  '  "func.return"(%0) : (tensor<2xcomplex<f32>>) -> ()\n}) : () -> ()\n}) : () -> ()\n',
+                  "unsupported element type complex<f32>"),
+        "dynamic": ('"builtin.module"() ({\n"func.func"() <{function_type = (tensor<?xf32>) -> tensor<?xf32>, '
+                    'sym_name = "main"}> ({\n^bb0(%a: tensor<?xf32>):\n'
+                    '  %0 = "stablehlo.negate"(%a) : (tensor<?xf32>) -> tensor<?xf32>\n'
+                    '  "func.return"(%0) : (tensor<?xf32>) -> ()\n}) : () -> ()\n}) : () -> ()\n',
+                    "dynamic shape tensor<?xf32>"),
+        "custom_call": ('"builtin.module"() ({\n"func.func"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, '
+                        'sym_name = "main"}> ({\n^bb0(%a: tensor<2xf32>):\n'
+                        '  %0 = "stablehlo.custom_call"(%a) <{call_target_name = "my_kernel"}> : '
+                        '(tensor<2xf32>) -> tensor<2xf32>\n'
+                        '  "func.return"(%0) : (tensor<2xf32>) -> ()\n}) : () -> ()\n}) : () -> ()\n',
+                        "unknown custom_call target 'my_kernel'"),
+    }
+    for name, (text, expect) in cases.items():
+        src = tmp_path / f"{name}.mlir"
+        src.write_text(text)
+        r = subprocess.run([tool, str(src), "-o", str(tmp_path / "x.brtx")], capture_output=True, text=True)
+        assert r.returncode == 1, (name, r.returncode, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and expect in lines[0] and str(src) in lines[0], (name, r.stderr)
