@@ -260,8 +260,8 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
       return Fail(op, "scatter with several operands is not supported yet");
     if (!Reducer(op, kind, params)) return false;
   }
-  auto k = b_.create<KernelOp>(op.getLoc(), op.getResultTypes(), b_.getStringAttr(kind), operands,
-                               b_.getDictionaryAttr(params));
+  auto k = KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr(kind), operands,
+                            b_.getDictionaryAttr(params));
   for (auto [from, to] : llvm::zip(op.getResults(), k.getResults())) map[from] = to;
   return true;
 }
@@ -299,7 +299,7 @@ ImportResult Importer::Run() {
     if (!CheckType(t, *main)) return result.error = error_, std::move(result);
   auto module = mlir::ModuleOp::create(b_.getUnknownLoc());
   b_.setInsertionPointToEnd(module.getBody());
-  auto fn = b_.create<mlir::func::FuncOp>(main.getLoc(), "main", main.getFunctionType());
+  auto fn = mlir::func::FuncOp::create(b_, main.getLoc(), "main", main.getFunctionType());
   b_.setInsertionPointToEnd(fn.addEntryBlock());
   llvm::SmallVector<Value> args(fn.getArguments().begin(), fn.getArguments().end()), results;
   if (!ImportFunction(main, args, results, 0)) {
@@ -307,7 +307,7 @@ ImportResult Importer::Run() {
     result.error = error_;
     return result;
   }
-  b_.create<mlir::func::ReturnOp>(main.getLoc(), results);
+  mlir::func::ReturnOp::create(b_, main.getLoc(), results);
   result.module = module;
   result.source_ops = source_ops_;
   (void)publics;
