@@ -91,6 +91,7 @@ class Importer {
   bool ImportFunction(mlir::func::FuncOp fn, llvm::ArrayRef<Value> args,
                       llvm::SmallVectorImpl<Value>& results, int depth);
   bool ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth);
+  bool ImportErfc(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map);
   bool Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
   bool Reducer(Operation& op, llvm::StringRef kind,
                llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
@@ -204,6 +205,34 @@ bool Importer::Reducer(Operation& op, llvm::StringRef kind,
   return Fail(op, kind.str() + " body is not a single add/multiply/maximum/minimum/and/or");
 }
 
+// chlo.erfc(x) = 1 - erf(x). (Relative precision drops far in the tail,
+// where erfc is tiny; GELU, its main user, multiplies it by a small x there.)
+bool Importer::ImportErfc(Operation& op, llvm::ArrayRef<Value> operands,
+                          llvm::DenseMap<Value, Value>& map) {
+  if (op.getNumOperands() != 1 || op.getNumResults() != 1 ||
+      !CheckType(op.getResult(0).getType(), op))
+    return false;
+  auto type = mlir::cast<mlir::RankedTensorType>(op.getResult(0).getType());
+  if (!mlir::isa<mlir::FloatType>(type.getElementType()))
+    return Fail(op, "chlo.erfc needs a float operand");
+  auto scalar = mlir::RankedTensorType::get({}, type.getElementType());
+  auto one = mlir::DenseElementsAttr::get(scalar, b_.getFloatAttr(type.getElementType(), 1.0));
+  auto empty = b_.getDictionaryAttr({});
+  Value c =
+      KernelOp::create(b_, op.getLoc(), mlir::TypeRange{scalar}, b_.getStringAttr("constant"),
+                       mlir::ValueRange{}, b_.getDictionaryAttr({b_.getNamedAttr("value", one)}))
+          .getResult(0);
+  Value erf = KernelOp::create(b_, op.getLoc(), mlir::TypeRange{type}, b_.getStringAttr("erf"),
+                               operands, empty)
+                  .getResult(0);
+  map[op.getResult(0)] =
+      KernelOp::create(b_, op.getLoc(), mlir::TypeRange{type}, b_.getStringAttr("subtract"),
+                       mlir::ValueRange{c, erf}, empty)
+          .getResult(0);
+  ++source_ops_;
+  return true;
+}
+
 bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth) {
   const llvm::StringRef name = op.getName().getStringRef();
   llvm::SmallVector<Value> operands;
@@ -242,6 +271,7 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     return Fail(op, "unknown custom_call target '" +
                         (target ? target.getValue().str() : std::string("?")) + "'");
   }
+  if (name == "chlo.erfc") return ImportErfc(op, operands, map);
   if (name.starts_with("chlo.")) {
     if (kind != "erf") return Fail(op, "unsupported op '" + name.str() + "'");
   } else if (kind != "constant" && !DirectKinds().contains(kind)) {
