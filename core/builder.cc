@@ -229,8 +229,8 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
       if (report) {
         int64_t total = 0;
         for (int64_t a : r.arena_sizes) total += a;
-        report->functions.push_back(
-            {d.name, static_cast<int>(d.ops.size()), total, r.live_bytes_lower_bound});
+        report->functions.push_back({d.name, static_cast<int>(d.ops.size()), total,
+                                     r.live_bytes_lower_bound, r.aligned_live_bytes_lower_bound});
       }
       std::vector<flatbuffers::Offset<fb::Arena>> arena_tables(arenas.size());
       for (const auto& [dev, idx] : arenas)

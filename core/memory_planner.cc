@@ -43,11 +43,16 @@ MemoryPlanResult PlanMemory(const std::vector<PlannedValue>& values, int num_are
   int num_steps = 0;
   for (const PlannedValue& v : values)
     if (v.arena >= 0) num_steps = std::max(num_steps, v.last_use + 1);
-  std::vector<int64_t> live(num_steps, 0);
+  std::vector<int64_t> live(num_steps, 0), aligned(num_steps, 0);
   for (const PlannedValue& v : values)
     if (v.arena >= 0)
-      for (int t = v.first_use; t <= v.last_use; ++t) live[t] += v.bytes;
-  for (int64_t l : live) result.live_bytes_lower_bound = std::max(result.live_bytes_lower_bound, l);
+      for (int t = v.first_use; t <= v.last_use; ++t)
+        live[t] += v.bytes, aligned[t] += (v.bytes + alignment - 1) / alignment * alignment;
+  for (int t = 0; t < num_steps; ++t) {
+    result.live_bytes_lower_bound = std::max(result.live_bytes_lower_bound, live[t]);
+    result.aligned_live_bytes_lower_bound =
+        std::max(result.aligned_live_bytes_lower_bound, aligned[t]);
+  }
   return result;
 }
 

@@ -19,6 +19,9 @@ struct MemoryPlanResult {
   std::vector<int64_t> offsets;        // per value; -1 when not planned
   std::vector<int64_t> arena_sizes;    // per arena
   int64_t live_bytes_lower_bound = 0;  // max over ops of bytes live at once
+  // The same with each value rounded up to the alignment: no aligned plan
+  // can do better, since live values never share an aligned block.
+  int64_t aligned_live_bytes_lower_bound = 0;
 };
 
 MemoryPlanResult PlanMemory(const std::vector<PlannedValue>& values, int num_arenas,

@@ -61,6 +61,9 @@ bool ToAttribute(const mlir::NamedAttribute& na, std::vector<Attribute>& out) {
   if (auto ints = mlir::dyn_cast<mlir::DenseI64ArrayAttr>(a)) {
     out.emplace_back(name,
                      std::vector<int64_t>(ints.asArrayRef().begin(), ints.asArrayRef().end()));
+  } else if (auto floats = mlir::dyn_cast<mlir::DenseF64ArrayAttr>(a)) {
+    out.emplace_back(name,
+                     std::vector<double>(floats.asArrayRef().begin(), floats.asArrayRef().end()));
   } else if (auto i = mlir::dyn_cast<mlir::IntegerAttr>(a)) {
     out.emplace_back(name, static_cast<int64_t>(i.getValue().getSExtValue()));
   } else if (auto f = mlir::dyn_cast<mlir::FloatAttr>(a)) {

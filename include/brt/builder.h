@@ -72,7 +72,10 @@ struct BuildReport {
     std::string name;
     int num_ops = 0;
     int64_t arena_bytes = 0;             // planned arena size (all devices)
-    int64_t live_bytes_lower_bound = 0;  // most bytes live at once: no plan can do better
+    int64_t live_bytes_lower_bound = 0;  // most bytes live at once
+    // The same with each value rounded up to the arena alignment (256 bytes):
+    // no aligned plan can do better.
+    int64_t aligned_lower_bound = 0;
   };
   std::vector<Function> functions;
 };

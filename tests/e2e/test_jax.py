@@ -188,3 +188,23 @@ def test_bad_inputs_give_one_clear_line(have_compiler, tmp_path):
         assert r.returncode == 1, (name, r.returncode, r.stderr)
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and expect in lines[0] and str(src) in lines[0], (name, r.stderr)
+
+
+def _stats(fn, args, tmp_path):
+    import re
+    tool = brt.find_tool()
+    src = tmp_path / "model.mlir"
+    src.write_text(brt.export_stablehlo(fn, *args))
+    r = subprocess.run([tool, str(src), "-o", str(tmp_path / "model.brtx"), "--stats"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    source_ops = int(re.search(r"stablehlo ops: (\d+)", r.stdout).group(1))
+    m = re.search(r"(\d+) runtime ops; planned arena (\d+) bytes.* (\d+) with 256-byte aligned values", r.stdout)
+    return source_ops, int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+@pytest.mark.parametrize("name", ["transformer_encoder_block", "cnn", "mlp", "softmax_cross_entropy", "grad_mlp_loss"])
+def test_stats_fusion_and_memory_plan(name, have_compiler, tmp_path):
+    fn, args = CASES[name]
+    source_ops, runtime_ops, planned, bound = _stats(fn, [np.asarray(a) for a in args], tmp_path)
+    assert runtime_ops < source_ops, (runtime_ops, source_ops)
+    assert planned <= 1.10 * bound, (planned, bound)

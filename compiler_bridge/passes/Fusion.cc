@@ -1,0 +1,282 @@
+#include "BrtDialect.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/Passes.h"
+#include "passes/Passes.h"
+
+namespace brt::bridge {
+namespace {
+
+KernelOp Kernel(mlir::Value v, llvm::StringRef kind) {
+  auto k = v.getDefiningOp<KernelOp>();
+  return k && k.getKind() == kind ? k : KernelOp();
+}
+
+mlir::RankedTensorType TypeOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType());
+}
+
+// broadcast_in_dim that only aligns an operand NumPy-style (its dims go to
+// the trailing result dims, in order): a consumer that broadcasts can read the
+// operand directly.
+mlir::Value NumpyBroadcastSource(mlir::Value v) {
+  KernelOp b = Kernel(v, "broadcast_in_dim");
+  if (!b) return nullptr;
+  auto dims = b.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions");
+  const int64_t in_rank = TypeOf(b.getInputs()[0]).getRank(), out_rank = TypeOf(v).getRank();
+  if (!dims || static_cast<int64_t>(dims.size()) != in_rank) return nullptr;
+  for (int64_t i = 0; i < in_rank; ++i)
+    if (dims[i] != out_rank - in_rank + i) return nullptr;
+  return b.getInputs()[0];
+}
+
+// Follows broadcasts back to what they broadcast.
+mlir::Value StripBroadcasts(mlir::Value v) {
+  while (KernelOp b = Kernel(v, "broadcast_in_dim")) v = b.getInputs()[0];
+  return v;
+}
+
+std::optional<double> ScalarConstant(mlir::Value v) {
+  KernelOp c = Kernel(StripBroadcasts(v), "constant");
+  if (!c) return std::nullopt;
+  auto value = c.getParams().getAs<mlir::DenseFPElementsAttr>("value");
+  if (!value || !value.isSplat()) return std::nullopt;
+  return value.getSplatValue<llvm::APFloat>().convertToDouble();
+}
+
+bool ReducesOver(KernelOp r, llvm::StringRef reducer, int64_t axis) {
+  if (!r || r.getKind() != "reduce") return false;
+  auto dims = r.getParams().getAs<mlir::DenseI64ArrayAttr>("dimensions");
+  auto red = r.getParams().getAs<mlir::StringAttr>("reducer");
+  return dims && dims.size() == 1 && dims[0] == axis && red && red.getValue() == reducer;
+}
+
+// ---------------------------------------------------------------------------
+
+struct FuseSoftmax : mlir::PassWrapper<FuseSoftmax, mlir::OperationPass<mlir::func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseSoftmax)
+  llvm::StringRef getArgument() const override { return "brt-fuse-softmax"; }
+  llvm::StringRef getDescription() const override {
+    return "Fuse softmax patterns into brt.softmax";
+  }
+
+  // divide(e, B(reduce_add(e))) with e = exp(subtract(x, B([maximum(c,] reduce_max(x)[)])))
+  void runOnOperation() override {
+    llvm::SmallVector<KernelOp> divides;
+    getOperation().walk([&](KernelOp k) {
+      if (k.getKind() == "divide") divides.push_back(k);
+    });
+    for (KernelOp div : divides) {
+      KernelOp exp = Kernel(div.getInputs()[0], "exponential");
+      if (!exp) continue;
+      KernelOp sum = Kernel(StripBroadcasts(div.getInputs()[1]), "reduce");
+      KernelOp sub = Kernel(exp.getInputs()[0], "subtract");
+      if (!sum || !sub || sum.getInputs()[0] != exp.getResult(0)) continue;
+      auto dims = sum.getParams().getAs<mlir::DenseI64ArrayAttr>("dimensions");
+      if (!dims || dims.size() != 1) continue;
+      const int64_t axis = dims[0];
+      mlir::Value x = sub.getInputs()[0];
+      mlir::Value max = StripBroadcasts(sub.getInputs()[1]);
+      if (KernelOp guard = Kernel(max, "maximum")) max = guard.getInputs()[1];  // max(-inf, m)
+      KernelOp reduce_max = max.getDefiningOp<KernelOp>();
+      if (!ReducesOver(sum, "add", axis) || !ReducesOver(reduce_max, "max", axis) ||
+          reduce_max.getInputs()[0] != x || !ScalarConstant(sum.getInputs()[1]) ||
+          *ScalarConstant(sum.getInputs()[1]) != 0.0)
+        continue;
+      // exp's value is used by the sum and the divide only (else it must stay).
+      if (!llvm::all_of(exp->getUsers(), [&](mlir::Operation* u) { return u == sum || u == div; }))
+        continue;
+      if (TypeOf(x) != TypeOf(div.getResult(0))) continue;
+      mlir::OpBuilder b(div);
+      auto fused = KernelOp::create(
+          b, div.getLoc(), mlir::TypeRange{div.getResult(0).getType()},
+          b.getStringAttr("brt.softmax"), mlir::ValueRange{x},
+          b.getDictionaryAttr({b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+      div.getResult(0).replaceAllUsesWith(fused.getResult(0));
+      div->erase();
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------
+
+bool IsFusable(KernelOp k) {
+  static const llvm::StringSet<> kinds = {"abs",
+                                          "add",
+                                          "ceil",
+                                          "clamp",
+                                          "compare",
+                                          "convert",
+                                          "cosine",
+                                          "divide",
+                                          "erf",
+                                          "exponential",
+                                          "exponential_minus_one",
+                                          "floor",
+                                          "log",
+                                          "log_plus_one",
+                                          "logistic",
+                                          "maximum",
+                                          "minimum",
+                                          "multiply",
+                                          "negate",
+                                          "power",
+                                          "remainder",
+                                          "round_nearest_even",
+                                          "rsqrt",
+                                          "select",
+                                          "sign",
+                                          "sine",
+                                          "sqrt",
+                                          "subtract",
+                                          "tanh"};
+  if (!k || k->getNumResults() != 1 || !kinds.contains(k.getKind())) return false;
+  auto is_float = [](mlir::Type t) {
+    mlir::Type e = mlir::cast<mlir::RankedTensorType>(t).getElementType();
+    return e.isF32() || e.isF16() || e.isBF16();
+  };
+  auto is_pred = [](mlir::Type t) {
+    return mlir::cast<mlir::RankedTensorType>(t).getElementType().isInteger(1);
+  };
+  const mlir::Type result = k.getResult(0).getType();
+  if (k.getKind() == "compare") return is_float(k.getInputs()[0].getType()) && is_pred(result);
+  if (!is_float(result)) return false;
+  for (mlir::Value v : k.getInputs())
+    if (!is_float(v.getType()) && !(k.getKind() == "select" && is_pred(v.getType()))) return false;
+  return true;
+}
+
+struct FuseElementwise
+    : mlir::PassWrapper<FuseElementwise, mlir::OperationPass<mlir::func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseElementwise)
+  llvm::StringRef getArgument() const override { return "brt-fuse-elementwise"; }
+  llvm::StringRef getDescription() const override {
+    return "Fuse chains of elementwise ops into brt.fused_elementwise";
+  }
+
+  void runOnOperation() override {
+    // Groups: a fusable producer whose only user is a fusable consumer of the
+    // same shape joins the consumer's group. Each group is a tree whose root
+    // is the one op used outside it.
+    llvm::EquivalenceClasses<mlir::Operation*> groups;
+    llvm::SmallVector<KernelOp> order;
+    getOperation().walk([&](KernelOp k) {
+      if (!IsFusable(k)) return;
+      order.push_back(k);
+      groups.insert(k);
+      for (mlir::Value v : k.getInputs()) {
+        KernelOp p = v.getDefiningOp<KernelOp>();
+        if (IsFusable(p) && v.hasOneUse() &&
+            TypeOf(v).getShape() == TypeOf(k.getResult(0)).getShape())
+          groups.unionSets(p, k);
+      }
+    });
+    llvm::MapVector<mlir::Operation*, llvm::SmallVector<KernelOp>> members;
+    for (KernelOp k : order) members[groups.getLeaderValue(k)].push_back(k);
+    for (auto& [leader, ops] : members) {
+      KernelOp root = ops.back();  // block order: the root comes last
+      if (ops.size() < 2 || !mlir::isa<mlir::FloatType>(TypeOf(root.getResult(0)).getElementType()))
+        continue;
+      Fuse(ops, root);
+    }
+  }
+
+  void Fuse(llvm::ArrayRef<KernelOp> ops, KernelOp root) {
+    llvm::DenseMap<mlir::Value, int64_t> reg;  // value -> register
+    llvm::SetVector<mlir::Value> inputs;
+    llvm::SmallVector<double> constants;
+    llvm::SmallVector<std::pair<mlir::Value, double>> constant_values;
+    llvm::DenseSet<mlir::Operation*> in_group;
+    for (KernelOp k : ops) in_group.insert(k);
+    const auto out_shape = TypeOf(root.getResult(0)).getShape();
+    // Operands from outside: scalar constants become immediates; NumPy
+    // broadcasts are read at their source.
+    auto outside = [&](mlir::Value v) -> mlir::Value {
+      if (ScalarConstant(v)) return v;
+      mlir::Value src = v;
+      while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
+      return src;
+    };
+    for (KernelOp k : ops)
+      for (mlir::Value v : k.getInputs()) {
+        if (in_group.count(v.getDefiningOp())) continue;
+        if (auto c = ScalarConstant(v)) {
+          if (!llvm::any_of(constant_values, [&](auto& p) { return p.first == v; }))
+            constant_values.push_back({v, *c});
+          continue;
+        }
+        mlir::Value src = outside(v);
+        if (TypeOf(src).getRank() > static_cast<int64_t>(out_shape.size())) src = v;
+        inputs.insert(src);
+      }
+    if (inputs.empty()) return;  // constants only: nothing to stream, leave it alone
+    for (auto [i, v] : llvm::enumerate(inputs)) reg[v] = static_cast<int64_t>(i);
+    for (auto& [v, c] : constant_values) {
+      reg[v] = static_cast<int64_t>(inputs.size() + constants.size());
+      constants.push_back(c);
+    }
+    auto lookup = [&](mlir::Value v) -> int64_t {
+      if (auto it = reg.find(v); it != reg.end()) return it->second;
+      return reg.lookup(outside(v));
+    };
+    std::string names;
+    llvm::SmallVector<int64_t> program;
+    int64_t next = static_cast<int64_t>(inputs.size() + constants.size());
+    for (KernelOp k : ops) {
+      if (k.getKind() == "convert") {  // float to float: computed in f32 anyway
+        reg[k.getResult(0)] = lookup(k.getInputs()[0]);
+        continue;
+      }
+      std::string name = k.getKind().str();
+      if (name == "compare")
+        name += "_" + k.getParams().getAs<mlir::StringAttr>("comparison_direction").str();
+      names += (names.empty() ? "" : ",") + name;
+      for (int slot = 0; slot < 3; ++slot)
+        program.push_back(
+            slot < static_cast<int>(k.getInputs().size()) ? lookup(k.getInputs()[slot]) : -1);
+      reg[k.getResult(0)] = next++;
+    }
+    if (names.empty() || reg.lookup(root.getResult(0)) != next - 1)
+      return;  // root must be the last instruction
+    mlir::OpBuilder b(root);
+    llvm::SmallVector<mlir::NamedAttribute> params = {
+        b.getNamedAttr("ops", b.getStringAttr(names)),
+        b.getNamedAttr("program", b.getDenseI64ArrayAttr(program))};
+    if (!constants.empty())
+      params.push_back(b.getNamedAttr("constants", b.getDenseF64ArrayAttr(constants)));
+    auto fused = KernelOp::create(b, root.getLoc(), mlir::TypeRange{root.getResult(0).getType()},
+                                  b.getStringAttr("brt.fused_elementwise"), inputs.getArrayRef(),
+                                  b.getDictionaryAttr(params));
+    root.getResult(0).replaceAllUsesWith(fused.getResult(0));
+    for (KernelOp k : llvm::reverse(ops)) k->erase();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> CreateFuseSoftmaxPass() { return std::make_unique<FuseSoftmax>(); }
+std::unique_ptr<mlir::Pass> CreateFuseElementwisePass() {
+  return std::make_unique<FuseElementwise>();
+}
+
+void RegisterPasses() {
+  mlir::PassRegistration<FuseSoftmax>();
+  mlir::PassRegistration<FuseElementwise>();
+}
+
+std::vector<PipelineStep> CompilerPipeline() {
+  std::vector<PipelineStep> steps;
+  steps.push_back({"cse", mlir::createCSEPass()});
+  steps.push_back({"fuse-softmax", CreateFuseSoftmaxPass()});
+  steps.push_back({"canonicalize", mlir::createCanonicalizerPass()});
+  steps.push_back({"fuse-elementwise", CreateFuseElementwisePass()});
+  steps.push_back({"cleanup", mlir::createCanonicalizerPass()});
+  return steps;
+}
+
+}  // namespace brt::bridge

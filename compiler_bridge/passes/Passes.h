@@ -1,0 +1,28 @@
+// Passes over the brt dialect. Each has a lit test in tests/lit/.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mlir/Pass/Pass.h"
+
+namespace brt::bridge {
+
+// softmax (reduce-max, subtract, exp, reduce-add, divide over one axis) ->
+// one brt.softmax.
+std::unique_ptr<mlir::Pass> CreateFuseSoftmaxPass();
+// Single-use chains of f32/f16/bf16 elementwise ops -> brt.fused_elementwise,
+// folding NumPy-compatible broadcasts and scalar constants into it.
+std::unique_ptr<mlir::Pass> CreateFuseElementwisePass();
+
+void RegisterPasses();
+
+// The compiler's pipeline, in order: a name for dumps and the pass.
+struct PipelineStep {
+  std::string name;
+  std::unique_ptr<mlir::Pass> pass;
+};
+std::vector<PipelineStep> CompilerPipeline();
+
+}  // namespace brt::bridge

@@ -1,0 +1,42 @@
+// RUN: brt-opt %s --brt-fuse-elementwise --canonicalize | FileCheck %s
+
+// A chain with a NumPy-style broadcast and a scalar constant becomes one
+// fused op reading the unbroadcast bias; the broadcast and constant go away.
+// CHECK-LABEL: func.func @bias_gelu_like
+// CHECK-NOT: "broadcast_in_dim"
+// CHECK: %[[F:.*]] = brt.kernel "brt.fused_elementwise"(%arg0, %arg1) {constants = array<f64: 5.000000e-01>, ops = "add,tanh,multiply", program = array<i64: 0, 1, -1, 3, -1, -1, 4, 2, -1>}
+// CHECK-SAME: (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: return %[[F]]
+func.func @bias_gelu_like(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %bb = brt.kernel "broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<4x8xf32>
+  %h = brt.kernel "constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+  %hb = brt.kernel "broadcast_in_dim"(%h) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x8xf32>
+  %0 = brt.kernel "add"(%x, %bb) {} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = brt.kernel "tanh"(%0) {} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = brt.kernel "multiply"(%1, %hb) {} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// A value used twice ends a group: the shared producer stays outside.
+// CHECK-LABEL: func.func @shared_value
+// CHECK: %[[E:.*]] = brt.kernel "exponential"(%arg0)
+// CHECK: brt.kernel "brt.fused_elementwise"(%[[E]]) {ops = "negate,multiply"
+func.func @shared_value(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %e = brt.kernel "exponential"(%x) {} : (tensor<16xf32>) -> tensor<16xf32>
+  %n = brt.kernel "negate"(%e) {} : (tensor<16xf32>) -> tensor<16xf32>
+  %m = brt.kernel "multiply"(%n, %e) {} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %m : tensor<16xf32>
+}
+
+// No fusion across a reduction, nor of integer arithmetic.
+// CHECK-LABEL: func.func @barriers
+// CHECK-NOT: brt.fused_elementwise
+func.func @barriers(%x: tensor<4x8xf32>, %i: tensor<8xi32>) -> (tensor<4xf32>, tensor<8xi32>) {
+  %e = brt.kernel "exponential"(%x) {} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %z = brt.kernel "constant"() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %r = brt.kernel "reduce"(%e, %z) {dimensions = array<i64: 1>, reducer = "add"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %l = brt.kernel "log"(%r) {} : (tensor<4xf32>) -> tensor<4xf32>
+  %a = brt.kernel "add"(%i, %i) {} : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  %m = brt.kernel "multiply"(%a, %i) {} : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  return %l, %m : tensor<4xf32>, tensor<8xi32>
+}

@@ -1,0 +1,12 @@
+# lit configuration for brt-opt / brt-compile FileCheck tests.
+import os
+
+import lit.formats
+
+config.name = "brt"
+config.test_format = lit.formats.ShTest(True)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+bin_dir = os.environ.get("BRT_BIN_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
+tools_dir = os.environ.get("LLVM_TOOLS_DIR", "/usr/lib/llvm-22/bin")
+config.environment["PATH"] = os.pathsep.join([bin_dir, tools_dir, os.environ.get("PATH", "")])
