@@ -105,6 +105,144 @@ struct FuseSoftmax : mlir::PassWrapper<FuseSoftmax, mlir::OperationPass<mlir::fu
 
 // ---------------------------------------------------------------------------
 
+// Matches `k` as binary `kind` with operands (a, b) in either order, calling
+// `match(a, b)` until it succeeds.
+template <typename F>
+bool Commuted(KernelOp k, llvm::StringRef kind, F&& match) {
+  if (!k || k.getKind() != kind || k.getInputs().size() != 2) return false;
+  return match(k.getInputs()[0], k.getInputs()[1]) || match(k.getInputs()[1], k.getInputs()[0]);
+}
+
+// divide(B(reduce_add(v over last)), B(C)) with C the size of the last dim.
+bool IsMeanOverLast(mlir::Value mean, mlir::Value of) {
+  KernelOp div = mean.getDefiningOp<KernelOp>();
+  if (!div || div.getKind() != "divide") return false;
+  const int64_t rank = TypeOf(of).getRank();
+  KernelOp sum = Kernel(StripBroadcasts(div.getInputs()[0]), "reduce");
+  auto n = ScalarConstant(div.getInputs()[1]);
+  return ReducesOver(sum, "add", rank - 1) && sum.getInputs()[0] == of &&
+         ScalarConstant(sum.getInputs()[1]) == 0.0 && n &&
+         *n == static_cast<double>(TypeOf(of).getShape().back());
+}
+
+struct FuseLayerNorm : mlir::PassWrapper<FuseLayerNorm, mlir::OperationPass<mlir::func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseLayerNorm)
+  llvm::StringRef getArgument() const override { return "brt-fuse-layer-norm"; }
+  llvm::StringRef getDescription() const override {
+    return "Fuse layer-norm patterns into brt.layer_norm";
+  }
+
+  // add(multiply(multiply(d, B(rsqrt(add(var, B(eps))))), B(g)), B(b)) with
+  // d = x - B(mean(x)), var = mean(d * d), over the last dimension.
+  void runOnOperation() override {
+    llvm::SmallVector<KernelOp> adds;
+    getOperation().walk([&](KernelOp k) {
+      if (k.getKind() == "add") adds.push_back(k);
+    });
+    for (KernelOp add : adds) {
+      mlir::Value x, scale, shift;
+      double eps = 0;
+      auto normalized = [&](mlir::Value v) {  // multiply(d, B(rsqrt(var + eps)))
+        return Commuted(v.getDefiningOp<KernelOp>(), "multiply", [&](mlir::Value d, mlir::Value r) {
+          KernelOp sub = Kernel(d, "subtract");
+          KernelOp rsqrt = Kernel(StripBroadcasts(r), "rsqrt");
+          if (!sub || !rsqrt) return false;
+          return Commuted(
+              rsqrt.getInputs()[0].getDefiningOp<KernelOp>(), "add",
+              [&](mlir::Value var, mlir::Value e) {
+                auto eps_value = ScalarConstant(e);
+                KernelOp square = Kernel(
+                    StripBroadcasts(var.getDefiningOp<KernelOp>() &&
+                                            var.getDefiningOp<KernelOp>().getKind() == "divide"
+                                        ? var.getDefiningOp<KernelOp>().getInputs()[0]
+                                        : mlir::Value()),
+                    "reduce");
+                if (!eps_value || !square) return false;
+                KernelOp mul = Kernel(square.getInputs()[0], "multiply");
+                if (!mul || mul.getInputs()[0] != d || mul.getInputs()[1] != d) return false;
+                if (!IsMeanOverLast(var, mul.getResult(0))) return false;
+                if (!IsMeanOverLast(StripBroadcasts(sub.getInputs()[1]), sub.getInputs()[0]))
+                  return false;
+                x = sub.getInputs()[0], eps = *eps_value;
+                return true;
+              });
+        });
+      };
+      auto is_vector = [&](mlir::Value v) {
+        auto t = TypeOf(v);
+        return t.getRank() == 1 && t.getElementType().isF32();
+      };
+      const bool matched = Commuted(add, "add", [&](mlir::Value scaled, mlir::Value b) {
+        return Commuted(scaled.getDefiningOp<KernelOp>(), "multiply",
+                        [&](mlir::Value n, mlir::Value g) {
+                          if (!normalized(n) || !is_vector(StripBroadcasts(g)) ||
+                              !is_vector(StripBroadcasts(b)))
+                            return false;
+                          scale = StripBroadcasts(g), shift = StripBroadcasts(b);
+                          return true;
+                        });
+      });
+      if (!matched || TypeOf(x) != TypeOf(add.getResult(0)) ||
+          !TypeOf(x).getElementType().isF32() ||
+          TypeOf(scale).getShape()[0] != TypeOf(x).getShape().back() ||
+          TypeOf(shift) != TypeOf(scale))
+        continue;
+      mlir::OpBuilder b(add);
+      auto fused = KernelOp::create(
+          b, add.getLoc(), mlir::TypeRange{add.getResult(0).getType()},
+          b.getStringAttr("brt.layer_norm"), mlir::ValueRange{x, scale, shift},
+          b.getDictionaryAttr({b.getNamedAttr("epsilon", b.getF64FloatAttr(eps))}));
+      add.getResult(0).replaceAllUsesWith(fused.getResult(0));
+      add->erase();
+    }
+  }
+};
+
+// dot_general(transpose(x), y) reads x directly when the permutation keeps
+// the operand's free dimensions in order (so the result layout is the same).
+struct FoldTransposeIntoDot
+    : mlir::PassWrapper<FoldTransposeIntoDot, mlir::OperationPass<mlir::func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FoldTransposeIntoDot)
+  llvm::StringRef getArgument() const override { return "brt-fold-transpose-into-dot"; }
+  llvm::StringRef getDescription() const override {
+    return "Fold transposes into dot_general operands";
+  }
+
+  void runOnOperation() override {
+    getOperation().walk([&](KernelOp dot) {
+      if (dot.getKind() != "dot_general") return;
+      for (int side = 0; side < 2; ++side) {
+        KernelOp t = Kernel(dot.getInputs()[side], "transpose");
+        if (!t) continue;
+        auto perm = t.getParams().getAs<mlir::DenseI64ArrayAttr>("permutation");
+        const char* batch_name = side == 0 ? "lhs_batching_dimensions" : "rhs_batching_dimensions";
+        const char* contract_name =
+            side == 0 ? "lhs_contracting_dimensions" : "rhs_contracting_dimensions";
+        auto batch = dot.getParams().getAs<mlir::DenseI64ArrayAttr>(batch_name);
+        auto contract = dot.getParams().getAs<mlir::DenseI64ArrayAttr>(contract_name);
+        if (!perm || !contract) continue;
+        llvm::SmallVector<int64_t> b_dims(batch ? batch.asArrayRef() : llvm::ArrayRef<int64_t>{}),
+            c_dims(contract.asArrayRef()), free_mapped;
+        const int64_t rank = static_cast<int64_t>(perm.size());
+        for (int64_t d = 0; d < rank; ++d)
+          if (!llvm::is_contained(b_dims, d) && !llvm::is_contained(c_dims, d))
+            free_mapped.push_back(perm[d]);
+        if (!llvm::is_sorted(free_mapped)) continue;
+        for (int64_t& d : b_dims) d = perm[d];
+        for (int64_t& d : c_dims) d = perm[d];
+        mlir::OpBuilder b(dot);
+        mlir::NamedAttrList params(dot.getParams());
+        if (batch) params.set(batch_name, b.getDenseI64ArrayAttr(b_dims));
+        params.set(contract_name, b.getDenseI64ArrayAttr(c_dims));
+        dot.setParamsAttr(params.getDictionary(b.getContext()));
+        dot->setOperand(side, t.getInputs()[0]);
+      }
+    });
+  }
+};
+
+// ---------------------------------------------------------------------------
+
 bool IsFusable(KernelOp k) {
   static const llvm::StringSet<> kinds = {"abs",
                                           "add",
@@ -263,16 +401,24 @@ std::unique_ptr<mlir::Pass> CreateFuseSoftmaxPass() { return std::make_unique<Fu
 std::unique_ptr<mlir::Pass> CreateFuseElementwisePass() {
   return std::make_unique<FuseElementwise>();
 }
+std::unique_ptr<mlir::Pass> CreateFuseLayerNormPass() { return std::make_unique<FuseLayerNorm>(); }
+std::unique_ptr<mlir::Pass> CreateFoldTransposeIntoDotPass() {
+  return std::make_unique<FoldTransposeIntoDot>();
+}
 
 void RegisterPasses() {
   mlir::PassRegistration<FuseSoftmax>();
   mlir::PassRegistration<FuseElementwise>();
+  mlir::PassRegistration<FuseLayerNorm>();
+  mlir::PassRegistration<FoldTransposeIntoDot>();
 }
 
 std::vector<PipelineStep> CompilerPipeline() {
   std::vector<PipelineStep> steps;
   steps.push_back({"cse", mlir::createCSEPass()});
+  steps.push_back({"fold-transpose-into-dot", CreateFoldTransposeIntoDotPass()});
   steps.push_back({"fuse-softmax", CreateFuseSoftmaxPass()});
+  steps.push_back({"fuse-layer-norm", CreateFuseLayerNormPass()});
   steps.push_back({"canonicalize", mlir::createCanonicalizerPass()});
   steps.push_back({"fuse-elementwise", CreateFuseElementwisePass()});
   steps.push_back({"cleanup", mlir::createCanonicalizerPass()});

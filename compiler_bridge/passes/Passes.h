@@ -16,6 +16,12 @@ std::unique_ptr<mlir::Pass> CreateFuseSoftmaxPass();
 // folding NumPy-compatible broadcasts and scalar constants into it.
 std::unique_ptr<mlir::Pass> CreateFuseElementwisePass();
 
+// (x - mean) * rsqrt(var + eps) * scale + shift over the last dim ->
+// brt.layer_norm.
+std::unique_ptr<mlir::Pass> CreateFuseLayerNormPass();
+// dot_general(transpose(x), ...) -> dot_general(x, ...) with remapped dims.
+std::unique_ptr<mlir::Pass> CreateFoldTransposeIntoDotPass();
+
 void RegisterPasses();
 
 // The compiler's pipeline, in order: a name for dumps and the pass.

@@ -1,0 +1,62 @@
+// RUN: brt-opt %s --brt-fuse-layer-norm --canonicalize | FileCheck %s
+
+// (x - mean) * rsqrt(var + eps) * g + b over the last dim, as JAX lowers it.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-NEXT: %[[N:.*]] = brt.kernel "brt.layer_norm"(%arg0, %arg1, %arg2) {epsilon = 9.99999974{{[0-9]*}}E-6 : f64}
+// CHECK-NEXT: return %[[N]]
+func.func @layer_norm(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>, %arg2: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = brt.kernel "constant"() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %1 = brt.kernel "reduce"(%arg0, %0) {dimensions = array<i64: 1>, reducer = "add"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %2 = brt.kernel "broadcast_in_dim"(%1) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %3 = brt.kernel "constant"() {value = dense<8.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %4 = brt.kernel "broadcast_in_dim"(%3) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x1xf32>
+  %5 = brt.kernel "divide"(%2, %4) {} : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<4x1xf32>
+  %6 = brt.kernel "broadcast_in_dim"(%5) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %7 = brt.kernel "subtract"(%arg0, %6) {} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %8 = brt.kernel "multiply"(%7, %7) {} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %9 = brt.kernel "reduce"(%8, %0) {dimensions = array<i64: 1>, reducer = "add"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %10 = brt.kernel "broadcast_in_dim"(%9) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %11 = brt.kernel "divide"(%10, %4) {} : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<4x1xf32>
+  %12 = brt.kernel "constant"() {value = dense<9.99999974E-6> : tensor<f32>} : () -> tensor<f32>
+  %13 = brt.kernel "broadcast_in_dim"(%12) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x1xf32>
+  %14 = brt.kernel "add"(%11, %13) {} : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<4x1xf32>
+  %15 = brt.kernel "rsqrt"(%14) {} : (tensor<4x1xf32>) -> tensor<4x1xf32>
+  %16 = brt.kernel "broadcast_in_dim"(%15) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %17 = brt.kernel "multiply"(%7, %16) {} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %18 = brt.kernel "broadcast_in_dim"(%arg1) {broadcast_dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<1x8xf32>
+  %19 = brt.kernel "broadcast_in_dim"(%18) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<1x8xf32>) -> tensor<4x8xf32>
+  %20 = brt.kernel "multiply"(%17, %19) {} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %21 = brt.kernel "broadcast_in_dim"(%arg2) {broadcast_dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<1x8xf32>
+  %22 = brt.kernel "broadcast_in_dim"(%21) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<1x8xf32>) -> tensor<4x8xf32>
+  %23 = brt.kernel "add"(%20, %22) {} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %23 : tensor<4x8xf32>
+}
+
+// Normalizing over a leading dimension is not a layer norm over the last.
+// CHECK-LABEL: func.func @wrong_axis
+// CHECK-NOT: brt.layer_norm
+func.func @wrong_axis(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = brt.kernel "constant"() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %1 = brt.kernel "reduce"(%x, %0) {dimensions = array<i64: 0>, reducer = "add"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<8xf32>
+  %2 = brt.kernel "broadcast_in_dim"(%1) {broadcast_dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<1x8xf32>
+  %3 = brt.kernel "constant"() {value = dense<4.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %4 = brt.kernel "broadcast_in_dim"(%3) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<1x8xf32>
+  %5 = brt.kernel "divide"(%2, %4) {} : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
+  %6 = brt.kernel "broadcast_in_dim"(%5) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<1x8xf32>) -> tensor<4x8xf32>
+  %7 = brt.kernel "subtract"(%x, %6) {} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %8 = brt.kernel "multiply"(%7, %7) {} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %9 = brt.kernel "reduce"(%8, %0) {dimensions = array<i64: 0>, reducer = "add"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<8xf32>
+  %10 = brt.kernel "broadcast_in_dim"(%9) {broadcast_dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<1x8xf32>
+  %11 = brt.kernel "divide"(%10, %4) {} : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
+  %12 = brt.kernel "constant"() {value = dense<9.99999974E-6> : tensor<f32>} : () -> tensor<f32>
+  %13 = brt.kernel "broadcast_in_dim"(%12) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<1x8xf32>
+  %14 = brt.kernel "add"(%11, %13) {} : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
+  %15 = brt.kernel "rsqrt"(%14) {} : (tensor<1x8xf32>) -> tensor<1x8xf32>
+  %16 = brt.kernel "broadcast_in_dim"(%15) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<1x8xf32>) -> tensor<4x8xf32>
+  %17 = brt.kernel "multiply"(%7, %16) {} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %18 = brt.kernel "broadcast_in_dim"(%g) {broadcast_dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<4x8xf32>
+  %20 = brt.kernel "multiply"(%17, %18) {} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %21 = brt.kernel "broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<4x8xf32>
+  %23 = brt.kernel "add"(%20, %21) {} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %23 : tensor<4x8xf32>
+}
