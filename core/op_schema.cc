@@ -87,6 +87,12 @@ constexpr OpSchema kSchemas[] = {
      1,
      {{"window_dimensions", BRT_ATTR_INTS}, {"reducer", BRT_ATTR_STRING}}},
     {"brt.fused_elementwise", 1, kAny, 1, {{"ops", BRT_ATTR_STRING}, {"program", BRT_ATTR_INTS}}},
+    {"brt.matmul",
+     2,
+     3,
+     1,
+     {{"lhs_contracting_dimensions", BRT_ATTR_INTS},
+      {"rhs_contracting_dimensions", BRT_ATTR_INTS}}},
     {"brt.softmax", 1, 1, 1, {}},
     {"brt.layer_norm", 3, 3, 1, {}},
 };

@@ -198,6 +198,75 @@ struct FuseLayerNorm : mlir::PassWrapper<FuseLayerNorm, mlir::OperationPass<mlir
   }
 };
 
+// dot_general -> add(B(bias)) -> maximum(., 0) | tanh, each the single user
+// of the previous, where the bias covers the rhs free dims -> brt.matmul.
+struct FuseMatmulEpilogue
+    : mlir::PassWrapper<FuseMatmulEpilogue, mlir::OperationPass<mlir::func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseMatmulEpilogue)
+  llvm::StringRef getArgument() const override { return "brt-fuse-matmul-epilogue"; }
+  llvm::StringRef getDescription() const override {
+    return "Fuse bias add and relu/tanh into the matmul producing them (brt.matmul)";
+  }
+
+  static KernelOp OnlyUser(KernelOp k) {
+    mlir::Value v = k.getResult(0);
+    return v.hasOneUse() ? mlir::dyn_cast<KernelOp>(*v.getUsers().begin()) : KernelOp();
+  }
+
+  void runOnOperation() override {
+    llvm::SmallVector<KernelOp> dots;
+    getOperation().walk([&](KernelOp k) {
+      if (k.getKind() == "dot_general" &&
+          mlir::isa<mlir::FloatType>(TypeOf(k.getResult(0)).getElementType()))
+        dots.push_back(k);
+    });
+    for (KernelOp dot : dots) {
+      auto contract = dot.getParams().getAs<mlir::DenseI64ArrayAttr>("rhs_contracting_dimensions");
+      auto batch = dot.getParams().getAs<mlir::DenseI64ArrayAttr>("rhs_batching_dimensions");
+      const int64_t rhs_rank = TypeOf(dot.getInputs()[1]).getRank();
+      const int64_t rhs_free = rhs_rank - static_cast<int64_t>(contract ? contract.size() : 0) -
+                               static_cast<int64_t>(batch ? batch.size() : 0);
+      const auto out_shape = TypeOf(dot.getResult(0)).getShape();
+      KernelOp last = dot;
+      llvm::SmallVector<KernelOp, 3> chain = {dot};
+      mlir::Value bias;
+      if (KernelOp add = OnlyUser(dot); add && add.getKind() == "add") {
+        mlir::Value other =
+            add.getInputs()[0] == dot.getResult(0) ? add.getInputs()[1] : add.getInputs()[0];
+        mlir::Value src = other;
+        while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
+        const auto bias_shape = TypeOf(src).getShape();
+        if (static_cast<int64_t>(bias_shape.size()) == rhs_free && rhs_free > 0 &&
+            bias_shape == out_shape.take_back(rhs_free) &&
+            TypeOf(src).getElementType() == TypeOf(other).getElementType())
+          bias = src, last = add, chain.push_back(add);
+      }
+      llvm::StringRef activation = "none";
+      if (KernelOp act = OnlyUser(last)) {
+        if (act.getKind() == "tanh") {
+          activation = "tanh", last = act, chain.push_back(act);
+        } else if (act.getKind() == "maximum") {
+          mlir::Value other =
+              act.getInputs()[0] == last.getResult(0) ? act.getInputs()[1] : act.getInputs()[0];
+          if (ScalarConstant(other) == 0.0) activation = "relu", last = act, chain.push_back(act);
+        }
+      }
+      if (last == dot) continue;
+      mlir::OpBuilder b(last);
+      mlir::NamedAttrList params(dot.getParams());
+      params.set("activation", b.getStringAttr(activation));
+      llvm::SmallVector<mlir::Value> inputs(dot.getInputs().begin(), dot.getInputs().end());
+      if (bias) inputs.push_back(bias);
+      auto fused = KernelOp::create(b, last.getLoc(), mlir::TypeRange{last.getResult(0).getType()},
+                                    b.getStringAttr("brt.matmul"), inputs,
+                                    params.getDictionary(b.getContext()));
+      last.getResult(0).replaceAllUsesWith(fused.getResult(0));
+      // Each op of the chain was the single user of the one before it.
+      for (KernelOp k : llvm::reverse(chain)) k->erase();
+    }
+  }
+};
+
 // dot_general(transpose(x), y) reads x directly when the permutation keeps
 // the operand's free dimensions in order (so the result layout is the same).
 struct FoldTransposeIntoDot
@@ -402,6 +471,9 @@ std::unique_ptr<mlir::Pass> CreateFuseElementwisePass() {
   return std::make_unique<FuseElementwise>();
 }
 std::unique_ptr<mlir::Pass> CreateFuseLayerNormPass() { return std::make_unique<FuseLayerNorm>(); }
+std::unique_ptr<mlir::Pass> CreateFuseMatmulEpiloguePass() {
+  return std::make_unique<FuseMatmulEpilogue>();
+}
 std::unique_ptr<mlir::Pass> CreateFoldTransposeIntoDotPass() {
   return std::make_unique<FoldTransposeIntoDot>();
 }
@@ -410,6 +482,7 @@ void RegisterPasses() {
   mlir::PassRegistration<FuseSoftmax>();
   mlir::PassRegistration<FuseElementwise>();
   mlir::PassRegistration<FuseLayerNorm>();
+  mlir::PassRegistration<FuseMatmulEpilogue>();
   mlir::PassRegistration<FoldTransposeIntoDot>();
 }
 
@@ -419,6 +492,7 @@ std::vector<PipelineStep> CompilerPipeline() {
   steps.push_back({"fold-transpose-into-dot", CreateFoldTransposeIntoDotPass()});
   steps.push_back({"fuse-softmax", CreateFuseSoftmaxPass()});
   steps.push_back({"fuse-layer-norm", CreateFuseLayerNormPass()});
+  steps.push_back({"fuse-matmul-epilogue", CreateFuseMatmulEpiloguePass()});
   steps.push_back({"canonicalize", mlir::createCanonicalizerPass()});
   steps.push_back({"fuse-elementwise", CreateFuseElementwisePass()});
   steps.push_back({"cleanup", mlir::createCanonicalizerPass()});

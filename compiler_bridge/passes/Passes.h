@@ -22,6 +22,9 @@ std::unique_ptr<mlir::Pass> CreateFuseLayerNormPass();
 // dot_general(transpose(x), ...) -> dot_general(x, ...) with remapped dims.
 std::unique_ptr<mlir::Pass> CreateFoldTransposeIntoDotPass();
 
+// dot_general + bias add + relu/tanh -> brt.matmul.
+std::unique_ptr<mlir::Pass> CreateFuseMatmulEpiloguePass();
+
 void RegisterPasses();
 
 // The compiler's pipeline, in order: a name for dumps and the pass.

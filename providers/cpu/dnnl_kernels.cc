@@ -126,7 +126,11 @@ struct DotDims {
 };
 
 DotDims AnalyzeDot(const OpInfo& op) {
-  op.RequireOperands(2);
+  // brt.matmul: dot_general plus an optional bias operand (see Epilogue).
+  op.Require(
+      (op.in.size() == 2 || (op.kind == "brt.matmul" && op.in.size() == 3)) && op.out.size() == 1,
+      "expected 2 operands" + std::string(op.kind == "brt.matmul" ? " (3 with a bias)" : "") +
+          " and 1 result");
   const TensorInfo& l = op.in[0];
   const TensorInfo& r = op.in[1];
   DotDims d;
@@ -166,6 +170,39 @@ DotDims AnalyzeDot(const OpInfo& op) {
   return d;
 }
 
+// brt.matmul's epilogue: bias over the rhs free dims (broadcast over batch
+// and lhs rows), then an activation.
+enum class Activation { kNone, kRelu, kTanh };
+
+struct Epilogue {
+  bool bias = false;
+  Activation activation = Activation::kNone;
+  int result = 2;  // buffer index of the result
+  bool any() const { return bias || activation != Activation::kNone; }
+};
+
+Epilogue AnalyzeEpilogue(const OpInfo& op, const DotDims& d) {
+  Epilogue e;
+  if (op.kind != "brt.matmul") return e;
+  if (op.in.size() == 3) {
+    std::vector<int64_t> free;
+    for (int64_t f : d.rf) free.push_back(op.in[1].dims[f]);
+    op.Require(op.in[2].dims == free && op.in[2].dtype == op.out[0].dtype,
+               "bias must have the rhs free dimensions " + FormatDims(free) +
+                   " and the result dtype, got " + FormatDims(op.in[2].dims) + " " +
+                   DTypeName(op.in[2].dtype));
+    e.bias = true;
+    e.result = 3;
+  }
+  const std::string act = op.String("activation", "none");
+  op.Require(act == "none" || act == "relu" || act == "tanh",
+             "activation '" + act + "' is not none, relu or tanh");
+  e.activation = act == "relu"   ? Activation::kRelu
+                 : act == "tanh" ? Activation::kTanh
+                                 : Activation::kNone;
+  return e;
+}
+
 // Stride of a group of dims viewed as one dimension, if they collapse.
 bool GroupStride(const TensorInfo& t, const std::vector<int64_t>& group, int64_t* stride) {
   const std::vector<int64_t> s = t.Strides();
@@ -200,10 +237,13 @@ class MatmulKernel final : public DnnlKernel {
  public:
   void Prepare(const OpInfo& op) override {
     const DotDims d = AnalyzeDot(op);
+    const Epilogue e = AnalyzeEpilogue(op, d);
     op.RequireSameDTypes();
-    if (d.B * d.M * d.N == 0 || d.K == 0) {
-      SetTrivial(2, op.out[0].bytes());
-      return;
+    if (d.B * d.M * d.N == 0) return SetTrivial(e.result, 0);
+    if (d.K == 0) {
+      if (e.any())
+        throw UnsupportedError("brt.matmul: empty contraction with an epilogue");  // loop kernel
+      return SetTrivial(e.result, op.out[0].bytes());
     }
     int64_t lsb, lsm, lsk, rsb, rsk, rsn;
     if (!GroupStride(op.in[0], d.lb, &lsb) || !GroupStride(op.in[0], d.lf, &lsm) ||
@@ -214,11 +254,22 @@ class MatmulKernel final : public DnnlKernel {
     memory::desc src({d.B, d.M, d.K}, t, {lsb, lsm, lsk});
     memory::desc wei({d.B, d.K, d.N}, t, {rsb, rsk, rsn});
     memory::desc dst({d.B, d.M, d.N}, t, {d.M * d.N, d.N, 1});
-    dnnl::matmul::primitive_desc pd(Engine(), src, wei, dst, UserScratchpad());
+    memory::desc bias({1, 1, d.N}, t, {d.N, d.N, 1});
+    dnnl::primitive_attr attr = UserScratchpad();
+    if (e.activation != Activation::kNone) {
+      dnnl::post_ops post;
+      post.append_eltwise(e.activation == Activation::kRelu ? dnnl::algorithm::eltwise_relu
+                                                            : dnnl::algorithm::eltwise_tanh,
+                          0.f, 0.f);
+      attr.set_post_ops(post);
+    }
+    auto pd = e.bias ? dnnl::matmul::primitive_desc(Engine(), src, wei, bias, dst, attr)
+                     : dnnl::matmul::primitive_desc(Engine(), src, wei, dst, attr);
     SetPrimitive(dnnl::matmul(pd), pd.scratchpad_desc());
     Bind(DNNL_ARG_SRC, src, 0);
     Bind(DNNL_ARG_WEIGHTS, wei, 1);
-    Bind(DNNL_ARG_DST, dst, 2);
+    if (e.bias) Bind(DNNL_ARG_BIAS, bias, 2);
+    Bind(DNNL_ARG_DST, dst, e.result);
   }
 };
 
@@ -236,6 +287,7 @@ class NaiveDotKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
     const DotDims d = AnalyzeDot(op);
+    epilogue_ = AnalyzeEpilogue(op, d);
     op.RequireSameDTypes();
     B_ = d.B, M_ = d.M, N_ = d.N, K_ = d.K;
     // The loop kernel keeps one offset per index of each group.
@@ -251,12 +303,17 @@ class NaiveDotKernel final : public CpuKernel {
       if constexpr (!std::is_same_v<T, Bool8>) fn_ = &Dot<T>;
     });
     if (!fn_) throw UnsupportedError("dot_general: not defined for i1");
+    if (epilogue_.any() && !IsFloat(op.out[0].dtype))
+      throw UnsupportedError("brt.matmul: bias and activation need a float result");
   }
-  void Run(void* const* b) override { fn_(*this, b[0], b[1], b[2]); }
+  void Run(void* const* b) override {
+    fn_(*this, b[0], b[1], epilogue_.bias ? b[2] : nullptr, b[epilogue_.result]);
+  }
 
  private:
   template <typename T>
-  static void Dot(const NaiveDotKernel& k, const void* lv, const void* rv, void* ov) {
+  static void Dot(const NaiveDotKernel& k, const void* lv, const void* rv, const void* biasv,
+                  void* ov) {
     using C = Compute<T>;
     // Integers accumulate unsigned so overflow wraps instead of being undefined.
     using Acc = typename AccumulatorType<C>::type;
@@ -270,12 +327,19 @@ class NaiveDotKernel final : public CpuKernel {
           const int64_t lo = k.lb_[bi] + k.lm_[m], ro = k.rb_[bi] + k.rn_[n];
           for (int64_t kk = 0; kk < k.K_; ++kk)
             acc += static_cast<Acc>(C(l[lo + k.lk_[kk]])) * static_cast<Acc>(C(r[ro + k.rk_[kk]]));
-          o[(bi * k.M_ + m) * k.N_ + n] = T(static_cast<C>(acc));
+          C value = static_cast<C>(acc);
+          if constexpr (std::is_floating_point_v<C>) {
+            if (biasv) value += C(static_cast<const T*>(biasv)[n]);
+            if (k.epilogue_.activation == Activation::kRelu) value = value > 0 ? value : C(0);
+            if (k.epilogue_.activation == Activation::kTanh) value = std::tanh(value);
+          }
+          o[(bi * k.M_ + m) * k.N_ + n] = T(value);
         }
   }
   int64_t B_ = 1, M_ = 1, N_ = 1, K_ = 1;
   std::vector<int64_t> lb_, lm_, lk_, rb_, rk_, rn_;
-  void (*fn_)(const NaiveDotKernel&, const void*, const void*, void*) = nullptr;
+  Epilogue epilogue_;
+  void (*fn_)(const NaiveDotKernel&, const void*, const void*, const void*, void*) = nullptr;
 };
 
 // dot_general: oneDNN when the layout and dtype allow, else the plain loop.
@@ -662,6 +726,10 @@ void RegisterDnnl(std::vector<KernelDef>& defs) {
   std::vector<int32_t> dot_types = kAllTypes;
   dot_types.erase(std::find(dot_types.begin(), dot_types.end(), BRT_DTYPE_I1));
   defs.push_back({"dot_general", dot_types, false, &Make<DotGeneralKernel>});
+  defs.push_back({"brt.matmul",
+                  {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16},
+                  false,
+                  &Make<DotGeneralKernel>});
   defs.push_back(
       {"convolution", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, &Make<Guarded<ConvolutionKernel>>});
   defs.push_back(

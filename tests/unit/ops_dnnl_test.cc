@@ -94,6 +94,54 @@ TEST(DotGeneral, MismatchedContractingSizesAreRejected) {
   ExpectError(r.status(), {"dot_general", "contracting dimension sizes differ"});
 }
 
+// brt.matmul = dot_general + bias over the rhs free dims + activation.
+TEST(Matmul, BiasAndActivationEpilogues) {
+  struct Case {
+    DotSpec spec;
+    bool bias;
+    const char* activation;
+  };
+  const Case cases[] = {
+      {kDots[0], true, "relu"},   // oneDNN, plain layout
+      {kDots[1], true, "tanh"},   // oneDNN, transposed lhs
+      {kDots[3], false, "relu"},  // batched, no bias
+      {kDots[5], true, "none"},   // two contracting dims
+      {kDots[8], true, "relu"},   // K = 0: the loop kernel adds the bias
+  };
+  for (const Case& c : cases) {
+    const DotSpec& s = c.spec;
+    HostTensor l = Random(DType::kF32, s.lhs, Rng()), r = Random(DType::kF32, s.rhs, Rng());
+    std::vector<int64_t> free(s.out.end() - (s.rhs.size() - s.rb.size() - s.rc.size()),
+                              s.out.end());
+    HostTensor bias = Random(DType::kF32, free, Rng());
+    std::vector<HostTensor> inputs = {l, r};
+    if (c.bias) inputs.push_back(bias);
+    auto out = MustRunOp({"brt.matmul",
+                          inputs,
+                          {{DType::kF32, Dims(s.out)}},
+                          {{"lhs_batching_dimensions", s.lb},
+                           {"rhs_batching_dimensions", s.rb},
+                           {"lhs_contracting_dimensions", s.lc},
+                           {"rhs_contracting_dimensions", s.rc},
+                           {"activation", c.activation}}});
+    std::vector<double> ref = DotReference(l, r, s);
+    const int64_t n = bias.numel();
+    for (size_t i = 0; i < ref.size(); ++i) {
+      if (c.bias) ref[i] += bias.Get(static_cast<int64_t>(i) % n);
+      if (std::string(c.activation) == "relu") ref[i] = std::max(ref[i], 0.0);
+      if (std::string(c.activation) == "tanh") ref[i] = std::tanh(ref[i]);
+    }
+    EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5) << FormatShape(s.lhs) << " " << c.activation;
+  }
+  const DotSpec& s = kDots[0];
+  auto bad = RunOp({"brt.matmul",
+                    {Random(DType::kF32, s.lhs, Rng()), Random(DType::kF32, s.rhs, Rng()),
+                     Random(DType::kF32, {33}, Rng())},
+                    {{DType::kF32, Dims(s.out)}},
+                    {{"lhs_contracting_dimensions", s.lc}, {"rhs_contracting_dimensions", s.rc}}});
+  ExpectError(bad.status(), {"bias must have the rhs free dimensions [9]", "got [33]"});
+}
+
 struct ConvSpec {
   std::vector<int64_t> in, kernel, out;
   int64_t ib, ifd, ko, ki, ob, of;

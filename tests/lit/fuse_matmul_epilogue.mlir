@@ -1,0 +1,34 @@
+// RUN: brt-opt %s --brt-fuse-matmul-epilogue --canonicalize | FileCheck %s
+
+// jax.nn.relu(x @ w + b): bias (through its broadcasts) and relu fuse.
+// CHECK-LABEL: func.func @dense_relu
+// CHECK-NEXT: %[[M:.*]] = brt.kernel "brt.matmul"(%arg0, %arg1, %arg2) {activation = "relu", lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>}
+// CHECK-NEXT: return %[[M]]
+func.func @dense_relu(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %0 = brt.kernel "dot_general"(%x, %w) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %1 = brt.kernel "broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<1x3xf32>
+  %2 = brt.kernel "broadcast_in_dim"(%1) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<1x3xf32>) -> tensor<4x3xf32>
+  %3 = brt.kernel "add"(%0, %2) {} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %4 = brt.kernel "constant"() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %5 = brt.kernel "broadcast_in_dim"(%4) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x3xf32>
+  %6 = brt.kernel "maximum"(%3, %5) {} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %6 : tensor<4x3xf32>
+}
+
+// tanh without a bias.
+// CHECK-LABEL: func.func @tanh_only
+// CHECK: brt.kernel "brt.matmul"(%arg0, %arg1) {activation = "tanh"
+func.func @tanh_only(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  %0 = brt.kernel "dot_general"(%x, %w) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %1 = brt.kernel "tanh"(%0) {} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %1 : tensor<4x3xf32>
+}
+
+// The product is also returned: nothing fuses into it.
+// CHECK-LABEL: func.func @shared_product
+// CHECK-NOT: brt.matmul
+func.func @shared_product(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) {
+  %0 = brt.kernel "dot_general"(%x, %w) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %1 = brt.kernel "tanh"(%0) {} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %0, %1 : tensor<4x3xf32>, tensor<4x3xf32>
+}
