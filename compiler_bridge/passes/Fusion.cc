@@ -479,6 +479,7 @@ std::unique_ptr<mlir::Pass> CreateFoldTransposeIntoDotPass() {
 }
 
 void RegisterPasses() {
+  RegisterVerifyPass();
   mlir::PassRegistration<FuseSoftmax>();
   mlir::PassRegistration<FuseElementwise>();
   mlir::PassRegistration<FuseLayerNorm>();
@@ -488,6 +489,7 @@ void RegisterPasses() {
 
 std::vector<PipelineStep> CompilerPipeline() {
   std::vector<PipelineStep> steps;
+  steps.push_back({"verify", CreateVerifyPass()});
   steps.push_back({"cse", mlir::createCSEPass()});
   steps.push_back({"fold-transpose-into-dot", CreateFoldTransposeIntoDotPass()});
   steps.push_back({"fuse-softmax", CreateFuseSoftmaxPass()});

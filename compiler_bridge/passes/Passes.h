@@ -9,6 +9,10 @@
 
 namespace brt::bridge {
 
+// Shape and dtype rules of the common kinds, errors at the source location.
+std::unique_ptr<mlir::Pass> CreateVerifyPass();
+void RegisterVerifyPass();
+
 // softmax (reduce-max, subtract, exp, reduce-add, divide over one axis) ->
 // one brt.softmax.
 std::unique_ptr<mlir::Pass> CreateFuseSoftmaxPass();

@@ -11,6 +11,7 @@
 #include "import/Import.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
@@ -78,8 +79,20 @@ int main(int argc, char** argv) {
   for (brt::bridge::PipelineStep& step : brt::bridge::CompilerPipeline()) {
     mlir::PassManager pm(&context);
     pm.addNestedPass<mlir::func::FuncOp>(std::move(step.pass));
+    std::string diagnostic;
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic& d) {
+      if (diagnostic.empty()) {
+        llvm::raw_string_ostream os(diagnostic);
+        d.getLocation().print(os);
+        os << ": " << d.str();
+      }
+      return mlir::success();
+    });
     if (mlir::failed(pm.run(*imported.module)))
-      return std::fprintf(stderr, "brt-compile: pass '%s' failed\n", step.name.c_str()), 1;
+      return std::fprintf(stderr, "brt-compile: %s\n",
+                          diagnostic.empty() ? ("pass '" + step.name + "' failed").c_str()
+                                             : diagnostic.c_str()),
+             1;
     char file[64];
     std::snprintf(file, sizeof(file), "%02d-%s.mlir", step_number++, step.name.c_str());
     if (!dump_dir.empty() && !Dump(dump_dir, file, *imported.module))

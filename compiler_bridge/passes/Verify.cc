@@ -1,0 +1,174 @@
+// brt-verify: shape and dtype rules of the common op kinds, reported at the
+// source location. (The runtime's kernels check everything again at load.)
+#include "BrtDialect.h"
+#include "llvm/ADT/StringSet.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "passes/Passes.h"
+
+namespace brt::bridge {
+namespace {
+
+mlir::RankedTensorType TypeOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType());
+}
+
+std::string Shape(mlir::Value v) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  v.getType().print(os);
+  return s;
+}
+
+// NumPy broadcasting of `from` to `to`.
+bool Broadcasts(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to) {
+  if (from.size() > to.size()) return false;
+  for (size_t i = 0; i < from.size(); ++i) {
+    const int64_t f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+    if (f != t && f != 1) return false;
+  }
+  return true;
+}
+
+bool CheckKernel(KernelOp k) {
+  static const llvm::StringSet<> elementwise = {"abs",
+                                                "add",
+                                                "and",
+                                                "ceil",
+                                                "cosine",
+                                                "divide",
+                                                "erf",
+                                                "exponential",
+                                                "exponential_minus_one",
+                                                "floor",
+                                                "log",
+                                                "log_plus_one",
+                                                "logistic",
+                                                "maximum",
+                                                "minimum",
+                                                "multiply",
+                                                "negate",
+                                                "not",
+                                                "or",
+                                                "power",
+                                                "remainder",
+                                                "round_nearest_even",
+                                                "rsqrt",
+                                                "sign",
+                                                "sine",
+                                                "sqrt",
+                                                "subtract",
+                                                "tanh"};
+  const llvm::StringRef kind = k.getKind();
+  auto fail = [&](const std::string& message) {
+    k.emitError() << "'" << kind << "': " << message;
+    return false;
+  };
+  auto inputs = k.getInputs();
+  if (elementwise.contains(kind) || kind == "compare" || kind == "select" || kind == "clamp") {
+    if (k->getNumResults() != 1) return fail("expects one result");
+    mlir::Value out = k.getResult(0);
+    for (auto [i, v] : llvm::enumerate(inputs)) {
+      if (!Broadcasts(TypeOf(v).getShape(), TypeOf(out).getShape()))
+        return fail("operand " + std::to_string(i) + " " + Shape(v) +
+                    " does not broadcast to the result " + Shape(out));
+      const bool predicate = kind == "select" && i == 0;
+      const mlir::Type want =
+          kind == "compare" ? TypeOf(inputs[0]).getElementType() : TypeOf(out).getElementType();
+      if (predicate ? !TypeOf(v).getElementType().isInteger(1) : TypeOf(v).getElementType() != want)
+        return fail("operand " + std::to_string(i) + " " + Shape(v) +
+                    " has the wrong element type for result " + Shape(out));
+    }
+    if (kind == "compare" && !TypeOf(out).getElementType().isInteger(1))
+      return fail("result must be i1");
+    return true;
+  }
+  if (kind == "reshape" || kind == "convert") {
+    if (inputs.size() != 1) return fail("expects one operand");
+    const bool same =
+        kind == "reshape"
+            ? TypeOf(inputs[0]).getNumElements() == TypeOf(k.getResult(0)).getNumElements()
+            : TypeOf(inputs[0]).getShape() == TypeOf(k.getResult(0)).getShape();
+    if (!same) return fail(Shape(inputs[0]) + " and " + Shape(k.getResult(0)) + " do not match");
+    return true;
+  }
+  if (kind == "broadcast_in_dim" || kind == "transpose") {
+    auto dims = k.getParams().getAs<mlir::DenseI64ArrayAttr>(
+        kind == "transpose" ? "permutation" : "broadcast_dimensions");
+    const auto in = TypeOf(inputs[0]).getShape(), out = TypeOf(k.getResult(0)).getShape();
+    if (!dims || dims.size() != in.size())
+      return fail("dimension list does not match the operand rank");
+    for (auto [i, d] : llvm::enumerate(dims.asArrayRef())) {
+      if (d < 0 || d >= static_cast<int64_t>(out.size()))
+        return fail("dimension " + std::to_string(d) + " is out of range");
+      const int64_t from = kind == "transpose" ? in[d] : in[i],
+                    to = kind == "transpose" ? out[i] : out[d];
+      if (from != to && !(kind == "broadcast_in_dim" && from == 1))
+        return fail(Shape(inputs[0]) + " does not map onto " + Shape(k.getResult(0)));
+    }
+    return true;
+  }
+  if (kind == "dot_general" || kind == "brt.matmul") {
+    auto get = [&](const char* name) {
+      auto a = k.getParams().getAs<mlir::DenseI64ArrayAttr>(name);
+      return a ? llvm::SmallVector<int64_t>(a.asArrayRef()) : llvm::SmallVector<int64_t>();
+    };
+    const auto l = TypeOf(inputs[0]).getShape(), r = TypeOf(inputs[1]).getShape();
+    auto lb = get("lhs_batching_dimensions"), rb = get("rhs_batching_dimensions");
+    auto lc = get("lhs_contracting_dimensions"), rc = get("rhs_contracting_dimensions");
+    if (lb.size() != rb.size() || lc.size() != rc.size())
+      return fail("dimension lists differ in length");
+    llvm::SmallVector<int64_t> out;
+    for (auto [a, b] : llvm::zip(lb, rb)) {
+      if (a < 0 || b < 0 || a >= static_cast<int64_t>(l.size()) ||
+          b >= static_cast<int64_t>(r.size()) || l[a] != r[b])
+        return fail("batching dimensions do not match");
+      out.push_back(l[a]);
+    }
+    for (auto [a, b] : llvm::zip(lc, rc))
+      if (a < 0 || b < 0 || a >= static_cast<int64_t>(l.size()) ||
+          b >= static_cast<int64_t>(r.size()) || l[a] != r[b])
+        return fail("contracting dimensions of " + Shape(inputs[0]) + " and " + Shape(inputs[1]) +
+                    " do not match");
+    for (int64_t d = 0; d < static_cast<int64_t>(l.size()); ++d)
+      if (!llvm::is_contained(lb, d) && !llvm::is_contained(lc, d)) out.push_back(l[d]);
+    for (int64_t d = 0; d < static_cast<int64_t>(r.size()); ++d)
+      if (!llvm::is_contained(rb, d) && !llvm::is_contained(rc, d)) out.push_back(r[d]);
+    if (llvm::ArrayRef<int64_t>(out) != TypeOf(k.getResult(0)).getShape())
+      return fail("result " + Shape(k.getResult(0)) + " does not match the operands");
+    return true;
+  }
+  if (kind == "reduce") {
+    auto dims = k.getParams().getAs<mlir::DenseI64ArrayAttr>("dimensions");
+    const auto in = TypeOf(inputs[0]).getShape();
+    if (!dims) return fail("missing dimensions");
+    llvm::SmallVector<int64_t> kept;
+    for (int64_t d = 0; d < static_cast<int64_t>(in.size()); ++d)
+      if (!llvm::is_contained(dims.asArrayRef(), d)) kept.push_back(in[d]);
+    if (llvm::ArrayRef<int64_t>(kept) != TypeOf(k.getResult(0)).getShape())
+      return fail("result " + Shape(k.getResult(0)) + " is not " + Shape(inputs[0]) +
+                  " reduced over the dimensions");
+    return true;
+  }
+  return true;  // other kinds: checked by the runtime's kernels at load
+}
+
+struct VerifyShapes : mlir::PassWrapper<VerifyShapes, mlir::OperationPass<mlir::func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyShapes)
+  llvm::StringRef getArgument() const override { return "brt-verify"; }
+  llvm::StringRef getDescription() const override {
+    return "Check shapes and dtypes of brt.kernel ops";
+  }
+  void runOnOperation() override {
+    bool ok = true;
+    getOperation().walk([&](KernelOp k) { ok = CheckKernel(k) && ok; });
+    if (!ok) signalPassFailure();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> CreateVerifyPass() { return std::make_unique<VerifyShapes>(); }
+void RegisterVerifyPass() { mlir::PassRegistration<VerifyShapes>(); }
+
+}  // namespace brt::bridge
