@@ -305,5 +305,54 @@ TEST(LayerNorm, LastDimensionWithScaleAndShift) {
   EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5);
 }
 
+// The bf16 entries of the kernel table: oneDNN runs them on this CPU
+// (avx512_bf16); results match float64 references within bf16 precision.
+TEST(Bfloat16, ConvolutionSoftmaxLayerNorm) {
+  const ConvSpec& c = kConvs[1];
+  HostTensor x = Random(DType::kBF16, c.in, Rng()), w = Random(DType::kBF16, c.kernel, Rng());
+  auto conv = MustRunOp({"convolution",
+                         {x, w},
+                         {{DType::kBF16, Dims(c.out)}},
+                         {{"input_batch_dimension", c.ib},
+                          {"input_feature_dimension", c.ifd},
+                          {"input_spatial_dimensions", c.is},
+                          {"kernel_output_feature_dimension", c.ko},
+                          {"kernel_input_feature_dimension", c.ki},
+                          {"kernel_spatial_dimensions", c.ks},
+                          {"output_batch_dimension", c.ob},
+                          {"output_feature_dimension", c.of},
+                          {"output_spatial_dimensions", c.os},
+                          {"window_strides", c.strides},
+                          {"padding", c.padding},
+                          {"rhs_dilation", c.dilation},
+                          {"feature_group_count", c.groups}}});
+  EXPECT_LE(RelError(conv[0].ToDouble(), ConvReference(x, w, c)), 2e-2);
+
+  HostTensor s = Random(DType::kBF16, {6, 40}, Rng(), -3, 3);
+  auto soft = MustRunOp({"brt.softmax", {s}, {{DType::kBF16, {6, 40}}}, {{"axis", 1}}});
+  std::vector<double> ref(s.numel());
+  for (int64_t r = 0; r < 6; ++r) {
+    double sum = 0;
+    for (int64_t k = 0; k < 40; ++k) sum += std::exp(s.Get(r * 40 + k));
+    for (int64_t k = 0; k < 40; ++k) ref[r * 40 + k] = std::exp(s.Get(r * 40 + k)) / sum;
+  }
+  EXPECT_LE(RelError(soft[0].ToDouble(), ref), 2e-2);
+
+  HostTensor v = Random(DType::kBF16, {5, 64}, Rng(), -2, 2);
+  HostTensor g = Random(DType::kF32, {64}, Rng()), b = Random(DType::kF32, {64}, Rng());
+  auto ln =
+      MustRunOp({"brt.layer_norm", {v, g, b}, {{DType::kBF16, {5, 64}}}, {{"epsilon", 1e-5}}});
+  std::vector<double> lref(v.numel());
+  for (int64_t r = 0; r < 5; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t k = 0; k < 64; ++k) mean += v.Get(r * 64 + k) / 64;
+    for (int64_t k = 0; k < 64; ++k)
+      var += (v.Get(r * 64 + k) - mean) * (v.Get(r * 64 + k) - mean) / 64;
+    for (int64_t k = 0; k < 64; ++k)
+      lref[r * 64 + k] = (v.Get(r * 64 + k) - mean) / std::sqrt(var + 1e-5) * g.Get(k) + b.Get(k);
+  }
+  EXPECT_LE(RelError(ln[0].ToDouble(), lref), 2e-2);
+}
+
 }  // namespace
 }  // namespace brt::test
