@@ -480,6 +480,7 @@ std::unique_ptr<mlir::Pass> CreateFoldTransposeIntoDotPass() {
 
 void RegisterPasses() {
   RegisterVerifyPass();
+  RegisterPlacePass();
   mlir::PassRegistration<FuseSoftmax>();
   mlir::PassRegistration<FuseElementwise>();
   mlir::PassRegistration<FuseLayerNorm>();
@@ -487,7 +488,7 @@ void RegisterPasses() {
   mlir::PassRegistration<FoldTransposeIntoDot>();
 }
 
-std::vector<PipelineStep> CompilerPipeline() {
+std::vector<PipelineStep> CompilerPipeline(const std::string& target) {
   std::vector<PipelineStep> steps;
   steps.push_back({"verify", CreateVerifyPass()});
   steps.push_back({"cse", mlir::createCSEPass()});
@@ -498,6 +499,7 @@ std::vector<PipelineStep> CompilerPipeline() {
   steps.push_back({"canonicalize", mlir::createCanonicalizerPass()});
   steps.push_back({"fuse-elementwise", CreateFuseElementwisePass()});
   steps.push_back({"cleanup", mlir::createCanonicalizerPass()});
+  steps.push_back({"place", CreatePlacePass(target)});
   return steps;
 }
 

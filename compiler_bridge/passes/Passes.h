@@ -9,6 +9,13 @@
 
 namespace brt::bridge {
 
+// The discardable attribute holding an op's device ("cpu" or "cuda").
+inline constexpr const char* kDeviceAttr = "brt.device";
+// Places every op for `target` (cpu or cuda): kinds the CUDA provider does
+// not run stay on the CPU, with brt.copy where values cross devices.
+std::unique_ptr<mlir::Pass> CreatePlacePass(const std::string& target);
+void RegisterPlacePass();
+
 // Shape and dtype rules of the common kinds, errors at the source location.
 std::unique_ptr<mlir::Pass> CreateVerifyPass();
 void RegisterVerifyPass();
@@ -36,6 +43,6 @@ struct PipelineStep {
   std::string name;
   std::unique_ptr<mlir::Pass> pass;
 };
-std::vector<PipelineStep> CompilerPipeline();
+std::vector<PipelineStep> CompilerPipeline(const std::string& target);
 
 }  // namespace brt::bridge

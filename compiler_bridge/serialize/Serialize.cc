@@ -1,8 +1,12 @@
 #include "serialize/Serialize.h"
 
+#include <fstream>
+
 #include "BrtDialect.h"
+#include "codegen/CudaCodegen.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "passes/Passes.h"
 
 namespace brt::bridge {
 namespace {
@@ -81,16 +85,44 @@ bool ToAttribute(const mlir::NamedAttribute& na, std::vector<Attribute>& out) {
 }  // namespace
 
 Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const std::string& path,
-                       BuildReport* report) {
+                       const SerializeOptions& options, BuildReport* report,
+                       CodegenReport* codegen) {
   auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
   if (!main) return Status(StatusCode::kInvalidArgument, "module has no function 'main'");
   ExecutableBuilder builder(producer);
   FunctionBuilder& f = builder.AddFunction("main");
   llvm::DenseMap<mlir::Value, ValueId> ids;
+  const Device target{options.target == "cuda" ? DeviceKind::kCuda : DeviceKind::kCpu, 0};
   for (auto [i, arg] : llvm::enumerate(main.getArguments())) {
     TensorType t = ToTensorType(arg.getType());
-    ids[arg] = f.Input("arg" + std::to_string(i), t.dtype, t.dims);
+    ids[arg] = f.Input("arg" + std::to_string(i), t.dtype, t.dims, target);
   }
+  auto device_of = [&](mlir::Operation* op) {
+    auto d = op->getAttrOfType<mlir::StringAttr>(kDeviceAttr);
+    return d && d.getValue() == "cuda" ? Device{DeviceKind::kCuda, 0} : Device{DeviceKind::kCpu, 0};
+  };
+  // Generated CUDA kernels: CUDA C -> PTX (NVRTC), embedded by name.
+  auto generate = [&](KernelOp k, std::vector<Attribute>& attrs) -> Status {
+    CudaKernel kernel;
+    const std::string name = "brt_kernel_" + std::to_string(codegen ? codegen->kernels : 0);
+    const bool made = k.getKind() == "brt.fused_elementwise"
+                          ? GenerateFusedElementwise(k, name, &kernel)
+                          : GenerateRowReduce(k, name, &kernel);
+    if (!made) return Status::Ok();  // the CUDA provider's own kernel runs it
+    std::string ptx, error;
+    if (!CompileToPtx(kernel, options.cuda_arch, &ptx, &error))
+      return Status(StatusCode::kInternal, Where(k.getLoc()) + ": " + error);
+    if (!options.kernel_dump_dir.empty()) {
+      std::ofstream(options.kernel_dump_dir + "/" + name + ".cu") << kernel.source;
+      std::ofstream(options.kernel_dump_dir + "/" + name + ".ptx") << ptx;
+    }
+    builder.AddKernel(name, "ptx:" + options.cuda_arch,
+                      std::vector<uint8_t>(ptx.begin(), ptx.end()), kernel.source);
+    attrs.emplace_back("kernel", name);
+    attrs.emplace_back("block_size", static_cast<int64_t>(kernel.block_size));
+    if (codegen) ++codegen->kernels, codegen->ptx_bytes += ptx.size();
+    return Status::Ok();
+  };
   int weights = 0;
   for (mlir::Operation& op : main.getBody().front()) {
     if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
@@ -100,7 +132,7 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
         // An output must be produced by an op of its own: returning an input,
         // or one value twice, takes a copy.
         if (mlir::isa<mlir::BlockArgument>(v) || returned.count(v))
-          id = f.Op("reshape", {id}, {ToTensorType(v.getType())})[0];
+          id = f.Op("reshape", {id}, {ToTensorType(v.getType())}, {}, target)[0];
         returned[v] = static_cast<int>(i);
         f.Output("result" + std::to_string(i), id);
       }
@@ -121,11 +153,15 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
       if (bytes.size() > kInlineConstantBytes) {
         std::vector<int64_t> shape;
         for (const Dim& d : results[0].dims) shape.push_back(d.size);
-        ids[k.getResult(0)] =
-            f.Weight("weight" + std::to_string(weights++), results[0].dtype, shape, bytes);
+        // Weights stay in host memory; on another device a copy moves them.
+        ValueId w = f.Weight("weight" + std::to_string(weights++), results[0].dtype, shape, bytes);
+        if (device_of(k).kind != DeviceKind::kCpu)
+          w = f.Op("brt.copy", {w}, results, {}, device_of(k))[0];
+        ids[k.getResult(0)] = w;
         continue;
       }
-      ids[k.getResult(0)] = f.Op("constant", {}, results, {{"value", std::move(bytes)}})[0];
+      ids[k.getResult(0)] =
+          f.Op("constant", {}, results, {{"value", std::move(bytes)}}, device_of(k))[0];
       continue;
     }
     std::vector<ValueId> operands;
@@ -136,7 +172,11 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
         return Status(StatusCode::kInvalidArgument,
                       Where(op.getLoc()) + ": attribute '" + na.getName().str() + "' of '" +
                           k.getKind().str() + "' cannot be serialized");
-    std::vector<ValueId> out = f.Op(k.getKind().str(), operands, results, std::move(attrs));
+    if (device_of(k).kind == DeviceKind::kCuda &&
+        (k.getKind() == "brt.fused_elementwise" || k.getKind() == "reduce"))
+      BRT_RETURN_IF_ERROR(generate(k, attrs));
+    std::vector<ValueId> out =
+        f.Op(k.getKind().str(), operands, results, std::move(attrs), device_of(k));
     for (auto [r, id] : llvm::zip(k.getResults(), out)) ids[r] = id;
   }
   return builder.Save(path, report);

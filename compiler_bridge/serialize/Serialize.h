@@ -13,9 +13,24 @@ namespace brt::bridge {
 // stay inline in their op.
 inline constexpr size_t kInlineConstantBytes = 256;
 
-// Writes `module` (func.func @main of brt.kernel ops) to `path`. On failure
-// returns a message with the location.
+struct SerializeOptions {
+  std::string target = "cpu";
+  std::string cuda_arch = "compute_80";  // PTX runs on sm_80 and newer
+  std::string kernel_dump_dir;           // if set: each generated kernel as .cu and .ptx
+};
+
+struct CodegenReport {
+  int kernels = 0;
+  size_t ptx_bytes = 0;
+};
+
+// Writes `module` (func.func @main of brt.kernel ops, placed by brt-place) to
+// `path`. For ops placed on CUDA it generates fused elementwise and row
+// reduction kernels, compiles them to PTX with NVRTC and embeds them (the op
+// names its kernel in the `kernel` attribute). On failure returns a message
+// with the location.
 Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const std::string& path,
-                       BuildReport* report);
+                       const SerializeOptions& options, BuildReport* report,
+                       CodegenReport* codegen);
 
 }  // namespace brt::bridge

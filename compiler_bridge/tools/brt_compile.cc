@@ -20,7 +20,8 @@
 namespace {
 
 const char kUsage[] =
-    "usage: brt-compile in.mlir -o out.brtx [--target=cpu] [--dump-after-each DIR] [--stats]\n";
+    "usage: brt-compile in.mlir -o out.brtx [--target=cpu|cuda] [--dump-after-each DIR] "
+    "[--stats]\n";
 
 int Usage(const std::string& why) {
   std::fprintf(stderr, "brt-compile: %s\n%s", why.c_str(), kUsage);
@@ -60,9 +61,8 @@ int main(int argc, char** argv) {
       return Usage("more than one input file");
   }
   if (input.empty() || output.empty()) return Usage("need an input file and -o OUTPUT");
-  if (target != "cpu")
-    return Usage("--target=" + target +
-                 " is not available yet (this version compiles for cpu only)");
+  if (target != "cpu" && target != "cuda")
+    return Usage("--target must be cpu or cuda, got '" + target + "'");
 
   std::ifstream in(input);
   if (!in) return std::fprintf(stderr, "brt-compile: cannot open '%s'\n", input.c_str()), 1;
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   if (!dump_dir.empty() && !Dump(dump_dir, "00-import.mlir", *imported.module))
     return std::fprintf(stderr, "brt-compile: cannot write to '%s'\n", dump_dir.c_str()), 1;
   int step_number = 1;
-  for (brt::bridge::PipelineStep& step : brt::bridge::CompilerPipeline()) {
+  for (brt::bridge::PipelineStep& step : brt::bridge::CompilerPipeline(target)) {
     mlir::PassManager pm(&context);
     pm.addNestedPass<mlir::func::FuncOp>(std::move(step.pass));
     std::string diagnostic;
@@ -100,10 +100,21 @@ int main(int argc, char** argv) {
   }
 
   brt::BuildReport report;
-  brt::Status s = brt::bridge::SerializeModule(*imported.module, "brt-compile", output, &report);
+  brt::bridge::CodegenReport codegen;
+  brt::bridge::SerializeOptions options;
+  options.target = target;
+  if (!dump_dir.empty()) {
+    options.kernel_dump_dir = dump_dir + "/kernels";
+    ::mkdir(options.kernel_dump_dir.c_str(), 0755);
+  }
+  brt::Status s = brt::bridge::SerializeModule(*imported.module, "brt-compile", output, options,
+                                               &report, &codegen);
   if (!s.ok()) return std::fprintf(stderr, "brt-compile: %s\n", s.message().c_str()), 1;
   if (stats) {
     std::printf("stablehlo ops: %d (after import, before fusion)\n", imported.source_ops);
+    if (target == "cuda")
+      std::printf("generated CUDA kernels: %d (PTX %s, %zu bytes)\n", codegen.kernels,
+                  options.cuda_arch.c_str(), codegen.ptx_bytes);
     for (const auto& f : report.functions)
       std::printf(
           "function %s: %d runtime ops; planned arena %lld bytes; lower bound %lld bytes live at "

@@ -1,0 +1,127 @@
+// brt-place: chooses a device per op for the compile target and inserts
+// brt.copy where a value crosses devices. Function arguments and results
+// live on the target device.
+#include "BrtDialect.h"
+#include "llvm/ADT/StringSet.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "passes/Passes.h"
+
+namespace brt::bridge {
+namespace {
+
+// Kinds the CUDA provider runs (its kernel list); the rest stay on the CPU.
+bool RunsOnCuda(llvm::StringRef kind) {
+  static const llvm::StringSet<> kinds = {"abs",
+                                          "add",
+                                          "and",
+                                          "broadcast_in_dim",
+                                          "ceil",
+                                          "clamp",
+                                          "compare",
+                                          "concatenate",
+                                          "constant",
+                                          "convert",
+                                          "convolution",
+                                          "cosine",
+                                          "divide",
+                                          "dot_general",
+                                          "erf",
+                                          "exponential",
+                                          "exponential_minus_one",
+                                          "floor",
+                                          "gather",
+                                          "iota",
+                                          "log",
+                                          "log_plus_one",
+                                          "logistic",
+                                          "maximum",
+                                          "minimum",
+                                          "multiply",
+                                          "negate",
+                                          "not",
+                                          "or",
+                                          "pad",
+                                          "power",
+                                          "reduce",
+                                          "remainder",
+                                          "reshape",
+                                          "round_nearest_even",
+                                          "rsqrt",
+                                          "scatter",
+                                          "select",
+                                          "sign",
+                                          "sine",
+                                          "slice",
+                                          "sqrt",
+                                          "subtract",
+                                          "tanh",
+                                          "transpose",
+                                          "brt.fused_elementwise",
+                                          "brt.matmul",
+                                          "brt.softmax",
+                                          "brt.layer_norm"};
+  return kinds.contains(kind);
+}
+
+struct Place : mlir::PassWrapper<Place, mlir::OperationPass<mlir::func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(Place)
+  Place() = default;
+  Place(const Place& other) : PassWrapper(other) {}
+  explicit Place(llvm::StringRef t) { target = t.str(); }
+  llvm::StringRef getArgument() const override { return "brt-place"; }
+  llvm::StringRef getDescription() const override {
+    return "Place ops on devices and insert copies";
+  }
+  Option<std::string> target{*this, "target", llvm::cl::desc("cpu or cuda"), llvm::cl::init("cpu")};
+
+  void runOnOperation() override {
+    if (target != "cpu" && target != "cuda") {
+      getOperation().emitError() << "unknown target '" << target << "' (cpu or cuda)";
+      return signalPassFailure();
+    }
+    mlir::func::FuncOp fn = getOperation();
+    mlir::OpBuilder b(fn.getContext());
+    const auto target_attr = b.getStringAttr(target.getValue());
+    auto device_of = [&](mlir::Value v) {
+      if (auto k = v.getDefiningOp<KernelOp>())
+        return k->getAttrOfType<mlir::StringAttr>(kDeviceAttr);
+      return target_attr;  // function arguments
+    };
+    // One copy per (value, device).
+    llvm::DenseMap<std::pair<mlir::Value, mlir::Attribute>, mlir::Value> copies;
+    auto on = [&](mlir::Value v, mlir::StringAttr device, mlir::Operation* before) {
+      if (device_of(v) == device) return v;
+      auto& slot = copies[{v, device}];
+      if (!slot) {
+        b.setInsertionPoint(before);
+        auto copy = KernelOp::create(b, before->getLoc(), mlir::TypeRange{v.getType()},
+                                     b.getStringAttr("brt.copy"), mlir::ValueRange{v},
+                                     b.getDictionaryAttr({}));
+        copy->setAttr(kDeviceAttr, device);
+        slot = copy.getResult(0);
+      }
+      return slot;
+    };
+    fn.walk([&](mlir::Operation* op) {
+      if (auto k = mlir::dyn_cast<KernelOp>(op)) {
+        if (k.getKind() == "brt.copy") return;
+        auto device =
+            target == "cuda" && RunsOnCuda(k.getKind()) ? target_attr : b.getStringAttr("cpu");
+        k->setAttr(kDeviceAttr, device);
+        for (mlir::OpOperand& use : k->getOpOperands()) use.set(on(use.get(), device, k));
+      } else if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
+        for (mlir::OpOperand& use : ret->getOpOperands()) use.set(on(use.get(), target_attr, ret));
+      }
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> CreatePlacePass(const std::string& target) {
+  return std::make_unique<Place>(target);
+}
+void RegisterPlacePass() { mlir::PassRegistration<Place>(); }
+
+}  // namespace brt::bridge
