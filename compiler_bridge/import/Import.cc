@@ -1,9 +1,9 @@
 #include "import/Import.h"
 
 #include "BrtDialect.h"
+#include "OpKinds.h"
 #include "import/OpaqueAttrs.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/SourceMgr.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -15,58 +15,6 @@ namespace {
 using mlir::Attribute;
 using mlir::Operation;
 using mlir::Value;
-
-// StableHLO ops the runtime runs under the same name and operands.
-const llvm::StringSet<>& DirectKinds() {
-  static const llvm::StringSet<> kinds = {"abs",
-                                          "add",
-                                          "and",
-                                          "broadcast_in_dim",
-                                          "ceil",
-                                          "clamp",
-                                          "compare",
-                                          "concatenate",
-                                          "convert",
-                                          "convolution",
-                                          "cosine",
-                                          "divide",
-                                          "dot_general",
-                                          "dynamic_slice",
-                                          "dynamic_update_slice",
-                                          "exponential",
-                                          "exponential_minus_one",
-                                          "floor",
-                                          "gather",
-                                          "iota",
-                                          "log",
-                                          "log_plus_one",
-                                          "logistic",
-                                          "maximum",
-                                          "minimum",
-                                          "multiply",
-                                          "negate",
-                                          "not",
-                                          "or",
-                                          "pad",
-                                          "power",
-                                          "reduce",
-                                          "reduce_window",
-                                          "remainder",
-                                          "reshape",
-                                          "reverse",
-                                          "round_nearest_even",
-                                          "rsqrt",
-                                          "scatter",
-                                          "select",
-                                          "sign",
-                                          "sine",
-                                          "slice",
-                                          "sqrt",
-                                          "subtract",
-                                          "tanh",
-                                          "transpose"};
-  return kinds;
-}
 
 // Attributes that do not change what the runtime computes.
 bool Ignored(llvm::StringRef name) {
@@ -274,7 +222,7 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
   if (name == "chlo.erfc") return ImportErfc(op, operands, map);
   if (name.starts_with("chlo.")) {
     if (kind != "erf") return Fail(op, "unsupported op '" + name.str() + "'");
-  } else if (kind != "constant" && !DirectKinds().contains(kind)) {
+  } else if (const KindInfo* info = FindKind(kind); !info || !info->imported) {
     return Fail(op, "unsupported op '" + name.str() + "'");
   }
   for (mlir::Type t : op.getResultTypes())

@@ -1,9 +1,9 @@
 #include "BrtDialect.h"
+#include "OpKinds.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/Passes.h"
@@ -313,36 +313,7 @@ struct FoldTransposeIntoDot
 // ---------------------------------------------------------------------------
 
 bool IsFusable(KernelOp k) {
-  static const llvm::StringSet<> kinds = {"abs",
-                                          "add",
-                                          "ceil",
-                                          "clamp",
-                                          "compare",
-                                          "convert",
-                                          "cosine",
-                                          "divide",
-                                          "erf",
-                                          "exponential",
-                                          "exponential_minus_one",
-                                          "floor",
-                                          "log",
-                                          "log_plus_one",
-                                          "logistic",
-                                          "maximum",
-                                          "minimum",
-                                          "multiply",
-                                          "negate",
-                                          "power",
-                                          "remainder",
-                                          "round_nearest_even",
-                                          "rsqrt",
-                                          "select",
-                                          "sign",
-                                          "sine",
-                                          "sqrt",
-                                          "subtract",
-                                          "tanh"};
-  if (!k || k->getNumResults() != 1 || !kinds.contains(k.getKind())) return false;
+  if (!k || k->getNumResults() != 1 || !IsElementwise(FindKind(k.getKind()))) return false;
   auto is_float = [](mlir::Type t) {
     mlir::Type e = mlir::cast<mlir::RankedTensorType>(t).getElementType();
     return e.isF32() || e.isF16() || e.isBF16();

@@ -2,7 +2,7 @@
 // brt.copy where a value crosses devices. Function arguments and results
 // live on the target device.
 #include "BrtDialect.h"
-#include "llvm/ADT/StringSet.h"
+#include "OpKinds.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "passes/Passes.h"
@@ -10,58 +10,10 @@
 namespace brt::bridge {
 namespace {
 
-// Kinds the CUDA provider runs (its kernel list); the rest stay on the CPU.
+// Kinds the CUDA provider runs; the rest stay on the CPU.
 bool RunsOnCuda(llvm::StringRef kind) {
-  static const llvm::StringSet<> kinds = {"abs",
-                                          "add",
-                                          "and",
-                                          "broadcast_in_dim",
-                                          "ceil",
-                                          "clamp",
-                                          "compare",
-                                          "concatenate",
-                                          "constant",
-                                          "convert",
-                                          "convolution",
-                                          "cosine",
-                                          "divide",
-                                          "dot_general",
-                                          "erf",
-                                          "exponential",
-                                          "exponential_minus_one",
-                                          "floor",
-                                          "gather",
-                                          "iota",
-                                          "log",
-                                          "log_plus_one",
-                                          "logistic",
-                                          "maximum",
-                                          "minimum",
-                                          "multiply",
-                                          "negate",
-                                          "not",
-                                          "or",
-                                          "pad",
-                                          "power",
-                                          "reduce",
-                                          "remainder",
-                                          "reshape",
-                                          "round_nearest_even",
-                                          "rsqrt",
-                                          "scatter",
-                                          "select",
-                                          "sign",
-                                          "sine",
-                                          "slice",
-                                          "sqrt",
-                                          "subtract",
-                                          "tanh",
-                                          "transpose",
-                                          "brt.fused_elementwise",
-                                          "brt.matmul",
-                                          "brt.softmax",
-                                          "brt.layer_norm"};
-  return kinds.contains(kind);
+  const KindInfo* info = FindKind(kind);
+  return info && info->cuda;
 }
 
 struct Place : mlir::PassWrapper<Place, mlir::OperationPass<mlir::func::FuncOp>> {

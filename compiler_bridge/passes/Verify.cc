@@ -1,7 +1,7 @@
 // brt-verify: shape and dtype rules of the common op kinds, reported at the
 // source location. (The runtime's kernels check everything again at load.)
 #include "BrtDialect.h"
-#include "llvm/ADT/StringSet.h"
+#include "OpKinds.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "passes/Passes.h"
@@ -31,41 +31,14 @@ bool Broadcasts(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to) {
 }
 
 bool CheckKernel(KernelOp k) {
-  static const llvm::StringSet<> elementwise = {"abs",
-                                                "add",
-                                                "and",
-                                                "ceil",
-                                                "cosine",
-                                                "divide",
-                                                "erf",
-                                                "exponential",
-                                                "exponential_minus_one",
-                                                "floor",
-                                                "log",
-                                                "log_plus_one",
-                                                "logistic",
-                                                "maximum",
-                                                "minimum",
-                                                "multiply",
-                                                "negate",
-                                                "not",
-                                                "or",
-                                                "power",
-                                                "remainder",
-                                                "round_nearest_even",
-                                                "rsqrt",
-                                                "sign",
-                                                "sine",
-                                                "sqrt",
-                                                "subtract",
-                                                "tanh"};
   const llvm::StringRef kind = k.getKind();
   auto fail = [&](const std::string& message) {
     k.emitError() << "'" << kind << "': " << message;
     return false;
   };
   auto inputs = k.getInputs();
-  if (elementwise.contains(kind) || kind == "compare" || kind == "select" || kind == "clamp") {
+  if (const KindInfo* info = FindKind(kind);
+      IsElementwise(info) && info->cls != KindClass::kConvert) {
     if (k->getNumResults() != 1) return fail("expects one result");
     mlir::Value out = k.getResult(0);
     for (auto [i, v] : llvm::enumerate(inputs)) {

@@ -1,0 +1,31 @@
+// The one table of op kinds the compiler knows: which StableHLO ops it
+// imports, which it may fuse, check, or place on CUDA.
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+
+namespace brt::bridge {
+
+enum class KindClass {
+  kUnary,    // elementwise, one operand
+  kBinary,   // elementwise, two operands (NumPy broadcasting)
+  kCompare,  // elementwise, i1 result
+  kTernary,  // select, clamp
+  kConvert,
+  kOther,  // data movement, contraction, reduction, indexing
+};
+
+struct KindInfo {
+  const char* kind;
+  KindClass cls;
+  bool imported;  // a StableHLO op imported under this name
+  bool cuda;      // the CUDA provider runs it
+};
+
+// nullptr for an unknown kind.
+const KindInfo* FindKind(llvm::StringRef kind);
+
+// Elementwise in any form (what elementwise fusion may take).
+inline bool IsElementwise(const KindInfo* k) { return k && k->cls != KindClass::kOther; }
+
+}  // namespace brt::bridge
