@@ -87,7 +87,8 @@ bool Importer::Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>
     if (auto opaque = mlir::dyn_cast<mlir::OpaqueAttr>(a)) {
       std::string err;
       if (!DecodeOpaqueAttr(opaque, b_, params, &err)) return Fail(op, err);
-    } else if (name == "value" && mlir::isa<mlir::DenseElementsAttr>(a)) {
+    } else if (name == "value" &&
+               mlir::isa<mlir::DenseElementsAttr, mlir::DenseResourceElementsAttr>(a)) {
       params.push_back(na);  // a constant's data
     } else if (auto dense = mlir::dyn_cast<mlir::DenseIntElementsAttr>(a)) {
       llvm::SmallVector<int64_t> flat;  // e.g. padding: dense<[[lo, hi], ...]>

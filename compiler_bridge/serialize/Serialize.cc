@@ -3,6 +3,9 @@
 #include <fstream>
 
 #include "BrtDialect.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "codegen/CudaCodegen.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -57,6 +60,31 @@ std::vector<uint8_t> ElementBytes(mlir::DenseElementsAttr dense) {
     std::memcpy(out.data(), raw.data(), out.size());
   }
   return out;
+}
+
+// A constant's bytes from dense elements or a dense_resource blob (whose
+// 8-byte alignment header MLIR has already stripped).
+Expected<std::vector<uint8_t>> ConstantBytes(mlir::Attribute value, mlir::Location loc) {
+  if (auto dense = mlir::dyn_cast_or_null<mlir::DenseElementsAttr>(value))
+    return ElementBytes(dense);
+  auto resource = mlir::dyn_cast_or_null<mlir::DenseResourceElementsAttr>(value);
+  if (!resource)
+    return Status(StatusCode::kInvalidArgument, Where(loc) + ": constant without a value");
+  mlir::AsmResourceBlob* blob = resource.getRawHandle().getBlob();
+  auto type = mlir::cast<mlir::RankedTensorType>(resource.getType());
+  const size_t width = std::max<size_t>(type.getElementType().getIntOrFloatBitWidth() / 8, 1);
+  const size_t expected = static_cast<size_t>(type.getNumElements()) * width;
+  if (!blob)
+    return Status(StatusCode::kInvalidArgument,
+                  Where(loc) + ": the data of dense_resource constant '" +
+                      resource.getRawHandle().getKey().str() +
+                      "' is missing (elided when printed? export with large_elements_limit=None)");
+  llvm::ArrayRef<char> data = blob->getData();
+  if (data.size() != expected)
+    return Status(StatusCode::kInvalidArgument,
+                  Where(loc) + ": dense_resource constant holds " + std::to_string(data.size()) +
+                      " bytes, its type needs " + std::to_string(expected));
+  return std::vector<uint8_t>(data.begin(), data.end());
 }
 
 bool ToAttribute(const mlir::NamedAttribute& na, std::vector<Attribute>& out) {
@@ -145,11 +173,9 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
     std::vector<TensorType> results;
     for (mlir::Type t : k.getResultTypes()) results.push_back(ToTensorType(t));
     if (k.getKind() == "constant") {
-      auto value = k.getParams().getAs<mlir::DenseElementsAttr>("value");
-      if (!value)
-        return Status(StatusCode::kInvalidArgument,
-                      Where(op.getLoc()) + ": constant without a value");
-      std::vector<uint8_t> bytes = ElementBytes(value);
+      auto value = ConstantBytes(k.getParams().get("value"), op.getLoc());
+      if (!value.ok()) return value.status();
+      std::vector<uint8_t> bytes = std::move(value).value();
       if (bytes.size() > kInlineConstantBytes) {
         std::vector<int64_t> shape;
         for (const Dim& d : results[0].dims) shape.push_back(d.size);

@@ -94,6 +94,7 @@ CASES = {
     "iota": (lambda x: x + jnp.arange(12, dtype=jnp.float32).reshape(3, 4), [normal(3, 4)]),
     "reduce_sum_max": (lambda x: jnp.sum(x, axis=1) + jnp.max(x, axis=1) - jnp.min(x, axis=1), [normal(6, 9)]),
     "reduce_all_prod": (lambda x: jnp.prod(x, axis=0) + jnp.mean(x), [positive(4, 3)]),
+    "reduce_and_or": (lambda x: jnp.logical_and(jnp.all(x > -1.5, axis=1), jnp.any(x > 1.0, axis=1)), [normal(9, 7)]),
     "matmul_batched": (lambda a, b: jnp.einsum("bij,bjk->bik", a, b), [normal(3, 5, 7), normal(3, 7, 4)]),
     "matmul_transposed": (lambda a, b: a.T @ b.T, [normal(6, 5), normal(3, 6)]),
     "conv_nhwc": (lambda x, w: jax.lax.conv_general_dilated(x, w, (2, 2), "SAME",
@@ -208,3 +209,34 @@ def test_stats_fusion_and_memory_plan(name, have_compiler, tmp_path):
     source_ops, runtime_ops, planned, bound = _stats(fn, [np.asarray(a) for a in args], tmp_path)
     assert runtime_ops < source_ops, (runtime_ops, source_ops)
     assert planned <= 1.10 * bound, (planned, bound)
+
+
+RESOURCE_MODULE = """"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<4xf32>):
+    %0 = "stablehlo.constant"() <{value = dense_resource<w> : tensor<4xf32>}> : () -> tensor<4xf32>
+    %1 = "stablehlo.multiply"(%arg0, %0) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "func.return"(%1) : (tensor<4xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+{-#
+  dialect_resources: { builtin: { w: "0x04000000BLOB" } }
+#-}
+"""
+
+
+def test_dense_resource_constants(have_compiler, build_dir, tmp_path):
+    w = np.array([1.5, -2.0, 0.25, 8.0], np.float32)
+    src = tmp_path / "res.mlir"
+    src.write_text(RESOURCE_MODULE.replace("BLOB", w.tobytes().hex().upper()))
+    r = subprocess.run([brt.find_tool(), str(src), "-o", str(tmp_path / "res.brtx")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    x = normal(4)
+    np.save(tmp_path / "x.npy", x)
+    r = brt_run(build_dir, tmp_path / "res.brtx", "--inputs", tmp_path / "x.npy", "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "out0.npy"), x * w)
+    # A blob of the wrong size is one clear error line.
+    src.write_text(RESOURCE_MODULE.replace("BLOB", w[:1].tobytes().hex()))
+    r = subprocess.run([brt.find_tool(), str(src), "-o", str(tmp_path / "bad.brtx")], capture_output=True, text=True)
+    assert r.returncode == 1 and "dense_resource constant holds 4 bytes, its type needs 16" in r.stderr
