@@ -198,14 +198,45 @@ struct FuseLayerNorm : mlir::PassWrapper<FuseLayerNorm, mlir::OperationPass<mlir
   }
 };
 
-// dot_general -> add(B(bias)) -> maximum(., 0) | tanh, each the single user
-// of the previous, where the bias covers the rhs free dims -> brt.matmul.
+// dot_general -> add(B(bias)) -> maximum(., 0) | tanh | exact GELU, each the
+// single user of the previous, where the bias covers the rhs free dims ->
+// brt.matmul.
 struct FuseMatmulEpilogue
     : mlir::PassWrapper<FuseMatmulEpilogue, mlir::OperationPass<mlir::func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseMatmulEpilogue)
   llvm::StringRef getArgument() const override { return "brt-fuse-matmul-epilogue"; }
   llvm::StringRef getDescription() const override {
     return "Fuse bias add and relu/tanh into the matmul producing them (brt.matmul)";
+  }
+
+  // Exact GELU of h, as JAX lowers it after the erfc decomposition:
+  // multiply(multiply(h, 0.5), subtract(1, erf(multiply(negate(h), 1/sqrt(2))))).
+  // Returns its ops in order (the last is the result), or nothing.
+  static llvm::SmallVector<KernelOp> MatchGeluErf(mlir::Value h) {
+    if (!llvm::hasNItems(h.getUsers(), 2)) return {};
+    KernelOp half, neg;
+    for (mlir::Operation* u : h.getUsers()) {
+      auto k = mlir::dyn_cast<KernelOp>(u);
+      if (k && k.getKind() == "negate") neg = k;
+      if (k && k.getKind() == "multiply") half = k;
+    }
+    if (!half || !neg) return {};
+    mlir::Value half_c = half.getInputs()[0] == h ? half.getInputs()[1] : half.getInputs()[0];
+    if (ScalarConstant(half_c) != 0.5) return {};
+    KernelOp scale = OnlyUser(neg);
+    if (!scale || scale.getKind() != "multiply") return {};
+    auto c = ScalarConstant(scale.getInputs()[0] == neg.getResult(0) ? scale.getInputs()[1]
+                                                                     : scale.getInputs()[0]);
+    if (!c || std::abs(*c - 0.70710678118654752) > 1e-6) return {};
+    KernelOp erf = OnlyUser(scale);
+    KernelOp one_minus = erf && erf.getKind() == "erf" ? OnlyUser(erf) : KernelOp();
+    if (!one_minus || one_minus.getKind() != "subtract" ||
+        one_minus.getInputs()[1] != erf.getResult(0) ||
+        ScalarConstant(one_minus.getInputs()[0]) != 1.0)
+      return {};
+    KernelOp out = OnlyUser(one_minus);
+    if (!out || out.getKind() != "multiply" || OnlyUser(half) != out) return {};
+    return {half, neg, scale, erf, one_minus, out};
   }
 
   static KernelOp OnlyUser(KernelOp k) {
@@ -242,7 +273,10 @@ struct FuseMatmulEpilogue
           bias = src, last = add, chain.push_back(add);
       }
       llvm::StringRef activation = "none";
-      if (KernelOp act = OnlyUser(last)) {
+      if (llvm::SmallVector<KernelOp> gelu = MatchGeluErf(last.getResult(0)); !gelu.empty()) {
+        activation = "gelu", last = gelu.back();
+        chain.append(gelu.begin(), gelu.end());
+      } else if (KernelOp act = OnlyUser(last)) {
         if (act.getKind() == "tanh") {
           activation = "tanh", last = act, chain.push_back(act);
         } else if (act.getKind() == "maximum") {

@@ -172,7 +172,7 @@ DotDims AnalyzeDot(const OpInfo& op) {
 
 // brt.matmul's epilogue: bias over the rhs free dims (broadcast over batch
 // and lhs rows), then an activation.
-enum class Activation { kNone, kRelu, kTanh };
+enum class Activation { kNone, kRelu, kTanh, kGelu };  // gelu: the exact (erf) form
 
 struct Epilogue {
   bool bias = false;
@@ -195,11 +195,14 @@ Epilogue AnalyzeEpilogue(const OpInfo& op, const DotDims& d) {
     e.result = 3;
   }
   const std::string act = op.String("activation", "none");
-  op.Require(act == "none" || act == "relu" || act == "tanh",
-             "activation '" + act + "' is not none, relu or tanh");
-  e.activation = act == "relu"   ? Activation::kRelu
-                 : act == "tanh" ? Activation::kTanh
-                                 : Activation::kNone;
+  static const std::pair<const char*, Activation> kActivations[] = {{"none", Activation::kNone},
+                                                                    {"relu", Activation::kRelu},
+                                                                    {"tanh", Activation::kTanh},
+                                                                    {"gelu", Activation::kGelu}};
+  bool known = false;
+  for (auto [name, a] : kActivations)
+    if (act == name) e.activation = a, known = true;
+  op.Require(known, "activation '" + act + "' is not none, relu, tanh or gelu");
   return e;
 }
 
@@ -258,8 +261,9 @@ class MatmulKernel final : public DnnlKernel {
     dnnl::primitive_attr attr = UserScratchpad();
     if (e.activation != Activation::kNone) {
       dnnl::post_ops post;
-      post.append_eltwise(e.activation == Activation::kRelu ? dnnl::algorithm::eltwise_relu
-                                                            : dnnl::algorithm::eltwise_tanh,
+      post.append_eltwise(e.activation == Activation::kRelu   ? dnnl::algorithm::eltwise_relu
+                          : e.activation == Activation::kTanh ? dnnl::algorithm::eltwise_tanh
+                                                              : dnnl::algorithm::eltwise_gelu_erf,
                           0.f, 0.f);
       attr.set_post_ops(post);
     }
@@ -332,6 +336,8 @@ class NaiveDotKernel final : public CpuKernel {
             if (biasv) value += C(static_cast<const T*>(biasv)[n]);
             if (k.epilogue_.activation == Activation::kRelu) value = value > 0 ? value : C(0);
             if (k.epilogue_.activation == Activation::kTanh) value = std::tanh(value);
+            if (k.epilogue_.activation == Activation::kGelu)
+              value = C(0.5) * value * (C(1) + std::erf(value * C(0.7071067811865476)));
           }
           o[(bi * k.M_ + m) * k.N_ + n] = T(value);
         }

@@ -106,6 +106,7 @@ TEST(Matmul, BiasAndActivationEpilogues) {
       {kDots[1], true, "tanh"},   // oneDNN, transposed lhs
       {kDots[3], false, "relu"},  // batched, no bias
       {kDots[5], true, "none"},   // two contracting dims
+      {kDots[4], true, "gelu"},   // batch dims not leading, exact gelu
       {kDots[8], true, "relu"},   // K = 0: the loop kernel adds the bias
   };
   for (const Case& c : cases) {
@@ -130,6 +131,8 @@ TEST(Matmul, BiasAndActivationEpilogues) {
       if (c.bias) ref[i] += bias.Get(static_cast<int64_t>(i) % n);
       if (std::string(c.activation) == "relu") ref[i] = std::max(ref[i], 0.0);
       if (std::string(c.activation) == "tanh") ref[i] = std::tanh(ref[i]);
+      if (std::string(c.activation) == "gelu")
+        ref[i] = 0.5 * ref[i] * (1 + std::erf(ref[i] / std::sqrt(2.0)));
     }
     EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5) << FormatShape(s.lhs) << " " << c.activation;
   }
