@@ -93,6 +93,7 @@ constexpr OpSchema kSchemas[] = {
      1,
      {{"lhs_contracting_dimensions", BRT_ATTR_INTS},
       {"rhs_contracting_dimensions", BRT_ATTR_INTS}}},
+    {"brt.conv", 2, 3, 1, {}},
     {"brt.softmax", 1, 1, 1, {}},
     {"brt.layer_norm", 3, 3, 1, {}},
 };

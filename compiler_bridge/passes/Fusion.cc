@@ -201,12 +201,51 @@ struct FuseLayerNorm : mlir::PassWrapper<FuseLayerNorm, mlir::OperationPass<mlir
 // dot_general -> add(B(bias)) -> maximum(., 0) | tanh | exact GELU, each the
 // single user of the previous, where the bias covers the rhs free dims ->
 // brt.matmul.
-struct FuseMatmulEpilogue
-    : mlir::PassWrapper<FuseMatmulEpilogue, mlir::OperationPass<mlir::func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseMatmulEpilogue)
-  llvm::StringRef getArgument() const override { return "brt-fuse-matmul-epilogue"; }
+struct FuseEpilogues : mlir::PassWrapper<FuseEpilogues, mlir::OperationPass<mlir::func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseEpilogues)
+  llvm::StringRef getArgument() const override { return "brt-fuse-epilogues"; }
   llvm::StringRef getDescription() const override {
-    return "Fuse bias add and relu/tanh into the matmul producing them (brt.matmul)";
+    return "Fuse bias add and relu/tanh/gelu into the matmul or convolution producing them";
+  }
+
+  // The bias `other` adds to `producer`'s result, seen through its broadcasts:
+  // for dot_general it must cover the rhs free dims (trailing), for a
+  // convolution the output feature dim. nullptr if it does not.
+  static mlir::Value BiasOf(KernelOp producer, mlir::Value other) {
+    if (TypeOf(other).getElementType() != TypeOf(producer.getResult(0)).getElementType())
+      return nullptr;
+    const auto out_shape = TypeOf(producer.getResult(0)).getShape();
+    if (producer.getKind() == "dot_general") {
+      auto contract =
+          producer.getParams().getAs<mlir::DenseI64ArrayAttr>("rhs_contracting_dimensions");
+      auto batch = producer.getParams().getAs<mlir::DenseI64ArrayAttr>("rhs_batching_dimensions");
+      const int64_t rhs_free = TypeOf(producer.getInputs()[1]).getRank() -
+                               static_cast<int64_t>(contract ? contract.size() : 0) -
+                               static_cast<int64_t>(batch ? batch.size() : 0);
+      mlir::Value src = other;
+      while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
+      const auto bias_shape = TypeOf(src).getShape();
+      return rhs_free > 0 && static_cast<int64_t>(bias_shape.size()) == rhs_free &&
+                     bias_shape == out_shape.take_back(rhs_free)
+                 ? src
+                 : nullptr;
+    }
+    auto feature = producer.getParams().getAs<mlir::IntegerAttr>("output_feature_dimension");
+    if (!feature) return nullptr;
+    // Follow where the feature dim comes from through each broadcast.
+    int64_t pos = feature.getInt();
+    mlir::Value src = other;
+    while (KernelOp b = Kernel(src, "broadcast_in_dim")) {
+      auto dims = b.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions");
+      const auto it = dims ? llvm::find(dims.asArrayRef(), pos) : nullptr;
+      if (!dims || it == dims.asArrayRef().end()) return nullptr;
+      pos = it - dims.asArrayRef().begin();
+      src = b.getInputs()[0];
+    }
+    return TypeOf(src).getRank() == 1 && pos == 0 &&
+                   TypeOf(src).getShape()[0] == out_shape[feature.getInt()]
+               ? src
+               : nullptr;
   }
 
   // Exact GELU of h, as JAX lowers it after the erfc decomposition:
@@ -245,32 +284,20 @@ struct FuseMatmulEpilogue
   }
 
   void runOnOperation() override {
-    llvm::SmallVector<KernelOp> dots;
+    llvm::SmallVector<KernelOp> producers;  // matmuls and convolutions
     getOperation().walk([&](KernelOp k) {
-      if (k.getKind() == "dot_general" &&
+      if ((k.getKind() == "dot_general" || k.getKind() == "convolution") &&
           mlir::isa<mlir::FloatType>(TypeOf(k.getResult(0)).getElementType()))
-        dots.push_back(k);
+        producers.push_back(k);
     });
-    for (KernelOp dot : dots) {
-      auto contract = dot.getParams().getAs<mlir::DenseI64ArrayAttr>("rhs_contracting_dimensions");
-      auto batch = dot.getParams().getAs<mlir::DenseI64ArrayAttr>("rhs_batching_dimensions");
-      const int64_t rhs_rank = TypeOf(dot.getInputs()[1]).getRank();
-      const int64_t rhs_free = rhs_rank - static_cast<int64_t>(contract ? contract.size() : 0) -
-                               static_cast<int64_t>(batch ? batch.size() : 0);
-      const auto out_shape = TypeOf(dot.getResult(0)).getShape();
+    for (KernelOp dot : producers) {
       KernelOp last = dot;
       llvm::SmallVector<KernelOp, 3> chain = {dot};
       mlir::Value bias;
       if (KernelOp add = OnlyUser(dot); add && add.getKind() == "add") {
         mlir::Value other =
             add.getInputs()[0] == dot.getResult(0) ? add.getInputs()[1] : add.getInputs()[0];
-        mlir::Value src = other;
-        while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
-        const auto bias_shape = TypeOf(src).getShape();
-        if (static_cast<int64_t>(bias_shape.size()) == rhs_free && rhs_free > 0 &&
-            bias_shape == out_shape.take_back(rhs_free) &&
-            TypeOf(src).getElementType() == TypeOf(other).getElementType())
-          bias = src, last = add, chain.push_back(add);
+        if ((bias = BiasOf(dot, other))) last = add, chain.push_back(add);
       }
       llvm::StringRef activation = "none";
       if (llvm::SmallVector<KernelOp> gelu = MatchGeluErf(last.getResult(0)); !gelu.empty()) {
@@ -291,9 +318,10 @@ struct FuseMatmulEpilogue
       params.set("activation", b.getStringAttr(activation));
       llvm::SmallVector<mlir::Value> inputs(dot.getInputs().begin(), dot.getInputs().end());
       if (bias) inputs.push_back(bias);
-      auto fused = KernelOp::create(b, last.getLoc(), mlir::TypeRange{last.getResult(0).getType()},
-                                    b.getStringAttr("brt.matmul"), inputs,
-                                    params.getDictionary(b.getContext()));
+      auto fused = KernelOp::create(
+          b, last.getLoc(), mlir::TypeRange{last.getResult(0).getType()},
+          b.getStringAttr(dot.getKind() == "dot_general" ? "brt.matmul" : "brt.conv"), inputs,
+          params.getDictionary(b.getContext()));
       last.getResult(0).replaceAllUsesWith(fused.getResult(0));
       // Each op of the chain was the single user of the one before it.
       for (KernelOp k : llvm::reverse(chain)) k->erase();
@@ -476,9 +504,7 @@ std::unique_ptr<mlir::Pass> CreateFuseElementwisePass() {
   return std::make_unique<FuseElementwise>();
 }
 std::unique_ptr<mlir::Pass> CreateFuseLayerNormPass() { return std::make_unique<FuseLayerNorm>(); }
-std::unique_ptr<mlir::Pass> CreateFuseMatmulEpiloguePass() {
-  return std::make_unique<FuseMatmulEpilogue>();
-}
+std::unique_ptr<mlir::Pass> CreateFuseEpiloguesPass() { return std::make_unique<FuseEpilogues>(); }
 std::unique_ptr<mlir::Pass> CreateFoldTransposeIntoDotPass() {
   return std::make_unique<FoldTransposeIntoDot>();
 }
@@ -489,7 +515,7 @@ void RegisterPasses() {
   mlir::PassRegistration<FuseSoftmax>();
   mlir::PassRegistration<FuseElementwise>();
   mlir::PassRegistration<FuseLayerNorm>();
-  mlir::PassRegistration<FuseMatmulEpilogue>();
+  mlir::PassRegistration<FuseEpilogues>();
   mlir::PassRegistration<FoldTransposeIntoDot>();
 }
 
@@ -500,7 +526,7 @@ std::vector<PipelineStep> CompilerPipeline(const std::string& target) {
   steps.push_back({"fold-transpose-into-dot", CreateFoldTransposeIntoDotPass()});
   steps.push_back({"fuse-softmax", CreateFuseSoftmaxPass()});
   steps.push_back({"fuse-layer-norm", CreateFuseLayerNormPass()});
-  steps.push_back({"fuse-matmul-epilogue", CreateFuseMatmulEpiloguePass()});
+  steps.push_back({"fuse-epilogues", CreateFuseEpiloguesPass()});
   steps.push_back({"canonicalize", mlir::createCanonicalizerPass()});
   steps.push_back({"fuse-elementwise", CreateFuseElementwisePass()});
   steps.push_back({"cleanup", mlir::createCanonicalizerPass()});

@@ -33,8 +33,8 @@ std::unique_ptr<mlir::Pass> CreateFuseLayerNormPass();
 // dot_general(transpose(x), ...) -> dot_general(x, ...) with remapped dims.
 std::unique_ptr<mlir::Pass> CreateFoldTransposeIntoDotPass();
 
-// dot_general + bias add + relu/tanh -> brt.matmul.
-std::unique_ptr<mlir::Pass> CreateFuseMatmulEpiloguePass();
+// dot_general / convolution + bias add + relu/tanh/gelu -> brt.matmul / brt.conv.
+std::unique_ptr<mlir::Pass> CreateFuseEpiloguesPass();
 
 void RegisterPasses();
 

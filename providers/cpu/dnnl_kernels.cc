@@ -181,6 +181,28 @@ struct Epilogue {
   bool any() const { return bias || activation != Activation::kNone; }
 };
 
+Activation ParseActivation(const OpInfo& op) {
+  const std::string act = op.String("activation", "none");
+  static const std::pair<const char*, Activation> kActivations[] = {{"none", Activation::kNone},
+                                                                    {"relu", Activation::kRelu},
+                                                                    {"tanh", Activation::kTanh},
+                                                                    {"gelu", Activation::kGelu}};
+  for (auto [name, a] : kActivations)
+    if (act == name) return a;
+  throw KernelError(op.kind + ": activation '" + act + "' is not none, relu, tanh or gelu");
+}
+
+// The activation as a oneDNN post-op on `attr` (nothing for kNone).
+void AppendActivation(Activation a, dnnl::primitive_attr& attr) {
+  if (a == Activation::kNone) return;
+  dnnl::post_ops post;
+  post.append_eltwise(a == Activation::kRelu   ? dnnl::algorithm::eltwise_relu
+                      : a == Activation::kTanh ? dnnl::algorithm::eltwise_tanh
+                                               : dnnl::algorithm::eltwise_gelu_erf,
+                      0.f, 0.f);
+  attr.set_post_ops(post);
+}
+
 Epilogue AnalyzeEpilogue(const OpInfo& op, const DotDims& d) {
   Epilogue e;
   if (op.kind != "brt.matmul") return e;
@@ -194,15 +216,7 @@ Epilogue AnalyzeEpilogue(const OpInfo& op, const DotDims& d) {
     e.bias = true;
     e.result = 3;
   }
-  const std::string act = op.String("activation", "none");
-  static const std::pair<const char*, Activation> kActivations[] = {{"none", Activation::kNone},
-                                                                    {"relu", Activation::kRelu},
-                                                                    {"tanh", Activation::kTanh},
-                                                                    {"gelu", Activation::kGelu}};
-  bool known = false;
-  for (auto [name, a] : kActivations)
-    if (act == name) e.activation = a, known = true;
-  op.Require(known, "activation '" + act + "' is not none, relu, tanh or gelu");
+  e.activation = ParseActivation(op);
   return e;
 }
 
@@ -259,14 +273,7 @@ class MatmulKernel final : public DnnlKernel {
     memory::desc dst({d.B, d.M, d.N}, t, {d.M * d.N, d.N, 1});
     memory::desc bias({1, 1, d.N}, t, {d.N, d.N, 1});
     dnnl::primitive_attr attr = UserScratchpad();
-    if (e.activation != Activation::kNone) {
-      dnnl::post_ops post;
-      post.append_eltwise(e.activation == Activation::kRelu   ? dnnl::algorithm::eltwise_relu
-                          : e.activation == Activation::kTanh ? dnnl::algorithm::eltwise_tanh
-                                                              : dnnl::algorithm::eltwise_gelu_erf,
-                          0.f, 0.f);
-      attr.set_post_ops(post);
-    }
+    AppendActivation(e.activation, attr);
     auto pd = e.bias ? dnnl::matmul::primitive_desc(Engine(), src, wei, bias, dst, attr)
                      : dnnl::matmul::primitive_desc(Engine(), src, wei, dst, attr);
     SetPrimitive(dnnl::matmul(pd), pd.scratchpad_desc());
@@ -375,9 +382,17 @@ class DotGeneralKernel final : public CpuKernel {
 
 class ConvolutionKernel final : public DnnlKernel {
  public:
+  // convolution, or brt.conv: convolution + bias over the output features +
+  // activation.
   void Prepare(const OpInfo& op) override {
-    op.RequireOperands(2);
+    const bool fused = op.kind == "brt.conv";
+    op.Require((op.in.size() == 2 || (fused && op.in.size() == 3)) && op.out.size() == 1,
+               fused ? "expected 2 operands (3 with a bias) and 1 result"
+                     : "expected 2 operands and 1 result");
     op.RequireSameDTypes();
+    const Activation activation = fused ? ParseActivation(op) : Activation::kNone;
+    const bool has_bias = op.in.size() == 3;
+    const int result = has_bias ? 3 : 2;
     const TensorInfo& in = op.in[0];
     const TensorInfo& k = op.in[1];
     const TensorInfo& out = op.out[0];
@@ -460,19 +475,35 @@ class ConvolutionKernel final : public DnnlKernel {
       stride_v.push_back(strides[s]), dil_v.push_back(rhs_dil[s] - 1);
       pad_l.push_back(padding[2 * s]), pad_r.push_back(padding[2 * s + 1]);
     }
-    if (empty || C == 0 || w_empty(k)) {
-      SetTrivial(2, out.bytes());
-      return;
+    if (has_bias)
+      op.Require(op.in[2].dims == std::vector<int64_t>{O},
+                 "bias must have shape [" + std::to_string(O) + "] (the output features), got " +
+                     FormatDims(op.in[2].dims));
+    if (empty) return SetTrivial(result, 0);
+    if (C == 0 || w_empty(k)) {
+      if (has_bias || activation != Activation::kNone)
+        throw UnsupportedError(
+            "brt.conv: an empty contraction with a bias or activation is not supported");
+      return SetTrivial(result, out.bytes());
     }
     const memory::data_type t = DnnlType(op, out.dtype);
     memory::desc src(src_dims, t, src_str), wei(wei_dims, t, wei_str), dst(dst_dims, t, dst_str);
-    dnnl::convolution_forward::primitive_desc pd(Engine(), dnnl::prop_kind::forward_inference,
-                                                 dnnl::algorithm::convolution_direct, src, wei, dst,
-                                                 stride_v, dil_v, pad_l, pad_r, UserScratchpad());
+    memory::desc bias({O}, t, memory::dims{1});
+    dnnl::primitive_attr attr = UserScratchpad();
+    AppendActivation(activation, attr);
+    auto pd =
+        has_bias
+            ? dnnl::convolution_forward::primitive_desc(
+                  Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                  src, wei, bias, dst, stride_v, dil_v, pad_l, pad_r, attr)
+            : dnnl::convolution_forward::primitive_desc(
+                  Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                  src, wei, dst, stride_v, dil_v, pad_l, pad_r, attr);
     SetPrimitive(dnnl::convolution_forward(pd), pd.scratchpad_desc());
     Bind(DNNL_ARG_SRC, src, 0);
     Bind(DNNL_ARG_WEIGHTS, wei, 1);
-    Bind(DNNL_ARG_DST, dst, 2);
+    if (has_bias) Bind(DNNL_ARG_BIAS, bias, 2);
+    Bind(DNNL_ARG_DST, dst, result);
   }
 
  private:
@@ -738,6 +769,8 @@ void RegisterDnnl(std::vector<KernelDef>& defs) {
                   &Make<DotGeneralKernel>});
   defs.push_back(
       {"convolution", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, &Make<Guarded<ConvolutionKernel>>});
+  defs.push_back(
+      {"brt.conv", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, &Make<Guarded<ConvolutionKernel>>});
   defs.push_back(
       {"brt.softmax", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, &Make<Guarded<SoftmaxKernel>>});
   defs.push_back(

@@ -261,6 +261,50 @@ TEST(Convolution, LayoutsStridesPaddingDilationGroups) {
   }
 }
 
+// brt.conv: convolution + bias over the output features + activation.
+TEST(Convolution, BiasAndActivationEpilogues) {
+  const std::pair<int, const char*> cases[] = {{1, "relu"}, {0, "gelu"}, {3, "tanh"}};
+  for (auto [index, activation] : cases) {
+    const ConvSpec& c = kConvs[index];
+    HostTensor x = Random(DType::kF32, c.in, Rng()), w = Random(DType::kF32, c.kernel, Rng());
+    const int64_t features = c.out[c.of];
+    HostTensor bias = Random(DType::kF32, {features}, Rng());
+    auto out = MustRunOp({"brt.conv",
+                          {x, w, bias},
+                          {{DType::kF32, Dims(c.out)}},
+                          {{"input_batch_dimension", c.ib},
+                           {"input_feature_dimension", c.ifd},
+                           {"input_spatial_dimensions", c.is},
+                           {"kernel_output_feature_dimension", c.ko},
+                           {"kernel_input_feature_dimension", c.ki},
+                           {"kernel_spatial_dimensions", c.ks},
+                           {"output_batch_dimension", c.ob},
+                           {"output_feature_dimension", c.of},
+                           {"output_spatial_dimensions", c.os},
+                           {"window_strides", c.strides},
+                           {"padding", c.padding},
+                           {"rhs_dilation", c.dilation},
+                           {"feature_group_count", c.groups},
+                           {"activation", activation}}});
+    std::vector<double> ref = ConvReference(x, w, c);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      double v = ref[i] + bias.Get(Unravel(static_cast<int64_t>(i), c.out)[c.of]);
+      if (std::string(activation) == "relu") v = std::max(v, 0.0);
+      if (std::string(activation) == "tanh") v = std::tanh(v);
+      if (std::string(activation) == "gelu") v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+      ref[i] = v;
+    }
+    EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5) << activation;
+  }
+  const ConvSpec& c = kConvs[0];
+  auto bad = RunOp({"brt.conv",
+                    {Random(DType::kF32, c.in, Rng()), Random(DType::kF32, c.kernel, Rng()),
+                     Random(DType::kF32, {3}, Rng())},
+                    {{DType::kF32, Dims(c.out)}},
+                    {}});
+  ExpectError(bad.status(), {"bias must have shape [4] (the output features), got [3]"});
+}
+
 TEST(Convolution, TransposedConvolutionIsReportedUnsupported) {
   const ConvSpec& s = kConvs[0];
   auto r = RunOp({"convolution",

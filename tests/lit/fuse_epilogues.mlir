@@ -1,4 +1,4 @@
-// RUN: brt-opt %s --brt-fuse-matmul-epilogue --canonicalize | FileCheck %s
+// RUN: brt-opt %s --brt-fuse-epilogues --canonicalize | FileCheck %s
 
 // jax.nn.relu(x @ w + b): bias (through its broadcasts) and relu fuse.
 // CHECK-LABEL: func.func @dense_relu
@@ -53,4 +53,28 @@ func.func @dense_gelu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf
   %13 = brt.kernel "subtract"(%11, %12) {} : (tensor<f32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   %14 = brt.kernel "multiply"(%6, %13) {} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   return %14 : tensor<4x16xf32>
+}
+
+// NCHW convolution + bias (broadcast onto the feature dim 1) + relu.
+// CHECK-LABEL: func.func @conv_nchw_bias_relu
+// CHECK-NEXT: %[[C:.*]] = brt.kernel "brt.conv"(%arg0, %arg1, %arg2) {activation = "relu"
+// CHECK-NEXT: return %[[C]]
+func.func @conv_nchw_bias_relu(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x3x3x3xf32> {
+  %0 = brt.kernel "convolution"(%x, %w) {input_batch_dimension = 0 : i64, input_feature_dimension = 1 : i64, input_spatial_dimensions = array<i64: 2, 3>, kernel_output_feature_dimension = 0 : i64, kernel_input_feature_dimension = 1 : i64, kernel_spatial_dimensions = array<i64: 2, 3>, output_batch_dimension = 0 : i64, output_feature_dimension = 1 : i64, output_spatial_dimensions = array<i64: 2, 3>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
+  %1 = brt.kernel "broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<1x3x3x3xf32>
+  %2 = brt.kernel "add"(%0, %1) {} : (tensor<1x3x3x3xf32>, tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  %3 = brt.kernel "constant"() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %4 = brt.kernel "broadcast_in_dim"(%3) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<1x3x3x3xf32>
+  %5 = brt.kernel "maximum"(%2, %4) {} : (tensor<1x3x3x3xf32>, tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  return %5 : tensor<1x3x3x3xf32>
+}
+
+// A bias along a spatial dim is not a per-feature bias: no fusion.
+// CHECK-LABEL: func.func @conv_bias_wrong_dim
+// CHECK-NOT: brt.conv
+func.func @conv_bias_wrong_dim(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x3x3x3xf32> {
+  %0 = brt.kernel "convolution"(%x, %w) {input_batch_dimension = 0 : i64, input_feature_dimension = 1 : i64, input_spatial_dimensions = array<i64: 2, 3>, kernel_output_feature_dimension = 0 : i64, kernel_input_feature_dimension = 1 : i64, kernel_spatial_dimensions = array<i64: 2, 3>, output_batch_dimension = 0 : i64, output_feature_dimension = 1 : i64, output_spatial_dimensions = array<i64: 2, 3>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
+  %1 = brt.kernel "broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 3>} : (tensor<3xf32>) -> tensor<1x3x3x3xf32>
+  %2 = brt.kernel "add"(%0, %1) {} : (tensor<1x3x3x3xf32>, tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  return %2 : tensor<1x3x3x3xf32>
 }
