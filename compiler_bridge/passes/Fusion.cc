@@ -512,6 +512,7 @@ std::unique_ptr<mlir::Pass> CreateFoldTransposeIntoDotPass() {
 void RegisterPasses() {
   RegisterVerifyPass();
   RegisterPlacePass();
+  RegisterFoldConstantsPass();
   mlir::PassRegistration<FuseSoftmax>();
   mlir::PassRegistration<FuseElementwise>();
   mlir::PassRegistration<FuseLayerNorm>();
@@ -522,6 +523,7 @@ void RegisterPasses() {
 std::vector<PipelineStep> CompilerPipeline(const std::string& target) {
   std::vector<PipelineStep> steps;
   steps.push_back({"verify", CreateVerifyPass()});
+  steps.push_back({"fold-constants", CreateFoldConstantsPass()});
   steps.push_back({"cse", mlir::createCSEPass()});
   steps.push_back({"fold-transpose-into-dot", CreateFoldTransposeIntoDotPass()});
   steps.push_back({"fuse-softmax", CreateFuseSoftmaxPass()});

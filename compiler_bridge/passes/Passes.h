@@ -16,6 +16,10 @@ inline constexpr const char* kDeviceAttr = "brt.device";
 std::unique_ptr<mlir::Pass> CreatePlacePass(const std::string& target);
 void RegisterPlacePass();
 
+// Small ops of constants, evaluated by the runtime's CPU provider.
+std::unique_ptr<mlir::Pass> CreateFoldConstantsPass();
+void RegisterFoldConstantsPass();
+
 // Shape and dtype rules of the common kinds, errors at the source location.
 std::unique_ptr<mlir::Pass> CreateVerifyPass();
 void RegisterVerifyPass();

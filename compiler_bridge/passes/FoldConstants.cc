@@ -1,0 +1,156 @@
+// brt-fold-constants: ops whose operands are all constants and whose results
+// are small are evaluated at compile time -- by the runtime itself (a one-op
+// executable run on the CPU provider), so the compiler has no second
+// implementation of any op's semantics.
+#include "BrtDialect.h"
+#include "brt/builder.h"
+#include "brt/session.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "passes/Passes.h"
+
+namespace brt::bridge {
+namespace {
+
+constexpr int64_t kFoldMaxBytes = 4096;
+
+mlir::RankedTensorType TypeOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType());
+}
+
+std::optional<DType> ToDType(mlir::Type e) {
+  if (e.isF32()) return DType::kF32;
+  if (e.isF64()) return DType::kF64;
+  if (e.isInteger(1)) return DType::kI1;
+  if (e.isInteger(32)) return DType::kI32;
+  if (e.isInteger(64)) return DType::kI64;
+  return std::nullopt;  // other types are left alone
+}
+
+int64_t Bytes(mlir::RankedTensorType t) {
+  return t.getNumElements() * std::max<int64_t>(t.getElementType().getIntOrFloatBitWidth() / 8, 1);
+}
+
+std::vector<uint8_t> RawBytes(mlir::DenseElementsAttr value) {
+  auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
+  std::vector<uint8_t> out;
+  if (type.getElementType().isInteger(1)) {
+    for (bool b : value.getValues<bool>()) out.push_back(b ? 1 : 0);
+    return out;
+  }
+  const size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
+  llvm::ArrayRef<char> raw = value.getRawData();
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    const char* src = raw.data() + (value.isSplat() ? 0 : i * width);
+    out.insert(out.end(), src, src + width);
+  }
+  return out;
+}
+
+mlir::DenseElementsAttr FromBytes(mlir::RankedTensorType type, const uint8_t* data) {
+  if (type.getElementType().isInteger(1)) {
+    llvm::SmallVector<bool> bits(data, data + type.getNumElements());
+    return mlir::DenseElementsAttr::get(type, bits);
+  }
+  return mlir::DenseElementsAttr::getFromRawBuffer(
+      type,
+      llvm::ArrayRef<char>(reinterpret_cast<const char*>(data), static_cast<size_t>(Bytes(type))));
+}
+
+struct FoldConstants : mlir::PassWrapper<FoldConstants, mlir::OperationPass<mlir::func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FoldConstants)
+  llvm::StringRef getArgument() const override { return "brt-fold-constants"; }
+  llvm::StringRef getDescription() const override {
+    return "Evaluate small ops of constants at compile time (with the runtime's CPU provider)";
+  }
+
+  // Runs `k` on constant operands; nullopt when it cannot be folded.
+  static std::optional<std::vector<mlir::DenseElementsAttr>> Evaluate(KernelOp k) {
+    ExecutableBuilder b("brt-fold-constants");
+    FunctionBuilder& f = b.AddFunction("fold");
+    std::vector<ValueId> operands;
+    for (mlir::Value v : k.getInputs()) {
+      auto c = v.getDefiningOp<KernelOp>();
+      auto value = c ? c.getParams().getAs<mlir::DenseElementsAttr>("value") : nullptr;
+      auto dtype = ToDType(TypeOf(v).getElementType());
+      if (!value || !dtype) return std::nullopt;
+      TensorType t{*dtype, {}};
+      for (int64_t d : TypeOf(v).getShape()) t.dims.emplace_back(d);
+      operands.push_back(f.Op("constant", {}, {t}, {{"value", RawBytes(value)}})[0]);
+    }
+    std::vector<TensorType> results;
+    for (mlir::Type r : k.getResultTypes()) {
+      auto dtype = ToDType(mlir::cast<mlir::RankedTensorType>(r).getElementType());
+      if (!dtype || Bytes(mlir::cast<mlir::RankedTensorType>(r)) > kFoldMaxBytes)
+        return std::nullopt;
+      TensorType t{*dtype, {}};
+      for (int64_t d : mlir::cast<mlir::RankedTensorType>(r).getShape()) t.dims.emplace_back(d);
+      results.push_back(t);
+    }
+    std::vector<Attribute> attrs;
+    for (const mlir::NamedAttribute& na : k.getParams()) {
+      mlir::Attribute a = na.getValue();
+      const std::string name = na.getName().str();
+      if (auto ints = mlir::dyn_cast<mlir::DenseI64ArrayAttr>(a))
+        attrs.emplace_back(
+            name, std::vector<int64_t>(ints.asArrayRef().begin(), ints.asArrayRef().end()));
+      else if (auto i = mlir::dyn_cast<mlir::IntegerAttr>(a))
+        attrs.emplace_back(name, static_cast<int64_t>(i.getValue().getSExtValue()));
+      else if (auto fl = mlir::dyn_cast<mlir::FloatAttr>(a))
+        attrs.emplace_back(name, fl.getValueAsDouble());
+      else if (auto s = mlir::dyn_cast<mlir::StringAttr>(a))
+        attrs.emplace_back(name, s.getValue().str());
+      else
+        return std::nullopt;
+    }
+    auto outs = f.Op(k.getKind().str(), operands, results, std::move(attrs));
+    for (size_t i = 0; i < outs.size(); ++i) f.Output("r" + std::to_string(i), outs[i]);
+    auto bytes = b.Serialize();
+    if (!bytes.ok()) return std::nullopt;
+    auto session = Session::LoadMemory(*bytes);  // fails quietly if no CPU provider is around
+    if (!session.ok()) return std::nullopt;
+    auto ctx = (*session)->NewRequest();
+    if (!ctx.ok() || !(*ctx)->Run().ok()) return std::nullopt;
+    auto values = (*ctx)->Outputs();
+    if (!values.ok()) return std::nullopt;
+    std::vector<mlir::DenseElementsAttr> folded;
+    for (auto [t, r] : llvm::zip(*values, k.getResultTypes()))
+      folded.push_back(
+          FromBytes(mlir::cast<mlir::RankedTensorType>(r), static_cast<const uint8_t*>(t.data())));
+    return folded;
+  }
+
+  void runOnOperation() override {
+    llvm::SmallVector<KernelOp> ops;
+    getOperation().walk([&](KernelOp k) { ops.push_back(k); });
+    for (KernelOp k : ops) {
+      // Broadcasts stay: a broadcast scalar is cheaper than the constant tensor
+      // it would fold into, and fusion reads the scalar as an immediate.
+      if (k.getKind() == "constant" || k.getKind() == "brt.copy" || k.getKind() == "broadcast_in_dim" ||
+          k.getInputs().empty())
+        continue;
+      if (!llvm::all_of(k.getInputs(), [](mlir::Value v) {
+            auto c = v.getDefiningOp<KernelOp>();
+            return c && c.getKind() == "constant";
+          }))
+        continue;
+      auto folded = Evaluate(k);
+      if (!folded) continue;
+      mlir::OpBuilder b(k);
+      for (auto [result, value] : llvm::zip(k.getResults(), *folded)) {
+        auto c = KernelOp::create(b, k.getLoc(), mlir::TypeRange{result.getType()},
+                                  b.getStringAttr("constant"), mlir::ValueRange{},
+                                  b.getDictionaryAttr({b.getNamedAttr("value", value)}));
+        result.replaceAllUsesWith(c.getResult(0));
+      }
+      k->erase();
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> CreateFoldConstantsPass() { return std::make_unique<FoldConstants>(); }
+void RegisterFoldConstantsPass() { mlir::PassRegistration<FoldConstants>(); }
+
+}  // namespace brt::bridge
