@@ -126,8 +126,8 @@ struct FoldConstants : mlir::PassWrapper<FoldConstants, mlir::OperationPass<mlir
     for (KernelOp k : ops) {
       // Broadcasts stay: a broadcast scalar is cheaper than the constant tensor
       // it would fold into, and fusion reads the scalar as an immediate.
-      if (k.getKind() == "constant" || k.getKind() == "brt.copy" || k.getKind() == "broadcast_in_dim" ||
-          k.getInputs().empty())
+      if (k.getKind() == "constant" || k.getKind() == "brt.copy" ||
+          k.getKind() == "broadcast_in_dim" || k.getInputs().empty())
         continue;
       if (!llvm::all_of(k.getInputs(), [](mlir::Value v) {
             auto c = v.getDefiningOp<KernelOp>();

@@ -3,12 +3,12 @@
 #include <fstream>
 
 #include "BrtDialect.h"
-#include "mlir/IR/AsmState.h"
-#include "mlir/IR/BuiltinDialect.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "codegen/CudaCodegen.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "passes/Passes.h"
 
 namespace brt::bridge {

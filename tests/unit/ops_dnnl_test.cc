@@ -39,18 +39,20 @@ std::vector<double> DotReference(const HostTensor& l, const HostTensor& r, const
   return out;
 }
 
+// clang-format off
 const DotSpec kDots[] = {
-    {{33, 17}, {17, 9}, {}, {}, {1}, {0}, {33, 9}},         // plain matmul
-    {{17, 33}, {17, 9}, {}, {}, {0}, {0}, {33, 9}},         // lhs transposed
-    {{33, 17}, {9, 17}, {}, {}, {1}, {1}, {33, 9}},         // rhs transposed
-    {{4, 8, 6}, {4, 6, 5}, {0}, {0}, {2}, {1}, {4, 8, 5}},  // batched
-    {{6, 4, 8}, {5, 6, 4}, {1}, {2}, {0}, {1}, {4, 8, 5}},  // batched, batch dims not leading
-    {{2, 3, 4, 5}, {4, 3, 7}, {}, {}, {1, 2}, {1, 0}, {2, 5, 7}},  // two contracting dims,
-                                                                   // reordered
+    // lhs, rhs, lhs batch, rhs batch, lhs contracting, rhs contracting, result
+    {{33, 17}, {17, 9}, {}, {}, {1}, {0}, {33, 9}},                // plain matmul
+    {{17, 33}, {17, 9}, {}, {}, {0}, {0}, {33, 9}},                // lhs transposed
+    {{33, 17}, {9, 17}, {}, {}, {1}, {1}, {33, 9}},                // rhs transposed
+    {{4, 8, 6}, {4, 6, 5}, {0}, {0}, {2}, {1}, {4, 8, 5}},         // batched
+    {{6, 4, 8}, {5, 6, 4}, {1}, {2}, {0}, {1}, {4, 8, 5}},         // batched, batch dims not leading
+    {{2, 3, 4, 5}, {4, 3, 7}, {}, {}, {1, 2}, {1, 0}, {2, 5, 7}},  // two contracting dims, reordered
     {{3, 2, 4}, {4, 5}, {}, {}, {2}, {0}, {3, 2, 5}},              // several free dims
     {{8}, {8}, {}, {}, {0}, {0}, {}},                              // vector dot -> scalar
     {{5, 0}, {0, 3}, {}, {}, {1}, {0}, {5, 3}},                    // K = 0: zeros
 };
+// clang-format on
 
 TEST(DotGeneral, LayoutsAgainstFloat64) {
   for (const DotSpec& s : kDots) {
@@ -181,61 +183,19 @@ std::vector<double> ConvReference(const HostTensor& x, const HostTensor& w, cons
   return out;
 }
 
+// clang-format off
 const ConvSpec kConvs[] = {
+    // in, kernel, out, ib, if, ko, ki, ob, of, input/kernel/output spatial dims, strides, padding, dilation, groups
     // NCHW / OIHW, stride 1, no padding
-    {{2, 3, 8, 8},
-     {4, 3, 3, 3},
-     {2, 4, 6, 6},
-     0,
-     1,
-     0,
-     1,
-     0,
-     1,
-     {2, 3},
-     {2, 3},
-     {2, 3},
-     {1, 1},
-     {0, 0, 0, 0},
-     {1, 1},
-     1},
+    {{2, 3, 8, 8}, {4, 3, 3, 3}, {2, 4, 6, 6}, 0, 1, 0, 1, 0, 1, {2, 3}, {2, 3}, {2, 3}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},
     // NHWC / HWIO (JAX's default for flax), stride 2, SAME padding
-    {{2, 9, 9, 3},
-     {3, 3, 3, 5},
-     {2, 5, 5, 5},
-     0,
-     3,
-     3,
-     2,
-     0,
-     3,
-     {1, 2},
-     {0, 1},
-     {1, 2},
-     {2, 2},
-     {1, 1, 1, 1},
-     {1, 1},
-     1},
+    {{2, 9, 9, 3}, {3, 3, 3, 5}, {2, 5, 5, 5}, 0, 3, 3, 2, 0, 3, {1, 2}, {0, 1}, {1, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1},
     // dilation 2, asymmetric padding
-    {{1, 2, 10, 7},
-     {3, 2, 3, 2},
-     {1, 3, 7, 7},
-     0,
-     1,
-     0,
-     1,
-     0,
-     1,
-     {2, 3},
-     {2, 3},
-     {2, 3},
-     {1, 1},
-     {0, 1, 1, 0},
-     {2, 1},
-     1},
+    {{1, 2, 10, 7}, {3, 2, 3, 2}, {1, 3, 7, 7}, 0, 1, 0, 1, 0, 1, {2, 3}, {2, 3}, {2, 3}, {1, 1}, {0, 1, 1, 0}, {2, 1}, 1},
     // grouped (depthwise-style) 1-D convolution
     {{2, 4, 11}, {8, 2, 3}, {2, 8, 9}, 0, 1, 0, 1, 0, 1, {2}, {2}, {2}, {1}, {0, 0}, {1}, 2},
 };
+// clang-format on
 
 TEST(Convolution, LayoutsStridesPaddingDilationGroups) {
   for (const ConvSpec& s : kConvs) {
