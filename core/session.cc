@@ -1,6 +1,7 @@
 #include "brt/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -387,6 +388,8 @@ struct RequestContext::Impl {
 
   std::unique_ptr<core::ThreadQueue> queue;
   bool in_flight = false;
+  bool profiling = false;
+  std::vector<OpProfile> last_profile;
   Status async_status;
   BrtErrorBuffer error{};
 
@@ -599,6 +602,22 @@ Status RequestContext::Impl::PrepareRun() {
 Status RequestContext::Impl::Execute() {
   const size_t n = dispatch.size();
   const DispatchEntry* ops = dispatch.data();
+  if (profiling) {
+    last_profile.resize(n);
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < n; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (ops[i].run(ops[i].instance, ops[i].buffers, nullptr, &error) != BRT_OK)
+        return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" +
+                                                 std::to_string(i) + " '" + fs->ops[i].kind +
+                                                 "' failed: " + error.message);
+      const auto t1 = std::chrono::steady_clock::now();
+      last_profile[i] = {static_cast<int>(i), fs->ops[i].kind.c_str(),
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - start).count(),
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()};
+    }
+    return Status::Ok();
+  }
   for (size_t i = 0; i < n; ++i) {
     if (ops[i].run(ops[i].instance, ops[i].buffers, nullptr, &error) != BRT_OK)
       return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" +
@@ -702,6 +721,10 @@ Expected<Tensor> RequestContext::Output(ArgRef ref) const {
         "output " + impl_->ArgName(*arg) + " has not been produced yet: call Run() first");
   return impl_->outputs[*arg];
 }
+
+void RequestContext::SetProfiling(bool enabled) { impl_->profiling = enabled; }
+
+const std::vector<OpProfile>& RequestContext::profile() const { return impl_->last_profile; }
 
 Expected<std::vector<Tensor>> RequestContext::Outputs() const {
   std::vector<Tensor> out;

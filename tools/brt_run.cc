@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "brt/session.h"
+#include "inputs.h"
 #include "npy.h"
 
 namespace {
@@ -29,58 +30,6 @@ const char kUsage[] =
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "brt-run: %s\n", message.c_str());
   return code;
-}
-
-template <typename T>
-void FillRandom(T* p, int64_t n, std::mt19937_64& rng) {
-  if constexpr (std::is_floating_point_v<T>) {
-    std::uniform_real_distribution<T> dist(-1, 1);
-    for (int64_t i = 0; i < n; ++i) p[i] = dist(rng);
-  } else {
-    std::uniform_int_distribution<int64_t> dist(0, 9);
-    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(dist(rng));
-  }
-}
-
-brt::Expected<brt::Tensor> RandomTensor(const brt::ArgumentInfo& arg, std::mt19937_64& rng) {
-  std::vector<int64_t> shape;
-  for (const brt::Dim& d : arg.shape) {
-    if (!d.is_static())
-      return brt::Status(brt::StatusCode::kInvalidArgument,
-                         "input '" + arg.name + "' has symbolic dimension '" + d.symbol +
-                             "'; give it with --input " + arg.name + "=file.npy");
-    shape.push_back(d.size);
-  }
-  brt::Tensor t = brt::Tensor::Allocate(arg.dtype, shape);
-  const int64_t n = t.num_elements();
-  switch (arg.dtype) {
-    case brt::DType::kF32:
-      FillRandom(t.data_as<float>(), n, rng);
-      break;
-    case brt::DType::kF64:
-      FillRandom(t.data_as<double>(), n, rng);
-      break;
-    case brt::DType::kI32:
-      FillRandom(t.data_as<int32_t>(), n, rng);
-      break;
-    case brt::DType::kI64:
-      FillRandom(t.data_as<int64_t>(), n, rng);
-      break;
-    case brt::DType::kI8:
-      FillRandom(t.data_as<int8_t>(), n, rng);
-      break;
-    case brt::DType::kU8:
-      FillRandom(t.data_as<uint8_t>(), n, rng);
-      break;
-    case brt::DType::kI1:
-      for (int64_t i = 0; i < n; ++i) t.data_as<uint8_t>()[i] = rng() & 1;
-      break;
-    default:
-      return brt::Status(brt::StatusCode::kUnsupported,
-                         std::string("--random-inputs cannot make ") + brt::DTypeName(arg.dtype) +
-                             " input '" + arg.name + "'");
-  }
-  return t;
 }
 
 std::string Summary(const brt::Tensor& t) {
@@ -229,7 +178,7 @@ int main(int argc, char** argv) {
       missing.push_back(fn.arguments[k].name);
       continue;
     }
-    auto t = RandomTensor(fn.arguments[k], rng);
+    auto t = brt::tools::RandomTensor(fn.arguments[k], rng);
     if (!t.ok()) return Fail(kUsageError, t.status().message());
     brt::Status s = (*ctx)->Bind(k, *t, brt::Ownership::kRuntimeOwned);
     if (!s.ok()) return Fail(kUsageError, s.message());

@@ -77,6 +77,14 @@ enum class Ownership : uint8_t {
 
 class Session;
 
+// Wall time of one op in a profiled run.
+struct OpProfile {
+  int index = 0;     // position in the function
+  const char* kind;  // op kind (owned by the session)
+  int64_t start_ns;  // from the start of the run
+  int64_t duration_ns;
+};
+
 class RequestContext {
  public:
   ~RequestContext();
@@ -102,6 +110,12 @@ class RequestContext {
   Expected<Tensor> Output(ArgRef arg) const;
   // All outputs in result order.
   Expected<std::vector<Tensor>> Outputs() const;
+
+  // Records per-op wall time on the following runs (a separate, timed copy
+  // of the dispatch loop: unprofiled runs pay nothing).
+  void SetProfiling(bool enabled);
+  // The per-op times of the last profiled run, in execution order.
+  const std::vector<OpProfile>& profile() const;
 
  private:
   friend class Session;

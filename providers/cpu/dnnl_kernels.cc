@@ -31,6 +31,13 @@ memory::data_type DnnlType(const OpInfo& op, int32_t dtype) {
   throw UnsupportedError(op.kind + ": oneDNN path does not take " + std::string(DTypeName(dtype)));
 }
 
+memory::dims RowMajor(const memory::dims& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * dims[i + 1];
+  return strides;
+}
+
 memory::desc Plain(const OpInfo& op, const TensorInfo& t) {
   memory::dims dims(t.dims.begin(), t.dims.end());
   memory::dims strides = t.Strides();
@@ -262,16 +269,28 @@ class MatmulKernel final : public DnnlKernel {
         throw UnsupportedError("brt.matmul: empty contraction with an epilogue");  // loop kernel
       return SetTrivial(e.result, op.out[0].bytes());
     }
-    int64_t lsb, lsm, lsk, rsb, rsk, rsn;
-    if (!GroupStride(op.in[0], d.lb, &lsb) || !GroupStride(op.in[0], d.lf, &lsm) ||
-        !GroupStride(op.in[0], d.lc, &lsk) || !GroupStride(op.in[1], d.rb, &rsb) ||
-        !GroupStride(op.in[1], d.rc, &rsk) || !GroupStride(op.in[1], d.rf, &rsn))
-      throw UnsupportedError("dot_general: operand layout does not collapse to a strided matrix");
+    // Batch dims go to oneDNN one by one, each with its own stride (they need
+    // not be adjacent in memory, e.g. attention heads); rows and the
+    // contraction must each collapse to one strided dimension.
+    int64_t lsm, lsk, rsk, rsn;
+    if (!GroupStride(op.in[0], d.lf, &lsm) || !GroupStride(op.in[0], d.lc, &lsk) ||
+        !GroupStride(op.in[1], d.rc, &rsk) || !GroupStride(op.in[1], d.rf, &rsn) ||
+        d.lb.size() + 2 > DNNL_MAX_NDIMS)
+      throw UnsupportedError("dot_general: operand layout does not collapse to strided matrices");
+    const auto lstr = op.in[0].Strides(), rstr = op.in[1].Strides();
+    memory::dims src_dims, src_str, wei_dims, wei_str, dst_dims, bias_dims;
+    for (size_t i = 0; i < d.lb.size(); ++i) {
+      src_dims.push_back(op.in[0].dims[d.lb[i]]), src_str.push_back(lstr[d.lb[i]]);
+      wei_dims.push_back(op.in[1].dims[d.rb[i]]), wei_str.push_back(rstr[d.rb[i]]);
+      dst_dims.push_back(op.in[0].dims[d.lb[i]]), bias_dims.push_back(1);
+    }
+    src_dims.insert(src_dims.end(), {d.M, d.K}), src_str.insert(src_str.end(), {lsm, lsk});
+    wei_dims.insert(wei_dims.end(), {d.K, d.N}), wei_str.insert(wei_str.end(), {rsk, rsn});
+    dst_dims.insert(dst_dims.end(), {d.M, d.N}), bias_dims.insert(bias_dims.end(), {1, d.N});
     const memory::data_type t = DnnlType(op, op.out[0].dtype);
-    memory::desc src({d.B, d.M, d.K}, t, {lsb, lsm, lsk});
-    memory::desc wei({d.B, d.K, d.N}, t, {rsb, rsk, rsn});
-    memory::desc dst({d.B, d.M, d.N}, t, {d.M * d.N, d.N, 1});
-    memory::desc bias({1, 1, d.N}, t, {d.N, d.N, 1});
+    memory::desc src(src_dims, t, src_str), wei(wei_dims, t, wei_str);
+    memory::desc dst(dst_dims, t, RowMajor(dst_dims));
+    memory::desc bias(bias_dims, t, RowMajor(bias_dims));
     dnnl::primitive_attr attr = UserScratchpad();
     AppendActivation(e.activation, attr);
     auto pd = e.bias ? dnnl::matmul::primitive_desc(Engine(), src, wei, bias, dst, attr)

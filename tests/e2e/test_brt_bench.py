@@ -1,0 +1,43 @@
+"""brt-bench on the end-to-end MLP: statistics are present and consistent,
+the trace is valid Chrome-trace JSON, bad arguments exit 2."""
+import json
+import subprocess
+
+
+def bench(build_dir, *args):
+    return subprocess.run([str(build_dir / "bin" / "brt-bench"), *map(str, args)], capture_output=True, text=True)
+
+
+def test_report_json_and_trace(build_dir, mlp_dir, tmp_path):
+    r = bench(build_dir, mlp_dir / "mlp.brtx", "--random-inputs", 3, "--warmup", 2, "--iters", 60,
+              "--concurrency", 2, "--json", tmp_path / "b.json", "--trace", tmp_path / "t.json")
+    assert r.returncode == 0, r.stderr
+    for line in ("load ", "latency ms: min", "throughput", "host allocator", "per-op profile"):
+        assert line in r.stdout
+    b = json.loads((tmp_path / "b.json").read_text())
+    lat = b["latency_ms"]
+    assert b["runs"] == 60 and b["concurrency"] == 2
+    assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] <= lat["max"]
+    assert b["throughput_runs_per_s"] > 0 and b["peak_rss_bytes"] > 0 and b["load_ms"] > 0
+    kinds = {p["kind"]: p for p in b["profile"]}
+    # The MLP: three dense layers (dot_general, add, maximum) and a softmax.
+    assert kinds["dot_general"]["ops_per_run"] == 3 and kinds["brt.softmax"]["ops_per_run"] == 1
+    assert abs(sum(p["share"] for p in b["profile"]) - 1) < 1e-6
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    ops_per_run = sum(p["ops_per_run"] for p in b["profile"])
+    assert len(events) == 20 * ops_per_run
+    assert all(e["ph"] == "X" and e["dur"] >= 0 for e in events)
+
+
+def test_inputs_from_a_directory(build_dir, mlp_dir, tmp_path):
+    (tmp_path / "x.npy").write_bytes((mlp_dir / "x.npy").read_bytes())
+    r = bench(build_dir, mlp_dir / "mlp.brtx", "--inputs", tmp_path, "--iters", 5, "--warmup", 0)
+    assert r.returncode == 0, r.stderr
+
+
+def test_bad_arguments_exit_2(build_dir, mlp_dir, tmp_path):
+    assert bench(build_dir).returncode == 2
+    r = bench(build_dir, mlp_dir / "mlp.brtx", "--iters", "many")
+    assert r.returncode == 2 and "--iters takes a non-negative number, got 'many'" in r.stderr
+    r = bench(build_dir, mlp_dir / "mlp.brtx", "--inputs", tmp_path / "missing")
+    assert r.returncode == 2 and "input 'x'" in r.stderr

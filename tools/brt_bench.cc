@@ -1,0 +1,347 @@
+// brt-bench: load time, first run, steady-state latency percentiles,
+// throughput, CPU time, peak memory, allocator statistics and a per-op
+// profile of one function of a .brtx. Exit codes as brt-run's.
+//
+//   brt-bench model.brtx [--function NAME] [--provider cpu|cuda|PATH] [--warmup N]
+//             [--iters N | --duration S] [--concurrency K] [--inputs DIR | --random-inputs SEED]
+//             [--json out.json] [--trace out.json]
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "brt/session.h"
+#include "inputs.h"
+#include "npy.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kUsageError = 2;
+constexpr int kExecutableError = 3;
+
+const char kUsage[] =
+    "usage: brt-bench model.brtx [--function NAME] [--provider cpu|cuda|PATH] [--warmup N]\n"
+    "                 [--iters N | --duration S] [--concurrency K] [--inputs DIR | --random-inputs "
+    "SEED]\n"
+    "                 [--json out.json] [--trace out.json]\n";
+
+int Fail(int code, const std::string& message) {
+  std::fprintf(stderr, "brt-bench: %s\n", message.c_str());
+  return code;
+}
+
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+// Nearest-rank percentile of sorted values.
+double Percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+struct Options {
+  std::string model, function, provider = "cpu", inputs_dir, json, trace;
+  int warmup = 10, concurrency = 1;
+  int64_t iters = 100;
+  double duration = 0;  // seconds; overrides iters when set
+  uint64_t seed = 0;
+};
+
+bool ParseArgs(int argc, char** argv, Options* o, std::string* error) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    auto number = [&](auto* out) {
+      const char* v = value();
+      if (!v) return *error = a + " needs a value", false;
+      try {
+        size_t used = 0;
+        const double d = std::stod(v, &used);
+        if (used != std::string(v).size() || d < 0) throw 0;
+        *out = static_cast<std::remove_pointer_t<decltype(out)>>(d);
+      } catch (...) {
+        return *error = a + " takes a non-negative number, got '" + v + "'", false;
+      }
+      return true;
+    };
+    auto text = [&](std::string* out) {
+      const char* v = value();
+      if (!v) return *error = a + " needs a value", false;
+      *out = v;
+      return true;
+    };
+    bool ok = true;
+    if (a == "--function")
+      ok = text(&o->function);
+    else if (a == "--provider")
+      ok = text(&o->provider);
+    else if (a == "--inputs")
+      ok = text(&o->inputs_dir);
+    else if (a == "--json")
+      ok = text(&o->json);
+    else if (a == "--trace")
+      ok = text(&o->trace);
+    else if (a == "--warmup")
+      ok = number(&o->warmup);
+    else if (a == "--iters")
+      ok = number(&o->iters);
+    else if (a == "--duration")
+      ok = number(&o->duration);
+    else if (a == "--concurrency")
+      ok = number(&o->concurrency);
+    else if (a == "--random-inputs")
+      ok = number(&o->seed);
+    else if (a.rfind("-", 0) == 0)
+      return *error = "unknown option '" + a + "'", false;
+    else if (o->model.empty())
+      o->model = a;
+    else
+      return *error = "unexpected argument '" + a + "'", false;
+    if (!ok) return false;
+  }
+  if (o->model.empty()) return *error = "no model given", false;
+  if (o->concurrency < 1) return *error = "--concurrency must be at least 1", false;
+  if (o->iters < 1 && o->duration <= 0) return *error = "--iters must be at least 1", false;
+  return true;
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  std::string error;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help")
+      return std::fputs(kUsage, stdout), 0;
+  if (!ParseArgs(argc, argv, &o, &error)) return Fail(kUsageError, error + "\n" + kUsage);
+
+  brt::SessionOptions options;
+  options.providers = {o.provider};
+  const auto load_start = Clock::now();
+  auto session = brt::Session::LoadFile(o.model, options);
+  const double load_ms = Ms(Clock::now() - load_start);
+  if (!session.ok()) {
+    const auto code = session.status().code();
+    return Fail(code == brt::StatusCode::kInvalidExecutable || code == brt::StatusCode::kUnsupported
+                    ? kExecutableError
+                    : kUsageError,
+                session.status().message());
+  }
+  auto info = (*session)->function(o.function);
+  if (!info.ok()) return Fail(kUsageError, info.status().message());
+  const brt::FunctionInfo& fn = **info;
+
+  // Inputs: DIR/<argument name>.npy, or random data.
+  std::vector<brt::Tensor> inputs;
+  std::mt19937_64 rng(o.seed);
+  for (int k : fn.input_indices) {
+    const brt::ArgumentInfo& arg = fn.arguments[k];
+    auto t = o.inputs_dir.empty() ? brt::tools::RandomTensor(arg, rng)
+                                  : brt::tools::ReadNpy(o.inputs_dir + "/" + arg.name + ".npy");
+    if (!t.ok()) return Fail(kUsageError, "input '" + arg.name + "': " + t.status().message());
+    inputs.push_back(*t);
+  }
+  std::vector<std::unique_ptr<brt::RequestContext>> contexts;
+  for (int c = 0; c < o.concurrency; ++c) {
+    auto ctx = (*session)->NewRequest(fn.name);
+    if (!ctx.ok()) return Fail(kUsageError, ctx.status().message());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      brt::Status s = (*ctx)->Bind(fn.input_indices[i], inputs[i]);
+      if (!s.ok()) return Fail(kUsageError, s.message());
+    }
+    contexts.push_back(std::move(ctx).value());
+  }
+
+  const auto first_start = Clock::now();
+  if (brt::Status s = contexts[0]->Run(); !s.ok()) return Fail(1, s.message());
+  const double first_run_ms = Ms(Clock::now() - first_start);
+
+  // Steady state. Each thread warms up and times its own context on the same
+  // OS thread (oneDNN's OpenMP pool is per thread and starts cold); all start
+  // together. Thread 0 then records the per-op profile, after the timing.
+  const int profiled_runs = 20;
+  std::vector<std::vector<double>> latencies(o.concurrency);
+  std::vector<std::vector<brt::OpProfile>> traces;
+  std::atomic<int64_t> done{0};
+  std::atomic<bool> stop{false}, failed{false};
+  std::mutex error_mu;
+  auto fail = [&](const brt::Status& s) {
+    std::lock_guard<std::mutex> lock(error_mu);
+    error = s.message(), failed = true, stop = true;
+  };
+  std::barrier warmed(o.concurrency + 1), timed(o.concurrency + 1);
+  Clock::time_point deadline;
+  std::vector<std::thread> threads;
+  for (int c = 0; c < o.concurrency; ++c)
+    threads.emplace_back([&, c] {
+      for (int w = 0; w < o.warmup && !stop; ++w)
+        if (brt::Status s = contexts[c]->Run(); !s.ok()) fail(s);
+      warmed.arrive_and_wait();
+      latencies[c].reserve(o.duration > 0 ? 1024
+                                          : static_cast<size_t>(o.iters / o.concurrency + 1));
+      while (!stop) {
+        if (o.duration > 0 ? Clock::now() >= deadline : done.fetch_add(1) >= o.iters) break;
+        const auto t0 = Clock::now();
+        brt::Status s = contexts[c]->Run();
+        latencies[c].push_back(Ms(Clock::now() - t0));
+        if (o.duration > 0) done.fetch_add(1);
+        if (!s.ok()) fail(s);
+      }
+      timed.arrive_and_wait();
+      if (c != 0) return;
+      contexts[0]->SetProfiling(true);
+      for (int r = 0; r <= profiled_runs && !stop; ++r) {
+        if (brt::Status s = contexts[0]->Run(); !s.ok()) fail(s);
+        if (r > 0) traces.push_back(contexts[0]->profile());  // run 0 warms the profiled loop
+      }
+    });
+  warmed.arrive_and_wait();
+  const double cpu_start = CpuSeconds();
+  const auto start = Clock::now();
+  deadline = start +
+             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration));
+  // A live progress line once the run takes more than a couple of seconds.
+  const bool tty = isatty(STDERR_FILENO);
+  auto last_report = start;
+  while (!stop && (o.duration > 0 ? Clock::now() < deadline : done.load() < o.iters)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto now = Clock::now();
+    if (now - start > std::chrono::seconds(2) &&
+        now - last_report > std::chrono::milliseconds(tty ? 500 : 5000)) {
+      last_report = now;
+      const double elapsed = std::chrono::duration<double>(now - start).count();
+      const int64_t runs = o.duration > 0 ? done.load() : std::min<int64_t>(done.load(), o.iters);
+      std::fprintf(stderr, "%s[brt-bench] %.1f s, %lld runs, %.1f runs/s%s", tty ? "\r" : "",
+                   elapsed, static_cast<long long>(runs), static_cast<double>(runs) / elapsed,
+                   tty ? "" : "\n");
+      std::fflush(stderr);
+    }
+  }
+  timed.arrive_and_wait();
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const double cpu = CpuSeconds() - cpu_start;
+  for (auto& t : threads) t.join();
+  if (tty && wall > 2) std::fputs("\n", stderr);
+  if (failed) return Fail(1, error);
+  std::vector<double> all;
+  for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+
+  std::map<std::string, std::pair<int64_t, int64_t>> by_kind;  // kind -> (ns, count)
+  int64_t profiled_ns = 0;
+  for (const auto& run : traces)
+    for (const brt::OpProfile& p : run) {
+      by_kind[p.kind].first += p.duration_ns, by_kind[p.kind].second += 1;
+      profiled_ns += p.duration_ns;
+    }
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> kinds(by_kind.begin(),
+                                                                         by_kind.end());
+  std::sort(kinds.begin(), kinds.end(),
+            [](auto& a, auto& b) { return a.second.first > b.second.first; });
+
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const brt::AllocatorStats mem = (*session)->allocator_stats();
+  const double runs_per_s = static_cast<double>(all.size()) / wall;
+
+  std::printf("model %s, function %s, provider %s, %d thread(s)\n", o.model.c_str(),
+              fn.name.c_str(), o.provider.c_str(), o.concurrency);
+  std::printf("load %.3f ms, first run %.3f ms, %zu timed runs in %.3f s\n", load_ms, first_run_ms,
+              all.size(), wall);
+  std::printf("latency ms: min %.4f  p50 %.4f  p90 %.4f  p99 %.4f  p999 %.4f  max %.4f\n",
+              all.front(), Percentile(all, 0.5), Percentile(all, 0.9), Percentile(all, 0.99),
+              Percentile(all, 0.999), all.back());
+  std::printf("throughput %.1f runs/s, process CPU %.3f s (%.2f cores), peak RSS %.1f MiB\n",
+              runs_per_s, cpu, cpu / wall, static_cast<double>(usage.ru_maxrss) / 1024.0);
+  std::printf(
+      "host allocator: in use %lld B, peak %lld B, reserved %lld B, %lld allocations\n",
+      static_cast<long long>(mem.bytes_in_use), static_cast<long long>(mem.peak_bytes_in_use),
+      static_cast<long long>(mem.bytes_reserved), static_cast<long long>(mem.num_allocations));
+  std::printf("per-op profile (%d runs, top %zu kinds of %zu):\n", profiled_runs,
+              std::min<size_t>(10, kinds.size()), kinds.size());
+  for (size_t i = 0; i < kinds.size() && i < 10; ++i)
+    std::printf("  %-24s %10.4f ms/run  %5.1f%%  (%lld ops/run)\n", kinds[i].first.c_str(),
+                static_cast<double>(kinds[i].second.first) / profiled_runs / 1e6,
+                100.0 * static_cast<double>(kinds[i].second.first) /
+                    static_cast<double>(std::max<int64_t>(profiled_ns, 1)),
+                static_cast<long long>(kinds[i].second.second / profiled_runs));
+
+  if (!o.trace.empty()) {
+    // Chrome trace / Perfetto: one event per op, profiled runs back to back.
+    std::ofstream f(o.trace);
+    f << "{\"traceEvents\": [\n";
+    double offset_us = 0;
+    bool first = true;
+    for (size_t r = 0; r < traces.size(); ++r) {
+      double run_end = offset_us;
+      for (const brt::OpProfile& p : traces[r]) {
+        const double ts = offset_us + static_cast<double>(p.start_ns) / 1e3,
+                     dur = static_cast<double>(p.duration_ns) / 1e3;
+        f << (first ? "" : ",\n") << "{\"name\": " << JsonString(p.kind)
+          << ", \"cat\": \"op\", \"ph\": \"X\", \"ts\": " << ts << ", \"dur\": " << dur
+          << ", \"pid\": 1, \"tid\": 1, \"args\": {\"op\": " << p.index << ", \"run\": " << r
+          << "}}";
+        first = false;
+        run_end = std::max(run_end, ts + dur);
+      }
+      offset_us = run_end + 1;
+    }
+    f << "\n]}\n";
+    if (!f) return Fail(1, "cannot write '" + o.trace + "'");
+  }
+  if (!o.json.empty()) {
+    std::ofstream f(o.json);
+    f << "{\n  \"model\": " << JsonString(o.model) << ",\n  \"function\": " << JsonString(fn.name)
+      << ",\n  \"provider\": " << JsonString(o.provider)
+      << ",\n  \"concurrency\": " << o.concurrency << ",\n  \"load_ms\": " << load_ms
+      << ",\n  \"first_run_ms\": " << first_run_ms << ",\n  \"runs\": " << all.size()
+      << ",\n  \"wall_s\": " << wall << ",\n  \"latency_ms\": {\"min\": " << all.front()
+      << ", \"p50\": " << Percentile(all, 0.5) << ", \"p90\": " << Percentile(all, 0.9)
+      << ", \"p99\": " << Percentile(all, 0.99) << ", \"p999\": " << Percentile(all, 0.999)
+      << ", \"max\": " << all.back() << "},\n  \"throughput_runs_per_s\": " << runs_per_s
+      << ",\n  \"process_cpu_s\": " << cpu
+      << ",\n  \"peak_rss_bytes\": " << usage.ru_maxrss * 1024LL
+      << ",\n  \"allocator\": {\"cpu\": {\"bytes_in_use\": " << mem.bytes_in_use
+      << ", \"peak_bytes_in_use\": " << mem.peak_bytes_in_use
+      << ", \"bytes_reserved\": " << mem.bytes_reserved
+      << ", \"num_allocations\": " << mem.num_allocations << "}},\n  \"profile\": [";
+    for (size_t i = 0; i < kinds.size(); ++i)
+      f << (i ? ", " : "") << "{\"kind\": " << JsonString(kinds[i].first)
+        << ", \"ms_per_run\": " << static_cast<double>(kinds[i].second.first) / profiled_runs / 1e6
+        << ", \"share\": "
+        << static_cast<double>(kinds[i].second.first) /
+               static_cast<double>(std::max<int64_t>(profiled_ns, 1))
+        << ", \"ops_per_run\": " << kinds[i].second.second / profiled_runs << "}";
+    f << "]\n}\n";
+    if (!f) return Fail(1, "cannot write '" + o.json + "'");
+  }
+  return 0;
+}

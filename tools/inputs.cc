@@ -1,0 +1,62 @@
+#include "inputs.h"
+
+#include <type_traits>
+
+namespace brt::tools {
+namespace {
+
+template <typename T>
+void FillRandom(T* p, int64_t n, std::mt19937_64& rng) {
+  if constexpr (std::is_floating_point_v<T>) {
+    std::uniform_real_distribution<T> dist(-1, 1);
+    for (int64_t i = 0; i < n; ++i) p[i] = dist(rng);
+  } else {
+    std::uniform_int_distribution<int64_t> dist(0, 9);
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(dist(rng));
+  }
+}
+
+}  // namespace
+
+Expected<Tensor> RandomTensor(const ArgumentInfo& arg, std::mt19937_64& rng) {
+  std::vector<int64_t> shape;
+  for (const Dim& d : arg.shape) {
+    if (!d.is_static())
+      return Status(StatusCode::kInvalidArgument, "input '" + arg.name +
+                                                      "' has symbolic dimension '" + d.symbol +
+                                                      "'; give this input as a .npy file");
+    shape.push_back(d.size);
+  }
+  Tensor t = Tensor::Allocate(arg.dtype, shape);
+  const int64_t n = t.num_elements();
+  switch (arg.dtype) {
+    case DType::kF32:
+      FillRandom(t.data_as<float>(), n, rng);
+      break;
+    case DType::kF64:
+      FillRandom(t.data_as<double>(), n, rng);
+      break;
+    case DType::kI32:
+      FillRandom(t.data_as<int32_t>(), n, rng);
+      break;
+    case DType::kI64:
+      FillRandom(t.data_as<int64_t>(), n, rng);
+      break;
+    case DType::kI8:
+      FillRandom(t.data_as<int8_t>(), n, rng);
+      break;
+    case DType::kU8:
+      FillRandom(t.data_as<uint8_t>(), n, rng);
+      break;
+    case DType::kI1:
+      for (int64_t i = 0; i < n; ++i) t.data_as<uint8_t>()[i] = rng() & 1;
+      break;
+    default:
+      return Status(StatusCode::kUnsupported, std::string("--random-inputs cannot make ") +
+                                                  DTypeName(arg.dtype) + " input '" + arg.name +
+                                                  "'");
+  }
+  return t;
+}
+
+}  // namespace brt::tools
