@@ -33,3 +33,43 @@ open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
 rm -f "$json"
+
+# The transformer encoder block (2x64x256) from examples/, compiled by
+# brt-compile and measured by brt-bench.
+tmp=$(mktemp -d)
+PYTHONPATH=python:examples python3 - "$tmp" <<'PY'
+import sys, numpy as np, brt, jax_encoder_block as e
+rng = np.random.default_rng(0)
+batch, seq, width = 2, 64, 256
+s = float(1 / np.sqrt(width))
+normal = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+args = [normal(batch, seq, width)] + [normal(width, width) * s for _ in range(4)] + [
+    1 + 0.1 * normal(width), 0.1 * normal(width), normal(width, 4 * width) * s, 0.1 * normal(4 * width),
+    normal(4 * width, width) * s / 2, 0.1 * normal(width), 1 + 0.1 * normal(width), 0.1 * normal(width)]
+brt.compile(e.encoder_block, *args, path=f"{sys.argv[1]}/encoder.brtx")
+PY
+build/bin/brt-bench "$tmp/encoder.brtx" --random-inputs 1 --warmup 20 --iters 500 --json "$tmp/encoder.json" >/dev/null
+out=bench/results/$(date -u +%Y-%m-%d)-encoder-block-cpu.md
+python3 - "$tmp/encoder.json" "$out" "$(git rev-parse --short HEAD)" <<'PY'
+import json, sys, datetime
+b = json.load(open(sys.argv[1]))
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown")
+lat = b["latency_ms"]
+lines = ["# Transformer encoder block on the CPU provider", "",
+         f"- date: {datetime.date.today()}", f"- commit: {sys.argv[3]}", f"- machine: {cpu}",
+         "- model: `examples/jax_encoder_block.py` (batch 2, sequence 64, width 256, 4 heads, exact GELU), "
+         "compiled by brt-compile (111 StableHLO ops -> 21 runtime ops)",
+         "- measured: `brt-bench --warmup 20 --iters 500`, one thread", "",
+         "| statistic | value |", "|---|---|"]
+for k in ("min", "p50", "p90", "p99", "p999", "max"):
+    lines.append(f"| latency {k} | {lat[k]:.3f} ms |")
+lines += [f"| throughput | {b['throughput_runs_per_s']:.1f} runs/s |", f"| load | {b['load_ms']:.1f} ms |",
+          f"| first run | {b['first_run_ms']:.1f} ms |", f"| peak RSS | {b['peak_rss_bytes'] / 2**20:.1f} MiB |", "",
+          "| op kind | ms per run | share | ops per run |", "|---|---|---|---|"]
+for p in b["profile"]:
+    lines.append(f"| `{p['kind']}` | {p['ms_per_run']:.3f} | {100 * p['share']:.1f}% | {p['ops_per_run']} |")
+lines += ["", "No peer (onnxruntime, IREE) was measured beside it yet: that comparison belongs to the benchmark-runner issue."]
+open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY
+rm -rf "$tmp"
