@@ -1,9 +1,15 @@
 """brt's Python package.
 
-Works without the native extension: `export_stablehlo` and `compile` turn a
-JAX function into StableHLO text and into a .brtx executable (calling the
-`brt-compile` tool).
+`brt.Session` and `brt.RequestContext` come from the native extension (built
+with the project; on PYTHONPATH as build/python). `export_stablehlo` and
+`compile` work without it: they turn a JAX function into StableHLO text and
+into a .brtx executable (calling the `brt-compile` tool).
 """
 from .compiler import CompileError, compile, export_stablehlo, find_tool
 
-__all__ = ["CompileError", "compile", "export_stablehlo", "find_tool"]
+try:
+    from ._brt import RequestContext, Session
+except ImportError:  # the pure-Python part still works
+    pass
+
+__all__ = ["CompileError", "RequestContext", "Session", "compile", "export_stablehlo", "find_tool"]

@@ -1,0 +1,244 @@
+// The brt Python extension (nanobind): Session, RequestContext, zero-copy
+// tensor binding through DLPack (NumPy, JAX, ... on the CPU) and outputs that
+// share the runtime's buffers.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "brt/session.h"
+
+namespace nb = nanobind;
+
+namespace {
+
+// Core errors become Python exceptions carrying the core's message.
+[[noreturn]] void Raise(const brt::Status& s) {
+  if (s.code() == brt::StatusCode::kInvalidArgument || s.code() == brt::StatusCode::kNotFound)
+    throw nb::value_error(s.message().c_str());
+  throw std::runtime_error(s.message());
+}
+
+void Check(const brt::Status& s) {
+  if (!s.ok()) Raise(s);
+}
+
+template <typename T>
+T Take(brt::Expected<T> e) {
+  if (!e.ok()) Raise(e.status());
+  return std::move(e).value();
+}
+
+std::optional<brt::DType> FromDLPack(nb::dlpack::dtype t) {
+  using C = nb::dlpack::dtype_code;
+  const auto code = static_cast<C>(t.code);
+  if (t.lanes != 1) return std::nullopt;
+  if (code == C::Float && t.bits == 32) return brt::DType::kF32;
+  if (code == C::Float && t.bits == 16) return brt::DType::kF16;
+  if (code == C::Float && t.bits == 64) return brt::DType::kF64;
+  if (code == C::Bfloat && t.bits == 16) return brt::DType::kBF16;
+  if (code == C::Bool && t.bits == 8) return brt::DType::kI1;
+  if (code == C::Int && t.bits == 8) return brt::DType::kI8;
+  if (code == C::Int && t.bits == 32) return brt::DType::kI32;
+  if (code == C::Int && t.bits == 64) return brt::DType::kI64;
+  if (code == C::UInt && t.bits == 8) return brt::DType::kU8;
+  return std::nullopt;
+}
+
+nb::dlpack::dtype ToDLPack(brt::DType d) {
+  using C = nb::dlpack::dtype_code;
+  auto make = [](C code, uint8_t bits) {
+    return nb::dlpack::dtype{static_cast<uint8_t>(code), bits, 1};
+  };
+  switch (d) {
+    case brt::DType::kF32:
+      return make(C::Float, 32);
+    case brt::DType::kF16:
+      return make(C::Float, 16);
+    case brt::DType::kF64:
+      return make(C::Float, 64);
+    case brt::DType::kBF16:
+      return make(C::Bfloat, 16);
+    case brt::DType::kI1:
+      return make(C::Bool, 8);
+    case brt::DType::kI8:
+      return make(C::Int, 8);
+    case brt::DType::kI32:
+      return make(C::Int, 32);
+    case brt::DType::kI64:
+      return make(C::Int, 64);
+    default:
+      return make(C::UInt, 8);
+  }
+}
+
+// A Python array (anything DLPack) as a tensor that keeps the array alive
+// until the runtime lets go of it. No copy: non-contiguous arrays are refused.
+brt::Tensor FromArray(const std::string& what, nb::ndarray<nb::device::cpu> array,
+                      nb::handle owner) {
+  auto dtype = FromDLPack(array.dtype());
+  if (!dtype) throw nb::type_error((what + ": unsupported element type").c_str());
+  std::vector<int64_t> shape;
+  int64_t expected = 1;
+  for (size_t d = array.ndim(); d-- > 0;) {
+    if (array.shape(d) > 1 && array.stride(d) != expected)
+      throw nb::value_error(
+          (what + ": the array is not C-contiguous (strides in elements do not match its shape); "
+                  "pass numpy.ascontiguousarray(...) -- brt binds arrays without copying")
+              .c_str());
+    expected *= static_cast<int64_t>(array.shape(d));
+  }
+  for (size_t d = 0; d < array.ndim(); ++d) shape.push_back(static_cast<int64_t>(array.shape(d)));
+  PyObject* ref = owner.ptr();
+  Py_INCREF(ref);
+  return brt::Tensor::Adopt(array.data(), *dtype, std::move(shape), [ref](void*) {
+    nb::gil_scoped_acquire gil;  // the runtime may let go on another thread
+    Py_DECREF(ref);
+  });
+}
+
+// A NumPy array over the tensor's memory; the capsule keeps the buffer alive
+// (also after the Session is gone).
+nb::object ToNumpy(const brt::Tensor& t) {
+  auto* holder = new brt::Tensor(t);
+  nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<brt::Tensor*>(p); });
+  std::vector<size_t> shape(t.shape().begin(), t.shape().end());
+  return nb::cast(nb::ndarray<nb::numpy>(t.data(), shape.size(), shape.data(), owner, nullptr,
+                                         ToDLPack(t.dtype())));
+}
+
+nb::dict ArgumentDict(const brt::ArgumentInfo& a) {
+  nb::dict d;
+  d["name"] = a.name;
+  d["role"] = std::string(brt::ArgRoleName(a.role));
+  d["dtype"] = std::string(brt::DTypeName(a.dtype));
+  nb::list shape;
+  for (const brt::Dim& dim : a.shape)
+    if (dim.is_static())
+      shape.append(dim.size);
+    else
+      shape.append(dim.symbol);
+  d["shape"] = nb::tuple(shape);
+  d["device"] =
+      std::string(brt::DeviceKindName(a.device.kind)) + ":" + std::to_string(a.device.ordinal);
+  return d;
+}
+
+int ArgIndex(const brt::FunctionInfo& f, nb::handle key) {
+  if (nb::isinstance<nb::int_>(key)) return nb::cast<int>(key);
+  const std::string name = nb::cast<std::string>(key);
+  for (size_t i = 0; i < f.arguments.size(); ++i)
+    if (f.arguments[i].name == name) return static_cast<int>(i);
+  throw nb::value_error(("function '" + f.name + "' has no argument named '" + name + "'").c_str());
+}
+
+class PyRequest {
+ public:
+  PyRequest(std::shared_ptr<brt::Session> s, std::unique_ptr<brt::RequestContext> c)
+      : session_(std::move(s)), ctx_(std::move(c)) {}
+
+  void Bind(nb::handle key, nb::ndarray<nb::device::cpu> array, nb::handle owner) {
+    const int index = ArgIndex(ctx_->function(), key);
+    const std::string what = "argument '" + ctx_->function().arguments.at(index).name + "'";
+    Check(ctx_->Bind(index, FromArray(what, array, owner), brt::Ownership::kRuntimeOwned));
+  }
+  void Run() {
+    brt::Status s;
+    {
+      nb::gil_scoped_release release;
+      s = ctx_->Run();
+    }
+    Check(s);
+  }
+  void RunAsync() { Check(ctx_->RunAsync()); }
+  void Wait() {
+    brt::Status s;
+    {
+      nb::gil_scoped_release release;
+      s = ctx_->Wait();
+    }
+    Check(s);
+  }
+  nb::list Outputs() {
+    nb::list out;
+    for (const brt::Tensor& t : Take(ctx_->Outputs())) out.append(ToNumpy(t));
+    return out;
+  }
+  const brt::FunctionInfo& function() const { return ctx_->function(); }
+
+ private:
+  std::shared_ptr<brt::Session> session_;
+  std::unique_ptr<brt::RequestContext> ctx_;
+};
+
+}  // namespace
+
+NB_MODULE(_brt, m) {
+  m.doc() = "brt runtime: sessions, request contexts and zero-copy tensor binding";
+
+  nb::class_<PyRequest>(m, "RequestContext")
+      .def(
+          "bind",
+          [](PyRequest& r, nb::handle key, nb::handle array) {
+            r.Bind(key, nb::cast<nb::ndarray<nb::device::cpu>>(array), array);
+          },
+          nb::arg("arg"), nb::arg("array"), "Binds an input (by name or index) without copying it.")
+      .def("run", &PyRequest::Run, "Runs and waits; the GIL is released meanwhile.")
+      .def("run_async", &PyRequest::RunAsync)
+      .def("wait", &PyRequest::Wait)
+      .def("outputs", &PyRequest::Outputs, "Outputs as NumPy arrays sharing the runtime's buffers.")
+      .def_prop_ro("function", [](const PyRequest& r) { return r.function().name; });
+
+  nb::class_<brt::Session>(m, "Session")
+      .def(nb::new_([](const std::string& path, std::optional<std::vector<std::string>> providers) {
+             brt::SessionOptions options;
+             if (providers) options.providers = *providers;
+             return Take(brt::Session::LoadFile(path, options));
+           }),
+           nb::arg("path"), nb::arg("providers") = nb::none(), "Loads a .brtx (memory-mapped).")
+      .def_prop_ro("functions",
+                   [](const brt::Session& s) {
+                     nb::list fns;
+                     for (const brt::FunctionInfo& f : s.functions()) {
+                       nb::dict d;
+                       d["name"] = f.name;
+                       nb::list args;
+                       for (const auto& a : f.arguments) args.append(ArgumentDict(a));
+                       d["arguments"] = args;
+                       fns.append(d);
+                     }
+                     return fns;
+                   })
+      .def_prop_ro("providers", &brt::Session::provider_names)
+      .def(
+          "new_request",
+          [](brt::Session& s, std::optional<std::string> function) {
+            std::shared_ptr<brt::Session> shared = s.shared_from_this();
+            return PyRequest(shared, Take(s.NewRequest(function.value_or(""))));
+          },
+          nb::arg("function") = nb::none())
+      .def(
+          "run",
+          [](brt::Session& s, nb::args inputs, nb::kwargs named) {
+            std::optional<std::string> function;
+            if (named.contains("function")) function = nb::cast<std::string>(named["function"]);
+            PyRequest r(s.shared_from_this(), Take(s.NewRequest(function.value_or(""))));
+            const brt::FunctionInfo& f = r.function();
+            if (inputs.size() > f.input_indices.size())
+              throw nb::value_error(("got " + std::to_string(inputs.size()) +
+                                     " inputs, function '" + f.name + "' takes " +
+                                     std::to_string(f.input_indices.size()))
+                                        .c_str());
+            for (size_t i = 0; i < inputs.size(); ++i)
+              r.Bind(nb::int_(f.input_indices[i]),
+                     nb::cast<nb::ndarray<nb::device::cpu>>(inputs[i]), inputs[i]);
+            for (auto [key, value] : named)
+              if (nb::cast<std::string>(key) != "function")
+                r.Bind(key, nb::cast<nb::ndarray<nb::device::cpu>>(value), value);
+            r.Run();
+            return r.Outputs();
+          },
+          "session.run(*inputs, function=None, **named) -> list of outputs");
+}
