@@ -26,7 +26,9 @@ def find_tool(name="brt-compile"):
     candidates = []
     if os.environ.get("BRT_BIN_DIR"):
         candidates.append(pathlib.Path(os.environ["BRT_BIN_DIR"]) / name)
-    candidates.append(pathlib.Path(__file__).resolve().parents[2] / "build" / "bin" / name)
+    here = pathlib.Path(__file__).resolve().parents[2]
+    candidates.append(here / "bin" / name)  # the package as assembled in build/python
+    candidates.append(here / "build" / "bin" / name)  # the package in the source tree
     for c in candidates:
         if c.is_file() and os.access(c, os.X_OK):
             return str(c)

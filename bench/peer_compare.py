@@ -1,0 +1,213 @@
+"""brt next to ONNX Runtime and IREE on the CPU, side by side in one process:
+the MLP, the small CNN and the transformer encoder block, from the same JAX
+functions and the same weights. brt and IREE compile the same StableHLO; for
+ONNX Runtime the equivalent graph is built with onnx.helper. Every output is
+checked against JAX before timing. Thread counts are equal for all three.
+
+    PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py [--threads N] [--runs N] [--markdown OUT]
+"""
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+THREADS = int(os.environ.get("BRT_BENCH_THREADS", "0")) or os.cpu_count()
+os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))  # oneDNN (brt) reads it at load
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import brt  # noqa: E402
+import jax_encoder_block as enc  # noqa: E402
+
+RNG = np.random.default_rng(0)
+
+
+def normal(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+# --- models: JAX function, example inputs (data first, then weights), ONNX graph ---
+
+def mlp_jax(x, w1, b1, w2, b2, w3, b3):
+    h = jax.nn.relu(x @ w1 + b1)
+    h = jax.nn.relu(h @ w2 + b2)
+    return jax.nn.softmax(h @ w3 + b3, axis=-1)
+
+
+def mlp_args():
+    return [normal(32, 256), normal(256, 512, scale=0.06), normal(512, scale=0.1), normal(512, 512, scale=0.04),
+            normal(512, scale=0.1), normal(512, 10, scale=0.04), normal(10, scale=0.1)]
+
+
+def mlp_onnx(args):
+    x, w1, b1, w2, b2, w3, b3 = args
+    inits = [numpy_helper.from_array(a, n) for a, n in zip(args[1:], ["w1", "b1", "w2", "b2", "w3", "b3"])]
+    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h1"]), helper.make_node("Relu", ["h1"], ["r1"]),
+             helper.make_node("Gemm", ["r1", "w2", "b2"], ["h2"]), helper.make_node("Relu", ["h2"], ["r2"]),
+             helper.make_node("Gemm", ["r2", "w3", "b3"], ["h3"]), helper.make_node("Softmax", ["h3"], ["y"], axis=-1)]
+    return nodes, inits, [("x", x.shape)], ("y", (x.shape[0], 10))
+
+
+def cnn_jax(x, w1, b1, w2, b2, wd, bd):
+    dn = ("NHWC", "HWIO", "NHWC")
+    h = jax.nn.relu(jax.lax.conv_general_dilated(x, w1, (1, 1), "SAME", dimension_numbers=dn) + b1)
+    h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    h = jax.nn.relu(jax.lax.conv_general_dilated(h, w2, (1, 1), "SAME", dimension_numbers=dn) + b2)
+    h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    return h.reshape(h.shape[0], -1) @ wd + bd
+
+
+def cnn_args():
+    return [normal(8, 32, 32, 3), normal(3, 3, 3, 16, scale=0.3), normal(16, scale=0.1), normal(3, 3, 16, 32, scale=0.1),
+            normal(32, scale=0.1), normal(8 * 8 * 32, 10, scale=0.03), normal(10, scale=0.1)]
+
+
+def cnn_onnx(args):
+    x, w1, b1, w2, b2, wd, bd = args
+    oihw = lambda w: np.ascontiguousarray(w.transpose(3, 2, 0, 1))  # noqa: E731  HWIO -> OIHW
+    inits = [numpy_helper.from_array(oihw(w1), "w1"), numpy_helper.from_array(b1, "b1"),
+             numpy_helper.from_array(oihw(w2), "w2"), numpy_helper.from_array(b2, "b2"),
+             numpy_helper.from_array(wd, "wd"), numpy_helper.from_array(bd, "bd"),
+             numpy_helper.from_array(np.array([x.shape[0], -1], np.int64), "flat")]
+    nodes = [helper.make_node("Transpose", ["x"], ["xc"], perm=[0, 3, 1, 2]),
+             helper.make_node("Conv", ["xc", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("MaxPool", ["r2"], ["p2"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Transpose", ["p2"], ["p2h"], perm=[0, 2, 3, 1]),  # flatten in NHWC order, as JAX
+             helper.make_node("Reshape", ["p2h", "flat"], ["f"]),
+             helper.make_node("Gemm", ["f", "wd", "bd"], ["y"])]
+    return nodes, inits, [("x", x.shape)], ("y", (x.shape[0], 10))
+
+
+def encoder_args():
+    batch, seq, width = 2, 64, 256
+    s = float(1 / np.sqrt(width))
+    return [normal(batch, seq, width)] + [normal(width, width, scale=s) for _ in range(4)] + [
+        1 + normal(width, scale=0.1), normal(width, scale=0.1), normal(width, 4 * width, scale=s),
+        normal(4 * width, scale=0.1), normal(4 * width, width, scale=s / 2), normal(width, scale=0.1),
+        1 + normal(width, scale=0.1), normal(width, scale=0.1)]
+
+
+def encoder_onnx(args, heads=4):
+    x = args[0]
+    batch, seq, width = x.shape
+    names = ["wq", "wk", "wv", "wo", "g1", "b1", "w_up", "b_up", "w_down", "b_down", "g2", "b2"]
+    inits = [numpy_helper.from_array(a, n) for a, n in zip(args[1:], names)]
+    inits += [numpy_helper.from_array(np.array([batch, seq, heads, width // heads], np.int64), "split"),
+              numpy_helper.from_array(np.array([batch, seq, width], np.int64), "merge"),
+              numpy_helper.from_array(np.array(np.sqrt(width // heads), np.float32), "scale")]
+    n = helper.make_node
+    nodes = []
+    for t in "qkv":
+        nodes += [n("MatMul", ["x", f"w{t}"], [f"{t}0"]), n("Reshape", [f"{t}0", "split"], [f"{t}1"]),
+                  n("Transpose", [f"{t}1"], [t], perm=[0, 2, 1, 3])]
+    nodes += [n("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), n("MatMul", ["q", "kt"], ["s0"]),
+              n("Div", ["s0", "scale"], ["s1"]), n("Softmax", ["s1"], ["p"], axis=-1), n("MatMul", ["p", "v"], ["a0"]),
+              n("Transpose", ["a0"], ["a1"], perm=[0, 2, 1, 3]), n("Reshape", ["a1", "merge"], ["a2"]),
+              n("MatMul", ["a2", "wo"], ["a3"]), n("Add", ["x", "a3"], ["r1"]),
+              n("LayerNormalization", ["r1", "g1", "b1"], ["h"], axis=-1, epsilon=1e-5),
+              n("MatMul", ["h", "w_up"], ["u0"]), n("Add", ["u0", "b_up"], ["u1"]),
+              n("Gelu", ["u1"], ["u2"]),  # exact (erf) GELU, opset 20
+              n("MatMul", ["u2", "w_down"], ["d0"]), n("Add", ["d0", "b_down"], ["d1"]), n("Add", ["h", "d1"], ["r2"]),
+              n("LayerNormalization", ["r2", "g2", "b2"], ["y"], axis=-1, epsilon=1e-5)]
+    return nodes, inits, [("x", x.shape)], ("y", x.shape)
+
+
+MODELS = {"mlp": (mlp_jax, mlp_args, mlp_onnx), "cnn": (cnn_jax, cnn_args, cnn_onnx),
+          "transformer_encoder_block": (enc.encoder_block, encoder_args, encoder_onnx)}
+
+
+def median_ms(fn, runs, warmup=10):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def rel(a, b):
+    b = np.asarray(b, np.float64)
+    return float(np.linalg.norm(np.asarray(a, np.float64) - b) / np.linalg.norm(b))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--markdown", help="write the table here too")
+    opts = ap.parse_args()
+    import iree.compiler as ireec
+    import iree.runtime as ireert
+    ireert.flags.parse_flags(f"--task_topology_max_group_count={THREADS}")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (fn, make_args, make_onnx) in MODELS.items():
+            args = make_args()
+            ref = np.asarray(fn(*[jnp.asarray(a) for a in args]))
+            text = brt.export_stablehlo(fn, *args)
+
+            session = brt.Session(brt.compile(fn, *args, path=f"{tmp}/{name}.brtx"))
+            ctx = session.new_request()
+            for i, a in enumerate(args):
+                ctx.bind(f"arg{i}", a)
+            ctx.run()
+            errors = {"brt": rel(ctx.outputs()[0], ref)}
+
+            vmfb = ireec.compile_str(text, target_backends=["llvm-cpu"], input_type="stablehlo",
+                                     extra_args=["--iree-llvmcpu-target-cpu=host"])
+            config = ireert.Config("local-task")
+            iree_ctx = ireert.SystemContext(config=config)
+            module = ireert.VmModule.copy_buffer(iree_ctx.instance, vmfb)
+            iree_ctx.add_vm_module(module)
+            main_fn = getattr(iree_ctx.modules, module.name)["main"]
+            device_args = [ireert.asdevicearray(config.device, a) for a in args]
+            errors["iree"] = rel(np.asarray(main_fn(*device_args).to_host()), ref)
+
+            nodes, inits, inputs, (out_name, out_shape) = make_onnx(args)
+            graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+                                      [helper.make_tensor_value_info(out_name, TensorProto.FLOAT, out_shape)], inits)
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
+            onnx.checker.check_model(model)
+            so = ort.SessionOptions()
+            so.intra_op_num_threads, so.inter_op_num_threads = THREADS, 1
+            ort_session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+            feeds = {"x": args[0]}
+            errors["onnxruntime"] = rel(ort_session.run(None, feeds)[0], ref)
+            bad = {k: v for k, v in errors.items() if not v <= 1e-4}
+            if bad:
+                sys.exit(f"{name}: outputs do not match JAX before timing: {bad}")
+
+            t = {"brt": median_ms(ctx.run, opts.runs),
+                 "onnxruntime": median_ms(lambda: ort_session.run(None, feeds), opts.runs),
+                 "iree": median_ms(lambda: main_fn(*device_args), opts.runs)}
+            rows.append((name, t, errors))
+            print(f"{name}: brt {t['brt']:.3f} ms, onnxruntime {t['onnxruntime']:.3f} ms, iree {t['iree']:.3f} ms", flush=True)
+
+    lines = [f"threads per runtime: {THREADS}; median of {opts.runs} runs after 10 warm-up; outputs checked against JAX "
+             "(relative error in brackets)", "",
+             "| model | brt ms | onnxruntime ms | IREE ms | brt / onnxruntime | brt / IREE | brt <= faster peer |",
+             "|---|---|---|---|---|---|---|"]
+    for name, t, e in rows:
+        lines.append(f"| {name} | {t['brt']:.3f} [{e['brt']:.0e}] | {t['onnxruntime']:.3f} [{e['onnxruntime']:.0e}] | "
+                     f"{t['iree']:.3f} [{e['iree']:.0e}] | {t['brt'] / t['onnxruntime']:.2f} | {t['brt'] / t['iree']:.2f} | "
+                     f"{'yes' if t['brt'] <= min(t['onnxruntime'], t['iree']) else 'no'} |")
+    print("\n".join(lines))
+    if opts.markdown:
+        with open(opts.markdown, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
