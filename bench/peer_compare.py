@@ -16,7 +16,6 @@ import time
 THREADS = int(os.environ.get("BRT_BENCH_THREADS", "0")) or os.cpu_count()
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))  # oneDNN (brt) reads it at load
 
-import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
@@ -24,7 +23,7 @@ import onnxruntime as ort  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import brt  # noqa: E402
-import jax_encoder_block as enc  # noqa: E402
+from jax_models import cnn, encoder_args, encoder_block, mlp  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
@@ -34,12 +33,6 @@ def normal(*shape, scale=1.0):
 
 
 # --- models: JAX function, example inputs (data first, then weights), ONNX graph ---
-
-def mlp_jax(x, w1, b1, w2, b2, w3, b3):
-    h = jax.nn.relu(x @ w1 + b1)
-    h = jax.nn.relu(h @ w2 + b2)
-    return jax.nn.softmax(h @ w3 + b3, axis=-1)
-
 
 def mlp_args():
     return [normal(32, 256), normal(256, 512, scale=0.06), normal(512, scale=0.1), normal(512, 512, scale=0.04),
@@ -53,15 +46,6 @@ def mlp_onnx(args):
              helper.make_node("Gemm", ["r1", "w2", "b2"], ["h2"]), helper.make_node("Relu", ["h2"], ["r2"]),
              helper.make_node("Gemm", ["r2", "w3", "b3"], ["h3"]), helper.make_node("Softmax", ["h3"], ["y"], axis=-1)]
     return nodes, inits, [("x", x.shape)], ("y", (x.shape[0], 10))
-
-
-def cnn_jax(x, w1, b1, w2, b2, wd, bd):
-    dn = ("NHWC", "HWIO", "NHWC")
-    h = jax.nn.relu(jax.lax.conv_general_dilated(x, w1, (1, 1), "SAME", dimension_numbers=dn) + b1)
-    h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
-    h = jax.nn.relu(jax.lax.conv_general_dilated(h, w2, (1, 1), "SAME", dimension_numbers=dn) + b2)
-    h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
-    return h.reshape(h.shape[0], -1) @ wd + bd
 
 
 def cnn_args():
@@ -89,15 +73,6 @@ def cnn_onnx(args):
     return nodes, inits, [("x", x.shape)], ("y", (x.shape[0], 10))
 
 
-def encoder_args():
-    batch, seq, width = 2, 64, 256
-    s = float(1 / np.sqrt(width))
-    return [normal(batch, seq, width)] + [normal(width, width, scale=s) for _ in range(4)] + [
-        1 + normal(width, scale=0.1), normal(width, scale=0.1), normal(width, 4 * width, scale=s),
-        normal(4 * width, scale=0.1), normal(4 * width, width, scale=s / 2), normal(width, scale=0.1),
-        1 + normal(width, scale=0.1), normal(width, scale=0.1)]
-
-
 def encoder_onnx(args, heads=4):
     x = args[0]
     batch, seq, width = x.shape
@@ -123,8 +98,8 @@ def encoder_onnx(args, heads=4):
     return nodes, inits, [("x", x.shape)], ("y", x.shape)
 
 
-MODELS = {"mlp": (mlp_jax, mlp_args, mlp_onnx), "cnn": (cnn_jax, cnn_args, cnn_onnx),
-          "transformer_encoder_block": (enc.encoder_block, encoder_args, encoder_onnx)}
+MODELS = {"mlp": (mlp, mlp_args, mlp_onnx), "cnn": (cnn, cnn_args, cnn_onnx),
+          "transformer_encoder_block": (encoder_block, lambda: encoder_args(RNG), encoder_onnx)}
 
 
 def median_ms(fn, runs, warmup=10):

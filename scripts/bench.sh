@@ -38,15 +38,8 @@ rm -f "$json"
 # brt-compile and measured by brt-bench.
 tmp=$(mktemp -d)
 PYTHONPATH=python:examples python3 - "$tmp" <<'PY'
-import sys, numpy as np, brt, jax_encoder_block as e
-rng = np.random.default_rng(0)
-batch, seq, width = 2, 64, 256
-s = float(1 / np.sqrt(width))
-normal = lambda *shape: rng.standard_normal(shape).astype(np.float32)
-args = [normal(batch, seq, width)] + [normal(width, width) * s for _ in range(4)] + [
-    1 + 0.1 * normal(width), 0.1 * normal(width), normal(width, 4 * width) * s, 0.1 * normal(4 * width),
-    normal(4 * width, width) * s / 2, 0.1 * normal(width), 1 + 0.1 * normal(width), 0.1 * normal(width)]
-brt.compile(e.encoder_block, *args, path=f"{sys.argv[1]}/encoder.brtx")
+import sys, numpy as np, brt, jax_models as m
+brt.compile(m.encoder_block, *m.encoder_args(np.random.default_rng(0)), path=f"{sys.argv[1]}/encoder.brtx")
 PY
 build/bin/brt-bench "$tmp/encoder.brtx" --random-inputs 1 --warmup 20 --iters 500 --json "$tmp/encoder.json" >/dev/null
 out=bench/results/$(date -u +%Y-%m-%d)-encoder-block-cpu.md
@@ -57,7 +50,7 @@ cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.start
 lat = b["latency_ms"]
 lines = ["# Transformer encoder block on the CPU provider", "",
          f"- date: {datetime.date.today()}", f"- commit: {sys.argv[3]}", f"- machine: {cpu}",
-         "- model: `examples/jax_encoder_block.py` (batch 2, sequence 64, width 256, 4 heads, exact GELU), "
+         "- model: `encoder_block` in `examples/jax_models.py` (batch 2, sequence 64, width 256, 4 heads, exact GELU), "
          "compiled by brt-compile (111 StableHLO ops -> 21 runtime ops)",
          "- measured: `brt-bench --warmup 20 --iters 500`, one thread", "",
          "| statistic | value |", "|---|---|"]

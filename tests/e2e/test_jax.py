@@ -11,8 +11,11 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "examples"))
 import brt  # noqa: E402
+from jax_models import cnn, encoder_args, encoder_block, mlp  # noqa: E402
 
 from conftest import brt_run  # noqa: E402
 
@@ -31,50 +34,10 @@ def ints(high, *shape):
     return RNG.integers(0, high, shape).astype(np.int32)
 
 
-def mlp(x, w1, b1, w2, b2, w3, b3):
-    h = jax.nn.relu(x @ w1 + b1)
-    h = jax.nn.relu(h @ w2 + b2)
-    return jax.nn.softmax(h @ w3 + b3, axis=-1)
-
-
-def cnn(x, w1, b1, w2, b2, wd, bd):
-    dn = ("NHWC", "HWIO", "NHWC")
-    h = jax.nn.relu(jax.lax.conv_general_dilated(x, w1, (1, 1), "SAME", dimension_numbers=dn) + b1)
-    h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
-    h = jax.nn.relu(jax.lax.conv_general_dilated(h, w2, (1, 1), "SAME", dimension_numbers=dn) + b2)
-    h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
-    return h.reshape(h.shape[0], -1) @ wd + bd
-
-
-def layer_norm(x, g, b, eps=1e-5):
-    mean = jnp.mean(x, axis=-1, keepdims=True)
-    var = jnp.mean((x - mean) ** 2, axis=-1, keepdims=True)
-    return (x - mean) * jax.lax.rsqrt(var + eps) * g + b
-
-
-def encoder_block(x, wq, wk, wv, wo, g1, b1, w_up, b_up, w_down, b_down, g2, b2, heads=4):
-    batch, seq, width = x.shape
-    def split(t):
-        return t.reshape(batch, seq, heads, width // heads).transpose(0, 2, 1, 3)
-    q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
-    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k) / jnp.sqrt(width // heads).astype(x.dtype)
-    attn = jnp.einsum("bhqk,bhkd->bhqd", jax.nn.softmax(scores, axis=-1), v)
-    h = layer_norm(x + attn.transpose(0, 2, 1, 3).reshape(batch, seq, width) @ wo, g1, b1)
-    ffn = jax.nn.gelu(h @ w_up + b_up, approximate=False) @ w_down + b_down
-    return layer_norm(h + ffn, g2, b2)
-
-
-def encoder_args(batch=2, seq=64, width=256):
-    s = float(1 / np.sqrt(width))
-    return [normal(batch, seq, width)] + [normal(width, width) * s for _ in range(4)] + [
-        1 + 0.1 * normal(width), 0.1 * normal(width), normal(width, 4 * width) * s, 0.1 * normal(4 * width),
-        normal(4 * width, width) * s / 2, 0.1 * normal(width), 1 + 0.1 * normal(width), 0.1 * normal(width)]
-
-
 CASES = {
     "cnn": (cnn, [normal(2, 12, 12, 3), normal(3, 3, 3, 8) * 0.3, normal(8) * 0.1, normal(3, 3, 8, 16) * 0.2,
                   normal(16) * 0.1, normal(3 * 3 * 16, 10) * 0.1, normal(10) * 0.1]),
-    "transformer_encoder_block": (encoder_block, encoder_args()),
+    "transformer_encoder_block": (encoder_block, encoder_args(RNG)),
     "unary_math": (lambda x: jnp.exp(x) + jnp.log(jnp.abs(x) + 1) + jnp.tanh(x) + jnp.sin(x) * jnp.cos(x)
                    + jax.nn.sigmoid(x) + jnp.sqrt(jnp.abs(x)) + jax.lax.rsqrt(jnp.abs(x) + 1),
                    [normal(5, 7)]),

@@ -183,6 +183,28 @@ std::vector<double> ConvReference(const HostTensor& x, const HostTensor& w, cons
   return out;
 }
 
+// The StableHLO attributes of a ConvSpec.
+std::vector<Attribute> ConvAttrs(const ConvSpec& c) {
+  return {{"input_batch_dimension", c.ib},
+          {"input_feature_dimension", c.ifd},
+          {"input_spatial_dimensions", c.is},
+          {"kernel_output_feature_dimension", c.ko},
+          {"kernel_input_feature_dimension", c.ki},
+          {"kernel_spatial_dimensions", c.ks},
+          {"output_batch_dimension", c.ob},
+          {"output_feature_dimension", c.of},
+          {"output_spatial_dimensions", c.os},
+          {"window_strides", c.strides},
+          {"padding", c.padding},
+          {"rhs_dilation", c.dilation},
+          {"feature_group_count", c.groups}};
+}
+
+std::vector<Attribute> WithActivation(std::vector<Attribute> attrs, const char* activation) {
+  attrs.emplace_back("activation", activation);
+  return attrs;
+}
+
 // clang-format off
 const ConvSpec kConvs[] = {
     // in, kernel, out, ib, if, ko, ki, ob, of, input/kernel/output spatial dims, strides, padding, dilation, groups
@@ -200,22 +222,7 @@ const ConvSpec kConvs[] = {
 TEST(Convolution, LayoutsStridesPaddingDilationGroups) {
   for (const ConvSpec& s : kConvs) {
     HostTensor x = Random(DType::kF32, s.in, Rng()), w = Random(DType::kF32, s.kernel, Rng());
-    auto out = MustRunOp({"convolution",
-                          {x, w},
-                          {{DType::kF32, Dims(s.out)}},
-                          {{"input_batch_dimension", s.ib},
-                           {"input_feature_dimension", s.ifd},
-                           {"input_spatial_dimensions", s.is},
-                           {"kernel_output_feature_dimension", s.ko},
-                           {"kernel_input_feature_dimension", s.ki},
-                           {"kernel_spatial_dimensions", s.ks},
-                           {"output_batch_dimension", s.ob},
-                           {"output_feature_dimension", s.of},
-                           {"output_spatial_dimensions", s.os},
-                           {"window_strides", s.strides},
-                           {"padding", s.padding},
-                           {"rhs_dilation", s.dilation},
-                           {"feature_group_count", s.groups}}});
+    auto out = MustRunOp({"convolution", {x, w}, {{DType::kF32, Dims(s.out)}}, ConvAttrs(s)});
     EXPECT_LE(RelError(out[0].ToDouble(), ConvReference(x, w, s)), 1e-5)
         << FormatShape(s.in) << " * " << FormatShape(s.kernel);
   }
@@ -232,20 +239,7 @@ TEST(Convolution, BiasAndActivationEpilogues) {
     auto out = MustRunOp({"brt.conv",
                           {x, w, bias},
                           {{DType::kF32, Dims(c.out)}},
-                          {{"input_batch_dimension", c.ib},
-                           {"input_feature_dimension", c.ifd},
-                           {"input_spatial_dimensions", c.is},
-                           {"kernel_output_feature_dimension", c.ko},
-                           {"kernel_input_feature_dimension", c.ki},
-                           {"kernel_spatial_dimensions", c.ks},
-                           {"output_batch_dimension", c.ob},
-                           {"output_feature_dimension", c.of},
-                           {"output_spatial_dimensions", c.os},
-                           {"window_strides", c.strides},
-                           {"padding", c.padding},
-                           {"rhs_dilation", c.dilation},
-                           {"feature_group_count", c.groups},
-                           {"activation", activation}}});
+                          WithActivation(ConvAttrs(c), activation)});
     std::vector<double> ref = ConvReference(x, w, c);
     for (size_t i = 0; i < ref.size(); ++i) {
       double v = ref[i] + bias.Get(Unravel(static_cast<int64_t>(i), c.out)[c.of]);
@@ -317,22 +311,7 @@ TEST(LayerNorm, LastDimensionWithScaleAndShift) {
 TEST(Bfloat16, ConvolutionSoftmaxLayerNorm) {
   const ConvSpec& c = kConvs[1];
   HostTensor x = Random(DType::kBF16, c.in, Rng()), w = Random(DType::kBF16, c.kernel, Rng());
-  auto conv = MustRunOp({"convolution",
-                         {x, w},
-                         {{DType::kBF16, Dims(c.out)}},
-                         {{"input_batch_dimension", c.ib},
-                          {"input_feature_dimension", c.ifd},
-                          {"input_spatial_dimensions", c.is},
-                          {"kernel_output_feature_dimension", c.ko},
-                          {"kernel_input_feature_dimension", c.ki},
-                          {"kernel_spatial_dimensions", c.ks},
-                          {"output_batch_dimension", c.ob},
-                          {"output_feature_dimension", c.of},
-                          {"output_spatial_dimensions", c.os},
-                          {"window_strides", c.strides},
-                          {"padding", c.padding},
-                          {"rhs_dilation", c.dilation},
-                          {"feature_group_count", c.groups}}});
+  auto conv = MustRunOp({"convolution", {x, w}, {{DType::kBF16, Dims(c.out)}}, ConvAttrs(c)});
   EXPECT_LE(RelError(conv[0].ToDouble(), ConvReference(x, w, c)), 2e-2);
 
   HostTensor s = Random(DType::kBF16, {6, 40}, Rng(), -3, 3);
