@@ -2,6 +2,7 @@
 binding (checked by mutating the bound array and by pointer identity),
 output lifetimes, errors, and no memory growth over 10 000 runs."""
 import gc
+import sys
 
 import numpy as np
 import pytest
@@ -123,3 +124,44 @@ def test_no_growth_over_ten_thousand_runs(mlp_dir):
     gc.collect()
     after = rss_bytes()
     assert after <= before * 1.01, (before, after)
+
+
+def test_run_releases_the_gil(tmp_path):
+    """Python code on another thread keeps running during one long run()."""
+    import threading
+    import time
+
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    path = brt.compile(lambda a: a @ a @ a @ a @ a @ a, jnp.zeros((768, 768), jnp.float32),
+                       path=str(tmp_path / "chain.brtx"))
+    ctx = brt.Session(path).new_request()
+    a = np.random.default_rng(7).standard_normal((768, 768)).astype(np.float32) / 30
+    ctx.bind(0, a)
+    ctx.run()  # first run: allocations, primitive caches
+    window = {}
+
+    def run():
+        window["start"] = time.perf_counter()
+        ctx.run()
+        window["end"] = time.perf_counter()
+
+    worker = threading.Thread(target=run)
+    stamps = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+    try:
+        worker.start()
+        while worker.is_alive():
+            stamps.append(time.perf_counter())
+        worker.join()
+    finally:
+        sys.setswitchinterval(interval)
+    start, end = window["start"], window["end"]
+    assert end - start > 0.008, "the run is too short to tell"
+    # Holding the GIL would stop this thread for the whole run: one long gap.
+    inside = [start] + [t for t in stamps if start < t < end] + [end]
+    longest_gap = max(b - a for a, b in zip(inside, inside[1:]))
+    assert longest_gap < 0.5 * (end - start), (longest_gap, end - start)
+    ref = np.linalg.matrix_power(a.astype(np.float64), 6)
+    assert rel(ctx.outputs()[0], ref) <= 1e-4
