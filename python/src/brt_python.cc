@@ -1,6 +1,6 @@
 // The brt Python extension (nanobind): Session, RequestContext, zero-copy
-// tensor binding through DLPack (NumPy, JAX, ... on the CPU) and outputs that
-// share the runtime's buffers.
+// tensor binding through DLPack (NumPy, JAX, PyTorch, CuPy; host or CUDA
+// memory) and outputs that share the runtime's buffers.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -74,37 +74,60 @@ nb::dlpack::dtype ToDLPack(brt::DType d) {
   }
 }
 
-// A Python array (anything DLPack) as a tensor that keeps the array alive
-// until the runtime lets go of it. No copy: non-contiguous arrays are refused.
-brt::Tensor FromArray(const std::string& what, nb::ndarray<nb::device::cpu> array,
-                      nb::handle owner) {
+// Where a DLPack array lives, in brt's terms. Pinned host memory is host
+// memory; other devices are refused by name.
+brt::Device DeviceOf(const std::string& what, const nb::ndarray<>& array) {
+  const int type = array.device_type();
+  if (type == nb::device::cpu::value || type == nb::device::cuda_host::value)
+    return brt::Device{brt::DeviceKind::kCpu, 0};
+  if (type == nb::device::cuda::value)
+    return brt::Device{brt::DeviceKind::kCuda, array.device_id()};
+  throw nb::type_error((what + ": arrays on DLPack device type " + std::to_string(type) +
+                        " are not supported (brt binds host and CUDA memory)")
+                           .c_str());
+}
+
+// A Python array (anything DLPack, on the host or a CUDA device) as a tensor
+// that keeps the array alive until the runtime lets go of it. No copy:
+// non-contiguous arrays are refused.
+brt::Tensor FromArray(const std::string& what, const nb::ndarray<>& array, nb::handle owner) {
   auto dtype = FromDLPack(array.dtype());
   if (!dtype) throw nb::type_error((what + ": unsupported element type").c_str());
+  const brt::Device device = DeviceOf(what, array);
   std::vector<int64_t> shape;
   int64_t expected = 1;
   for (size_t d = array.ndim(); d-- > 0;) {
     if (array.shape(d) > 1 && array.stride(d) != expected)
       throw nb::value_error(
           (what + ": the array is not C-contiguous (strides in elements do not match its shape); "
-                  "pass numpy.ascontiguousarray(...) -- brt binds arrays without copying")
+                  "pass a contiguous copy (numpy.ascontiguousarray, tensor.contiguous()) -- brt "
+                  "binds arrays without copying")
               .c_str());
     expected *= static_cast<int64_t>(array.shape(d));
   }
   for (size_t d = 0; d < array.ndim(); ++d) shape.push_back(static_cast<int64_t>(array.shape(d)));
   PyObject* ref = owner.ptr();
   Py_INCREF(ref);
-  return brt::Tensor::Adopt(array.data(), *dtype, std::move(shape), [ref](void*) {
-    nb::gil_scoped_acquire gil;  // the runtime may let go on another thread
-    Py_DECREF(ref);
-  });
+  return brt::Tensor::Adopt(
+      array.data(), *dtype, std::move(shape),
+      [ref](void*) {
+        nb::gil_scoped_acquire gil;  // the runtime may let go on another thread
+        Py_DECREF(ref);
+      },
+      device);
 }
 
-// A NumPy array over the tensor's memory; the capsule keeps the buffer alive
-// (also after the Session is gone).
-nb::object ToNumpy(const brt::Tensor& t) {
+// An array over the tensor's memory; the capsule keeps the buffer alive (also
+// after the Session is gone). Host tensors become NumPy arrays; device tensors
+// become DLPack arrays (torch.from_dlpack, cupy.from_dlpack, jax.dlpack).
+nb::object ToArray(const brt::Tensor& t) {
   auto* holder = new brt::Tensor(t);
   nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<brt::Tensor*>(p); });
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
+  if (t.device().kind == brt::DeviceKind::kCuda)
+    return nb::cast(nb::ndarray<>(t.data(), shape.size(), shape.data(), owner, nullptr,
+                                  ToDLPack(t.dtype()), nb::device::cuda::value,
+                                  t.device().ordinal));
   return nb::cast(nb::ndarray<nb::numpy>(t.data(), shape.size(), shape.data(), owner, nullptr,
                                          ToDLPack(t.dtype())));
 }
@@ -139,7 +162,7 @@ class PyRequest {
   PyRequest(std::shared_ptr<brt::Session> s, std::unique_ptr<brt::RequestContext> c)
       : session_(std::move(s)), ctx_(std::move(c)) {}
 
-  void Bind(nb::handle key, nb::ndarray<nb::device::cpu> array, nb::handle owner) {
+  void Bind(nb::handle key, const nb::ndarray<>& array, nb::handle owner) {
     const int index = ArgIndex(ctx_->function(), key);
     const std::string what = "argument '" + ctx_->function().arguments.at(index).name + "'";
     Check(ctx_->Bind(index, FromArray(what, array, owner), brt::Ownership::kRuntimeOwned));
@@ -163,7 +186,7 @@ class PyRequest {
   }
   nb::list Outputs() {
     nb::list out;
-    for (const brt::Tensor& t : Take(ctx_->Outputs())) out.append(ToNumpy(t));
+    for (const brt::Tensor& t : Take(ctx_->Outputs())) out.append(ToArray(t));
     return out;
   }
   const brt::FunctionInfo& function() const { return ctx_->function(); }
@@ -182,13 +205,14 @@ NB_MODULE(_brt, m) {
       .def(
           "bind",
           [](PyRequest& r, nb::handle key, nb::handle array) {
-            r.Bind(key, nb::cast<nb::ndarray<nb::device::cpu>>(array), array);
+            r.Bind(key, nb::cast<nb::ndarray<>>(array), array);
           },
           nb::arg("arg"), nb::arg("array"), "Binds an input (by name or index) without copying it.")
       .def("run", &PyRequest::Run, "Runs and waits; the GIL is released meanwhile.")
       .def("run_async", &PyRequest::RunAsync)
       .def("wait", &PyRequest::Wait)
-      .def("outputs", &PyRequest::Outputs, "Outputs as NumPy arrays sharing the runtime's buffers.")
+      .def("outputs", &PyRequest::Outputs,
+           "Outputs sharing the runtime's buffers: NumPy arrays, or DLPack arrays on a GPU.")
       .def_prop_ro("function", [](const PyRequest& r) { return r.function().name; });
 
   nb::class_<brt::Session>(m, "Session")
@@ -232,11 +256,10 @@ NB_MODULE(_brt, m) {
                                      std::to_string(f.input_indices.size()))
                                         .c_str());
             for (size_t i = 0; i < inputs.size(); ++i)
-              r.Bind(nb::int_(f.input_indices[i]),
-                     nb::cast<nb::ndarray<nb::device::cpu>>(inputs[i]), inputs[i]);
+              r.Bind(nb::int_(f.input_indices[i]), nb::cast<nb::ndarray<>>(inputs[i]), inputs[i]);
             for (auto [key, value] : named)
               if (nb::cast<std::string>(key) != "function")
-                r.Bind(key, nb::cast<nb::ndarray<nb::device::cpu>>(value), value);
+                r.Bind(key, nb::cast<nb::ndarray<>>(value), value);
             r.Run();
             return r.Outputs();
           },
