@@ -1,0 +1,189 @@
+// Key CPU kernels through the whole runtime (a one-op executable run by a
+// request context), at model-like sizes: matmul, batched attention matmul,
+// softmax, layer norm, add, row reduction, transpose, gather,
+// convolution. Counters give FLOP/s or bytes/s so kernels compare to peaks.
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "brt/builder.h"
+#include "brt/session.h"
+
+namespace {
+
+using brt::Attribute;
+using brt::DType;
+using Shape = std::vector<int64_t>;
+
+struct OneOp {
+  std::string kind;
+  std::vector<std::pair<DType, Shape>> inputs;
+  std::pair<DType, Shape> result;
+  std::vector<Attribute> attrs;
+};
+
+std::vector<brt::Dim> Dims(const Shape& s) { return {s.begin(), s.end()}; }
+
+// Builds, loads and binds the op once; the loop times Run() only.
+void RunOneOp(benchmark::State& state, const OneOp& op, double work_per_run, const char* unit) {
+  brt::ExecutableBuilder b("kernel-bench");
+  brt::FunctionBuilder& f = b.AddFunction("op");
+  std::vector<brt::ValueId> args;
+  for (size_t i = 0; i < op.inputs.size(); ++i)
+    args.push_back(
+        f.Input("in" + std::to_string(i), op.inputs[i].first, Dims(op.inputs[i].second)));
+  f.Output("out", f.Op(op.kind, args, {{op.result.first, Dims(op.result.second)}}, op.attrs)[0]);
+  auto bytes = b.Serialize();
+  if (!bytes.ok()) return state.SkipWithError(bytes.status().ToString().c_str());
+  auto session = brt::Session::LoadMemory(*bytes);
+  if (!session.ok()) return state.SkipWithError(session.status().ToString().c_str());
+  auto ctx = std::move((*session)->NewRequest().value());
+  std::mt19937 rng(11);
+  std::vector<brt::Tensor> inputs;
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    auto t = brt::Tensor::Allocate(op.inputs[i].first, op.inputs[i].second);
+    if (op.inputs[i].first == DType::kF32) {
+      std::uniform_real_distribution<float> d(-1, 1);
+      for (int64_t e = 0; e < t.num_elements(); ++e) static_cast<float*>(t.data())[e] = d(rng);
+    } else {  // i32 indices: small, in range of the tables below
+      std::uniform_int_distribution<int32_t> d(0, 999);
+      for (int64_t e = 0; e < t.num_elements(); ++e) static_cast<int32_t*>(t.data())[e] = d(rng);
+    }
+    if (!ctx->Bind(static_cast<int>(i), t).ok()) return state.SkipWithError("bind failed");
+    inputs.push_back(std::move(t));
+  }
+  for (auto _ : state)
+    if (auto s = ctx->Run(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
+  state.counters[unit] =
+      benchmark::Counter(work_per_run * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+std::vector<Attribute> DotAttrs(Shape lb, Shape rb, Shape lc, Shape rc) {
+  return {{"lhs_batching_dimensions", lb},
+          {"rhs_batching_dimensions", rb},
+          {"lhs_contracting_dimensions", lc},
+          {"rhs_contracting_dimensions", rc}};
+}
+
+void BM_Matmul(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  RunOneOp(state,
+           {"dot_general",
+            {{DType::kF32, {n, n}}, {DType::kF32, {n, n}}},
+            {DType::kF32, {n, n}},
+            DotAttrs({}, {}, {1}, {0})},
+           2.0 * n * n * n, "FLOP/s");
+}
+
+// Attention scores: [batch*heads, seq, 64] x [batch*heads, seq, 64]^T.
+void BM_AttentionScores(benchmark::State& state) {
+  const int64_t bh = 8, seq = state.range(0), d = 64;
+  RunOneOp(state,
+           {"dot_general",
+            {{DType::kF32, {bh, seq, d}}, {DType::kF32, {bh, seq, d}}},
+            {DType::kF32, {bh, seq, seq}},
+            DotAttrs({0}, {0}, {2}, {2})},
+           2.0 * bh * seq * seq * d, "FLOP/s");
+}
+
+void BM_Softmax(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  RunOneOp(
+      state,
+      {"brt.softmax", {{DType::kF32, {rows, cols}}}, {DType::kF32, {rows, cols}}, {{"axis", 1}}},
+      2.0 * 4 * rows * cols, "bytes/s");
+}
+
+void BM_LayerNorm(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  RunOneOp(state,
+           {"brt.layer_norm",
+            {{DType::kF32, {rows, cols}}, {DType::kF32, {cols}}, {DType::kF32, {cols}}},
+            {DType::kF32, {rows, cols}},
+            {{"epsilon", 1e-5}}},
+           2.0 * 4 * rows * cols, "bytes/s");
+}
+
+void BM_Add(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  RunOneOp(state,
+           {"add",
+            {{DType::kF32, {rows, cols}}, {DType::kF32, {rows, cols}}},
+            {DType::kF32, {rows, cols}}},
+           3.0 * 4 * rows * cols, "bytes/s");
+}
+
+void BM_ReduceRows(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  RunOneOp(state,
+           {"reduce",
+            {{DType::kF32, {rows, cols}}, {DType::kF32, {}}},
+            {DType::kF32, {rows}},
+            {{"dimensions", Shape{1}}, {"reducer", "add"}}},
+           4.0 * rows * cols, "bytes/s");
+}
+
+void BM_Transpose(benchmark::State& state) {
+  const int64_t b = 8, s = state.range(0), h = 4, d = 64;
+  RunOneOp(state,
+           {"transpose",
+            {{DType::kF32, {b, s, h, d}}},
+            {DType::kF32, {b, h, s, d}},
+            {{"permutation", Shape{0, 2, 1, 3}}}},
+           2.0 * 4 * b * s * h * d, "bytes/s");
+}
+
+// Embedding lookup: 4096 ids into a [1000, 256] table.
+void BM_GatherRows(benchmark::State& state) {
+  const int64_t ids = state.range(0), width = 256;
+  RunOneOp(state,
+           {"gather",
+            {{DType::kF32, {1000, width}}, {DType::kI32, {ids, 1}}},
+            {DType::kF32, {ids, width}},
+            {{"offset_dims", Shape{1}},
+             {"collapsed_slice_dims", Shape{0}},
+             {"start_index_map", Shape{0}},
+             {"index_vector_dim", 1},
+             {"slice_sizes", Shape{1, width}}}},
+           2.0 * 4 * ids * width, "bytes/s");
+}
+
+// 3x3 convolution, NHWC / HWIO as the compiler emits for JAX's default.
+void BM_Conv3x3(benchmark::State& state) {
+  const int64_t n = 8, hw = state.range(0), c = 32, k = 32;
+  RunOneOp(state,
+           {"convolution",
+            {{DType::kF32, {n, hw, hw, c}}, {DType::kF32, {3, 3, c, k}}},
+            {DType::kF32, {n, hw, hw, k}},
+            {{"window_strides", Shape{1, 1}},
+             {"padding", Shape{1, 1, 1, 1}},
+             {"lhs_dilation", Shape{1, 1}},
+             {"rhs_dilation", Shape{1, 1}},
+             {"feature_group_count", 1},
+             {"batch_group_count", 1},
+             {"input_batch_dimension", 0},
+             {"input_feature_dimension", 3},
+             {"input_spatial_dimensions", Shape{1, 2}},
+             {"kernel_input_feature_dimension", 2},
+             {"kernel_output_feature_dimension", 3},
+             {"kernel_spatial_dimensions", Shape{0, 1}},
+             {"output_batch_dimension", 0},
+             {"output_feature_dimension", 3},
+             {"output_spatial_dimensions", Shape{1, 2}}}},
+           2.0 * n * hw * hw * k * c * 9, "FLOP/s");
+}
+
+BENCHMARK(BM_Matmul)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AttentionScores)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Softmax)->Args({32, 10})->Args({4096, 512})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LayerNorm)->Args({128, 256})->Args({4096, 1024})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Add)->Args({16, 64})->Args({4096, 1024})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ReduceRows)->Args({4096, 1024})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Transpose)->Arg(512)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GatherRows)->Arg(4096)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Conv3x3)->Arg(32)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
