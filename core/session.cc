@@ -38,7 +38,8 @@ struct ResolvedOp {
   const LoadedProvider* provider = nullptr;
   BrtKernel kernel{};
   std::vector<uint32_t> operands, results;
-  std::vector<BrtAttr> attrs;  // point into the executable's bytes
+  std::vector<BrtAttr> attrs;             // point into the executable's bytes
+  const fb::Kernel* generated = nullptr;  // the kernel its "kernel" attribute names
 };
 
 // An op prepared for concrete shapes.
@@ -72,7 +73,8 @@ struct FunctionState {
   std::vector<ResolvedOp> ops;
   std::vector<std::string> symbols;
   bool use_file_plan = false;
-  std::vector<const void*> weight_data;  // per argument; null unless a weight
+  std::vector<const void*> weight_data;    // per argument; null unless a weight
+  std::vector<const void*> constant_data;  // per value: a weight's bytes, else null
 
   std::mutex mu;
   std::map<std::vector<int64_t>, std::shared_ptr<const Specialization>> specializations;
@@ -186,6 +188,9 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
     fs->info.arguments.push_back(std::move(info));
   }
   for (const ValueMeta& vm : fs->values) note_symbols(vm.dims, false);
+  fs->constant_data.assign(fs->values.size(), nullptr);
+  for (size_t a = 0; a < fs->weight_data.size(); ++a)
+    if (fs->weight_data[a]) fs->constant_data[fn.arguments()->Get(a)->value()] = fs->weight_data[a];
   for (size_t s = 0; s < fs->symbols.size(); ++s)
     if (!symbol_bound[s])
       return Status(StatusCode::kInvalidExecutable, where + ": symbolic dimension '" +
@@ -213,6 +218,15 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
       b.str = a->s() ? a->s()->c_str() : "";
       if (a->bytes()) b.bytes = a->bytes()->data(), b.num_bytes = a->bytes()->size();
       r.attrs.push_back(b);
+      if (b.kind == BRT_ATTR_STRING && std::string_view(b.name) == "kernel") {
+        for (size_t g = 0; g < Len(exe.root->kernels()) && !r.generated; ++g)
+          if (Str(exe.root->kernels()->Get(g)->name()) == b.str)
+            r.generated = exe.root->kernels()->Get(g);
+        if (!r.generated)
+          return Status(StatusCode::kInvalidExecutable,
+                        where + " op #" + std::to_string(i) + " '" + r.kind + "' names kernel '" +
+                            b.str + "', which the executable's kernel table does not have");
+      }
     }
     std::vector<int32_t> in_codes, out_codes;
     std::vector<DType> in_types, out_types;
@@ -290,17 +304,29 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
   for (size_t i = 0; i < fs.ops.size(); ++i) {
     const ResolvedOp& r = fs.ops[i];
     std::vector<BrtTensorDesc> in, out;
-    for (uint32_t v : r.operands) in.push_back(describe(v));
+    std::vector<const void*> constants;
+    for (uint32_t v : r.operands)
+      in.push_back(describe(v)), constants.push_back(fs.constant_data[v]);
     for (uint32_t v : r.results) out.push_back(describe(v));
-    BrtOpDesc desc{sizeof(BrtOpDesc),
-                   r.kind.c_str(),
-                   r.provider->api->device_kind,
-                   static_cast<int32_t>(in.size()),
-                   in.data(),
-                   static_cast<int32_t>(out.size()),
-                   out.data(),
-                   static_cast<int32_t>(r.attrs.size()),
-                   r.attrs.data()};
+    BrtOpDesc desc{};
+    desc.struct_size = sizeof(BrtOpDesc);
+    desc.kind = r.kind.c_str();
+    desc.device = r.provider->api->device_kind;
+    desc.num_operands = static_cast<int32_t>(in.size());
+    desc.operands = in.data();
+    desc.num_results = static_cast<int32_t>(out.size());
+    desc.results = out.data();
+    desc.num_attrs = static_cast<int32_t>(r.attrs.size());
+    desc.attrs = r.attrs.data();
+    desc.operand_constants = constants.data();
+    if (r.generated) {
+      desc.kernel_name = r.generated->name()->c_str();
+      desc.kernel_target = r.generated->target() ? r.generated->target()->c_str() : "";
+      if (r.generated->image()) {
+        desc.kernel_image = r.generated->image()->data();
+        desc.kernel_image_size = r.generated->image()->size();
+      }
+    }
     PreparedOp p;
     p.kernel = r.kernel;
     p.buffers_begin = static_cast<uint32_t>(spec->buffer_values.size());

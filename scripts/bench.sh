@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs the CPU microbenchmarks and records medians in bench/results/.
+# Runs the CPU benchmarks and records them in bench/results/: dispatch
+# overhead, key kernels, the encoder block under brt-bench, and (when
+# onnxruntime and IREE are installed) the peer comparison.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh >/dev/null
@@ -61,8 +63,58 @@ lines += [f"| throughput | {b['throughput_runs_per_s']:.1f} runs/s |", f"| load 
           "| op kind | ms per run | share | ops per run |", "|---|---|---|---|"]
 for p in b["profile"]:
     lines.append(f"| `{p['kind']}` | {p['ms_per_run']:.3f} | {100 * p['share']:.1f}% | {p['ops_per_run']} |")
-lines += ["", "No peer (onnxruntime, IREE) was measured beside it yet: that comparison belongs to the benchmark-runner issue."]
+lines += ["", "Peers on the same models: the `peers-cpu` file of the same date."]
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
 rm -rf "$tmp"
+
+# Key kernels through the runtime (bench/kernel_bench.cc), medians of 5.
+json=$(mktemp)
+build/bench/kernel_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+  --benchmark_out="$json" --benchmark_out_format=json >/dev/null
+out=bench/results/$(date -u +%Y-%m-%d)-kernels-cpu.md
+python3 - "$json" "$out" "$(git rev-parse --short HEAD)" <<'PY'
+import json, sys, datetime
+data = json.load(open(sys.argv[1]))
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown")
+lines = ["# Key CPU kernels through the runtime", "", f"- date: {datetime.date.today()}", f"- commit: {sys.argv[3]}",
+         f"- machine: {cpu}, {data['context']['num_cpus']} cores",
+         "- benchmark: `bench/kernel_bench` (one-op executables run by a request context), median of 5 repetitions", "",
+         "| benchmark | time per run | rate |", "|---|---|---|"]
+for b in data["benchmarks"]:
+    if b.get("aggregate_name") != "median":
+        continue
+    rate = next(((k, v) for k, v in b.items() if k in ("FLOP/s", "bytes/s")), None)
+    scale = "G" + rate[0] if rate else ""
+    lines.append(f"| {b['run_name']} | {b['real_time']:.2f} {b['time_unit']} | "
+                 + (f"{rate[1] / 1e9:.1f} {scale}" if rate else "") + " |")
+open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY
+rm -f "$json"
+
+# brt vs ONNX Runtime vs IREE (pip install onnx onnxruntime iree-base-compiler iree-base-runtime).
+if python3 -c "import onnx, onnxruntime, iree.compiler, iree.runtime" 2>/dev/null; then
+  out=bench/results/$(date -u +%Y-%m-%d)-peers-cpu.md
+  table=$(mktemp)
+  PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py --runs 300 --markdown "$table" >/dev/null
+  cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+  versions=$(python3 -c "import onnxruntime, iree.compiler; print(f'onnxruntime {onnxruntime.__version__}, IREE {iree.compiler.version.VERSION}')" 2>/dev/null || echo "see pip list")
+  {
+    echo "# brt vs ONNX Runtime vs IREE on the CPU"
+    echo
+    echo "- date: $(date -u +%Y-%m-%d)"
+    echo "- commit: $(git rev-parse --short HEAD)"
+    echo "- machine: $cpu, $(nproc) cores"
+    echo "- peers: $versions (IREE: llvm-cpu, host CPU)"
+    echo "- command: \`PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py --runs 300\`"
+    echo "- models: MLP 32x256 -> 512 -> 512 -> 10; CNN 8x32x32x3, two 3x3 conv+relu+maxpool, dense; transformer encoder block 2x64x256, 4 heads, exact GELU"
+    echo
+    cat "$table"
+  } >"$out"
+  cat "$out"
+  rm -f "$table"
+else
+  echo "peer comparison skipped: pip install onnx onnxruntime iree-base-compiler iree-base-runtime"
+fi

@@ -101,7 +101,23 @@ typedef struct BrtOpDesc {
   const BrtTensorDesc* results;
   int32_t num_attrs;
   const BrtAttr* attrs;
+  /* The fields below are present when struct_size covers them. */
+  /* Per operand: its bytes when they are constant for the Session's lifetime
+   * (a weight in the executable, in host memory), else NULL. Lets prepare()
+   * pre-pack weights. May itself be NULL. */
+  const void* const* operand_constants;
+  /* The generated code the op names with its "kernel" attribute (e.g. PTX
+   * text for target "ptx:sm_80"), from the executable's kernel table; NULL
+   * when it names none. Valid for the Session's lifetime. */
+  const char* kernel_name;
+  const char* kernel_target;
+  const uint8_t* kernel_image;
+  uint64_t kernel_image_size;
 } BrtOpDesc;
+
+/* Whether a BrtOpDesc of this size has the field. */
+#define BRT_OP_DESC_HAS(desc, field) \
+  ((desc)->struct_size >= offsetof(BrtOpDesc, field) + sizeof((desc)->field))
 
 /* The functions of one kernel.
  * prepare: once per Session (per shape specialization): validate shapes and

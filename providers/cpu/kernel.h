@@ -56,6 +56,8 @@ class OpInfo {
   std::string String(std::string_view name) const;
   std::string String(std::string_view name, std::string fallback) const;
   std::vector<uint8_t> Bytes(std::string_view name) const;
+  // The operand's bytes when constant for the Session (a weight), else null.
+  const void* Constant(int operand) const;
 
   // Throws KernelError "<kind>: <message>" unless cond holds.
   void Require(bool cond, const std::string& message) const;
@@ -74,6 +76,7 @@ class OpInfo {
   const BrtAttr* Get(std::string_view name, int32_t kind) const;
   const BrtAttr* attrs_;
   int num_attrs_;
+  std::vector<const void*> constants_;
 };
 
 // The run-time side of a kernel. Run() must not allocate or throw.

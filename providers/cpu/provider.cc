@@ -127,7 +127,12 @@ OpInfo::OpInfo(const BrtOpDesc& desc)
   };
   for (int i = 0; i < desc.num_operands; ++i) in.push_back(convert(desc.operands[i]));
   for (int i = 0; i < desc.num_results; ++i) out.push_back(convert(desc.results[i]));
+  constants_.assign(in.size(), nullptr);
+  if (BRT_OP_DESC_HAS(&desc, operand_constants) && desc.operand_constants)
+    constants_.assign(desc.operand_constants, desc.operand_constants + desc.num_operands);
 }
+
+const void* OpInfo::Constant(int operand) const { return constants_.at(operand); }
 
 const BrtAttr* OpInfo::Find(std::string_view name) const {
   for (int i = 0; i < num_attrs_; ++i)

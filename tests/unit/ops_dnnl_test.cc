@@ -69,6 +69,25 @@ TEST(DotGeneral, LayoutsAgainstFloat64) {
   }
 }
 
+// A constant rhs (a weight) is reordered once into oneDNN's blocked layout.
+TEST(DotGeneral, ConstantRhsIsPrepackedCorrectly) {
+  for (const DotSpec& s : kDots) {
+    HostTensor l = Random(DType::kF32, s.lhs, Rng()), r = Random(DType::kF32, s.rhs, Rng());
+    for (const char* kind : {"dot_general", "brt.matmul"}) {
+      auto out = MustRunOp({kind,
+                            {l, r},
+                            {{DType::kF32, Dims(s.out)}},
+                            {{"lhs_batching_dimensions", s.lb},
+                             {"rhs_batching_dimensions", s.rb},
+                             {"lhs_contracting_dimensions", s.lc},
+                             {"rhs_contracting_dimensions", s.rc}},
+                            /*weights=*/{1}});
+      EXPECT_LE(RelError(out[0].ToDouble(), DotReference(l, r, s)), 1e-5)
+          << kind << " " << FormatShape(s.lhs) << " x " << FormatShape(s.rhs);
+    }
+  }
+}
+
 TEST(DotGeneral, IntegerAndBfloat16) {
   const DotSpec& s = kDots[3];
   HostTensor l = Random(DType::kI32, s.lhs, Rng(), -5, 5),

@@ -158,8 +158,15 @@ Expected<std::vector<HostTensor>> RunOp(const OpRun& op) {
   ExecutableBuilder b("brt-unit-test");
   FunctionBuilder& f = b.AddFunction("main");
   std::vector<ValueId> args;
-  for (size_t i = 0; i < op.inputs.size(); ++i)
-    args.push_back(f.Input("in" + std::to_string(i), op.inputs[i].dtype, Dims(op.inputs[i].shape)));
+  auto is_weight = [&](size_t i) {
+    return std::find(op.weights.begin(), op.weights.end(), static_cast<int>(i)) != op.weights.end();
+  };
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    const HostTensor& in = op.inputs[i];
+    args.push_back(is_weight(i) ? f.Weight("in" + std::to_string(i), in.dtype, in.shape,
+                                           {static_cast<const uint8_t*>(in.data()), in.num_bytes()})
+                                : f.Input("in" + std::to_string(i), in.dtype, Dims(in.shape)));
+  }
   auto results = f.Op(op.kind, args, op.results, op.attrs);
   for (size_t i = 0; i < results.size(); ++i) f.Output("out" + std::to_string(i), results[i]);
   auto session = LoadBuilt(b);
@@ -167,7 +174,8 @@ Expected<std::vector<HostTensor>> RunOp(const OpRun& op) {
   auto ctx = (*session)->NewRequest();
   if (!ctx.ok()) return ctx.status();
   std::vector<HostTensor> inputs = op.inputs;
-  for (size_t i = 0; i < inputs.size(); ++i) BRT_RETURN_IF_ERROR((*ctx)->Bind(i, inputs[i].view()));
+  for (size_t i = 0, bound = 0; i < inputs.size(); ++i)
+    if (!is_weight(i)) BRT_RETURN_IF_ERROR((*ctx)->Bind(bound++, inputs[i].view()));
   std::vector<HostTensor> outs;
   for (const TensorType& t : op.results) {
     std::vector<int64_t> shape;

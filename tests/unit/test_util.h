@@ -58,6 +58,8 @@ struct OpRun {
   std::vector<HostTensor> inputs;
   std::vector<TensorType> results;
   std::vector<Attribute> attrs = {};
+  // Operands stored in the executable as weights (constants) instead of bound.
+  std::vector<int> weights = {};
 };
 
 // Builds a one-function executable holding just this op, loads it with the
