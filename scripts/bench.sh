@@ -100,7 +100,7 @@ if python3 -c "import onnx, onnxruntime, iree.compiler, iree.runtime" 2>/dev/nul
   table=$(mktemp)
   PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py --runs 300 --markdown "$table" >/dev/null
   cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-  versions=$(python3 -c "import onnxruntime, iree.compiler; print(f'onnxruntime {onnxruntime.__version__}, IREE {iree.compiler.version.VERSION}')" 2>/dev/null || echo "see pip list")
+  versions=$(python3 -c "import importlib.metadata as m; print(f\"onnxruntime {m.version('onnxruntime')}, IREE {m.version('iree-base-compiler')}\")")
   {
     echo "# brt vs ONNX Runtime vs IREE on the CPU"
     echo
