@@ -26,8 +26,7 @@ AllocatorStats Allocator::stats() const {
   AllocatorStats s;
   s.bytes_in_use = in_use_.load();
   s.peak_bytes_in_use = peak_.load();
-  // Nothing is cached: what is reserved from the system is what is in use.
-  s.bytes_reserved = s.bytes_in_use;
+  s.bytes_reserved = Reserved();
   s.num_allocations = count_.load();
   return s;
 }
@@ -45,6 +44,16 @@ void* ProviderAllocator::DoAllocate(size_t bytes, size_t alignment) {
 
 void ProviderAllocator::DoDeallocate(void* ptr) {
   if (api_->deallocate) api_->deallocate(ordinal_, ptr);
+}
+
+void ProviderAllocator::Trim() {
+  if (BRT_STRUCT_HAS(BrtProviderApi, api_, trim) && api_->trim) api_->trim(ordinal_);
+}
+
+int64_t ProviderAllocator::Reserved() const {
+  if (BRT_STRUCT_HAS(BrtProviderApi, api_, reserved_bytes) && api_->reserved_bytes)
+    return static_cast<int64_t>(api_->reserved_bytes(ordinal_));
+  return Allocator::Reserved();
 }
 
 std::shared_ptr<void> AllocateShared(const std::shared_ptr<Allocator>& allocator, size_t bytes,

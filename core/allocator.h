@@ -20,6 +20,11 @@ class Allocator {
   virtual void Trim() {}
 
  protected:
+  // Bytes held from the system; by default exactly what is in use.
+  virtual int64_t Reserved() const { return in_use_.load(); }
+
+ public:
+ protected:
   virtual void* DoAllocate(size_t bytes, size_t alignment) = 0;
   virtual void DoDeallocate(void* ptr) = 0;
 
@@ -38,8 +43,10 @@ class HostAllocator final : public Allocator {
 class ProviderAllocator final : public Allocator {
  public:
   ProviderAllocator(const BrtProviderApi* api, int ordinal) : api_(api), ordinal_(ordinal) {}
+  void Trim() override;
 
  protected:
+  int64_t Reserved() const override;
   void* DoAllocate(size_t bytes, size_t alignment) override;
   void DoDeallocate(void* ptr) override;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -73,8 +74,9 @@ struct FunctionState {
   std::vector<ResolvedOp> ops;
   std::vector<std::string> symbols;
   bool use_file_plan = false;
-  std::vector<const void*> weight_data;    // per argument; null unless a weight
-  std::vector<const void*> constant_data;  // per value: a weight's bytes, else null
+  std::vector<const void*> weight_data;       // per argument; null unless a weight
+  std::vector<const void*> host_weight_data;  // the same, when it is in host memory
+  std::vector<const void*> constant_data;     // per value: a weight's bytes, else null
 
   std::mutex mu;
   std::map<std::vector<int64_t>, std::shared_ptr<const Specialization>> specializations;
@@ -99,13 +101,42 @@ struct Session::Impl {
   std::shared_ptr<core::Allocator> host_allocator = std::make_shared<core::HostAllocator>();
   std::mutex allocators_mu;
   std::map<std::pair<int, int>, std::shared_ptr<core::Allocator>> device_allocators;
+  std::vector<std::shared_ptr<void>> device_weights;  // uploaded once at load
 
   Status Init(const SessionOptions& options);
   Status InitFunction(const fb::Function& fn, FunctionState* fs);
   Expected<std::shared_ptr<const Specialization>> Specialize(FunctionState& fs,
                                                              const std::vector<int64_t>& symbols);
   std::shared_ptr<core::Allocator> AllocatorFor(Device device);
+  // The first loaded provider whose kernels run on this device kind.
+  const LoadedProvider* ProviderFor(DeviceKind kind) const {
+    for (const auto& p : providers)
+      if (p->api->device_kind == static_cast<int32_t>(kind)) return p.get();
+    return nullptr;
+  }
+  Expected<const void*> UploadWeight(const std::string& name, Device device, const void* host,
+                                     size_t bytes);
 };
+
+Expected<const void*> Session::Impl::UploadWeight(const std::string& name, Device device,
+                                                  const void* host, size_t bytes) {
+  const LoadedProvider* p = ProviderFor(device.kind);
+  if (!p || !p->api->copy)
+    return Status(StatusCode::kUnsupported, "weight '" + name + "' lives on " +
+                                                DeviceKindName(device.kind) +
+                                                ", and no loaded provider can copy to it");
+  auto block = core::AllocateShared(AllocatorFor(device), bytes, core::kArenaAlignment);
+  if (!block)
+    return Status(StatusCode::kResourceExhausted, "cannot allocate " + std::to_string(bytes) +
+                                                      " bytes on " + DeviceKindName(device.kind) +
+                                                      " for weight '" + name + "'");
+  BrtErrorBuffer err{};
+  if (bytes && p->api->copy(device.ordinal, block.get(), host, bytes, 0, nullptr, &err) != BRT_OK)
+    return Status(StatusCode::kInternal, "uploading weight '" + name + "' to " +
+                                             DeviceKindName(device.kind) + ": " + err.message);
+  device_weights.push_back(block);
+  return static_cast<const void*>(block.get());
+}
 
 std::shared_ptr<core::Allocator> Session::Impl::AllocatorFor(Device device) {
   if (device.kind == DeviceKind::kCpu) return host_allocator;
@@ -173,24 +204,31 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
                       vm.dtype,         vm.dims,
                       vm.device,        arg->alias_argument()};
     const void* weight = nullptr;
+    const void* host_weight = nullptr;
     if (info.role == ArgRole::kWeight) {
-      weight = exe.bytes.data + exe.root->weights()->Get(arg->weight())->offset();
-      if (info.device.kind != DeviceKind::kCpu)
-        return Status(StatusCode::kUnsupported, where + " weight '" + info.name + "' lives on " +
-                                                    DeviceKindName(info.device.kind) +
-                                                    "; only host weights are supported so far");
+      const fb::WeightSegment* segment = exe.root->weights()->Get(arg->weight());
+      weight = host_weight = exe.bytes.data + segment->offset();
+      if (info.device.kind != DeviceKind::kCpu) {
+        auto uploaded = UploadWeight(info.name, info.device, host_weight, segment->length());
+        if (!uploaded.ok())
+          return Status(uploaded.status().code(), where + ": " + uploaded.status().message());
+        weight = *uploaded;
+        host_weight = nullptr;  // kernels on the host never see it
+      }
     }
     if (info.role == ArgRole::kInput || info.role == ArgRole::kState)
       fs->info.input_indices.push_back(static_cast<int>(a));
     if (info.role == ArgRole::kOutput) fs->info.output_indices.push_back(static_cast<int>(a));
     note_symbols(info.shape, info.role == ArgRole::kInput || info.role == ArgRole::kState);
     fs->weight_data.push_back(weight);
+    fs->host_weight_data.push_back(host_weight);
     fs->info.arguments.push_back(std::move(info));
   }
   for (const ValueMeta& vm : fs->values) note_symbols(vm.dims, false);
   fs->constant_data.assign(fs->values.size(), nullptr);
-  for (size_t a = 0; a < fs->weight_data.size(); ++a)
-    if (fs->weight_data[a]) fs->constant_data[fn.arguments()->Get(a)->value()] = fs->weight_data[a];
+  for (size_t a = 0; a < fs->host_weight_data.size(); ++a)
+    if (fs->host_weight_data[a])
+      fs->constant_data[fn.arguments()->Get(a)->value()] = fs->host_weight_data[a];
   for (size_t s = 0; s < fs->symbols.size(); ++s)
     if (!symbol_bound[s])
       return Status(StatusCode::kInvalidExecutable, where + ": symbolic dimension '" +
@@ -390,6 +428,13 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
 // ---------------------------------------------------------------------------
 // RequestContext
 
+namespace {
+struct QueueSlot {
+  const LoadedProvider* provider;
+  void* queue;
+};
+}  // namespace
+
 struct RequestContext::Impl {
   std::shared_ptr<const Session> session;
   Session::Impl* s = nullptr;
@@ -409,8 +454,44 @@ struct RequestContext::Impl {
     decltype(BrtKernel::run) run;
     void* instance;
     void* const* buffers;
+    void* queue;          // the provider's queue for this context, or null
+    QueueSlot* wait_for;  // a host op after device work waits for that queue
   };
   std::vector<DispatchEntry> dispatch;
+
+  // One work queue per provider that has them (CUDA: a stream), made on the
+  // first run or handed in by the caller (SetQueue).
+  std::vector<std::unique_ptr<QueueSlot>> queues;
+  Expected<QueueSlot*> QueueFor(const LoadedProvider* p);
+  // Copies between a binding and a staging buffer on the argument's device,
+  // queued before and after the ops.
+  struct Transfer {
+    QueueSlot* slot;
+    int ordinal;
+    void* dst;
+    const void* src;
+    size_t bytes;
+    int32_t direction;  // 0 host->device, 1 device->host
+  };
+  std::vector<Transfer> before, after;
+  std::vector<std::pair<std::shared_ptr<void>, size_t>> staging;  // per argument: block, bytes
+  Expected<void*> Staging(size_t arg, size_t bytes);
+  Status AddTransfer(std::vector<Transfer>& list, Device dst_device, void* dst, Device src_device,
+                     const void* src, size_t bytes);
+  Status RunTransfers(const std::vector<Transfer>& list);
+  Status Synchronize();
+
+  // CUDA graphs: the recorded ops and the buffer addresses they were recorded with.
+  bool graphs_enabled = true;
+  QueueSlot* graph_queue = nullptr;  // set when every op can be recorded on one queue
+  void* graph = nullptr;
+  std::vector<void*> graph_buffers;
+  bool replayed = false;
+  bool graph_fallback_said = false;
+  std::string graph_off_reason;  // why the ops cannot be recorded, if so
+  Status BuildDispatch();
+  void DropGraph();
+  Status RunOps();
 
   std::unique_ptr<core::ThreadQueue> queue;
   bool in_flight = false;
@@ -419,7 +500,12 @@ struct RequestContext::Impl {
   Status async_status;
   BrtErrorBuffer error{};
 
-  ~Impl() { ReleaseInstances(); }
+  ~Impl() {
+    DropGraph();
+    ReleaseInstances();
+    for (auto& q : queues)
+      if (q->queue) q->provider->api->destroy_queue(q->queue);
+  }
 
   Expected<size_t> Find(ArgRef ref) const;
   Status CheckTensor(size_t arg, const Tensor& t) const;
@@ -484,10 +570,20 @@ Status RequestContext::Impl::CheckTensor(size_t arg, const Tensor& t) const {
       return bad("expected shape " + FormatDims(info.shape) + ", got " + FormatShape(t.shape()));
   }
   if (!NumElements(t.shape())) return bad("shape " + FormatShape(t.shape()) + " is too large");
-  if (t.device() != info.device)
-    return bad(std::string("expected a tensor on ") + DeviceKindName(info.device.kind) + ":" +
-               std::to_string(info.device.ordinal) + ", got one on " +
-               DeviceKindName(t.device().kind) + ":" + std::to_string(t.device().ordinal));
+  if (t.device() != info.device) {
+    // Host <-> device differences are bridged by copies on the request's queue.
+    const bool host_and_device =
+        (t.device().kind == DeviceKind::kCpu) != (info.device.kind == DeviceKind::kCpu);
+    const DeviceKind device_side =
+        t.device().kind == DeviceKind::kCpu ? info.device.kind : t.device().kind;
+    if (!host_and_device || !s->ProviderFor(device_side) || info.role == ArgRole::kState)
+      return bad(std::string("expected a tensor on ") + DeviceKindName(info.device.kind) + ":" +
+                 std::to_string(info.device.ordinal) + ", got one on " +
+                 DeviceKindName(t.device().kind) + ":" + std::to_string(t.device().ordinal) +
+                 (info.role == ArgRole::kState ? " (state is updated in place, so it must be "
+                                                 "bound on its own device)"
+                                               : ""));
+  }
   if (t.num_elements() > 0 && !t.data()) return bad("data pointer is null");
   if (reinterpret_cast<uintptr_t>(t.data()) % DTypeSize(t.dtype()) != 0)
     return bad("data pointer is not aligned to its " + std::to_string(DTypeSize(t.dtype())) +
@@ -530,6 +626,8 @@ Status RequestContext::Impl::ResolveSymbols(bool require_all) {
 
 Status RequestContext::Impl::PrepareRun() {
   const auto& args = fs->info.arguments;
+  before.clear();
+  after.clear();
   for (int a : fs->info.input_indices)
     if (!bindings[a].defined())
       return Status(StatusCode::kFailedPrecondition, "input " + ArgName(a) + " is not bound");
@@ -537,6 +635,7 @@ Status RequestContext::Impl::PrepareRun() {
   if (!spec || symbol_values != spec_key) {
     auto next = s->Specialize(*fs, symbol_values);
     if (!next.ok()) return next.status();
+    DropGraph();
     ReleaseInstances();
     arenas.clear();
     spec = *next;
@@ -578,7 +677,16 @@ Status RequestContext::Impl::PrepareRun() {
   for (size_t a = 0; a < args.size(); ++a) {
     uint32_t value = fs->fn->arguments()->Get(a)->value();
     if (args[a].role == ArgRole::kInput || args[a].role == ArgRole::kState) {
-      value_ptrs[value] = bindings[a].data();
+      const Tensor& b = bindings[a];
+      if (b.device() == args[a].device) {
+        value_ptrs[value] = b.data();
+        continue;
+      }
+      auto staged = Staging(a, b.num_bytes());
+      if (!staged.ok()) return staged.status();
+      BRT_RETURN_IF_ERROR(
+          AddTransfer(before, args[a].device, *staged, b.device(), b.data(), b.num_bytes()));
+      value_ptrs[value] = *staged;
       continue;
     }
     if (args[a].role != ArgRole::kOutput) continue;
@@ -598,6 +706,14 @@ Status RequestContext::Impl::PrepareRun() {
                                                         " but this run produces " +
                                                         FormatShape(shape));
       adopt(bindings[a]);
+      if (bindings[a].device() != args[a].device) {
+        auto staged = Staging(a, spec->bytes[value]);
+        if (!staged.ok()) return staged.status();
+        BRT_RETURN_IF_ERROR(AddTransfer(after, bindings[a].device(), bindings[a].data(),
+                                        args[a].device, *staged, spec->bytes[value]));
+        value_ptrs[value] = *staged;
+        continue;
+      }
     } else if (outputs[a].defined() && outputs[a].shape() == shape && outputs[a].owner() &&
                outputs[a].owner().use_count() == 1 && outputs[a].data() != nullptr &&
                std::none_of(bindings.begin(), bindings.end(),
@@ -616,27 +732,149 @@ Status RequestContext::Impl::PrepareRun() {
     value_ptrs[value] = outputs[a].data();
   }
   for (size_t i = 0; i < buffers.size(); ++i) buffers[i] = value_ptrs[spec->buffer_values[i]];
-  if (dispatch.size() != spec->ops.size()) {
-    dispatch.clear();
-    for (size_t i = 0; i < spec->ops.size(); ++i)
-      dispatch.push_back(
-          {spec->ops[i].kernel.run, instances[i], buffers.data() + spec->ops[i].buffers_begin});
+  if (dispatch.size() != spec->ops.size()) return BuildDispatch();
+  return Status::Ok();
+}
+
+Status RequestContext::Impl::BuildDispatch() {
+  DropGraph();
+  dispatch.clear();
+  graph_queue = nullptr;
+  graph_off_reason.clear();
+  QueueSlot* pending = nullptr;  // a queue with device work the host has not waited for
+  QueueSlot* only = nullptr;     // the one queue every op runs on, if there is one
+  bool one_queue = true;
+  for (size_t i = 0; i < spec->ops.size(); ++i) {
+    const LoadedProvider* p = fs->ops[i].provider;
+    QueueSlot* slot = nullptr;
+    if (p->api->create_queue) {
+      auto q = QueueFor(p);
+      if (!q.ok()) return q.status();
+      slot = *q;
+    }
+    DispatchEntry e{spec->ops[i].kernel.run, instances[i],
+                    buffers.data() + spec->ops[i].buffers_begin, slot ? slot->queue : nullptr,
+                    nullptr};
+    if (!slot && pending) e.wait_for = pending, pending = nullptr;
+    if (slot) pending = slot;
+    dispatch.push_back(e);
+
+    const BrtKernel& k = spec->ops[i].kernel;
+    if (!slot || (only && slot != only)) one_queue = false;
+    only = slot;
+    if (graph_off_reason.empty() && BRT_STRUCT_HAS(BrtKernel, &k, flags) &&
+        (k.flags & BRT_KERNEL_NOT_CAPTURABLE))
+      graph_off_reason =
+          "op #" + std::to_string(i) + " '" + fs->ops[i].kind + "' cannot be recorded into a graph";
+  }
+  if (!only) return Status::Ok();  // host work only: nothing to record
+  const BrtProviderApi* api = only->provider->api;
+  if (!one_queue && graph_off_reason.empty())
+    graph_off_reason = "its ops run on more than one queue or on the host";
+  if (graph_off_reason.empty() &&
+      !(BRT_STRUCT_HAS(BrtProviderApi, api, begin_capture) && api->begin_capture &&
+        api->end_capture && api->launch_graph && api->destroy_graph))
+    graph_off_reason = "provider '" + only->provider->name() + "' cannot record graphs";
+  if (graph_off_reason.empty()) graph_queue = only;
+  return Status::Ok();
+}
+
+Expected<QueueSlot*> RequestContext::Impl::QueueFor(const LoadedProvider* p) {
+  for (auto& q : queues)
+    if (q->provider == p) return q.get();
+  void* queue = nullptr;
+  if (p->api->create_queue(0, &queue, &error) != BRT_OK)
+    return Status(StatusCode::kResourceExhausted,
+                  "provider '" + p->name() + "': cannot create a work queue: " + error.message);
+  queues.push_back(std::make_unique<QueueSlot>(QueueSlot{p, queue}));
+  return queues.back().get();
+}
+
+Expected<void*> RequestContext::Impl::Staging(size_t arg, size_t bytes) {
+  if (staging.size() != fs->info.arguments.size()) staging.resize(fs->info.arguments.size());
+  auto& [block, size] = staging[arg];
+  if (!block || size != bytes) {
+    block = core::AllocateShared(s->AllocatorFor(fs->info.arguments[arg].device), bytes,
+                                 core::kArenaAlignment);
+    size = bytes;
+    if (!block)
+      return Status(StatusCode::kResourceExhausted,
+                    "cannot allocate a " + std::to_string(bytes) + "-byte staging buffer on " +
+                        DeviceKindName(fs->info.arguments[arg].device.kind) + " for " +
+                        ArgName(arg));
+  }
+  return block.get();
+}
+
+Status RequestContext::Impl::AddTransfer(std::vector<Transfer>& list, Device dst_device, void* dst,
+                                         Device src_device, const void* src, size_t bytes) {
+  const Device device = dst_device.kind == DeviceKind::kCpu ? src_device : dst_device;
+  auto slot = QueueFor(s->ProviderFor(device.kind));
+  if (!slot.ok()) return slot.status();
+  list.push_back({*slot, device.ordinal, dst, src, bytes,
+                  dst_device.kind == DeviceKind::kCpu ? int32_t{1} : int32_t{0}});
+  return Status::Ok();
+}
+
+Status RequestContext::Impl::RunTransfers(const std::vector<Transfer>& list) {
+  for (const Transfer& t : list) {
+    if (!t.bytes) continue;
+    if (t.slot->provider->api->copy(t.ordinal, t.dst, t.src, t.bytes, t.direction, t.slot->queue,
+                                    &error) != BRT_OK)
+      return Status(StatusCode::kInternal,
+                    "function '" + fs->info.name + "': copying " + std::to_string(t.bytes) +
+                        " bytes " + (t.direction ? "to" : "from") + " the host: " + error.message);
   }
   return Status::Ok();
 }
 
+Status RequestContext::Impl::Synchronize() {
+  for (auto& q : queues)
+    if (q->provider->api->synchronize_queue(q->queue, &error) != BRT_OK)
+      return Status(StatusCode::kInternal, "function '" + fs->info.name + "': waiting for '" +
+                                               q->provider->name() + "': " + error.message);
+  return Status::Ok();
+}
+
+void RequestContext::Impl::DropGraph() {
+  if (graph && graph_queue) graph_queue->provider->api->destroy_graph(graph);
+  graph = nullptr;
+  graph_buffers.clear();
+}
+
 Status RequestContext::Impl::Execute() {
+  replayed = false;
+  Status status = RunTransfers(before);
+  // Host ops read what came from a device: wait for it first.
+  for (const Transfer& t : before)
+    if (status.ok() && t.direction == 1) status = Synchronize();
+  if (status.ok()) status = RunOps();
+  if (status.ok()) status = RunTransfers(after);
+  Status synced = Synchronize();
+  return status.ok() ? synced : status;
+}
+
+Status RequestContext::Impl::RunOps() {
   const size_t n = dispatch.size();
   const DispatchEntry* ops = dispatch.data();
+  auto failed = [&](size_t i) {
+    return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" +
+                                             std::to_string(i) + " '" + fs->ops[i].kind +
+                                             "' failed: " + error.message);
+  };
+  auto wait = [&](QueueSlot* q) {
+    return q->provider->api->synchronize_queue(q->queue, &error) == BRT_OK;
+  };
   if (profiling) {
     last_profile.resize(n);
     const auto start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < n; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
-      if (ops[i].run(ops[i].instance, ops[i].buffers, nullptr, &error) != BRT_OK)
-        return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" +
-                                                 std::to_string(i) + " '" + fs->ops[i].kind +
-                                                 "' failed: " + error.message);
+      if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK)
+        return failed(i);
+      // Device ops are timed to completion.
+      if (ops[i].queue && fs->ops[i].provider->api->synchronize_queue(ops[i].queue, &error))
+        return failed(i);
       const auto t1 = std::chrono::steady_clock::now();
       last_profile[i] = {static_cast<int>(i), fs->ops[i].kind.c_str(),
                          std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - start).count(),
@@ -644,11 +882,47 @@ Status RequestContext::Impl::Execute() {
     }
     return Status::Ok();
   }
+  if (graph_queue && graphs_enabled) {
+    const BrtProviderApi* api = graph_queue->provider->api;
+    if (!graph || graph_buffers != buffers) {
+      DropGraph();
+      if (api->begin_capture(graph_queue->queue, &error) != BRT_OK) {
+        std::fprintf(stderr, "brt: function '%s' runs op by op: starting a graph capture: %s\n",
+                     fs->info.name.c_str(), error.message);
+        graph_queue = nullptr;
+        return RunOps();
+      }
+      for (size_t i = 0; i < n; ++i)
+        if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK) {
+          Status s = failed(i);
+          BrtErrorBuffer ignored{};
+          void* partial = nullptr;
+          if (api->end_capture(graph_queue->queue, &partial, &ignored) == BRT_OK && partial)
+            api->destroy_graph(partial);
+          return s;
+        }
+      if (api->end_capture(graph_queue->queue, &graph, &error) != BRT_OK) {
+        graph = nullptr;
+        return Status(StatusCode::kInternal,
+                      "function '" + fs->info.name + "': recording its graph: " + error.message);
+      }
+      graph_buffers = buffers;
+    }
+    if (api->launch_graph(graph, graph_queue->queue, &error) != BRT_OK)
+      return Status(StatusCode::kInternal,
+                    "function '" + fs->info.name + "': replaying its graph: " + error.message);
+    replayed = true;
+    return Status::Ok();
+  }
+  if (graphs_enabled && !graph_off_reason.empty() && !graph_fallback_said) {
+    graph_fallback_said = true;
+    std::fprintf(stderr, "brt: function '%s' runs op by op, not as a graph: %s\n",
+                 fs->info.name.c_str(), graph_off_reason.c_str());
+  }
   for (size_t i = 0; i < n; ++i) {
-    if (ops[i].run(ops[i].instance, ops[i].buffers, nullptr, &error) != BRT_OK)
-      return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" +
-                                               std::to_string(i) + " '" + fs->ops[i].kind +
-                                               "' failed: " + error.message);
+    if (ops[i].wait_for && !wait(ops[i].wait_for)) return failed(i);
+    if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK)
+      return failed(i);
   }
   return Status::Ok();
 }
@@ -749,6 +1023,42 @@ Expected<Tensor> RequestContext::Output(ArgRef ref) const {
 }
 
 void RequestContext::SetProfiling(bool enabled) { impl_->profiling = enabled; }
+
+Status RequestContext::SetQueue(Device device, void* native_queue) {
+  if (impl_->in_flight)
+    return Status(StatusCode::kFailedPrecondition, "cannot change queues while a run is in flight");
+  const LoadedProvider* p = impl_->s->ProviderFor(device.kind);
+  if (!p || !p->api->create_queue)
+    return Status(
+        StatusCode::kInvalidArgument,
+        std::string("no loaded provider runs work queues on ") + DeviceKindName(device.kind));
+  if (native_queue && !(BRT_STRUCT_HAS(BrtProviderApi, p->api, wrap_queue) && p->api->wrap_queue))
+    return Status(StatusCode::kUnsupported,
+                  "provider '" + p->name() + "' cannot run on a caller's queue");
+  void* queue = nullptr;
+  BrtErrorBuffer err{};
+  if (native_queue ? p->api->wrap_queue(device.ordinal, native_queue, &queue, &err)
+                   : p->api->create_queue(device.ordinal, &queue, &err))
+    return Status(StatusCode::kInvalidArgument,
+                  "provider '" + p->name() + "': cannot use that queue: " + err.message);
+  impl_->DropGraph();
+  auto slot = impl_->QueueFor(p);
+  if (!slot.ok()) {
+    p->api->destroy_queue(queue);
+    return slot.status();
+  }
+  p->api->destroy_queue((*slot)->queue);
+  (*slot)->queue = queue;
+  impl_->dispatch.clear();  // entries hold the old queue
+  return Status::Ok();
+}
+
+void RequestContext::SetGraphCapture(bool enabled) {
+  impl_->graphs_enabled = enabled;
+  if (!enabled) impl_->DropGraph();
+}
+
+bool RequestContext::last_run_replayed_graph() const { return impl_->replayed; }
 
 const std::vector<OpProfile>& RequestContext::profile() const { return impl_->last_profile; }
 

@@ -115,10 +115,6 @@ typedef struct BrtOpDesc {
   uint64_t kernel_image_size;
 } BrtOpDesc;
 
-/* Whether a BrtOpDesc of this size has the field. */
-#define BRT_OP_DESC_HAS(desc, field) \
-  ((desc)->struct_size >= offsetof(BrtOpDesc, field) + sizeof((desc)->field))
-
 /* The functions of one kernel.
  * prepare: once per Session (per shape specialization): validate shapes and
  *   attributes, build whatever run() needs; returns BRT_OK and *state.
@@ -139,7 +135,16 @@ typedef struct BrtKernel {
   int32_t (*create_instance)(void* state, void** instance, BrtErrorBuffer* error);
   void (*release_instance)(void* instance);
   int32_t (*run)(void* state_or_instance, void* const* buffers, void* queue, BrtErrorBuffer* error);
+  /* Present when struct_size covers it: BRT_KERNEL_* flags. */
+  uint32_t flags;
 } BrtKernel;
+
+/* The kernel cannot be recorded into a queue capture (e.g. it waits on the
+ * host); a context then runs its function op by op. */
+#define BRT_KERNEL_NOT_CAPTURABLE 1u
+
+#define BRT_STRUCT_HAS(type, ptr, field) \
+  ((ptr)->struct_size >= offsetof(type, field) + sizeof((ptr)->field))
 
 /* One row of a provider's kernel table, for listings and documentation. */
 typedef struct BrtKernelInfo {
@@ -174,6 +179,24 @@ typedef struct BrtProviderApi {
                             BrtErrorBuffer* error);
   int32_t (*kernel_count)(void);
   int32_t (*kernel_info)(int32_t index, BrtKernelInfo* info);
+
+  /* The fields below are present when struct_size covers them; each may be
+   * NULL when the provider has no such thing. */
+  /* A queue over the caller's native queue (e.g. a cudaStream_t from
+   * PyTorch): work is ordered after what the caller queued before. Freed by
+   * destroy_queue, which then leaves the native queue alone. */
+  int32_t (*wrap_queue)(int32_t device_ordinal, void* native_queue, void** queue,
+                        BrtErrorBuffer* error);
+  /* Gives cached device memory back to the system. */
+  void (*trim)(int32_t device_ordinal);
+  /* Bytes the device allocator holds from the system (in use + cached). */
+  uint64_t (*reserved_bytes)(int32_t device_ordinal);
+  /* Queue capture (CUDA graphs): everything queued between begin and end is
+   * recorded instead of run; launch_graph replays it on a queue. */
+  int32_t (*begin_capture)(void* queue, BrtErrorBuffer* error);
+  int32_t (*end_capture)(void* queue, void** graph, BrtErrorBuffer* error);
+  int32_t (*launch_graph)(void* graph, void* queue, BrtErrorBuffer* error);
+  void (*destroy_graph)(void* graph);
 } BrtProviderApi;
 
 typedef const BrtProviderApi* (*BrtProviderGetFn)(uint32_t core_abi_version);

@@ -111,6 +111,19 @@ class RequestContext {
   // All outputs in result order.
   Expected<std::vector<Tensor>> Outputs() const;
 
+  // Runs this context's work for `device` on the caller's native queue (a
+  // cudaStream_t for CUDA, e.g. PyTorch's current stream) instead of a queue
+  // of its own; nullptr goes back to its own. Runs are ordered after what the
+  // caller queued before them. Run() still waits for completion.
+  Status SetQueue(Device device, void* native_queue);
+  // CUDA graphs (on by default): with fixed shapes, the first run records the
+  // device ops and later runs replay them; new bound addresses re-record. An
+  // op that cannot be recorded makes the context run op by op, said once on
+  // stderr.
+  void SetGraphCapture(bool enabled);
+  // Whether the last run replayed a recorded graph.
+  bool last_run_replayed_graph() const;
+
   // Records per-op wall time on the following runs (a separate, timed copy
   // of the dispatch loop: unprofiled runs pay nothing).
   void SetProfiling(bool enabled);

@@ -128,7 +128,7 @@ OpInfo::OpInfo(const BrtOpDesc& desc)
   for (int i = 0; i < desc.num_operands; ++i) in.push_back(convert(desc.operands[i]));
   for (int i = 0; i < desc.num_results; ++i) out.push_back(convert(desc.results[i]));
   constants_.assign(in.size(), nullptr);
-  if (BRT_OP_DESC_HAS(&desc, operand_constants) && desc.operand_constants)
+  if (BRT_STRUCT_HAS(BrtOpDesc, &desc, operand_constants) && desc.operand_constants)
     constants_.assign(desc.operand_constants, desc.operand_constants + desc.num_operands);
 }
 
