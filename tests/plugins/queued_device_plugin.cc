@@ -1,0 +1,246 @@
+// A stand-in device provider for testing the core's queue, staging and graph
+// logic without a GPU. It claims the CUDA device kind; its "device memory" is
+// host memory it tracks, and its queues defer all work until synchronize, so
+// a core that reads results before waiting, or hands a kernel host memory,
+// fails the tests. Kernels: negate and add (f32), and exponential, which is
+// marked not capturable.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "brt/provider_abi.h"
+
+namespace {
+
+using Work = std::function<void()>;
+
+struct Queue {
+  std::vector<Work> pending;
+  bool capturing = false;
+  std::vector<Work>* capture = nullptr;
+  bool wrapped = false;
+};
+
+struct Counters {
+  int captures = 0, launches = 0, kernel_runs = 0, copies = 0, native_queue_ops = 0;
+};
+
+std::mutex mu;
+std::map<const char*, size_t> allocations;  // start -> bytes
+Counters counters;
+
+// Inside some allocation (values live at offsets in the core's arenas).
+bool OnDevice(const void* p) {
+  const char* c = static_cast<const char*>(p);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = allocations.upper_bound(c);
+  if (it == allocations.begin()) return false;
+  --it;
+  return c < it->first + it->second;
+}
+
+void Enqueue(Queue* q, Work w) {
+  if (q->wrapped)
+    w = [w, q]() {
+      w();
+      std::lock_guard<std::mutex> lock(mu);
+      ++counters.native_queue_ops;
+    };
+  (q->capturing ? *q->capture : q->pending).push_back(std::move(w));
+}
+
+int32_t Fail(BrtErrorBuffer* e, const char* message) {
+  std::snprintf(e->message, sizeof(e->message), "%s", message);
+  return BRT_ERROR_INVALID_ARGUMENT;
+}
+
+struct OpState {
+  int kind;  // 0 negate, 1 add, 2 exponential
+  int64_t n;
+};
+
+int32_t Prepare(const void* data, const BrtOpDesc* op, void** state, BrtErrorBuffer*) {
+  int64_t n = 1;
+  for (int i = 0; i < op->results[0].rank; ++i) n *= op->results[0].dims[i];
+  *state = new OpState{static_cast<int>(reinterpret_cast<intptr_t>(data)), n};
+  return BRT_OK;
+}
+
+void Release(void* state) { delete static_cast<OpState*>(state); }
+
+int32_t Run(void* state, void* const* b, void* queue, BrtErrorBuffer* e) {
+  const OpState s = *static_cast<OpState*>(state);
+  const int n_buffers = s.kind == 1 ? 3 : 2;
+  for (int i = 0; i < n_buffers; ++i)
+    if (!OnDevice(b[i])) return Fail(e, "a buffer is not in device memory");
+  if (!queue) return Fail(e, "no queue");
+  auto* in0 = static_cast<const float*>(b[0]);
+  auto* in1 = static_cast<const float*>(b[1]);
+  auto* out = static_cast<float*>(b[n_buffers - 1]);
+  Enqueue(static_cast<Queue*>(queue), [=] {
+    for (int64_t i = 0; i < s.n; ++i)
+      out[i] = s.kind == 0 ? -in0[i] : s.kind == 1 ? in0[i] + in1[i] : std::exp(in0[i]);
+    std::lock_guard<std::mutex> lock(mu);
+    ++counters.kernel_runs;
+  });
+  return BRT_OK;
+}
+
+const char* const kKinds[] = {"negate", "add", "exponential"};
+
+int32_t Resolve(const BrtOpSignature* sig, BrtKernel* k, BrtErrorBuffer* e) {
+  for (int i = 0; i < 3; ++i)
+    if (!std::strcmp(sig->kind, kKinds[i])) {
+      *k = {};
+      k->struct_size = sizeof(BrtKernel);
+      k->kernel_data = reinterpret_cast<const void*>(static_cast<intptr_t>(i));
+      k->prepare = Prepare;
+      k->release_state = Release;
+      k->run = Run;
+      k->flags = i == 2 ? BRT_KERNEL_NOT_CAPTURABLE : 0;
+      return BRT_OK;
+    }
+  return Fail(e, "not supported by the queued test device");
+}
+
+void* Allocate(int32_t, size_t bytes, size_t alignment) {
+  const size_t rounded = (bytes + alignment - 1) / alignment * alignment + alignment;
+  void* p = std::aligned_alloc(alignment, rounded);
+  std::lock_guard<std::mutex> lock(mu);
+  allocations[static_cast<const char*>(p)] = rounded;
+  return p;
+}
+
+void Deallocate(int32_t, void* p) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    allocations.erase(static_cast<const char*>(p));
+  }
+  std::free(p);
+}
+
+int32_t Copy(int32_t, void* dst, const void* src, size_t bytes, int32_t direction, void* queue,
+             BrtErrorBuffer* e) {
+  if (direction == 0 && !OnDevice(dst)) return Fail(e, "host->device copy into host memory");
+  if (direction == 1 && !OnDevice(src)) return Fail(e, "device->host copy from host memory");
+  // Like cudaMemcpyAsync with pageable host memory: a host source is read
+  // now; a device source is read in queue order.
+  std::vector<char> snapshot;
+  if (direction == 0)
+    snapshot.assign(static_cast<const char*>(src), static_cast<const char*>(src) + bytes);
+  auto work = [dst, src, bytes, snapshot] {
+    std::memcpy(dst, snapshot.empty() ? src : snapshot.data(), bytes);
+    std::lock_guard<std::mutex> lock(mu);
+    ++counters.copies;
+  };
+  if (queue)
+    Enqueue(static_cast<Queue*>(queue), work);
+  else
+    work();
+  return BRT_OK;
+}
+
+int32_t CreateQueue(int32_t, void** q, BrtErrorBuffer*) {
+  *q = new Queue;
+  return BRT_OK;
+}
+
+int32_t WrapQueue(int32_t, void* native, void** q, BrtErrorBuffer* e) {
+  if (!native) return Fail(e, "null native queue");
+  auto* queue = new Queue;
+  queue->wrapped = true;
+  *q = queue;
+  return BRT_OK;
+}
+
+void DestroyQueue(void* q) { delete static_cast<Queue*>(q); }
+
+int32_t Synchronize(void* q, BrtErrorBuffer* e) {
+  auto* queue = static_cast<Queue*>(q);
+  if (queue->capturing) return Fail(e, "synchronize during capture");
+  std::vector<Work> work;
+  work.swap(queue->pending);
+  for (Work& w : work) w();
+  return BRT_OK;
+}
+
+int32_t BeginCapture(void* q, BrtErrorBuffer*) {
+  auto* queue = static_cast<Queue*>(q);
+  queue->capturing = true;
+  queue->capture = new std::vector<Work>;
+  return BRT_OK;
+}
+
+int32_t EndCapture(void* q, void** graph, BrtErrorBuffer*) {
+  auto* queue = static_cast<Queue*>(q);
+  queue->capturing = false;
+  *graph = queue->capture;
+  queue->capture = nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  ++counters.captures;
+  return BRT_OK;
+}
+
+int32_t LaunchGraph(void* graph, void* q, BrtErrorBuffer*) {
+  for (const Work& w : *static_cast<std::vector<Work>*>(graph))
+    static_cast<Queue*>(q)->pending.push_back(w);
+  std::lock_guard<std::mutex> lock(mu);
+  ++counters.launches;
+  return BRT_OK;
+}
+
+void DestroyGraph(void* graph) { delete static_cast<std::vector<Work>*>(graph); }
+
+int32_t DeviceCount() { return 1; }
+int32_t KernelCount() { return 3; }
+int32_t KernelInfo(int32_t i, BrtKernelInfo* info) {
+  *info = {kKinds[i], BRT_DEVICE_CUDA, "f32"};
+  return BRT_OK;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_provider_get(uint32_t) {
+  static BrtProviderApi api = [] {
+    BrtProviderApi a{};
+    a.struct_size = sizeof(BrtProviderApi);
+    a.abi_version = BRT_PROVIDER_ABI_VERSION;
+    a.name = "queued_test_device";
+    a.device_kind = BRT_DEVICE_CUDA;
+    a.device_count = DeviceCount;
+    a.allocate = Allocate;
+    a.deallocate = Deallocate;
+    a.copy = Copy;
+    a.create_queue = CreateQueue;
+    a.destroy_queue = DestroyQueue;
+    a.synchronize_queue = Synchronize;
+    a.resolve_kernel = Resolve;
+    a.kernel_count = KernelCount;
+    a.kernel_info = KernelInfo;
+    a.wrap_queue = WrapQueue;
+    a.begin_capture = BeginCapture;
+    a.end_capture = EndCapture;
+    a.launch_graph = LaunchGraph;
+    a.destroy_graph = DestroyGraph;
+    return a;
+  }();
+  return &api;
+}
+
+// For the test: counters, and device memory it can bind directly.
+extern "C" __attribute__((visibility("default"))) void queued_device_counters(int* out) {
+  std::lock_guard<std::mutex> lock(mu);
+  out[0] = counters.captures, out[1] = counters.launches, out[2] = counters.kernel_runs;
+  out[3] = counters.copies, out[4] = counters.native_queue_ops;
+}
+extern "C" __attribute__((visibility("default"))) void* queued_device_alloc(size_t bytes) {
+  return Allocate(0, bytes, 256);
+}
+extern "C" __attribute__((visibility("default"))) void queued_device_free(void* p) {
+  Deallocate(0, p);
+}

@@ -1,0 +1,153 @@
+// The core's device-queue logic against a stand-in device provider
+// (plugins/queued_device_plugin.cc, whose queues defer work until
+// synchronize): host<->device staging of bindings, device weights, graph
+// capture, replay and re-capture, the fallback for an op that cannot be
+// captured, and a caller-supplied queue.
+#include <dlfcn.h>
+
+#include "test_util.h"
+
+namespace brt::test {
+namespace {
+
+const Device kDev{DeviceKind::kCuda, 0};
+
+struct Plugin {
+  void* handle = dlopen(BRT_TEST_QUEUED_DEVICE_PLUGIN, RTLD_NOW);
+  std::vector<int> Counters() {
+    std::vector<int> c(5);
+    reinterpret_cast<void (*)(int*)>(dlsym(handle, "queued_device_counters"))(c.data());
+    return c;
+  }
+  void* Alloc(size_t n) {
+    return reinterpret_cast<void* (*)(size_t)>(dlsym(handle, "queued_device_alloc"))(n);
+  }
+  void Free(void* p) { reinterpret_cast<void (*)(void*)>(dlsym(handle, "queued_device_free"))(p); }
+};
+enum { kCaptures, kLaunches, kKernelRuns, kCopies, kNativeQueueOps };
+
+// y = -x + w, on the device; w is a weight in the executable.
+std::shared_ptr<Session> Load(const HostTensor& w, bool with_exponential = false) {
+  ExecutableBuilder b;
+  FunctionBuilder& f = b.AddFunction("main");
+  ValueId x = f.Input("x", DType::kF32, {6}, kDev);
+  ValueId wv =
+      f.Weight("w", DType::kF32, {6}, {static_cast<const uint8_t*>(w.data()), w.num_bytes()}, kDev);
+  ValueId h = f.Op("negate", {x}, {{DType::kF32, {6}}}, {}, kDev)[0];
+  if (with_exponential) h = f.Op("exponential", {h}, {{DType::kF32, {6}}}, {}, kDev)[0];
+  f.Output("y", f.Op("add", {h, wv}, {{DType::kF32, {6}}}, {}, kDev)[0]);
+  SessionOptions o;
+  o.providers = {BRT_TEST_QUEUED_DEVICE_PLUGIN};
+  auto s = LoadBuilt(b, o);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : nullptr;
+}
+
+std::vector<double> Expected(const HostTensor& x, const HostTensor& w, bool exponential = false) {
+  std::vector<double> y;
+  for (int i = 0; i < 6; ++i)
+    y.push_back((exponential ? std::exp(-x.Get(i)) : -x.Get(i)) + w.Get(i));
+  return y;
+}
+
+TEST(DeviceQueue, HostBindingsAreStagedAndGraphsReplay) {
+  Plugin plugin;
+  HostTensor w = Random(DType::kF32, {6}, Rng()), x = Random(DType::kF32, {6}, Rng());
+  auto session = Load(w);
+  ASSERT_TRUE(session);
+  auto ctx = std::move(session->NewRequest().value());
+  HostTensor y(DType::kF32, {6});
+  ASSERT_TRUE(ctx->Bind("x", x.view()).ok());
+  ASSERT_TRUE(ctx->Bind("y", y.view()).ok());
+  const std::vector<int> start = plugin.Counters();
+  ASSERT_TRUE(ctx->Run().ok());
+  EXPECT_LE(RelError(y.ToDouble(), Expected(x, w)), 1e-7);
+  EXPECT_TRUE(ctx->last_run_replayed_graph());
+  // New host data through the same staging buffers: replay, no re-capture.
+  HostTensor x2 = Random(DType::kF32, {6}, Rng());
+  ASSERT_TRUE(ctx->Bind("x", x2.view()).ok());
+  ASSERT_TRUE(ctx->Run().ok());
+  EXPECT_LE(RelError(y.ToDouble(), Expected(x2, w)), 1e-7);
+  std::vector<int> c = plugin.Counters();
+  EXPECT_EQ(c[kCaptures] - start[kCaptures], 1);
+  EXPECT_EQ(c[kLaunches] - start[kLaunches], 2);
+  EXPECT_EQ(c[kKernelRuns] - start[kKernelRuns], 4);
+  EXPECT_EQ(c[kCopies] - start[kCopies], 4);  // per run: x in, y out
+
+  // Graphs off: the same results op by op.
+  ctx->SetGraphCapture(false);
+  ASSERT_TRUE(ctx->Run().ok());
+  EXPECT_FALSE(ctx->last_run_replayed_graph());
+  EXPECT_LE(RelError(y.ToDouble(), Expected(x2, w)), 1e-7);
+  EXPECT_EQ(plugin.Counters()[kLaunches], c[kLaunches]);
+}
+
+TEST(DeviceQueue, NewDeviceAddressesAreRecaptured) {
+  Plugin plugin;
+  HostTensor w = Random(DType::kF32, {6}, Rng()), x = Random(DType::kF32, {6}, Rng());
+  auto session = Load(w);
+  ASSERT_TRUE(session);
+  auto ctx = std::move(session->NewRequest().value());
+  void* a = plugin.Alloc(24);
+  void* b = plugin.Alloc(24);
+  const std::vector<int> start = plugin.Counters();
+  for (void* p : {a, b, a}) {
+    ASSERT_TRUE(ctx->Bind("x", Tensor::Borrow(p, DType::kF32, {6}, kDev)).ok());
+    ASSERT_TRUE(ctx->Run().ok());
+  }
+  // a, then b (new address: re-capture), then a again (re-capture).
+  EXPECT_EQ(plugin.Counters()[kCaptures] - start[kCaptures], 3);
+  // The runtime-allocated output lives on the device.
+  auto out = ctx->Output("y");
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->device(), kDev);
+  plugin.Free(a);
+  plugin.Free(b);
+}
+
+TEST(DeviceQueue, AnOpThatCannotBeCapturedRunsOpByOp) {
+  Plugin plugin;
+  HostTensor w = Random(DType::kF32, {6}, Rng()), x = Random(DType::kF32, {6}, Rng());
+  auto session = Load(w, /*with_exponential=*/true);
+  ASSERT_TRUE(session);
+  auto ctx = std::move(session->NewRequest().value());
+  HostTensor y(DType::kF32, {6});
+  ASSERT_TRUE(ctx->Bind("x", x.view()).ok());
+  ASSERT_TRUE(ctx->Bind("y", y.view()).ok());
+  const int captures = plugin.Counters()[kCaptures];
+  testing::internal::CaptureStderr();
+  const Status first = ctx->Run(), second = ctx->Run();
+  const std::string said = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(first.ok() && second.ok()) << first.ToString() << second.ToString();
+  EXPECT_FALSE(ctx->last_run_replayed_graph());
+  EXPECT_EQ(plugin.Counters()[kCaptures], captures);
+  EXPECT_LE(RelError(y.ToDouble(), Expected(x, w, true)), 1e-6);
+  // Said once, naming the op.
+  EXPECT_NE(said.find("op #1 'exponential' cannot be recorded"), std::string::npos) << said;
+  EXPECT_EQ(said.find("runs op by op"), said.rfind("runs op by op")) << said;
+}
+
+TEST(DeviceQueue, CallerQueueIsUsedAndErrorsAreClear) {
+  Plugin plugin;
+  HostTensor w = Random(DType::kF32, {6}, Rng()), x = Random(DType::kF32, {6}, Rng());
+  auto session = Load(w);
+  ASSERT_TRUE(session);
+  auto ctx = std::move(session->NewRequest().value());
+  int native = 0;
+  ASSERT_TRUE(ctx->SetQueue(kDev, &native).ok());
+  ctx->SetGraphCapture(false);
+  HostTensor y(DType::kF32, {6});
+  ASSERT_TRUE(ctx->Bind("x", x.view()).ok());
+  ASSERT_TRUE(ctx->Bind("y", y.view()).ok());
+  const int before = plugin.Counters()[kNativeQueueOps];
+  ASSERT_TRUE(ctx->Run().ok());
+  EXPECT_LE(RelError(y.ToDouble(), Expected(x, w)), 1e-7);
+  EXPECT_EQ(plugin.Counters()[kNativeQueueOps] - before, 4);  // copy in, 2 kernels, copy out
+  ExpectError(ctx->SetQueue(Device{DeviceKind::kCpu, 0}, &native),
+              {"no loaded provider runs work queues on cpu"});
+  HostTensor wrong_dtype(DType::kI32, {6});
+  ExpectError(ctx->Bind("x", wrong_dtype.view()), {"'x'", "expected dtype f32, got i32"});
+}
+
+}  // namespace
+}  // namespace brt::test
