@@ -190,6 +190,7 @@ class PyRequest {
     return out;
   }
   const brt::FunctionInfo& function() const { return ctx_->function(); }
+  brt::RequestContext& context() { return *ctx_; }
 
  private:
   std::shared_ptr<brt::Session> session_;
@@ -213,7 +214,22 @@ NB_MODULE(_brt, m) {
       .def("wait", &PyRequest::Wait)
       .def("outputs", &PyRequest::Outputs,
            "Outputs sharing the runtime's buffers: NumPy arrays, or DLPack arrays on a GPU.")
-      .def_prop_ro("function", [](const PyRequest& r) { return r.function().name; });
+      .def_prop_ro("function", [](const PyRequest& r) { return r.function().name; })
+      .def(
+          "set_graph_capture",
+          [](PyRequest& r, bool enabled) { r.context().SetGraphCapture(enabled); },
+          nb::arg("enabled"), "CUDA graphs: record the device ops once, replay them after.")
+      .def(
+          "set_stream",
+          [](PyRequest& r, uintptr_t stream) {
+            Check(r.context().SetQueue(brt::Device{brt::DeviceKind::kCuda, 0},
+                                       reinterpret_cast<void*>(stream)));
+          },
+          nb::arg("stream"),
+          "Runs on the caller's CUDA stream (e.g. torch.cuda.current_stream().cuda_stream); 0 "
+          "goes back to the context's own.")
+      .def_prop_ro("last_run_replayed_graph",
+                   [](PyRequest& r) { return r.context().last_run_replayed_graph(); });
 
   nb::class_<brt::Session>(m, "Session")
       .def(nb::new_([](const std::string& path, std::optional<std::vector<std::string>> providers) {

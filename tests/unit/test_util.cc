@@ -154,22 +154,70 @@ Expected<std::shared_ptr<Session>> LoadBuilt(const ExecutableBuilder& b, Session
   return Session::LoadMemory(*bytes, options);
 }
 
+namespace {
+
+// BRT_TEST_DEVICE=cuda runs every single-op test on the CUDA provider, with
+// host inputs and outputs staged by the core, against the same references.
+bool OnCuda() {
+  static const bool cuda = [] {
+    const char* d = std::getenv("BRT_TEST_DEVICE");
+    return d && std::string(d) == "cuda";
+  }();
+  return cuda;
+}
+
+Device TestDevice() { return OnCuda() ? Device{DeviceKind::kCuda, 0} : Device{}; }
+
+SessionOptions TestOptions() {
+  SessionOptions o;
+  if (OnCuda()) o.providers = {"cuda"};
+  return o;
+}
+
+// Without a usable GPU, every test of a CUDA run is skipped, saying why.
+class CudaEnvironment : public testing::Environment {
+ public:
+  void SetUp() override {
+    if (!OnCuda()) return;
+    ExecutableBuilder b("brt-unit-test");
+    FunctionBuilder& f = b.AddFunction("probe");
+    ValueId x = f.Input("x", DType::kF32, {4}, TestDevice());
+    f.Output("y", f.Op("negate", {x}, {{DType::kF32, {4}}}, {}, TestDevice())[0]);
+    float in[4] = {1, 2, 3, 4}, out[4] = {};
+    Status s = [&]() -> Status {
+      auto session = Session::LoadMemory(b.Serialize().value(), TestOptions());
+      if (!session.ok()) return session.status();
+      auto ctx = (*session)->NewRequest();
+      if (!ctx.ok()) return ctx.status();
+      BRT_RETURN_IF_ERROR((*ctx)->Bind("x", Tensor::Borrow(in, DType::kF32, {4})));
+      BRT_RETURN_IF_ERROR((*ctx)->Bind("y", Tensor::Borrow(out, DType::kF32, {4})));
+      return (*ctx)->Run();
+    }();
+    if (!s.ok() || out[3] != -4) GTEST_SKIP() << "no usable CUDA device: " << s.ToString();
+  }
+};
+const auto* const kCudaEnvironment = testing::AddGlobalTestEnvironment(new CudaEnvironment);
+
+}  // namespace
+
 Expected<std::vector<HostTensor>> RunOp(const OpRun& op) {
   ExecutableBuilder b("brt-unit-test");
   FunctionBuilder& f = b.AddFunction("main");
+  const Device device = TestDevice();
   std::vector<ValueId> args;
   auto is_weight = [&](size_t i) {
     return std::find(op.weights.begin(), op.weights.end(), static_cast<int>(i)) != op.weights.end();
   };
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     const HostTensor& in = op.inputs[i];
-    args.push_back(is_weight(i) ? f.Weight("in" + std::to_string(i), in.dtype, in.shape,
-                                           {static_cast<const uint8_t*>(in.data()), in.num_bytes()})
-                                : f.Input("in" + std::to_string(i), in.dtype, Dims(in.shape)));
+    args.push_back(is_weight(i)
+                       ? f.Weight("in" + std::to_string(i), in.dtype, in.shape,
+                                  {static_cast<const uint8_t*>(in.data()), in.num_bytes()}, device)
+                       : f.Input("in" + std::to_string(i), in.dtype, Dims(in.shape), device));
   }
-  auto results = f.Op(op.kind, args, op.results, op.attrs);
+  auto results = f.Op(op.kind, args, op.results, op.attrs, device);
   for (size_t i = 0; i < results.size(); ++i) f.Output("out" + std::to_string(i), results[i]);
-  auto session = LoadBuilt(b);
+  auto session = LoadBuilt(b, TestOptions());
   if (!session.ok()) return session.status();
   auto ctx = (*session)->NewRequest();
   if (!ctx.ok()) return ctx.status();
