@@ -179,11 +179,9 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
       if (bytes.size() > kInlineConstantBytes) {
         std::vector<int64_t> shape;
         for (const Dim& d : results[0].dims) shape.push_back(d.size);
-        // Weights stay in host memory; on another device a copy moves them.
-        ValueId w = f.Weight("weight" + std::to_string(weights++), results[0].dtype, shape, bytes);
-        if (device_of(k).kind != DeviceKind::kCpu)
-          w = f.Op("brt.copy", {w}, results, {}, device_of(k))[0];
-        ids[k.getResult(0)] = w;
+        // A weight on a device is uploaded once, when the Session loads.
+        ids[k.getResult(0)] = f.Weight("weight" + std::to_string(weights++), results[0].dtype,
+                                       shape, bytes, device_of(k));
         continue;
       }
       ids[k.getResult(0)] =
