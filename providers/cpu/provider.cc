@@ -453,8 +453,8 @@ int32_t ResolveKernel(const BrtOpSignature* sig, BrtKernel* kernel, BrtErrorBuff
     const int32_t* types = def.key_is_operand ? sig->operand_dtypes : sig->result_dtypes;
     int32_t count = def.key_is_operand ? sig->num_operands : sig->num_results;
     if (count < 1 || !Contains(def.dtypes, types[0])) continue;
-    *kernel = BrtKernel{sizeof(BrtKernel), &def,      &Prepare, &ReleaseState, &CreateInstance,
-                        &ReleaseInstance,  &RunKernel};
+    *kernel = BrtKernel{sizeof(BrtKernel), &def,       &Prepare, &ReleaseState, &CreateInstance,
+                        &ReleaseInstance,  &RunKernel, 0u};
     return BRT_OK;
   }
   SetError(error, kind_known
@@ -494,22 +494,22 @@ int32_t KernelInfo(int32_t index, BrtKernelInfo* info) {
   return BRT_OK;
 }
 
-const BrtProviderApi kApi = {
-    sizeof(BrtProviderApi),
-    BRT_PROVIDER_ABI_VERSION,
-    "cpu",
-    BRT_DEVICE_CPU,
-    &DeviceCount,
-    &Allocate,
-    &Deallocate,
-    &Copy,
-    nullptr,
-    nullptr,
-    nullptr,  // host work runs in order on the calling thread
-    &ResolveKernel,
-    &KernelCount,
-    &KernelInfo,
-};
+// Host work runs in order on the calling thread: no queues, no graphs.
+const BrtProviderApi kApi = [] {
+  BrtProviderApi a{};
+  a.struct_size = sizeof(BrtProviderApi);
+  a.abi_version = BRT_PROVIDER_ABI_VERSION;
+  a.name = "cpu";
+  a.device_kind = BRT_DEVICE_CPU;
+  a.device_count = &DeviceCount;
+  a.allocate = &Allocate;
+  a.deallocate = &Deallocate;
+  a.copy = &Copy;
+  a.resolve_kernel = &ResolveKernel;
+  a.kernel_count = &KernelCount;
+  a.kernel_info = &KernelInfo;
+  return a;
+}();
 
 }  // namespace
 }  // namespace brt::cpu
