@@ -846,8 +846,9 @@ Status RequestContext::Impl::Execute() {
   replayed = false;
   Status status = RunTransfers(before);
   // Host ops read what came from a device: wait for it first.
-  for (const Transfer& t : before)
-    if (status.ok() && t.direction == 1) status = Synchronize();
+  if (status.ok() &&
+      std::any_of(before.begin(), before.end(), [](const Transfer& t) { return t.direction == 1; }))
+    status = Synchronize();
   if (status.ok()) status = RunOps();
   if (status.ok()) status = RunTransfers(after);
   Status synced = Synchronize();
@@ -1042,13 +1043,15 @@ Status RequestContext::SetQueue(Device device, void* native_queue) {
     return Status(StatusCode::kInvalidArgument,
                   "provider '" + p->name() + "': cannot use that queue: " + err.message);
   impl_->DropGraph();
-  auto slot = impl_->QueueFor(p);
-  if (!slot.ok()) {
-    p->api->destroy_queue(queue);
-    return slot.status();
+  auto& queues = impl_->queues;
+  auto slot =
+      std::find_if(queues.begin(), queues.end(), [&](const auto& q) { return q->provider == p; });
+  if (slot == queues.end()) {
+    queues.push_back(std::make_unique<QueueSlot>(QueueSlot{p, queue}));
+  } else {
+    p->api->destroy_queue((*slot)->queue);
+    (*slot)->queue = queue;
   }
-  p->api->destroy_queue((*slot)->queue);
-  (*slot)->queue = queue;
   impl_->dispatch.clear();  // entries hold the old queue
   return Status::Ok();
 }

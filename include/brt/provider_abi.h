@@ -34,6 +34,26 @@ enum {
   BRT_DTYPE_U8 = 9,
 };
 
+/* Bytes per element of a BRT_DTYPE_* code; 0 for an unknown code. */
+static inline size_t brt_dtype_size(int32_t dtype) {
+  switch (dtype) {
+    case BRT_DTYPE_F64:
+    case BRT_DTYPE_I64:
+      return 8;
+    case BRT_DTYPE_F32:
+    case BRT_DTYPE_I32:
+      return 4;
+    case BRT_DTYPE_F16:
+    case BRT_DTYPE_BF16:
+      return 2;
+    case BRT_DTYPE_I1:
+    case BRT_DTYPE_I8:
+    case BRT_DTYPE_U8:
+      return 1;
+  }
+  return 0;
+}
+
 enum { BRT_DEVICE_CPU = 0, BRT_DEVICE_CUDA = 1 };
 
 enum {

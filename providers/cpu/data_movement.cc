@@ -75,7 +75,7 @@ class StridedViewKernel final : public CpuKernel {
       }
     }
     copy_.rank = out.rank();
-    copy_.elem_size = DTypeSize(out.dtype);
+    copy_.elem_size = brt_dtype_size(out.dtype);
     for (int d = 0; d < out.rank(); ++d)
       copy_.dims[d] = out.dims[d], copy_.src_strides[d] = src[d],
       copy_.dst_strides[d] = out_strides[d];
@@ -129,7 +129,7 @@ class ConcatenateKernel final : public CpuKernel {
                        " does not fit result " + FormatDims(out.dims));
       StridedCopy c;
       c.rank = out.rank();
-      c.elem_size = DTypeSize(out.dtype);
+      c.elem_size = brt_dtype_size(out.dtype);
       const std::vector<int64_t> in_strides = in.Strides();
       for (int d = 0; d < out.rank(); ++d)
         c.dims[d] = in.dims[d], c.src_strides[d] = in_strides[d], c.dst_strides[d] = out_strides[d];
@@ -175,7 +175,7 @@ class PadKernel final : public CpuKernel {
     const std::vector<int64_t> in_strides = in.Strides();
     const std::vector<int64_t> out_strides = out.Strides();
     copy_.rank = r;
-    copy_.elem_size = DTypeSize(out.dtype);
+    copy_.elem_size = brt_dtype_size(out.dtype);
     src_offset_ = dst_offset_ = 0;
     for (int d = 0; d < r; ++d) {
       op.Require(interior[d] >= 0, "interior_padding must be non-negative");
@@ -309,7 +309,7 @@ class DynamicSliceKernel final : public CpuKernel {
     const std::vector<int64_t> in_strides = in.Strides();
     const std::vector<int64_t> win_strides = TensorInfo{in.dtype, window, 1}.Strides();
     copy_.rank = rank_;
-    copy_.elem_size = DTypeSize(in.dtype);
+    copy_.elem_size = brt_dtype_size(in.dtype);
     for (int d = 0; d < rank_; ++d) {
       copy_.dims[d] = window[d];
       copy_.src_strides[d] = update_ ? win_strides[d] : in_strides[d];

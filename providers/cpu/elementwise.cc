@@ -299,7 +299,7 @@ class BinaryKernel final : public CpuKernel {
     fn_ = FindBinary(op.kind)->pick(op.out[0].dtype);
     if (!fn_) throw UnsupportedError(op.kind + ": not defined for " + DTypeName(op.out[0].dtype));
     plan_.Build(op.out[0].dims, {op.in[0].dims, op.in[1].dims}, op.kind);
-    es_ = static_cast<int64_t>(DTypeSize(op.out[0].dtype));
+    es_ = static_cast<int64_t>(brt_dtype_size(op.out[0].dtype));
     sa_ = plan_.inner_stride(0), sb_ = plan_.inner_stride(1);
     dnnl_ = MakeDnnlElementwise(op);
   }
@@ -378,7 +378,7 @@ class CompareKernel final : public CpuKernel {
                "comparison_direction '" + dir + "' is not one of EQ NE GE GT LE LT");
     DispatchType(op.in[0].dtype, [&](auto t) { fn_ = &CmpRow<decltype(t)>; });
     plan_.Build(op.out[0].dims, {op.in[0].dims, op.in[1].dims}, op.kind);
-    es_ = static_cast<int64_t>(DTypeSize(op.in[0].dtype));
+    es_ = static_cast<int64_t>(brt_dtype_size(op.in[0].dtype));
   }
   void Run(void* const* b) override {
     const char* x = static_cast<const char*>(b[0]);
@@ -445,9 +445,9 @@ class TernaryKernel final : public CpuKernel {
         if constexpr (!std::is_same_v<T, Bool8>) fn_ = &ClampRow<T>;
       });
       if (!fn_) throw UnsupportedError("clamp: not defined for i1");
-      es_[0] = static_cast<int64_t>(DTypeSize(t));
+      es_[0] = static_cast<int64_t>(brt_dtype_size(t));
     }
-    es_[1] = es_[2] = es_[3] = static_cast<int64_t>(DTypeSize(t));
+    es_[1] = es_[2] = es_[3] = static_cast<int64_t>(brt_dtype_size(t));
     plan_.Build(op.out[0].dims, {op.in[0].dims, op.in[1].dims, op.in[2].dims}, op.kind);
   }
   void Run(void* const* b) override {
@@ -634,7 +634,7 @@ class FusedElementwiseKernel final : public CpuKernel {
       LoadFn load = nullptr;
       DispatchType(t.dtype, [&](auto v) { load = &LoadBlock<decltype(v)>; });
       loads_.push_back(load);
-      in_es_.push_back(static_cast<int64_t>(DTypeSize(t.dtype)));
+      in_es_.push_back(static_cast<int64_t>(brt_dtype_size(t.dtype)));
       dims.push_back(t.dims);
     }
     DispatchType(rt, [&](auto v) {
@@ -643,7 +643,7 @@ class FusedElementwiseKernel final : public CpuKernel {
                     std::is_same_v<T, BFloat16>)
         store_ = &StoreBlock<T>;
     });
-    out_es_ = static_cast<int64_t>(DTypeSize(rt));
+    out_es_ = static_cast<int64_t>(brt_dtype_size(rt));
     plan_.Build(op.out[0].dims, dims, op.kind);
 
     constants_.clear();

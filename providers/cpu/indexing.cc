@@ -123,7 +123,7 @@ class GatherKernel final : public CpuKernel {
     rank_ = out.rank();
     dims_ = out.dims;
     numel_ = out.numel;
-    es_ = DTypeSize(out.dtype);
+    es_ = brt_dtype_size(out.dtype);
     index_dtype_ = indices.dtype;
   }
 

@@ -25,7 +25,6 @@ struct UnsupportedError : std::runtime_error {
 };
 
 const char* DTypeName(int32_t dtype);
-size_t DTypeSize(int32_t dtype);
 bool IsFloat(int32_t dtype);
 std::string FormatDims(const std::vector<int64_t>& dims);
 
@@ -34,7 +33,7 @@ struct TensorInfo {
   std::vector<int64_t> dims;
   int64_t numel = 1;
   int rank() const { return static_cast<int>(dims.size()); }
-  size_t bytes() const { return static_cast<size_t>(numel) * DTypeSize(dtype); }
+  size_t bytes() const { return static_cast<size_t>(numel) * brt_dtype_size(dtype); }
   // Row-major strides in elements.
   std::vector<int64_t> Strides() const;
 };

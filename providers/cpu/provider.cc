@@ -31,25 +31,6 @@ const char* DTypeName(int32_t dtype) {
   return "invalid";
 }
 
-size_t DTypeSize(int32_t dtype) {
-  switch (dtype) {
-    case BRT_DTYPE_F32:
-    case BRT_DTYPE_I32:
-      return 4;
-    case BRT_DTYPE_F16:
-    case BRT_DTYPE_BF16:
-      return 2;
-    case BRT_DTYPE_F64:
-    case BRT_DTYPE_I64:
-      return 8;
-    case BRT_DTYPE_I1:
-    case BRT_DTYPE_I8:
-    case BRT_DTYPE_U8:
-      return 1;
-  }
-  return 0;
-}
-
 bool IsFloat(int32_t dtype) {
   return dtype == BRT_DTYPE_F32 || dtype == BRT_DTYPE_F16 || dtype == BRT_DTYPE_BF16 ||
          dtype == BRT_DTYPE_F64;

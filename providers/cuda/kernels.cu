@@ -21,33 +21,54 @@ __device__ void Store(T* p, long long i, float v) {
 
 __device__ float Unary(int op, float a) {
   switch (op) {
-    case kNegate: return -a;
-    case kAbs: return fabsf(a);
-    case kExp: return expf(a);
-    case kLog: return logf(a);
-    case kTanh: return tanhf(a);
-    case kLogistic: return 1.f / (1.f + expf(-a));
-    case kSqrt: return sqrtf(a);
-    case kRsqrt: return rsqrtf(a);
-    case kFloor: return floorf(a);
-    case kCeil: return ceilf(a);
-    case kSin: return sinf(a);
-    case kCos: return cosf(a);
-    case kGeluErf: return 0.5f * a * (1.f + erff(a * 0.70710678118654752f));
-    case kRelu: return a > 0.f ? a : (a != a ? a : 0.f);
+    case kNegate:
+      return -a;
+    case kAbs:
+      return fabsf(a);
+    case kExp:
+      return expf(a);
+    case kLog:
+      return logf(a);
+    case kTanh:
+      return tanhf(a);
+    case kLogistic:
+      return 1.f / (1.f + expf(-a));
+    case kSqrt:
+      return sqrtf(a);
+    case kRsqrt:
+      return rsqrtf(a);
+    case kFloor:
+      return floorf(a);
+    case kCeil:
+      return ceilf(a);
+    case kSin:
+      return sinf(a);
+    case kCos:
+      return cosf(a);
+    case kGeluErf:
+      return 0.5f * a * (1.f + erff(a * 0.70710678118654752f));
+    case kRelu:
+      return a > 0.f ? a : (a != a ? a : 0.f);
   }
   return a;
 }
 
 __device__ float Binary(int op, float a, float b) {
   switch (op) {
-    case kAdd: return a + b;
-    case kSubtract: return a - b;
-    case kMultiply: return a * b;
-    case kDivide: return a / b;
-    case kMaximum: return (a > b || a != a) ? a : b;  // NaN propagates
-    case kMinimum: return (a < b || a != a) ? a : b;
-    case kPower: return powf(a, b);
+    case kAdd:
+      return a + b;
+    case kSubtract:
+      return a - b;
+    case kMultiply:
+      return a * b;
+    case kDivide:
+      return a / b;
+    case kMaximum:
+      return (a > b || a != a) ? a : b;  // NaN propagates
+    case kMinimum:
+      return (a < b || a != a) ? a : b;
+    case kPower:
+      return powf(a, b);
   }
   return a;
 }
@@ -80,9 +101,8 @@ cudaError_t LaunchElementwise(const ElementwiseParams& p, int dtype, const void*
   if (p.n == 0) return cudaSuccess;
   switch (dtype) {
     case BRT_DTYPE_F32:
-      ElementwiseKernel<<<Blocks(p.n), 256, 0, stream>>>(p, static_cast<const float*>(a),
-                                                         static_cast<const float*>(b),
-                                                         static_cast<float*>(out));
+      ElementwiseKernel<<<Blocks(p.n), 256, 0, stream>>>(
+          p, static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(out));
       break;
     case BRT_DTYPE_F16:
       ElementwiseKernel<<<Blocks(p.n), 256, 0, stream>>>(p, static_cast<const __half*>(a),
@@ -90,9 +110,9 @@ cudaError_t LaunchElementwise(const ElementwiseParams& p, int dtype, const void*
                                                          static_cast<__half*>(out));
       break;
     case BRT_DTYPE_BF16:
-      ElementwiseKernel<<<Blocks(p.n), 256, 0, stream>>>(
-          p, static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b),
-          static_cast<__nv_bfloat16*>(out));
+      ElementwiseKernel<<<Blocks(p.n), 256, 0, stream>>>(p, static_cast<const __nv_bfloat16*>(a),
+                                                         static_cast<const __nv_bfloat16*>(b),
+                                                         static_cast<__nv_bfloat16*>(out));
       break;
     default:
       return cudaErrorInvalidValue;

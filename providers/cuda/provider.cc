@@ -9,6 +9,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -60,22 +61,6 @@ int32_t Guard(BrtErrorBuffer* e, F&& f) {
     return Report(e, x.code, x.what());
   } catch (const std::exception& x) {
     return Report(e, BRT_ERROR_INTERNAL, x.what());
-  }
-}
-
-size_t DTypeSize(int32_t t) {
-  switch (t) {
-    case BRT_DTYPE_F64:
-    case BRT_DTYPE_I64:
-      return 8;
-    case BRT_DTYPE_F32:
-    case BRT_DTYPE_I32:
-      return 4;
-    case BRT_DTYPE_F16:
-    case BRT_DTYPE_BF16:
-      return 2;
-    default:
-      return 1;
   }
 }
 
@@ -351,7 +336,7 @@ class ElementwiseKernel final : public Kernel {
 class CopyKernel final : public Kernel {
  public:
   explicit CopyKernel(const BrtOpDesc* op)
-      : bytes_(NumElements(op->results[0]) * DTypeSize(op->results[0].dtype)) {}
+      : bytes_(NumElements(op->results[0]) * brt_dtype_size(op->results[0].dtype)) {}
   void Run(void* const* b, Queue* q) override {
     if (bytes_) Check(cudaMemcpyAsync(b[1], b[0], bytes_, cudaMemcpyDefault, q->stream), "copy");
   }
@@ -365,7 +350,7 @@ class ConstantKernel final : public Kernel {
  public:
   explicit ConstantKernel(const BrtOpDesc* op) {
     const BrtAttr* v = FindAttr(op, "value");
-    bytes_ = NumElements(op->results[0]) * DTypeSize(op->results[0].dtype);
+    bytes_ = NumElements(op->results[0]) * brt_dtype_size(op->results[0].dtype);
     if (!v || v->kind != BRT_ATTR_BYTES || static_cast<size_t>(v->num_bytes) != bytes_)
       throw Error(BRT_ERROR_INVALID_ARGUMENT, "constant: 'value' must hold the result's bytes");
     Check(cudaMalloc(&data_, bytes_ ? bytes_ : 1), "cudaMalloc");
@@ -403,19 +388,25 @@ class GeneratedKernel final : public Kernel {
     Check(cuModuleGetFunction(&function_, module_, op->kernel_name), "cuModuleGetFunction");
     const BrtAttr* block = FindAttr(op, "block_size");
     block_ = block ? static_cast<unsigned>(block->i) : 256;
-    const bool reduce = !std::strcmp(op->kind, "reduce");
-    const int64_t n = reduce ? NumElements(op->results[0]) : NumElements(op->results[0]);
-    // Grid-stride loops: enough blocks to fill the device, no more than needed.
-    const int64_t blocks = reduce ? n : (n + block_ - 1) / block_;
+    // Grid-stride loops: a row reduction takes a block per output element, an
+    // elementwise kernel a thread per element; at most 65535 blocks.
+    const int64_t n = NumElements(op->results[0]);
+    const int64_t blocks = !std::strcmp(op->kind, "reduce") ? n : (n + block_ - 1) / block_;
     grid_ = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(blocks, 65535)));
     num_buffers_ = op->num_operands + op->num_results;
+    if (num_buffers_ > kMaxBuffers)
+      throw Error(BRT_ERROR_UNSUPPORTED, std::string("kernel '") + op->kernel_name + "' takes " +
+                                             std::to_string(num_buffers_) + " buffers; at most " +
+                                             std::to_string(kMaxBuffers) + " are supported");
   }
   ~GeneratedKernel() override {
     if (module_) cuModuleUnload(module_);
   }
   void Run(void* const* b, Queue* q) override {
-    void* params[16];
-    for (int i = 0; i < num_buffers_ && i < 16; ++i) params[i] = const_cast<void**>(&b[i]);
+    // The kernel's parameters are the buffer pointers, in order. Local: the
+    // state is shared by concurrent request contexts.
+    void* params[kMaxBuffers];
+    for (int i = 0; i < num_buffers_; ++i) params[i] = const_cast<void**>(&b[i]);
     Check(cuLaunchKernel(function_, grid_, 1, 1, block_, 1, 1, 0, q->stream, params, nullptr),
           "cuLaunchKernel");
   }
@@ -423,6 +414,7 @@ class GeneratedKernel final : public Kernel {
  private:
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
+  static constexpr int kMaxBuffers = 32;
   unsigned block_ = 256, grid_ = 1;
   int num_buffers_ = 0;
 };
