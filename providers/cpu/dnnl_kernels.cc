@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "common/op_plans.h"
 #include "kernel.h"
 
 namespace brt::cpu {
@@ -192,25 +193,12 @@ DotDims AnalyzeDot(const OpInfo& op) {
 
 // brt.matmul's epilogue: bias over the rhs free dims (broadcast over batch
 // and lhs rows), then an activation.
-enum class Activation { kNone, kRelu, kTanh, kGelu };  // gelu: the exact (erf) form
-
 struct Epilogue {
   bool bias = false;
   Activation activation = Activation::kNone;
   int result = 2;  // buffer index of the result
   bool any() const { return bias || activation != Activation::kNone; }
 };
-
-Activation ParseActivation(const OpInfo& op) {
-  const std::string act = op.String("activation", "none");
-  static const std::pair<const char*, Activation> kActivations[] = {{"none", Activation::kNone},
-                                                                    {"relu", Activation::kRelu},
-                                                                    {"tanh", Activation::kTanh},
-                                                                    {"gelu", Activation::kGelu}};
-  for (auto [name, a] : kActivations)
-    if (act == name) return a;
-  throw KernelError(op.kind + ": activation '" + act + "' is not none, relu, tanh or gelu");
-}
 
 // The activation as a oneDNN post-op on `attr` (nothing for kNone).
 void AppendActivation(Activation a, dnnl::primitive_attr& attr) {
@@ -431,112 +419,31 @@ class ConvolutionKernel final : public DnnlKernel {
   // convolution, or brt.conv: convolution + bias over the output features +
   // activation.
   void Prepare(const OpInfo& op) override {
-    const bool fused = op.kind == "brt.conv";
-    op.Require((op.in.size() == 2 || (fused && op.in.size() == 3)) && op.out.size() == 1,
-               fused ? "expected 2 operands (3 with a bias) and 1 result"
-                     : "expected 2 operands and 1 result");
-    op.RequireSameDTypes();
-    const Activation activation = fused ? ParseActivation(op) : Activation::kNone;
-    const bool has_bias = op.in.size() == 3;
-    const int result = has_bias ? 3 : 2;
-    const TensorInfo& in = op.in[0];
-    const TensorInfo& k = op.in[1];
+    const ConvPlan p = PlanConvolution(op);
+    const int result = p.has_bias ? 3 : 2;
     const TensorInfo& out = op.out[0];
-    const int r = in.rank();
-    op.Require(r >= 3 && r <= 5 && k.rank() == r && out.rank() == r,
-               "supports 1 to 3 spatial dimensions with equal ranks");
-    const int ns = r - 2;
-    auto spatial = [&](const char* name, int64_t first) {
-      std::vector<int64_t> def(ns);
-      std::iota(def.begin(), def.end(), first);
-      return op.Ints(name, def);
-    };
-    const int64_t ib = op.Int("input_batch_dimension", 0),
-                  ifd = op.Int("input_feature_dimension", 1);
-    const int64_t ko = op.Int("kernel_output_feature_dimension", 0),
-                  ki = op.Int("kernel_input_feature_dimension", 1);
-    const int64_t ob = op.Int("output_batch_dimension", 0),
-                  of = op.Int("output_feature_dimension", 1);
-    const std::vector<int64_t> is = spatial("input_spatial_dimensions", 2);
-    const std::vector<int64_t> ks = spatial("kernel_spatial_dimensions", 2);
-    const std::vector<int64_t> os = spatial("output_spatial_dimensions", 2);
-    std::vector<int64_t> iall = {ib, ifd}, kall = {ko, ki}, oall = {ob, of};
-    iall.insert(iall.end(), is.begin(), is.end());
-    kall.insert(kall.end(), ks.begin(), ks.end());
-    oall.insert(oall.end(), os.begin(), os.end());
-    op.Require(static_cast<int>(is.size()) == ns && static_cast<int>(ks.size()) == ns &&
-                   static_cast<int>(os.size()) == ns,
-               "spatial dimension lists must have rank-2 entries");
-    op.RequireDims(iall, r, "input dimension numbers");
-    op.RequireDims(kall, r, "kernel dimension numbers");
-    op.RequireDims(oall, r, "output dimension numbers");
-    const std::vector<int64_t> strides = op.Ints("window_strides", std::vector<int64_t>(ns, 1));
-    const std::vector<int64_t> padding = op.Ints("padding", std::vector<int64_t>(2 * ns, 0));
-    const std::vector<int64_t> lhs_dil = op.Ints("lhs_dilation", std::vector<int64_t>(ns, 1));
-    const std::vector<int64_t> rhs_dil = op.Ints("rhs_dilation", std::vector<int64_t>(ns, 1));
-    const int64_t groups = op.Int("feature_group_count", 1);
-    const int64_t batch_groups = op.Int("batch_group_count", 1);
-    op.Require(static_cast<int>(strides.size()) == ns &&
-                   static_cast<int>(padding.size()) == 2 * ns &&
-                   static_cast<int>(lhs_dil.size()) == ns && static_cast<int>(rhs_dil.size()) == ns,
-               "window attributes must have one entry per spatial dimension (padding: two)");
-    if (batch_groups != 1)
-      throw UnsupportedError("convolution: batch_group_count > 1 is not supported yet");
-    for (int64_t v : lhs_dil)
-      if (v != 1)
-        throw UnsupportedError(
-            "convolution: lhs_dilation (transposed convolution) is not supported yet");
-    for (int64_t v : padding)
-      if (v < 0) throw UnsupportedError("convolution: negative padding is not supported yet");
-    const int64_t N = in.dims[ib], C = in.dims[ifd], O = k.dims[ko], I = k.dims[ki];
-    op.Require(groups >= 1 && C == I * groups && O % groups == 0,
-               "feature_group_count " + std::to_string(groups) + " does not fit input features " +
-                   std::to_string(C) + ", kernel input features " + std::to_string(I) +
-                   " and output features " + std::to_string(O));
-    op.Require(out.dims[ob] == N && out.dims[of] == O, "result batch/feature sizes do not match");
-    memory::dims src_dims = {N, C}, wei_dims, dst_dims = {N, O}, stride_v, dil_v, pad_l, pad_r;
-    const auto istr = in.Strides(), kstr = k.Strides(), ostr = out.Strides();
-    memory::dims src_str = {istr[ib], istr[ifd]}, dst_str = {ostr[ob], ostr[of]}, wei_str;
-    if (groups > 1) {
-      wei_dims = {groups, O / groups, I};
-      wei_str = {(O / groups) * kstr[ko], kstr[ko], kstr[ki]};
+    if (p.empty_result) return SetTrivial(result, 0);
+    if (p.empty_contraction) return SetTrivial(result, out.bytes());
+    const int64_t O = p.wei_dims[0], I = p.wei_dims[1];
+    memory::dims src_dims = p.src_dims, src_str = p.src_strides, dst_dims = p.dst_dims,
+                 dst_str = p.dst_strides, wei_dims, wei_str;
+    if (p.groups > 1) {
+      wei_dims = {p.groups, O / p.groups, I};
+      wei_str = {(O / p.groups) * p.wei_strides[0], p.wei_strides[0], p.wei_strides[1]};
     } else {
       wei_dims = {O, I};
-      wei_str = {kstr[ko], kstr[ki]};
+      wei_str = {p.wei_strides[0], p.wei_strides[1]};
     }
-    bool empty = N == 0 || O == 0;
-    for (int s = 0; s < ns; ++s) {
-      const int64_t x = in.dims[is[s]], w = k.dims[ks[s]], y = out.dims[os[s]];
-      op.Require(strides[s] > 0 && rhs_dil[s] > 0, "strides and dilations must be positive");
-      const int64_t span = op.Add(op.Mul(w - 1, rhs_dil[s]), 1);
-      const int64_t padded = op.Add(op.Add(x, padding[2 * s]), padding[2 * s + 1]);
-      const int64_t expect = padded < span ? 0 : (padded - span) / strides[s] + 1;
-      op.Require(y == expect, "output spatial dimension " + std::to_string(s) + " is " +
-                                  std::to_string(y) + ", the window gives " +
-                                  std::to_string(expect));
-      empty = empty || y == 0;
-      src_dims.push_back(x), src_str.push_back(istr[is[s]]);
-      wei_dims.push_back(w), wei_str.push_back(kstr[ks[s]]);
-      dst_dims.push_back(y), dst_str.push_back(ostr[os[s]]);
-      stride_v.push_back(strides[s]), dil_v.push_back(rhs_dil[s] - 1);
-      pad_l.push_back(padding[2 * s]), pad_r.push_back(padding[2 * s + 1]);
-    }
-    if (has_bias)
-      op.Require(op.in[2].dims == std::vector<int64_t>{O},
-                 "bias must have shape [" + std::to_string(O) + "] (the output features), got " +
-                     FormatDims(op.in[2].dims));
-    if (empty) return SetTrivial(result, 0);
-    if (C == 0 || w_empty(k)) {
-      if (has_bias || activation != Activation::kNone)
-        throw UnsupportedError(
-            "brt.conv: an empty contraction with a bias or activation is not supported");
-      return SetTrivial(result, out.bytes());
-    }
+    wei_dims.insert(wei_dims.end(), p.wei_dims.begin() + 2, p.wei_dims.end());
+    wei_str.insert(wei_str.end(), p.wei_strides.begin() + 2, p.wei_strides.end());
+    memory::dims stride_v = p.strides, pad_l = p.pad_lo, pad_r = p.pad_hi, dil_v;
+    for (int64_t d : p.dilations) dil_v.push_back(d - 1);  // oneDNN counts the gaps
+    const bool has_bias = p.has_bias;
     const memory::data_type t = DnnlType(op, out.dtype);
     memory::desc src(src_dims, t, src_str), wei(wei_dims, t, wei_str), dst(dst_dims, t, dst_str);
     memory::desc bias({O}, t, memory::dims{1});
     dnnl::primitive_attr attr = UserScratchpad();
-    AppendActivation(activation, attr);
+    AppendActivation(p.activation, attr);
     auto pd =
         has_bias
             ? dnnl::convolution_forward::primitive_desc(
@@ -551,9 +458,6 @@ class ConvolutionKernel final : public DnnlKernel {
     if (has_bias) Bind(DNNL_ARG_BIAS, bias, 2);
     Bind(DNNL_ARG_DST, dst, result);
   }
-
- private:
-  static bool w_empty(const TensorInfo& k) { return k.numel == 0; }
 };
 
 // --- brt.softmax, brt.layer_norm ---------------------------------------------------
@@ -561,13 +465,7 @@ class ConvolutionKernel final : public DnnlKernel {
 class SoftmaxKernel final : public DnnlKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    op.RequireOperands(1);
-    op.RequireSameDTypes();
-    op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from operand shape");
-    const int r = op.in[0].rank();
-    const int64_t axis = op.Int("axis", r - 1);
-    op.Require(r > 0 && axis >= 0 && axis < r,
-               "axis " + std::to_string(axis) + " is outside the rank");
+    const int64_t axis = PlanSoftmax(op).axis;
     if (op.out[0].numel == 0) return SetTrivial(1, 0);
     memory::desc md = Plain(op, op.in[0]);
     dnnl::softmax_forward::primitive_desc pd(Engine(), dnnl::prop_kind::forward_inference,
@@ -583,16 +481,10 @@ class SoftmaxKernel final : public DnnlKernel {
 class LayerNormKernel final : public DnnlKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    op.RequireOperands(3);
+    const LayerNormPlan plan = PlanLayerNorm(op);
     const TensorInfo& x = op.in[0];
-    op.Require(x.rank() >= 1 && x.dims == op.out[0].dims && x.dtype == op.out[0].dtype,
-               "result must match the operand");
-    const int64_t c = x.dims.back();
-    for (int i = 1; i <= 2; ++i)
-      op.Require(op.in[i].dims == std::vector<int64_t>{c} && op.in[i].dtype == BRT_DTYPE_F32,
-                 "scale and shift must be f32 of shape [" + std::to_string(c) + "]");
-    const double eps = op.Float("epsilon", 1e-5);
-    op.Require(eps >= 0, "epsilon must be non-negative");
+    const int64_t c = plan.cols;
+    const double eps = plan.epsilon;
     if (x.numel == 0) return SetTrivial(3, 0);
     memory::desc md = Plain(op, x);
     memory::desc param({c}, memory::data_type::f32, memory::dims{1});

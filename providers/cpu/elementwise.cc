@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "common/op_plans.h"
 #include "kernel.h"
 
 namespace brt::cpu {
@@ -623,12 +624,12 @@ class FusedInstance final : public Runnable {
 class FusedElementwiseKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    op.Require(op.in.size() >= 1 && op.out.size() == 1,
-               "expects at least one operand and one result");
+    const FusedProgram program = PlanFusedElementwise(op, [](const std::string& name) {
+      const FusedOpEntry* e = FindFusedOp(name);
+      return e ? e->arity : -1;
+    });
     const int32_t rt = op.out[0].dtype;
-    op.Require(rt == BRT_DTYPE_F32 || rt == BRT_DTYPE_F16 || rt == BRT_DTYPE_BF16,
-               std::string("result must be f32, f16 or bf16, got ") + DTypeName(rt));
-    num_inputs_ = static_cast<int>(op.in.size());
+    num_inputs_ = program.num_inputs;
     std::vector<std::vector<int64_t>> dims;
     for (const auto& t : op.in) {
       LoadFn load = nullptr;
@@ -646,43 +647,10 @@ class FusedElementwiseKernel final : public CpuKernel {
     out_es_ = static_cast<int64_t>(brt_dtype_size(rt));
     plan_.Build(op.out[0].dims, dims, op.kind);
 
-    constants_.clear();
-    if (op.Has("constants"))
-      for (double c : op.Floats("constants")) constants_.push_back(static_cast<float>(c));
-    std::vector<std::string> names;
-    std::string list = op.String("ops");
-    for (size_t start = 0; start <= list.size();) {
-      size_t comma = std::min(list.find(',', start), list.size());
-      names.push_back(list.substr(start, comma - start));
-      start = comma + 1;
-    }
-    std::vector<int64_t> program = op.Ints("program");
-    op.Require(program.size() == names.size() * 3, "program has " + std::to_string(program.size()) +
-                                                       " entries, expected 3 per op (" +
-                                                       std::to_string(names.size()) + " ops)");
-    int next = num_inputs_ + static_cast<int>(constants_.size());
-    for (size_t i = 0; i < names.size(); ++i) {
-      const FusedOpEntry* e = FindFusedOp(names[i]);
-      op.Require(e != nullptr, "unknown op '" + names[i] + "' in the fused program");
-      Instr in{e->fn, {0, 0, 0}, next};
-      for (int k = 0; k < 3; ++k) {
-        int64_t r = program[i * 3 + k];
-        if (k < e->arity) {
-          op.Require(r >= 0 && r < next, "instruction " + std::to_string(i) + " (" + names[i] +
-                                             ") reads register " + std::to_string(r) +
-                                             " which is not defined yet");
-          in.src[k] = static_cast<int>(r);
-        } else {
-          op.Require(r == -1,
-                     "instruction " + std::to_string(i) + " has an operand beyond its arity");
-          in.src[k] = in.src[0];
-        }
-      }
-      instrs_.push_back(in);
-      ++next;
-    }
-    op.Require(!instrs_.empty(), "empty fused program");
-    num_registers_ = next;
+    constants_ = program.constants;
+    for (const FusedInstruction& f : program.instructions)
+      instrs_.push_back({FindFusedOp(f.name)->fn, {f.src[0], f.src[1], f.src[2]}, f.dst});
+    num_registers_ = program.num_registers;
   }
 
   std::unique_ptr<Runnable> CreateInstance() const override {

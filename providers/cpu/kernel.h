@@ -13,70 +13,11 @@
 #include <vector>
 
 #include "brt/provider_abi.h"
+#include "common/op_info.h"
 
 namespace brt::cpu {
 
-// Thrown by Prepare() for a bad op; becomes an error code at the ABI boundary.
-struct KernelError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-struct UnsupportedError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-const char* DTypeName(int32_t dtype);
-bool IsFloat(int32_t dtype);
-std::string FormatDims(const std::vector<int64_t>& dims);
-
-struct TensorInfo {
-  int32_t dtype = BRT_DTYPE_INVALID;
-  std::vector<int64_t> dims;
-  int64_t numel = 1;
-  int rank() const { return static_cast<int>(dims.size()); }
-  size_t bytes() const { return static_cast<size_t>(numel) * brt_dtype_size(dtype); }
-  // Row-major strides in elements.
-  std::vector<int64_t> Strides() const;
-};
-
-// A C++ view of BrtOpDesc with checked attribute access.
-class OpInfo {
- public:
-  explicit OpInfo(const BrtOpDesc& desc);
-  std::string kind;
-  std::vector<TensorInfo> in, out;
-
-  bool Has(std::string_view name) const { return Find(name) != nullptr; }
-  int64_t Int(std::string_view name) const;
-  int64_t Int(std::string_view name, int64_t fallback) const;
-  double Float(std::string_view name, double fallback) const;
-  std::vector<int64_t> Ints(std::string_view name) const;
-  std::vector<int64_t> Ints(std::string_view name, std::vector<int64_t> fallback) const;
-  std::vector<double> Floats(std::string_view name) const;
-  std::string String(std::string_view name) const;
-  std::string String(std::string_view name, std::string fallback) const;
-  std::vector<uint8_t> Bytes(std::string_view name) const;
-  // The operand's bytes when constant for the Session (a weight), else null.
-  const void* Constant(int operand) const;
-
-  // Throws KernelError "<kind>: <message>" unless cond holds.
-  void Require(bool cond, const std::string& message) const;
-  void RequireOperands(int n) const;
-  // Every operand and the result share one dtype.
-  void RequireSameDTypes() const;
-  // Checked arithmetic for sizes derived from attributes, which are untrusted:
-  // throws KernelError instead of overflowing.
-  int64_t Mul(int64_t a, int64_t b) const;
-  int64_t Add(int64_t a, int64_t b) const;
-  // A dimension index list: each in [0, rank), no repeats.
-  void RequireDims(const std::vector<int64_t>& dims, int rank, const std::string& what) const;
-
- private:
-  const BrtAttr* Find(std::string_view name) const;
-  const BrtAttr* Get(std::string_view name, int32_t kind) const;
-  const BrtAttr* attrs_;
-  int num_attrs_;
-  std::vector<const void*> constants_;
-};
+using namespace brt::ops;  // NOLINT: the op view and plans shared with other providers
 
 // The run-time side of a kernel. Run() must not allocate or throw.
 class Runnable {
@@ -225,70 +166,5 @@ void DispatchType(int32_t dtype, F&& f) {
 
 // ---------------------------------------------------------------------------
 // Iteration helpers.
-
-inline constexpr int kMaxRank = 16;
-// Integer attributes beyond this magnitude are rejected, so sums of a few of
-// them cannot overflow.
-inline constexpr int64_t kMaxAttrMagnitude = int64_t{1} << 40;
-
-// Numpy-style broadcasting of several inputs to one contiguous output,
-// iterated row by row over collapsed dimensions.
-class BroadcastPlan {
- public:
-  // Throws KernelError if an input does not broadcast to out_dims.
-  void Build(const std::vector<int64_t>& out_dims, const std::vector<std::vector<int64_t>>& in_dims,
-             const std::string& what);
-  int64_t inner() const { return inner_; }
-  int64_t rows() const { return rows_; }
-  // stride of input k along the innermost dimension (0 or more)
-  int64_t inner_stride(int k) const { return strides_[k * rank_ + rank_ - 1]; }
-
-  // f(const int64_t* input_offsets, int64_t output_offset, int64_t n)
-  template <typename F>
-  void ForEachRow(F&& f) const {
-    if (rows_ == 0 || inner_ == 0) return;
-    static constexpr int64_t kZeros[kMaxRank] = {};
-    if (rows_ == 1) return f(kZeros, int64_t{0}, inner_);
-    // Only the used entries are zeroed: clearing whole arrays costs more than
-    // a small op's kernel.
-    int64_t offsets[kMaxRank];
-    int64_t index[kMaxRank];
-    for (int k = 0; k < num_inputs_; ++k) offsets[k] = 0;
-    for (int d = 0; d < rank_; ++d) index[d] = 0;
-    const int outer = rank_ - 1;
-    for (int64_t row = 0; row < rows_; ++row) {
-      f(static_cast<const int64_t*>(offsets), row * inner_, inner_);
-      for (int d = outer - 1; d >= 0; --d) {
-        if (++index[d] < dims_[d]) {
-          for (int k = 0; k < num_inputs_; ++k) offsets[k] += strides_[k * rank_ + d];
-          break;
-        }
-        index[d] = 0;
-        for (int k = 0; k < num_inputs_; ++k)
-          offsets[k] -= strides_[k * rank_ + d] * (dims_[d] - 1);
-      }
-    }
-  }
-
- private:
-  int rank_ = 1;
-  int num_inputs_ = 0;
-  std::vector<int64_t> dims_;
-  std::vector<int64_t> strides_;  // num_inputs x rank
-  int64_t inner_ = 1, rows_ = 1;
-};
-
-// dst[sum(i_d * dst_strides_d)] = src[sum(i_d * src_strides_d)] for every
-// index i in dims; strides in elements (may be 0 or negative).
-struct StridedCopy {
-  int rank = 0;
-  int64_t dims[kMaxRank];
-  int64_t src_strides[kMaxRank];
-  int64_t dst_strides[kMaxRank];
-  size_t elem_size = 4;
-  // Merges dimensions that are contiguous in both source and destination.
-  void Simplify();
-  void Run(char* dst, const char* src) const;
-};
 
 }  // namespace brt::cpu

@@ -1,0 +1,247 @@
+// OpInfo, dtype names and StridedCopy (see op_info.h).
+#include "common/op_info.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace brt::ops {
+
+const char* DTypeName(int32_t dtype) {
+  switch (dtype) {
+    case BRT_DTYPE_F32:
+      return "f32";
+    case BRT_DTYPE_F16:
+      return "f16";
+    case BRT_DTYPE_BF16:
+      return "bf16";
+    case BRT_DTYPE_F64:
+      return "f64";
+    case BRT_DTYPE_I1:
+      return "i1";
+    case BRT_DTYPE_I8:
+      return "i8";
+    case BRT_DTYPE_I32:
+      return "i32";
+    case BRT_DTYPE_I64:
+      return "i64";
+    case BRT_DTYPE_U8:
+      return "u8";
+  }
+  return "invalid";
+}
+
+bool IsFloat(int32_t dtype) {
+  return dtype == BRT_DTYPE_F32 || dtype == BRT_DTYPE_F16 || dtype == BRT_DTYPE_BF16 ||
+         dtype == BRT_DTYPE_F64;
+}
+
+std::string FormatDims(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+std::vector<int64_t> TensorInfo::Strides() const {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * dims[d + 1];
+  return s;
+}
+
+// --- OpInfo -------------------------------------------------------------------
+
+OpInfo::OpInfo(const BrtOpDesc& desc)
+    : kind(desc.kind), attrs_(desc.attrs), num_attrs_(desc.num_attrs) {
+  auto convert = [](const BrtTensorDesc& t) {
+    TensorInfo info;
+    info.dtype = t.dtype;
+    info.dims.assign(t.dims, t.dims + t.rank);
+    for (int64_t d : info.dims) info.numel *= d;
+    return info;
+  };
+  for (int i = 0; i < desc.num_operands; ++i) in.push_back(convert(desc.operands[i]));
+  for (int i = 0; i < desc.num_results; ++i) out.push_back(convert(desc.results[i]));
+  constants_.assign(in.size(), nullptr);
+  if (BRT_STRUCT_HAS(BrtOpDesc, &desc, operand_constants) && desc.operand_constants)
+    constants_.assign(desc.operand_constants, desc.operand_constants + desc.num_operands);
+}
+
+const void* OpInfo::Constant(int operand) const { return constants_.at(operand); }
+
+const BrtAttr* OpInfo::Find(std::string_view name) const {
+  for (int i = 0; i < num_attrs_; ++i)
+    if (attrs_[i].name && name == attrs_[i].name) return &attrs_[i];
+  return nullptr;
+}
+
+const BrtAttr* OpInfo::Get(std::string_view name, int32_t kind) const {
+  const BrtAttr* a = Find(name);
+  if (!a) throw KernelError(this->kind + ": missing attribute '" + std::string(name) + "'");
+  if (a->kind != kind)
+    throw KernelError(this->kind + ": attribute '" + std::string(name) + "' has the wrong kind");
+  return a;
+}
+
+namespace {
+int64_t Bounded(const OpInfo& op, std::string_view name, int64_t v) {
+  op.Require(
+      v >= -kMaxAttrMagnitude && v <= kMaxAttrMagnitude,
+      "attribute '" + std::string(name) + "' value " + std::to_string(v) + " is out of range");
+  return v;
+}
+}  // namespace
+
+int64_t OpInfo::Int(std::string_view name) const {
+  return Bounded(*this, name, Get(name, BRT_ATTR_INT)->i);
+}
+int64_t OpInfo::Int(std::string_view name, int64_t fallback) const {
+  return Has(name) ? Int(name) : fallback;
+}
+double OpInfo::Float(std::string_view name, double fallback) const {
+  return Has(name) ? Get(name, BRT_ATTR_FLOAT)->f : fallback;
+}
+std::vector<int64_t> OpInfo::Ints(std::string_view name) const {
+  const BrtAttr* a = Get(name, BRT_ATTR_INTS);
+  std::vector<int64_t> v(a->ints, a->ints + a->num_ints);
+  for (int64_t x : v) Bounded(*this, name, x);
+  return v;
+}
+std::vector<int64_t> OpInfo::Ints(std::string_view name, std::vector<int64_t> fallback) const {
+  return Has(name) ? Ints(name) : fallback;
+}
+std::vector<double> OpInfo::Floats(std::string_view name) const {
+  const BrtAttr* a = Get(name, BRT_ATTR_FLOATS);
+  return std::vector<double>(a->floats, a->floats + a->num_floats);
+}
+std::string OpInfo::String(std::string_view name) const { return Get(name, BRT_ATTR_STRING)->str; }
+std::string OpInfo::String(std::string_view name, std::string fallback) const {
+  return Has(name) ? String(name) : fallback;
+}
+std::vector<uint8_t> OpInfo::Bytes(std::string_view name) const {
+  const BrtAttr* a = Get(name, BRT_ATTR_BYTES);
+  return std::vector<uint8_t>(a->bytes, a->bytes + a->num_bytes);
+}
+
+void OpInfo::Require(bool cond, const std::string& message) const {
+  if (!cond) throw KernelError(kind + ": " + message);
+}
+
+int64_t OpInfo::Mul(int64_t a, int64_t b) const {
+  int64_t r = 0;
+  Require(!__builtin_mul_overflow(a, b, &r), "sizes derived from the attributes overflow");
+  return r;
+}
+
+int64_t OpInfo::Add(int64_t a, int64_t b) const {
+  int64_t r = 0;
+  Require(!__builtin_add_overflow(a, b, &r), "sizes derived from the attributes overflow");
+  return r;
+}
+
+void OpInfo::RequireOperands(int n) const {
+  Require(static_cast<int>(in.size()) == n && out.size() == 1,
+          "expected " + std::to_string(n) + " operands and 1 result, got " +
+              std::to_string(in.size()) + " and " + std::to_string(out.size()));
+}
+
+void OpInfo::RequireSameDTypes() const {
+  for (size_t i = 0; i < in.size(); ++i)
+    Require(in[i].dtype == out[0].dtype, std::string("operand ") + std::to_string(i) + " is " +
+                                             DTypeName(in[i].dtype) + " but the result is " +
+                                             DTypeName(out[0].dtype));
+}
+
+void OpInfo::RequireDims(const std::vector<int64_t>& dims, int rank,
+                         const std::string& what) const {
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : dims) {
+    Require(d >= 0 && d < rank, what + " " + FormatDims(dims) + " has a dimension outside [0, " +
+                                    std::to_string(rank) + ")");
+    Require(!seen[d], what + " " + FormatDims(dims) + " repeats dimension " + std::to_string(d));
+    seen[d] = true;
+  }
+}
+
+// --- StridedCopy ----------------------------------------------------------------
+
+void StridedCopy::Simplify() {
+  int out = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (dims[d] == 1) continue;
+    if (dims[d] == 0) {
+      rank = 1, dims[0] = 0;
+      return;
+    }
+    if (out > 0 && src_strides[out - 1] == src_strides[d] * dims[d] &&
+        dst_strides[out - 1] == dst_strides[d] * dims[d]) {
+      dims[out - 1] *= dims[d];
+      src_strides[out - 1] = src_strides[d];
+      dst_strides[out - 1] = dst_strides[d];
+      continue;
+    }
+    dims[out] = dims[d], src_strides[out] = src_strides[d], dst_strides[out] = dst_strides[d];
+    ++out;
+  }
+  if (out == 0) {
+    rank = 1, dims[0] = 1, src_strides[0] = 1, dst_strides[0] = 1;
+    return;
+  }
+  rank = out;
+}
+
+namespace {
+template <typename T>
+void CopyRow(char* dst, int64_t ds, const char* src, int64_t ss, int64_t n) {
+  T* d = reinterpret_cast<T*>(dst);
+  const T* s = reinterpret_cast<const T*>(src);
+  if (ss == 0) {
+    T v = *s;
+    for (int64_t i = 0; i < n; ++i) d[i * ds] = v;
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
+  }
+}
+}  // namespace
+
+void StridedCopy::Run(char* dst, const char* src) const {
+  for (int d = 0; d < rank; ++d)
+    if (dims[d] == 0) return;
+  const int64_t es = static_cast<int64_t>(elem_size);
+  const int64_t n = dims[rank - 1], ss = src_strides[rank - 1], ds = dst_strides[rank - 1];
+  int64_t index[kMaxRank];
+  for (int d = 0; d < rank; ++d) index[d] = 0;
+  int64_t so = 0, dof = 0;
+  while (true) {
+    char* drow = dst + dof * es;
+    const char* srow = src + so * es;
+    if (ss == 1 && ds == 1) {
+      std::memcpy(drow, srow, static_cast<size_t>(n * es));
+    } else {
+      switch (elem_size) {
+        case 1:
+          CopyRow<uint8_t>(drow, ds, srow, ss, n);
+          break;
+        case 2:
+          CopyRow<uint16_t>(drow, ds, srow, ss, n);
+          break;
+        case 4:
+          CopyRow<uint32_t>(drow, ds, srow, ss, n);
+          break;
+        default:
+          CopyRow<uint64_t>(drow, ds, srow, ss, n);
+          break;
+      }
+    }
+    int d = rank - 2;
+    for (; d >= 0; --d) {
+      if (++index[d] < dims[d]) {
+        so += src_strides[d], dof += dst_strides[d];
+        break;
+      }
+      index[d] = 0;
+      so -= src_strides[d] * (dims[d] - 1), dof -= dst_strides[d] * (dims[d] - 1);
+    }
+    if (d < 0) return;
+  }
+}
+
+}  // namespace brt::ops

@@ -1,0 +1,97 @@
+// What every provider needs to read an op before it builds a kernel: a C++
+// view of BrtOpDesc with checked attribute access, the errors Prepare throws,
+// and the strided copy that data movement ops reduce to. Host code only;
+// depends on the plugin ABI alone, so the CPU and CUDA providers share it.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "brt/provider_abi.h"
+
+namespace brt::ops {
+
+// Thrown by Prepare() for a bad op; becomes an error code at the ABI boundary.
+struct KernelError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct UnsupportedError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const char* DTypeName(int32_t dtype);
+bool IsFloat(int32_t dtype);
+std::string FormatDims(const std::vector<int64_t>& dims);
+
+struct TensorInfo {
+  int32_t dtype = BRT_DTYPE_INVALID;
+  std::vector<int64_t> dims;
+  int64_t numel = 1;
+  int rank() const { return static_cast<int>(dims.size()); }
+  size_t bytes() const { return static_cast<size_t>(numel) * brt_dtype_size(dtype); }
+  // Row-major strides in elements.
+  std::vector<int64_t> Strides() const;
+};
+
+// A C++ view of BrtOpDesc with checked attribute access.
+class OpInfo {
+ public:
+  explicit OpInfo(const BrtOpDesc& desc);
+  std::string kind;
+  std::vector<TensorInfo> in, out;
+
+  bool Has(std::string_view name) const { return Find(name) != nullptr; }
+  int64_t Int(std::string_view name) const;
+  int64_t Int(std::string_view name, int64_t fallback) const;
+  double Float(std::string_view name, double fallback) const;
+  std::vector<int64_t> Ints(std::string_view name) const;
+  std::vector<int64_t> Ints(std::string_view name, std::vector<int64_t> fallback) const;
+  std::vector<double> Floats(std::string_view name) const;
+  std::string String(std::string_view name) const;
+  std::string String(std::string_view name, std::string fallback) const;
+  std::vector<uint8_t> Bytes(std::string_view name) const;
+  // The operand's bytes when constant for the Session (a weight), else null.
+  const void* Constant(int operand) const;
+
+  // Throws KernelError "<kind>: <message>" unless cond holds.
+  void Require(bool cond, const std::string& message) const;
+  void RequireOperands(int n) const;
+  // Every operand and the result share one dtype.
+  void RequireSameDTypes() const;
+  // Checked arithmetic for sizes derived from attributes, which are untrusted:
+  // throws KernelError instead of overflowing.
+  int64_t Mul(int64_t a, int64_t b) const;
+  int64_t Add(int64_t a, int64_t b) const;
+  // A dimension index list: each in [0, rank), no repeats.
+  void RequireDims(const std::vector<int64_t>& dims, int rank, const std::string& what) const;
+
+ private:
+  const BrtAttr* Find(std::string_view name) const;
+  const BrtAttr* Get(std::string_view name, int32_t kind) const;
+  const BrtAttr* attrs_;
+  int num_attrs_;
+  std::vector<const void*> constants_;
+};
+
+inline constexpr int kMaxRank = 16;
+// Integer attributes beyond this magnitude are rejected, so sums of a few of
+// them cannot overflow.
+inline constexpr int64_t kMaxAttrMagnitude = int64_t{1} << 40;
+
+// dst[sum(i_d * dst_strides_d)] = src[sum(i_d * src_strides_d)] for every
+// index i in dims; strides in elements (may be 0 or negative).
+struct StridedCopy {
+  int rank = 0;
+  int64_t dims[kMaxRank];
+  int64_t src_strides[kMaxRank];
+  int64_t dst_strides[kMaxRank];
+  size_t elem_size = 4;
+  // Merges dimensions that are contiguous in both source and destination.
+  void Simplify();
+  void Run(char* dst, const char* src) const;
+};
+
+}  // namespace brt::ops

@@ -1,0 +1,208 @@
+// Op plans: each function validates one op kind (shapes and attributes, which
+// come from an untrusted executable) and reduces it to the layout arithmetic a
+// kernel runs, in elements. The CPU provider runs a plan with host loops, the
+// CUDA provider with device kernels, so the two agree by construction.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/op_info.h"
+
+namespace brt::ops {
+
+// broadcast_in_dim, transpose, slice, reverse: the result is the strided view
+// `copy` of the operand, starting at src_offset.
+struct StridedView {
+  StridedCopy copy;
+  int64_t src_offset = 0;
+};
+StridedView PlanStridedView(const OpInfo& op);
+
+// concatenate: operand i is copied by pieces[i].copy to result + dst_offset.
+struct ConcatPiece {
+  StridedCopy copy;
+  int64_t dst_offset = 0;
+};
+std::vector<ConcatPiece> PlanConcatenate(const OpInfo& op);
+
+// pad: the result is filled with the padding value, then `copy` moves
+// operand + src_offset to result + dst_offset (negative padding crops).
+struct PadPlan {
+  StridedCopy copy;
+  int64_t src_offset = 0, dst_offset = 0;
+};
+PadPlan PlanPad(const OpInfo& op);
+
+// iota: element i of the result holds (i / stride) % size.
+struct IotaPlan {
+  int64_t size = 1, stride = 1;
+};
+IotaPlan PlanIota(const OpInfo& op);
+
+// dynamic_slice(operand, i0, i1, ...) and dynamic_update_slice(operand,
+// update, i0, ...): start index d is read from operand first_index + d,
+// clamped to [0, max_start[d]], and offsets by operand_strides[d]. `copy`
+// moves the window: operand -> result for a slice, update -> result (a copy
+// of the operand) for an update.
+struct DynamicSlicePlan {
+  bool update = false;
+  int rank = 0, first_index = 1;
+  int32_t index_dtypes[kMaxRank] = {};
+  int64_t max_start[kMaxRank] = {};
+  int64_t operand_strides[kMaxRank] = {};
+  StridedCopy copy;
+  size_t operand_bytes = 0;
+};
+DynamicSlicePlan PlanDynamicSlice(const OpInfo& op);
+
+// gather and scatter iterate a tensor (gather: the result, scatter: the
+// updates) of `dims`. For iterated index i, the index vector starts at
+// sum(i_d * batch_strides[d]) in the indices, component k at
+// k * vector_stride; the operand element is
+//   sum_k start_k * start_strides[k] + sum_d i_d * window_strides[d]
+// with start_k clamped to [0, start_max[k]] (gather) or the whole window
+// skipped when outside it (scatter, as in XLA).
+struct IndexPlan {
+  std::vector<int64_t> dims, batch_strides, window_strides, start_strides, start_max;
+  int64_t vector_stride = 0, numel = 0;
+  int32_t index_dtype = BRT_DTYPE_I32;
+  int rank() const { return static_cast<int>(dims.size()); }
+};
+IndexPlan PlanGather(const OpInfo& op);
+struct ScatterPlan : IndexPlan {
+  bool add = false;  // mode "add", else "replace"
+  size_t operand_bytes = 0;
+};
+ScatterPlan PlanScatter(const OpInfo& op);
+
+enum class Reducer { kAdd, kMul, kMax, kMin, kAnd, kOr };
+bool ParseReducer(const std::string& name, Reducer* r);
+// and/or need integers or i1; the others need a number or i1.
+bool ReducerDefinedFor(Reducer r, int32_t dtype);
+
+// reduce(operand, init): the operand's dims collapsed into runs that are all
+// kept or all reduced; ostr is the result stride of each run (0: reduced).
+struct ReducePlan {
+  Reducer reducer = Reducer::kAdd;
+  int rank = 0;
+  int64_t dims[kMaxRank] = {}, ostr[kMaxRank] = {};
+  int64_t in_numel = 0, out_numel = 0;
+};
+ReducePlan PlanReduce(const OpInfo& op);
+
+// reduce_window(operand, init): result element o combines the operand at
+// o_d * strides[d] + w_d * win_dil[d] - pad_lo[d] (in the base-dilated
+// operand; positions between dilated elements and outside are skipped).
+struct ReduceWindowPlan {
+  Reducer reducer = Reducer::kAdd;
+  std::vector<int64_t> window, strides, base_dil, win_dil, pad_lo, padding, in_dims, in_strides,
+      out_dims;
+  int64_t out_numel = 0, window_numel = 1;
+};
+ReduceWindowPlan PlanReduceWindow(const OpInfo& op);
+
+// brt.softmax over `axis`, seen as [outer, axis size, inner].
+struct SoftmaxPlan {
+  int64_t axis = 0, outer = 1, size = 1, inner = 1;
+};
+SoftmaxPlan PlanSoftmax(const OpInfo& op);
+
+// brt.layer_norm(x, scale, shift) over the last dimension: rows x cols.
+struct LayerNormPlan {
+  int64_t rows = 0, cols = 0;
+  double epsilon = 1e-5;
+};
+LayerNormPlan PlanLayerNorm(const OpInfo& op);
+
+// The activation of brt.matmul and brt.conv; gelu is the exact (erf) form.
+enum class Activation { kNone, kRelu, kTanh, kGelu };
+Activation ParseActivation(const OpInfo& op);
+
+// convolution / brt.conv with its dimension numbers resolved: dims and
+// element strides in (batch, feature, spatial...) order for the input and
+// result, (output feature, input feature, spatial...) for the kernel.
+struct ConvPlan {
+  int spatial = 0;
+  int64_t groups = 1;
+  bool has_bias = false;
+  Activation activation = Activation::kNone;
+  std::vector<int64_t> src_dims, src_strides, wei_dims, wei_strides, dst_dims, dst_strides;
+  std::vector<int64_t> strides, dilations, pad_lo, pad_hi;  // dilations: 1 = dense
+  bool empty_result = false;                                // nothing to compute
+  bool empty_contraction = false;                           // the result is all zeros
+};
+ConvPlan PlanConvolution(const OpInfo& op);
+
+// brt.fused_elementwise: registers 0..num_inputs-1 hold the inputs
+// (broadcast to the result), then the constants, then one per instruction;
+// the last instruction's register is the result. `arity` gives an op name's
+// operand count, or -1 for a name the provider does not know.
+struct FusedInstruction {
+  std::string name;
+  int arity = 1;
+  int src[3] = {0, 0, 0};  // unused sources repeat src[0]
+  int dst = 0;
+};
+struct FusedProgram {
+  int num_inputs = 0, num_registers = 0;
+  std::vector<float> constants;
+  std::vector<FusedInstruction> instructions;
+};
+FusedProgram PlanFusedElementwise(const OpInfo& op,
+                                  const std::function<int(const std::string&)>& arity);
+
+// Numpy-style broadcasting of several inputs to one contiguous output,
+// iterated row by row over collapsed dimensions.
+class BroadcastPlan {
+ public:
+  // Throws KernelError if an input does not broadcast to out_dims.
+  void Build(const std::vector<int64_t>& out_dims, const std::vector<std::vector<int64_t>>& in_dims,
+             const std::string& what);
+  int64_t inner() const { return inner_; }
+  int64_t rows() const { return rows_; }
+  // stride of input k along the innermost dimension (0 or more)
+  int64_t inner_stride(int k) const { return strides_[k * rank_ + rank_ - 1]; }
+  // The collapsed iteration space: rank() dims, and input k's element stride
+  // along each (0 where broadcast).
+  int rank() const { return rank_; }
+  int64_t dim(int d) const { return dims_[d]; }
+  int64_t stride(int k, int d) const { return strides_[k * rank_ + d]; }
+
+  // f(const int64_t* input_offsets, int64_t output_offset, int64_t n)
+  template <typename F>
+  void ForEachRow(F&& f) const {
+    if (rows_ == 0 || inner_ == 0) return;
+    static constexpr int64_t kZeros[kMaxRank] = {};
+    if (rows_ == 1) return f(kZeros, int64_t{0}, inner_);
+    // Only the used entries are zeroed: clearing whole arrays costs more than
+    // a small op's kernel.
+    int64_t offsets[kMaxRank];
+    int64_t index[kMaxRank];
+    for (int k = 0; k < num_inputs_; ++k) offsets[k] = 0;
+    for (int d = 0; d < rank_; ++d) index[d] = 0;
+    const int outer = rank_ - 1;
+    for (int64_t row = 0; row < rows_; ++row) {
+      f(static_cast<const int64_t*>(offsets), row * inner_, inner_);
+      for (int d = outer - 1; d >= 0; --d) {
+        if (++index[d] < dims_[d]) {
+          for (int k = 0; k < num_inputs_; ++k) offsets[k] += strides_[k * rank_ + d];
+          break;
+        }
+        index[d] = 0;
+        for (int k = 0; k < num_inputs_; ++k)
+          offsets[k] -= strides_[k * rank_ + d] * (dims_[d] - 1);
+      }
+    }
+  }
+
+ private:
+  int rank_ = 1;
+  int num_inputs_ = 0;
+  std::vector<int64_t> dims_;
+  std::vector<int64_t> strides_;  // num_inputs x rank
+  int64_t inner_ = 1, rows_ = 1;
+};
+
+}  // namespace brt::ops
