@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/op_info.h"
+#include "common/scalar_ops.h"
 
 namespace brt::ops {
 
@@ -77,7 +78,6 @@ struct ScatterPlan : IndexPlan {
 };
 ScatterPlan PlanScatter(const OpInfo& op);
 
-enum class Reducer { kAdd, kMul, kMax, kMin, kAnd, kOr };
 bool ParseReducer(const std::string& name, Reducer* r);
 // and/or need integers or i1; the others need a number or i1.
 bool ReducerDefinedFor(Reducer r, int32_t dtype);

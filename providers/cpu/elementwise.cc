@@ -8,95 +8,13 @@
 #include <type_traits>
 
 #include "common/op_plans.h"
+#include "common/scalar_ops.h"
 #include "kernel.h"
 
 namespace brt::cpu {
 namespace {
 
-template <typename V>
-constexpr bool kIsFloat = std::is_floating_point_v<V>;
-template <typename V>
-constexpr bool kIsInt = std::is_integral_v<V> && !std::is_same_v<V, bool>;
-
-template <typename V>
-V WrapAdd(V a, V b) {
-  using U = std::make_unsigned_t<V>;
-  return static_cast<V>(static_cast<U>(a) + static_cast<U>(b));
-}
-template <typename V>
-V WrapSub(V a, V b) {
-  using U = std::make_unsigned_t<V>;
-  return static_cast<V>(static_cast<U>(a) - static_cast<U>(b));
-}
-template <typename V>
-V WrapMul(V a, V b) {
-  using U = std::make_unsigned_t<V>;
-  // Promote through uint64 so narrow types do not multiply as signed int.
-  return static_cast<V>(
-      static_cast<U>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b)));
-}
-
 // --- unary ------------------------------------------------------------------
-
-enum class Unary {
-  kNegate,
-  kAbs,
-  kExp,
-  kExpm1,
-  kLog,
-  kLog1p,
-  kSqrt,
-  kRsqrt,
-  kTanh,
-  kLogistic,
-  kSin,
-  kCos,
-  kFloor,
-  kCeil,
-  kRoundEven,
-  kSign,
-  kErf,
-  kNot,
-};
-
-template <Unary OP, typename V>
-constexpr bool UnarySupports() {
-  if constexpr (std::is_same_v<V, bool>) return OP == Unary::kNot;
-  if constexpr (kIsInt<V>)
-    return OP == Unary::kNegate || OP == Unary::kAbs || OP == Unary::kSign || OP == Unary::kNot;
-  return OP != Unary::kNot;
-}
-
-template <Unary OP, typename V>
-inline V ApplyUnary(V x) {
-  if constexpr (std::is_same_v<V, bool>) {
-    return !x;
-  } else if constexpr (kIsInt<V>) {
-    if constexpr (OP == Unary::kNegate) return WrapSub<V>(0, x);
-    if constexpr (OP == Unary::kAbs) return x < 0 ? WrapSub<V>(0, x) : x;
-    if constexpr (OP == Unary::kSign) return static_cast<V>((x > 0) - (x < 0));
-    if constexpr (OP == Unary::kNot) return static_cast<V>(~x);
-  } else {
-    if constexpr (OP == Unary::kNegate) return -x;
-    if constexpr (OP == Unary::kAbs) return std::fabs(x);
-    if constexpr (OP == Unary::kExp) return std::exp(x);
-    if constexpr (OP == Unary::kExpm1) return std::expm1(x);
-    if constexpr (OP == Unary::kLog) return std::log(x);
-    if constexpr (OP == Unary::kLog1p) return std::log1p(x);
-    if constexpr (OP == Unary::kSqrt) return std::sqrt(x);
-    if constexpr (OP == Unary::kRsqrt) return V(1) / std::sqrt(x);
-    if constexpr (OP == Unary::kTanh) return std::tanh(x);
-    if constexpr (OP == Unary::kLogistic) return V(1) / (V(1) + std::exp(-x));
-    if constexpr (OP == Unary::kSin) return std::sin(x);
-    if constexpr (OP == Unary::kCos) return std::cos(x);
-    if constexpr (OP == Unary::kFloor) return std::floor(x);
-    if constexpr (OP == Unary::kCeil) return std::ceil(x);
-    if constexpr (OP == Unary::kRoundEven) return std::nearbyint(x);
-    if constexpr (OP == Unary::kSign) return std::isnan(x) ? x : (x > 0 ? V(1) : x < 0 ? V(-1) : x);
-    if constexpr (OP == Unary::kErf) return std::erf(x);
-  }
-  return x;
-}
 
 using UnaryFn = void (*)(const void* in, void* out, int64_t n);
 
@@ -177,67 +95,6 @@ class UnaryKernel final : public CpuKernel {
 };
 
 // --- binary -----------------------------------------------------------------
-
-enum class Binary { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kRem, kAnd, kOr };
-
-template <Binary OP, typename V>
-constexpr bool BinarySupports() {
-  if constexpr (std::is_same_v<V, bool>)
-    return OP == Binary::kAnd || OP == Binary::kOr || OP == Binary::kMax || OP == Binary::kMin;
-  if constexpr (kIsFloat<V>) return OP != Binary::kAnd && OP != Binary::kOr;
-  return true;
-}
-
-template <typename V>
-V IntPow(V base, V exp) {
-  if (exp < 0) {
-    if (base == 1) return 1;
-    if constexpr (std::is_signed_v<V>)
-      if (base == -1) return (exp & 1) ? V(-1) : V(1);
-    return 0;
-  }
-  V result = 1;
-  while (exp > 0) {
-    if (exp & 1) result = WrapMul(result, base);
-    base = WrapMul(base, base);
-    exp >>= 1;
-  }
-  return result;
-}
-
-template <Binary OP, typename V>
-inline V ApplyBinary(V a, V b) {
-  if constexpr (std::is_same_v<V, bool>) {
-    if constexpr (OP == Binary::kAnd || OP == Binary::kMin) return a && b;
-    return a || b;
-  } else if constexpr (kIsInt<V>) {
-    if constexpr (OP == Binary::kAdd) return WrapAdd(a, b);
-    if constexpr (OP == Binary::kSub) return WrapSub(a, b);
-    if constexpr (OP == Binary::kMul) return WrapMul(a, b);
-    if constexpr (OP == Binary::kMax) return a > b ? a : b;
-    if constexpr (OP == Binary::kMin) return a < b ? a : b;
-    if constexpr (OP == Binary::kAnd) return static_cast<V>(a & b);
-    if constexpr (OP == Binary::kOr) return static_cast<V>(a | b);
-    if constexpr (OP == Binary::kPow) return IntPow(a, b);
-    if constexpr (OP == Binary::kDiv || OP == Binary::kRem) {
-      if (b == 0) return OP == Binary::kDiv ? static_cast<V>(-1) : a;
-      if constexpr (std::is_signed_v<V>)
-        if (a == std::numeric_limits<V>::min() && b == -1) return OP == Binary::kDiv ? a : V(0);
-      return OP == Binary::kDiv ? static_cast<V>(a / b) : static_cast<V>(a % b);
-    }
-  } else {
-    if constexpr (OP == Binary::kAdd) return a + b;
-    if constexpr (OP == Binary::kSub) return a - b;
-    if constexpr (OP == Binary::kMul) return a * b;
-    if constexpr (OP == Binary::kDiv) return a / b;
-    // NaN propagates through maximum/minimum, as in StableHLO.
-    if constexpr (OP == Binary::kMax) return (a > b || std::isnan(a)) ? a : b;
-    if constexpr (OP == Binary::kMin) return (a < b || std::isnan(a)) ? a : b;
-    if constexpr (OP == Binary::kPow) return std::pow(a, b);
-    if constexpr (OP == Binary::kRem) return std::fmod(a, b);
-  }
-  return a;
-}
 
 using BinaryRowFn = void (*)(const void* a, int64_t sa, const void* b, int64_t sb, void* out,
                              int64_t n);
@@ -326,36 +183,6 @@ class BinaryKernel final : public CpuKernel {
 };
 
 // --- compare ------------------------------------------------------------------
-
-enum class Cmp { kEq, kNe, kGe, kGt, kLe, kLt };
-
-bool ParseCmp(const std::string& s, Cmp* out) {
-  static const std::pair<const char*, Cmp> kNames[] = {{"EQ", Cmp::kEq}, {"NE", Cmp::kNe},
-                                                       {"GE", Cmp::kGe}, {"GT", Cmp::kGt},
-                                                       {"LE", Cmp::kLe}, {"LT", Cmp::kLt}};
-  for (auto [name, c] : kNames)
-    if (s == name) return *out = c, true;
-  return false;
-}
-
-template <typename V>
-inline bool ApplyCmp(Cmp c, V a, V b) {
-  switch (c) {
-    case Cmp::kEq:
-      return a == b;
-    case Cmp::kNe:
-      return a != b;
-    case Cmp::kGe:
-      return a >= b;
-    case Cmp::kGt:
-      return a > b;
-    case Cmp::kLe:
-      return a <= b;
-    case Cmp::kLt:
-      return a < b;
-  }
-  return false;
-}
 
 using CmpRowFn = void (*)(Cmp, const void*, int64_t, const void*, int64_t, uint8_t*, int64_t);
 
@@ -474,22 +301,7 @@ class TernaryKernel final : public CpuKernel {
 
 template <typename To, typename From>
 inline To ConvertValue(From x) {
-  using CT = Compute<To>;
-  using CF = Compute<From>;
-  CF v = CF(x);
-  if constexpr (std::is_same_v<CT, bool>) {
-    return To(v != CF(0));
-  } else if constexpr (kIsInt<CT> && kIsFloat<CF>) {
-    // Saturate; NaN becomes 0 (out-of-range float->int is undefined in C++).
-    if (std::isnan(v)) return To(CT(0));
-    if (v <= static_cast<CF>(std::numeric_limits<CT>::min()))
-      return To(std::numeric_limits<CT>::min());
-    if (v >= static_cast<CF>(std::numeric_limits<CT>::max()))
-      return To(std::numeric_limits<CT>::max());
-    return To(static_cast<CT>(v));
-  } else {
-    return To(static_cast<CT>(v));
-  }
+  return To(ConvertScalar<Compute<To>>(Compute<From>(x)));
 }
 
 using ConvertFn = void (*)(const void*, void*, int64_t);

@@ -8,29 +8,6 @@
 namespace brt::cpu {
 namespace {
 
-template <Reducer R, typename C>
-inline C Combine(C a, C b) {
-  if constexpr (std::is_same_v<C, bool>) {
-    if constexpr (R == Reducer::kAnd || R == Reducer::kMin || R == Reducer::kMul) return a && b;
-    return a || b;
-  } else if constexpr (std::is_integral_v<C>) {
-    using U = std::make_unsigned_t<C>;
-    if constexpr (R == Reducer::kAdd) return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
-    if constexpr (R == Reducer::kMul)
-      return static_cast<C>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b));
-    if constexpr (R == Reducer::kMax) return a > b ? a : b;
-    if constexpr (R == Reducer::kMin) return a < b ? a : b;
-    if constexpr (R == Reducer::kAnd) return static_cast<C>(a & b);
-    return static_cast<C>(a | b);
-  } else {
-    if constexpr (R == Reducer::kAdd) return a + b;
-    if constexpr (R == Reducer::kMul) return a * b;
-    if constexpr (R == Reducer::kMax) return (a > b || std::isnan(a)) ? a : b;
-    if constexpr (R == Reducer::kMin) return (a < b || std::isnan(a)) ? a : b;
-    return a;  // and/or are rejected for floats in Prepare
-  }
-}
-
 // oneDNN reductions and pooling have no init operand: they compute as if it
 // were the reducer's identity. This runs oneDNN when the init value (read
 // per request) is that identity, and brt's loop otherwise.

@@ -1,44 +1,140 @@
 // Launchers for brt's own CUDA kernels (kernels.cu), callable from host C++.
+// Each takes the layout a plan from providers/common computed, in elements,
+// and enqueues one or two kernels on `stream`; none allocates or synchronizes.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "brt/provider_abi.h"
+#include "common/op_plans.h"
 
 namespace brt::cuda {
 
-constexpr int kMaxRank = 8;
+constexpr int kMaxRank = ops::kMaxRank;
+constexpr int kMaxOperands = 8;  // elementwise and fused inputs
 
-enum UnaryOp {
-  kNegate,
-  kAbs,
-  kExp,
-  kLog,
-  kTanh,
-  kLogistic,
-  kSqrt,
-  kRsqrt,
-  kFloor,
-  kCeil,
-  kSin,
-  kCos,
-  kGeluErf,
-  kRelu
+// Row-major iteration over `dims`; operand k is read at
+// sum(i_d * strides[k][d]) (0 on broadcast dims), the result is contiguous.
+struct Space {
+  int rank = 1;
+  long long n = 0;
+  long long dims[kMaxRank] = {};
+  long long strides[kMaxOperands][kMaxRank] = {};
 };
-enum BinaryOp { kAdd = 100, kSubtract, kMultiply, kDivide, kMaximum, kMinimum, kPower };
 
-// out[i] = op(a[...], b[...]) over the result's row-major index space; the
-// strides (in elements) are 0 on broadcast dims. b is null for unary ops.
+// From a BroadcastPlan over `num_operands` inputs.
+Space MakeSpace(const ops::BroadcastPlan& plan, int num_operands, long long n);
+
+// kActivation: an ops::Activation on a float type, after a matmul.
+enum class Elementwise { kUnary, kBinary, kCompare, kSelect, kClamp, kConvert, kActivation };
+
+// out = f(in...) for the scalar ops of common/scalar_ops.h; `op` is a Unary,
+// Binary or Cmp code. Operand dtypes: compare and convert read in_dtype and
+// write out_dtype; select reads i1, then out_dtype twice.
 struct ElementwiseParams {
-  int op;
-  int rank;
-  long long n;
-  long long dims[kMaxRank];
-  long long a_strides[kMaxRank];
-  long long b_strides[kMaxRank];
+  Elementwise kind = Elementwise::kUnary;
+  int op = 0;
+  Space space;
 };
+cudaError_t LaunchElementwise(const ElementwiseParams& p, int32_t in_dtype, int32_t out_dtype,
+                              const void* const* in, void* out, cudaStream_t stream);
 
-cudaError_t LaunchElementwise(const ElementwiseParams& p, int dtype, const void* a, const void* b,
-                              void* out, cudaStream_t stream);
+// brt.fused_elementwise: the program of common/op_plans.h run per element in
+// f32 registers.
+constexpr int kMaxFusedInstructions = 64;
+constexpr int kMaxFusedRegisters = 96;
+struct FusedParams {
+  int num_inputs = 0, num_constants = 0, num_instructions = 0;
+  int32_t in_dtypes[kMaxOperands] = {};
+  float constants[16] = {};
+  // Per instruction: kind (Elementwise), op code, sources, destination.
+  signed char kind[kMaxFusedInstructions] = {}, op[kMaxFusedInstructions] = {};
+  unsigned char src[kMaxFusedInstructions][3] = {}, dst[kMaxFusedInstructions] = {};
+  Space space;
+};
+cudaError_t LaunchFused(const FusedParams& p, int32_t out_dtype, const void* const* in, void* out,
+                        cudaStream_t stream);
+
+// dst[sum(i_d * dst_strides_d)] = src[sum(i_d * src_strides_d)] for a
+// StridedCopy; with num_starts > 0 the clamped start indices read from
+// device scalars (dynamic_slice / dynamic_update_slice) offset the source, or
+// the destination when starts_offset_dst.
+struct CopyParams {
+  int rank = 1;
+  long long n = 0;
+  long long dims[kMaxRank] = {}, src_strides[kMaxRank] = {}, dst_strides[kMaxRank] = {};
+  int num_starts = 0;
+  bool starts_offset_dst = false;
+  const void* starts[kMaxRank] = {};
+  bool start_is_i64[kMaxRank] = {};
+  long long start_max[kMaxRank] = {}, start_strides[kMaxRank] = {};
+};
+CopyParams MakeCopy(const ops::StridedCopy& c);
+cudaError_t LaunchStridedCopy(const CopyParams& p, size_t elem_size, const void* src, void* dst,
+                              cudaStream_t stream);
+
+// dst[i] = *value for i < n (value: one element in device memory).
+cudaError_t LaunchFill(long long n, size_t elem_size, const void* value, void* dst,
+                       cudaStream_t stream);
+
+// iota: out[i] = (i / stride) % size.
+cudaError_t LaunchIota(long long n, long long size, long long stride, int32_t dtype, void* out,
+                       cudaStream_t stream);
+
+// gather / scatter from an IndexPlan (see common/op_plans.h).
+struct IndexingParams {
+  int rank = 0, num_starts = 0;
+  long long n = 0, vector_stride = 0;
+  long long dims[kMaxRank] = {}, batch_strides[kMaxRank] = {}, window_strides[kMaxRank] = {};
+  long long start_strides[kMaxRank] = {}, start_max[kMaxRank] = {};
+  bool index_i64 = false;
+};
+IndexingParams MakeIndexing(const ops::IndexPlan& plan);
+cudaError_t LaunchGather(const IndexingParams& p, size_t elem_size, const void* operand,
+                         const void* indices, void* out, cudaStream_t stream);
+// `out` already holds the operand; updates are stored ("replace") or added
+// atomically ("add").
+cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool add, const void* indices,
+                          const void* updates, void* out, cudaStream_t stream);
+
+// reduce: the operand seen as kept dims (the result, row-major) x reduced
+// dims, each with its operand stride. With splits > 1 each output's reduced
+// range is cut into `splits` chunks combined through `partials`
+// (out_n * splits compute-type values) by a second kernel.
+struct ReduceParams {
+  ops::Reducer reducer = ops::Reducer::kAdd;
+  int kept_rank = 0, reduced_rank = 0;
+  long long out_n = 0, reduced_n = 0;
+  long long kept_dims[kMaxRank] = {}, kept_strides[kMaxRank] = {};
+  long long reduced_dims[kMaxRank] = {}, reduced_strides[kMaxRank] = {};
+  bool rows = false;  // the innermost operand dim is reduced: a block per output
+  int splits = 1;
+};
+ReduceParams MakeReduce(const ops::ReducePlan& plan);
+// Bytes of `partials` the launch needs (0 without splits).
+size_t ReduceScratchBytes(const ReduceParams& p, int32_t dtype);
+cudaError_t LaunchReduce(const ReduceParams& p, int32_t dtype, const void* in, const void* init,
+                         void* out, void* partials, cudaStream_t stream);
+
+// reduce_window: a thread per result element walks its window.
+struct ReduceWindowParams {
+  ops::Reducer reducer = ops::Reducer::kAdd;
+  int rank = 0;
+  long long out_n = 0, window_n = 1;
+  long long window[kMaxRank] = {}, strides[kMaxRank] = {}, base_dil[kMaxRank] = {},
+            win_dil[kMaxRank] = {}, pad_lo[kMaxRank] = {}, in_dims[kMaxRank] = {},
+            in_strides[kMaxRank] = {}, out_dims[kMaxRank] = {};
+};
+ReduceWindowParams MakeReduceWindow(const ops::ReduceWindowPlan& plan);
+cudaError_t LaunchReduceWindow(const ReduceWindowParams& p, int32_t dtype, const void* in,
+                               const void* init, void* out, cudaStream_t stream);
+
+// brt.softmax over the middle dim of [outer, size, inner].
+cudaError_t LaunchSoftmax(const ops::SoftmaxPlan& p, int32_t dtype, const void* in, void* out,
+                          cudaStream_t stream);
+
+// brt.layer_norm over rows of `cols` (scale and shift are f32).
+cudaError_t LaunchLayerNorm(const ops::LayerNormPlan& p, int32_t dtype, const void* x,
+                            const float* scale, const float* shift, void* out, cudaStream_t stream);
 
 }  // namespace brt::cuda

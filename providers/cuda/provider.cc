@@ -8,6 +8,7 @@
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <cudnn.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -59,6 +60,10 @@ int32_t Guard(BrtErrorBuffer* e, F&& f) {
     return BRT_OK;
   } catch (const Error& x) {
     return Report(e, x.code, x.what());
+  } catch (const ops::UnsupportedError& x) {
+    return Report(e, BRT_ERROR_UNSUPPORTED, x.what());
+  } catch (const ops::KernelError& x) {
+    return Report(e, BRT_ERROR_INVALID_ARGUMENT, x.what());
   } catch (const std::exception& x) {
     return Report(e, BRT_ERROR_INTERNAL, x.what());
   }
@@ -268,77 +273,399 @@ void DestroyGraph(void* graph) { cudaGraphExecDestroy(static_cast<cudaGraphExec_
 
 // --- kernels ------------------------------------------------------------------
 
-class Kernel {
+using ops::OpInfo;
+using ops::TensorInfo;
+
+// What the core runs: a prepared kernel (shared by every request context, so
+// Run must not mutate it) or a per-context instance holding scratch memory.
+class Runnable {
  public:
-  virtual ~Kernel() = default;
+  virtual ~Runnable() = default;
   virtual void Run(void* const* b, Queue* q) = 0;
 };
 
-struct KindEntry {
-  const char* kind;
-  int op;  // UnaryOp/BinaryOp for elementwise kinds
+class Kernel : public Runnable {
+ public:
+  // A kernel with per-context state returns a fresh instance; null runs the
+  // kernel itself.
+  virtual Runnable* NewInstance() const { return nullptr; }
 };
 
-const KindEntry kUnary[] = {{"negate", kNegate}, {"abs", kAbs},     {"exponential", kExp},
-                            {"log", kLog},       {"tanh", kTanh},   {"logistic", kLogistic},
-                            {"sqrt", kSqrt},     {"rsqrt", kRsqrt}, {"floor", kFloor},
-                            {"ceil", kCeil},     {"sine", kSin},    {"cosine", kCos}};
-const KindEntry kBinary[] = {{"add", kAdd},       {"subtract", kSubtract}, {"multiply", kMultiply},
-                             {"divide", kDivide}, {"maximum", kMaximum},   {"minimum", kMinimum},
-                             {"power", kPower}};
-
-int FindOp(const char* kind) {
-  for (const KindEntry& k : kUnary)
-    if (!std::strcmp(kind, k.kind)) return k.op;
-  for (const KindEntry& k : kBinary)
-    if (!std::strcmp(kind, k.kind)) return k.op;
-  return -1;
-}
-
-// Strides of `in` broadcast (NumPy rules, aligned right) to the result's shape.
-void BroadcastStrides(const BrtTensorDesc& in, const BrtTensorDesc& out, long long* strides) {
-  long long st = 1;
-  for (int d = out.rank - 1, i = in.rank - 1; d >= 0; --d, --i) {
-    const int64_t size = i >= 0 ? in.dims[i] : 1;
-    if (i >= 0 && size != 1 && size != out.dims[d])
-      throw Error(BRT_ERROR_INVALID_ARGUMENT, "operand does not broadcast to the result");
-    strides[d] = size == 1 ? 0 : st;
-    st *= size;
+// Device memory owned by an instance, from the stream-ordered pool.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes) {
+    if (bytes) Check(cudaMalloc(&data_, bytes), "allocating kernel scratch");
   }
-}
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return data_; }
 
+ private:
+  void* data_ = nullptr;
+};
+
+// Unary, binary, compare, select, clamp and convert: one kernel over the
+// broadcast index space of the operands (kernels.cu).
 class ElementwiseKernel final : public Kernel {
  public:
-  ElementwiseKernel(const BrtOpDesc* op, int code) {
-    const BrtTensorDesc& out = op->results[0];
-    if (out.rank > kMaxRank) throw Error(BRT_ERROR_UNSUPPORTED, "rank above 8");
-    p_ = {};
-    p_.op = code, p_.rank = out.rank, p_.n = NumElements(out);
-    for (int d = 0; d < out.rank; ++d) p_.dims[d] = out.dims[d];
-    BroadcastStrides(op->operands[0], out, p_.a_strides);
-    binary_ = op->num_operands == 2;
-    if (binary_) BroadcastStrides(op->operands[1], out, p_.b_strides);
-    dtype_ = out.dtype;
+  explicit ElementwiseKernel(const OpInfo& op) {
+    const TensorInfo& out = op.out[0];
+    in_dtype_ = op.in.empty() ? out.dtype : op.in[0].dtype;
+    out_dtype_ = out.dtype;
+    num_inputs_ = static_cast<int>(op.in.size());
+    for (const ops::UnaryKind& u : ops::kUnaryKinds)
+      if (op.kind == u.kind) p_.kind = Elementwise::kUnary, p_.op = static_cast<int>(u.op);
+    for (const ops::BinaryKind& b : ops::kBinaryKinds)
+      if (op.kind == b.kind) p_.kind = Elementwise::kBinary, p_.op = static_cast<int>(b.op);
+    if (op.kind == "compare") {
+      op.RequireOperands(2);
+      op.Require(op.in[0].dtype == op.in[1].dtype, "operands have different dtypes");
+      op.Require(out.dtype == BRT_DTYPE_I1,
+                 std::string("result must be i1, got ") + ops::DTypeName(out.dtype));
+      const std::string dir = op.String("comparison_direction");
+      ops::Cmp cmp = ops::Cmp::kEq;
+      op.Require(ops::ParseCmp(dir, &cmp),
+                 "comparison_direction '" + dir + "' is not one of EQ NE GE GT LE LT");
+      p_.kind = Elementwise::kCompare, p_.op = static_cast<int>(cmp);
+    } else if (op.kind == "select") {
+      op.RequireOperands(3);
+      op.Require(op.in[0].dtype == BRT_DTYPE_I1,
+                 std::string("predicate must be i1, got ") + ops::DTypeName(op.in[0].dtype));
+      op.Require(op.in[1].dtype == out.dtype && op.in[2].dtype == out.dtype,
+                 "on_true/on_false dtypes differ from the result");
+      p_.kind = Elementwise::kSelect;
+    } else if (op.kind == "clamp") {
+      op.RequireOperands(3);
+      op.RequireSameDTypes();
+      p_.kind = Elementwise::kClamp;
+    } else if (op.kind == "convert") {
+      op.RequireOperands(1);
+      op.Require(op.in[0].dims == out.dims, "operand shape " + ops::FormatDims(op.in[0].dims) +
+                                                " differs from result shape " +
+                                                ops::FormatDims(out.dims));
+      p_.kind = Elementwise::kConvert;
+    } else if (p_.kind == Elementwise::kUnary) {
+      op.RequireOperands(1);
+      op.RequireSameDTypes();
+      op.Require(op.in[0].dims == out.dims, "operand shape " + ops::FormatDims(op.in[0].dims) +
+                                                " differs from result shape " +
+                                                ops::FormatDims(out.dims));
+    } else {
+      op.RequireOperands(2);
+      op.RequireSameDTypes();
+    }
+    std::vector<std::vector<int64_t>> dims;
+    for (const TensorInfo& t : op.in) dims.push_back(t.dims);
+    ops::BroadcastPlan plan;
+    plan.Build(out.dims, dims, op.kind);
+    p_.space = MakeSpace(plan, num_inputs_, out.numel);
   }
   void Run(void* const* b, Queue* q) override {
-    Check(LaunchElementwise(p_, dtype_, b[0], binary_ ? b[1] : nullptr, b[binary_ ? 2 : 1],
-                            q->stream),
+    Check(LaunchElementwise(p_, in_dtype_, out_dtype_, b, b[num_inputs_], q->stream),
           "elementwise kernel");
   }
 
  private:
   ElementwiseParams p_;
-  bool binary_ = false;
-  int dtype_ = 0;
+  int32_t in_dtype_ = 0, out_dtype_ = 0;
+  int num_inputs_ = 1;
+};
+
+// brt.fused_elementwise without generated code: the program interpreted per
+// element in registers (kernels.cu).
+class FusedKernel final : public Kernel {
+ public:
+  explicit FusedKernel(const OpInfo& op) {
+    auto classify = [](const std::string& name, Elementwise* kind, int* code) {
+      for (const ops::UnaryKind& u : ops::kUnaryKinds)
+        if (name == u.kind) return *kind = Elementwise::kUnary, *code = static_cast<int>(u.op), 1;
+      for (const ops::BinaryKind& b : ops::kBinaryKinds)
+        if (name == b.kind) return *kind = Elementwise::kBinary, *code = static_cast<int>(b.op), 2;
+      ops::Cmp cmp = ops::Cmp::kEq;
+      if (name.rfind("compare_", 0) == 0 && ops::ParseCmp(name.substr(8), &cmp))
+        return *kind = Elementwise::kCompare, *code = static_cast<int>(cmp), 2;
+      if (name == "select") return *kind = Elementwise::kSelect, *code = 0, 3;
+      if (name == "clamp") return *kind = Elementwise::kClamp, *code = 0, 3;
+      return -1;
+    };
+    const ops::FusedProgram program = ops::PlanFusedElementwise(op, [&](const std::string& name) {
+      Elementwise kind;
+      int code;
+      return classify(name, &kind, &code);
+    });
+    op.Require(
+        program.num_inputs <= kMaxOperands && program.constants.size() <= std::size(p_.constants) &&
+            program.instructions.size() <= static_cast<size_t>(kMaxFusedInstructions) &&
+            program.num_registers <= kMaxFusedRegisters,
+        "the fused program exceeds the CUDA interpreter's limits (" + std::to_string(kMaxOperands) +
+            " inputs, " + std::to_string(std::size(p_.constants)) + " constants, " +
+            std::to_string(kMaxFusedInstructions) + " instructions)");
+    p_.num_inputs = program.num_inputs;
+    p_.num_constants = static_cast<int>(program.constants.size());
+    p_.num_instructions = static_cast<int>(program.instructions.size());
+    for (int k = 0; k < p_.num_inputs; ++k) p_.in_dtypes[k] = op.in[k].dtype;
+    for (int c = 0; c < p_.num_constants; ++c) p_.constants[c] = program.constants[c];
+    for (int s = 0; s < p_.num_instructions; ++s) {
+      const ops::FusedInstruction& in = program.instructions[s];
+      Elementwise kind;
+      int code = 0;
+      classify(in.name, &kind, &code);
+      p_.kind[s] = static_cast<signed char>(kind);
+      p_.op[s] = static_cast<signed char>(code);
+      for (int k = 0; k < 3; ++k) p_.src[s][k] = static_cast<unsigned char>(in.src[k]);
+      p_.dst[s] = static_cast<unsigned char>(in.dst);
+    }
+    std::vector<std::vector<int64_t>> dims;
+    for (const TensorInfo& t : op.in) dims.push_back(t.dims);
+    ops::BroadcastPlan plan;
+    plan.Build(op.out[0].dims, dims, op.kind);
+    p_.space = MakeSpace(plan, p_.num_inputs, op.out[0].numel);
+    out_dtype_ = op.out[0].dtype;
+  }
+  void Run(void* const* b, Queue* q) override {
+    Check(LaunchFused(p_, out_dtype_, b, b[p_.num_inputs], q->stream), "fused elementwise kernel");
+  }
+
+ private:
+  FusedParams p_;
+  int32_t out_dtype_ = 0;
+};
+
+// broadcast_in_dim, transpose, slice, reverse: one strided copy.
+class StridedViewKernel final : public Kernel {
+ public:
+  explicit StridedViewKernel(const OpInfo& op) {
+    const ops::StridedView v = ops::PlanStridedView(op);
+    p_ = MakeCopy(v.copy);
+    es_ = v.copy.elem_size;
+    offset_ = v.src_offset * static_cast<int64_t>(es_);
+  }
+  void Run(void* const* b, Queue* q) override {
+    Check(LaunchStridedCopy(p_, es_, static_cast<const char*>(b[0]) + offset_, b[1], q->stream),
+          "strided copy");
+  }
+
+ private:
+  CopyParams p_;
+  size_t es_ = 4;
+  int64_t offset_ = 0;
+};
+
+class ConcatenateKernel final : public Kernel {
+ public:
+  explicit ConcatenateKernel(const OpInfo& op) {
+    for (const ops::ConcatPiece& piece : ops::PlanConcatenate(op))
+      pieces_.push_back(
+          {MakeCopy(piece.copy), piece.dst_offset * static_cast<int64_t>(piece.copy.elem_size)});
+    es_ = brt_dtype_size(op.out[0].dtype);
+  }
+  void Run(void* const* b, Queue* q) override {
+    char* out = static_cast<char*>(b[pieces_.size()]);
+    for (size_t i = 0; i < pieces_.size(); ++i)
+      Check(LaunchStridedCopy(pieces_[i].copy, es_, b[i], out + pieces_[i].dst_offset, q->stream),
+            "concatenate");
+  }
+
+ private:
+  struct Piece {
+    CopyParams copy;
+    int64_t dst_offset;
+  };
+  std::vector<Piece> pieces_;
+  size_t es_ = 4;
+};
+
+class PadKernel final : public Kernel {
+ public:
+  explicit PadKernel(const OpInfo& op) {
+    const ops::PadPlan pad = ops::PlanPad(op);
+    p_ = MakeCopy(pad.copy);
+    es_ = pad.copy.elem_size;
+    src_offset_ = pad.src_offset * static_cast<int64_t>(es_);
+    dst_offset_ = pad.dst_offset * static_cast<int64_t>(es_);
+    numel_ = op.out[0].numel;
+  }
+  void Run(void* const* b, Queue* q) override {
+    char* out = static_cast<char*>(b[2]);
+    Check(LaunchFill(numel_, es_, b[1], out, q->stream), "pad fill");
+    Check(LaunchStridedCopy(p_, es_, static_cast<const char*>(b[0]) + src_offset_,
+                            out + dst_offset_, q->stream),
+          "pad copy");
+  }
+
+ private:
+  CopyParams p_;
+  size_t es_ = 4;
+  int64_t src_offset_ = 0, dst_offset_ = 0, numel_ = 0;
+};
+
+class IotaKernel final : public Kernel {
+ public:
+  explicit IotaKernel(const OpInfo& op) : plan_(ops::PlanIota(op)), dtype_(op.out[0].dtype) {
+    numel_ = op.out[0].numel;
+  }
+  void Run(void* const* b, Queue* q) override {
+    Check(LaunchIota(numel_, plan_.size, plan_.stride, dtype_, b[0], q->stream), "iota");
+  }
+
+ private:
+  ops::IotaPlan plan_;
+  int32_t dtype_;
+  int64_t numel_ = 0;
+};
+
+// dynamic_slice / dynamic_update_slice: the start indices stay on the device;
+// the copy kernel reads and clamps them.
+class DynamicSliceKernel final : public Kernel {
+ public:
+  explicit DynamicSliceKernel(const OpInfo& op) : plan_(ops::PlanDynamicSlice(op)) {
+    p_ = MakeCopy(plan_.copy);
+    p_.num_starts = plan_.rank;
+    p_.starts_offset_dst = plan_.update;
+    for (int d = 0; d < plan_.rank; ++d) {
+      p_.start_is_i64[d] = plan_.index_dtypes[d] == BRT_DTYPE_I64;
+      p_.start_max[d] = plan_.max_start[d];
+      p_.start_strides[d] = plan_.operand_strides[d];
+    }
+  }
+  void Run(void* const* b, Queue* q) override {
+    CopyParams p = p_;  // the start pointers differ per request
+    for (int d = 0; d < plan_.rank; ++d) p.starts[d] = b[plan_.first_index + d];
+    void* out = b[plan_.first_index + plan_.rank];
+    if (plan_.update) {
+      if (plan_.operand_bytes && out != b[0])
+        Check(cudaMemcpyAsync(out, b[0], plan_.operand_bytes, cudaMemcpyDeviceToDevice, q->stream),
+              "dynamic_update_slice copy");
+      Check(LaunchStridedCopy(p, plan_.copy.elem_size, b[1], out, q->stream),
+            "dynamic_update_slice");
+    } else {
+      Check(LaunchStridedCopy(p, plan_.copy.elem_size, b[0], out, q->stream), "dynamic_slice");
+    }
+  }
+
+ private:
+  ops::DynamicSlicePlan plan_;
+  CopyParams p_;
+};
+
+class GatherKernel final : public Kernel {
+ public:
+  explicit GatherKernel(const OpInfo& op)
+      : p_(MakeIndexing(ops::PlanGather(op))), es_(brt_dtype_size(op.out[0].dtype)) {}
+  void Run(void* const* b, Queue* q) override {
+    Check(LaunchGather(p_, es_, b[0], b[1], b[2], q->stream), "gather");
+  }
+
+ private:
+  IndexingParams p_;
+  size_t es_;
+};
+
+class ScatterKernel final : public Kernel {
+ public:
+  explicit ScatterKernel(const OpInfo& op) {
+    const ops::ScatterPlan plan = ops::PlanScatter(op);
+    p_ = MakeIndexing(plan);
+    add_ = plan.add;
+    operand_bytes_ = plan.operand_bytes;
+    dtype_ = op.out[0].dtype;
+  }
+  void Run(void* const* b, Queue* q) override {
+    if (operand_bytes_ && b[3] != b[0])
+      Check(cudaMemcpyAsync(b[3], b[0], operand_bytes_, cudaMemcpyDeviceToDevice, q->stream),
+            "scatter copy");
+    Check(LaunchScatter(p_, dtype_, add_, b[1], b[2], b[3], q->stream), "scatter");
+  }
+
+ private:
+  IndexingParams p_;
+  bool add_ = false;
+  size_t operand_bytes_ = 0;
+  int32_t dtype_ = 0;
+};
+
+// reduce: long reductions are split across blocks, their partials kept in
+// per-context scratch.
+class ReduceKernel final : public Kernel {
+ public:
+  explicit ReduceKernel(const OpInfo& op)
+      : p_(MakeReduce(ops::PlanReduce(op))), dtype_(op.out[0].dtype) {
+    scratch_bytes_ = ReduceScratchBytes(p_, dtype_);
+  }
+  Runnable* NewInstance() const override { return scratch_bytes_ ? new Instance(*this) : nullptr; }
+  void Run(void* const* b, Queue* q) override { Launch(b, q, nullptr); }
+
+ private:
+  class Instance final : public Runnable {
+   public:
+    explicit Instance(const ReduceKernel& k) : k_(k), partials_(k.scratch_bytes_) {}
+    void Run(void* const* b, Queue* q) override { k_.Launch(b, q, partials_.get()); }
+
+   private:
+    const ReduceKernel& k_;
+    DeviceBuffer partials_;
+  };
+  void Launch(void* const* b, Queue* q, void* partials) const {
+    Check(LaunchReduce(p_, dtype_, b[0], b[1], b[2], partials, q->stream), "reduce");
+  }
+  ReduceParams p_;
+  int32_t dtype_;
+  size_t scratch_bytes_ = 0;
+};
+
+class ReduceWindowKernel final : public Kernel {
+ public:
+  explicit ReduceWindowKernel(const OpInfo& op)
+      : p_(MakeReduceWindow(ops::PlanReduceWindow(op))), dtype_(op.out[0].dtype) {}
+  void Run(void* const* b, Queue* q) override {
+    Check(LaunchReduceWindow(p_, dtype_, b[0], b[1], b[2], q->stream), "reduce_window");
+  }
+
+ private:
+  ReduceWindowParams p_;
+  int32_t dtype_;
+};
+
+class SoftmaxKernel final : public Kernel {
+ public:
+  explicit SoftmaxKernel(const OpInfo& op) : p_(ops::PlanSoftmax(op)), dtype_(op.out[0].dtype) {}
+  void Run(void* const* b, Queue* q) override {
+    Check(LaunchSoftmax(p_, dtype_, b[0], b[1], q->stream), "softmax");
+  }
+
+ private:
+  ops::SoftmaxPlan p_;
+  int32_t dtype_;
+};
+
+class LayerNormKernel final : public Kernel {
+ public:
+  explicit LayerNormKernel(const OpInfo& op)
+      : p_(ops::PlanLayerNorm(op)), dtype_(op.out[0].dtype) {}
+  void Run(void* const* b, Queue* q) override {
+    Check(LaunchLayerNorm(p_, dtype_, b[0], static_cast<const float*>(b[1]),
+                          static_cast<const float*>(b[2]), b[3], q->stream),
+          "layer_norm");
+  }
+
+ private:
+  ops::LayerNormPlan p_;
+  int32_t dtype_;
 };
 
 // brt.copy (host<->device or device<->device), reshape: a byte copy in stream order.
 class CopyKernel final : public Kernel {
  public:
-  explicit CopyKernel(const BrtOpDesc* op)
-      : bytes_(NumElements(op->results[0]) * brt_dtype_size(op->results[0].dtype)) {}
+  explicit CopyKernel(const OpInfo& op) : bytes_(op.out[0].bytes()) {
+    op.Require(op.in.size() == 1 && op.in[0].numel == op.out[0].numel,
+               "operand and result sizes differ");
+  }
   void Run(void* const* b, Queue* q) override {
-    if (bytes_) Check(cudaMemcpyAsync(b[1], b[0], bytes_, cudaMemcpyDefault, q->stream), "copy");
+    if (bytes_ && b[0] != b[1])
+      Check(cudaMemcpyAsync(b[1], b[0], bytes_, cudaMemcpyDefault, q->stream), "copy");
   }
 
  private:
@@ -348,13 +675,13 @@ class CopyKernel final : public Kernel {
 // constant: the bytes go to the device once, at prepare.
 class ConstantKernel final : public Kernel {
  public:
-  explicit ConstantKernel(const BrtOpDesc* op) {
-    const BrtAttr* v = FindAttr(op, "value");
-    bytes_ = NumElements(op->results[0]) * brt_dtype_size(op->results[0].dtype);
-    if (!v || v->kind != BRT_ATTR_BYTES || static_cast<size_t>(v->num_bytes) != bytes_)
-      throw Error(BRT_ERROR_INVALID_ARGUMENT, "constant: 'value' must hold the result's bytes");
+  explicit ConstantKernel(const OpInfo& op) {
+    const std::vector<uint8_t> value = op.Bytes("value");
+    bytes_ = op.out[0].bytes();
+    op.Require(value.size() == bytes_, "value holds " + std::to_string(value.size()) +
+                                           " bytes, the result needs " + std::to_string(bytes_));
     Check(cudaMalloc(&data_, bytes_ ? bytes_ : 1), "cudaMalloc");
-    Check(cudaMemcpy(data_, v->bytes, bytes_, cudaMemcpyHostToDevice), "uploading a constant");
+    Check(cudaMemcpy(data_, value.data(), bytes_, cudaMemcpyHostToDevice), "uploading a constant");
   }
   ~ConstantKernel() override { cudaFree(data_); }
   void Run(void* const* b, Queue* q) override {
@@ -373,10 +700,6 @@ class ConstantKernel final : public Kernel {
 class GeneratedKernel final : public Kernel {
  public:
   explicit GeneratedKernel(const BrtOpDesc* op) {
-    if (!BRT_STRUCT_HAS(BrtOpDesc, op, kernel_image) || !op->kernel_image)
-      throw Error(BRT_ERROR_UNSUPPORTED,
-                  std::string(op->kind) +
-                      " on CUDA runs generated code only: compile with brt-compile --target=cuda");
     if (std::strncmp(op->kernel_target, "ptx:", 4))
       throw Error(BRT_ERROR_UNSUPPORTED, std::string("kernel '") + op->kernel_name + "' targets '" +
                                              op->kernel_target + "', not PTX");
@@ -471,8 +794,9 @@ class MatmulKernel final : public Kernel {
     const cudaDataType_t t = CudaType(o.dtype);
     bias_ = op->num_operands == 3;
     result_ = bias_ ? 3 : 2;
-    const BrtAttr* act = FindAttr(op, "activation");
-    const std::string activation = act && act->kind == BRT_ATTR_STRING ? act->str : "none";
+    const ops::Activation activation = !std::strcmp(op->kind, "brt.matmul")
+                                           ? ops::ParseActivation(OpInfo(*op))
+                                           : ops::Activation::kNone;
     cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
     if (o.dtype == BRT_DTYPE_F32 && std::getenv("BRT_CUDA_ALLOW_TF32"))
       compute = CUBLAS_COMPUTE_32F_FAST_TF32;
@@ -485,12 +809,12 @@ class MatmulKernel final : public Kernel {
     Check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)),
           "TRANSB");
     cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+    const bool relu = activation == ops::Activation::kRelu;
     if (bias_)
-      epilogue = activation == "relu" ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
-    else if (activation == "relu")
+      epilogue = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    else if (relu)
       epilogue = CUBLASLT_EPILOGUE_RELU;
-    if (activation == "tanh") post_ = kTanh;
-    if (activation == "gelu") post_ = kGeluErf;
+    post_ = !relu && activation != ops::Activation::kNone;
     Check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                          sizeof(epilogue)),
           "EPILOGUE");
@@ -527,10 +851,11 @@ class MatmulKernel final : public Kernel {
       throw Error(BRT_ERROR_UNSUPPORTED,
                   std::string(op->kind) + ": cuBLASLt has no algorithm for " + std::to_string(M) +
                       "x" + std::to_string(K) + "x" + std::to_string(N));
-    if (post_ >= 0) {
-      post_params_ = {};
-      post_params_.op = post_, post_params_.rank = 1, post_params_.n = batch * M * N;
-      post_params_.dims[0] = post_params_.n, post_params_.a_strides[0] = 1;
+    if (post_) {
+      post_params_.kind = Elementwise::kActivation;
+      post_params_.op = static_cast<int>(activation);
+      post_params_.space.n = post_params_.space.dims[0] = batch * M * N;
+      post_params_.space.strides[0][0] = 1;
     }
   }
   ~MatmulKernel() override {
@@ -548,9 +873,11 @@ class MatmulKernel final : public Kernel {
     Check(cublasLtMatmul(q->lt, desc_, &one, b[1], a_, b[0], b_, &zero, b[result_], c_, b[result_],
                          c_, &algo_.algo, q->workspace, kMatmulWorkspace, q->stream),
           "cublasLtMatmul");
-    if (post_ >= 0)
-      Check(LaunchElementwise(post_params_, dtype_, b[result_], nullptr, b[result_], q->stream),
+    if (post_) {
+      const void* in[] = {b[result_]};
+      Check(LaunchElementwise(post_params_, dtype_, dtype_, in, b[result_], q->stream),
             "matmul activation");
+    }
   }
 
  private:
@@ -558,35 +885,291 @@ class MatmulKernel final : public Kernel {
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
   cublasLtMatmulHeuristicResult_t algo_{};
   bool bias_ = false;
-  int result_ = 2, dtype_ = 0, post_ = -1;
-  ElementwiseParams post_params_{};
+  int result_ = 2, dtype_ = 0;
+  bool post_ = false;  // tanh and gelu run after cuBLASLt
+  ElementwiseParams post_params_;
+};
+
+// convolution / brt.conv through cuDNN. The kernel goes to cuDNN as a packed
+// [O, I, spatial...] filter (copied there per run unless it already is), the
+// input and result with their own strides; asymmetric padding pads the input
+// into scratch first. Bias and tanh/gelu/relu run as elementwise kernels.
+class ConvKernel final : public Kernel {
+ public:
+  explicit ConvKernel(const OpInfo& op) : p_(ops::PlanConvolution(op)), dtype_(op.out[0].dtype) {
+    out_bytes_ = op.out[0].bytes();
+    result_ = p_.has_bias ? 3 : 2;
+    if (p_.empty_result || p_.empty_contraction) return;
+    const size_t es = brt_dtype_size(dtype_);
+    // cuDNN wants at least 4-d descriptors: a 1-d convolution gains a unit dim.
+    std::vector<int64_t> x_dims = p_.src_dims, x_str = p_.src_strides, w_dims = p_.wei_dims,
+                         y_dims = p_.dst_dims, y_str = p_.dst_strides;
+    std::vector<int64_t> pads = p_.pad_lo, strides = p_.strides, dil = p_.dilations;
+    if (p_.spatial == 1) {
+      x_dims.push_back(1), x_str.push_back(1), w_dims.push_back(1), y_dims.push_back(1);
+      y_str.push_back(1), pads.push_back(0), strides.push_back(1), dil.push_back(1);
+    }
+    // Weights: packed unless their strides already are.
+    const std::vector<int64_t> packed = TensorInfo{dtype_, p_.wei_dims, 1}.Strides();
+    if (p_.wei_strides != packed) {
+      ops::StridedCopy c;
+      c.rank = static_cast<int>(p_.wei_dims.size());
+      c.elem_size = es;
+      for (int d = 0; d < c.rank; ++d)
+        c.dims[d] = p_.wei_dims[d], c.src_strides[d] = p_.wei_strides[d],
+        c.dst_strides[d] = packed[d];
+      c.Simplify();
+      weight_copy_ = MakeCopy(c);
+      weight_bytes_ = static_cast<size_t>(op.in[1].numel) * es;
+    }
+    // Asymmetric padding: pad into a packed [N, C, spatial...] buffer.
+    if (p_.pad_lo != p_.pad_hi) {
+      std::vector<int64_t> padded = p_.src_dims;
+      for (int s = 0; s < p_.spatial; ++s) padded[2 + s] += p_.pad_lo[s] + p_.pad_hi[s];
+      const std::vector<int64_t> pstr = TensorInfo{dtype_, padded, 1}.Strides();
+      ops::StridedCopy c;
+      c.rank = static_cast<int>(padded.size());
+      c.elem_size = es;
+      int64_t offset = 0, numel = 1;
+      for (int d = 0; d < c.rank; ++d) {
+        c.dims[d] = p_.src_dims[d], c.src_strides[d] = p_.src_strides[d],
+        c.dst_strides[d] = pstr[d];
+        if (d >= 2) offset += p_.pad_lo[d - 2] * pstr[d];
+        numel *= padded[d];
+      }
+      c.Simplify();
+      input_copy_ = MakeCopy(c);
+      input_offset_ = offset * static_cast<int64_t>(es);
+      input_bytes_ = static_cast<size_t>(numel) * es;
+      x_dims.assign(padded.begin(), padded.end());
+      x_str.assign(pstr.begin(), pstr.end());
+      if (p_.spatial == 1) x_dims.push_back(1), x_str.push_back(1);
+      std::fill(pads.begin(), pads.end(), 0);
+    }
+    const cudnnDataType_t t = dtype_ == BRT_DTYPE_F16    ? CUDNN_DATA_HALF
+                              : dtype_ == BRT_DTYPE_BF16 ? CUDNN_DATA_BFLOAT16
+                                                         : CUDNN_DATA_FLOAT;
+    auto ints = [](const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); };
+    const int n = static_cast<int>(x_dims.size());
+    CheckDnn(cudnnCreateTensorDescriptor(&x_), "cudnnCreateTensorDescriptor");
+    CheckDnn(cudnnCreateTensorDescriptor(&y_), "cudnnCreateTensorDescriptor");
+    CheckDnn(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor");
+    CheckDnn(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
+    CheckDnn(cudnnSetTensorNdDescriptor(x_, t, n, ints(x_dims).data(), ints(x_str).data()),
+             "input descriptor");
+    CheckDnn(cudnnSetTensorNdDescriptor(y_, t, n, ints(y_dims).data(), ints(y_str).data()),
+             "result descriptor");
+    CheckDnn(cudnnSetFilterNdDescriptor(w_, t, CUDNN_TENSOR_NCHW, n, ints(w_dims).data()),
+             "filter descriptor");
+    CheckDnn(cudnnSetConvolutionNdDescriptor(conv_, n - 2, ints(pads).data(), ints(strides).data(),
+                                             ints(dil).data(), CUDNN_CROSS_CORRELATION,
+                                             CUDNN_DATA_FLOAT),
+             "convolution descriptor");
+    CheckDnn(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(p_.groups)), "group count");
+    // f32 keeps full precision; 16-bit types may use tensor cores.
+    CheckDnn(cudnnSetConvolutionMathType(
+                 conv_, dtype_ == BRT_DTYPE_F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
+             "math type");
+    cudnnHandle_t handle = nullptr;
+    CheckDnn(cudnnCreate(&handle), "cudnnCreate");
+    cudnnConvolutionFwdAlgoPerf_t perf[8];
+    int found = 0;
+    const cudnnStatus_t st =
+        cudnnGetConvolutionForwardAlgorithm_v7(handle, x_, w_, conv_, y_, 8, &found, perf);
+    bool chosen = false;
+    for (int k = 0; st == CUDNN_STATUS_SUCCESS && k < found && !chosen; ++k)
+      if (perf[k].status == CUDNN_STATUS_SUCCESS && perf[k].memory <= kMatmulWorkspace)
+        algo_ = perf[k].algo, workspace_ = perf[k].memory, chosen = true;
+    cudnnDestroy(handle);
+    if (!chosen)
+      throw Error(BRT_ERROR_UNSUPPORTED, op.kind + ": cuDNN has no algorithm for this convolution");
+    if (p_.has_bias) {
+      bias_.kind = Elementwise::kBinary;
+      bias_.op = static_cast<int>(ops::Binary::kAdd);
+      const TensorInfo& out = op.out[0];
+      const std::vector<int64_t> ostr = out.Strides();
+      bias_.space.rank = out.rank();
+      bias_.space.n = out.numel;
+      const int64_t feature_stride = p_.dst_strides[1];
+      for (int d = 0; d < out.rank(); ++d) {
+        bias_.space.dims[d] = out.dims[d];
+        bias_.space.strides[0][d] = ostr[d];
+        bias_.space.strides[1][d] = ostr[d] == feature_stride ? 1 : 0;
+      }
+    }
+    if (p_.activation != ops::Activation::kNone) {
+      activation_.kind = Elementwise::kActivation;
+      activation_.op = static_cast<int>(p_.activation);
+      activation_.space.n = activation_.space.dims[0] = op.out[0].numel;
+      activation_.space.strides[0][0] = 1;
+    }
+  }
+  ~ConvKernel() override {
+    if (x_) cudnnDestroyTensorDescriptor(x_);
+    if (y_) cudnnDestroyTensorDescriptor(y_);
+    if (w_) cudnnDestroyFilterDescriptor(w_);
+    if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
+  }
+  Runnable* NewInstance() const override { return new Instance(*this); }
+  void Run(void* const*, Queue*) override {}  // runs through its per-context instance
+
+ private:
+  static void CheckDnn(cudnnStatus_t s, const char* what) {
+    if (s != CUDNN_STATUS_SUCCESS)
+      throw Error(BRT_ERROR_INTERNAL, std::string(what) + ": " + cudnnGetErrorString(s));
+  }
+  // Per context: a cuDNN handle (bound to the queue's stream at run) and scratch.
+  class Instance final : public Runnable {
+   public:
+    explicit Instance(const ConvKernel& k)
+        : k_(k), workspace_(k.workspace_), weights_(k.weight_bytes_), input_(k.input_bytes_) {
+      CheckDnn(cudnnCreate(&handle_), "cudnnCreate");
+    }
+    ~Instance() override { cudnnDestroy(handle_); }
+    void Run(void* const* b, Queue* q) override { k_.Launch(b, q, *this); }
+
+   private:
+    friend class ConvKernel;
+    const ConvKernel& k_;
+    cudnnHandle_t handle_ = nullptr;
+    DeviceBuffer workspace_, weights_, input_;
+  };
+  void Launch(void* const* b, Queue* q, Instance& in) const {
+    void* out = b[result_];
+    if (p_.empty_result) return;
+    if (p_.empty_contraction) {
+      Check(cudaMemsetAsync(out, 0, out_bytes_, q->stream), "zeroing the result");
+      return;
+    }
+    const size_t es = brt_dtype_size(dtype_);
+    const void* w = b[1];
+    if (weight_bytes_) {
+      Check(LaunchStridedCopy(weight_copy_, es, b[1], in.weights_.get(), q->stream), "filter copy");
+      w = in.weights_.get();
+    }
+    const void* x = b[0];
+    if (input_bytes_) {
+      Check(cudaMemsetAsync(in.input_.get(), 0, input_bytes_, q->stream), "padding");
+      Check(LaunchStridedCopy(input_copy_, es, b[0],
+                              static_cast<char*>(in.input_.get()) + input_offset_, q->stream),
+            "padded input");
+      x = in.input_.get();
+    }
+    CheckDnn(cudnnSetStream(in.handle_, q->stream), "cudnnSetStream");
+    const float one = 1.f, zero = 0.f;
+    CheckDnn(cudnnConvolutionForward(in.handle_, &one, x_, x, w_, w, conv_, algo_,
+                                     in.workspace_.get(), workspace_, &zero, y_, out),
+             "cudnnConvolutionForward");
+    if (p_.has_bias) {
+      const void* operands[] = {out, b[2]};
+      Check(LaunchElementwise(bias_, dtype_, dtype_, operands, out, q->stream), "conv bias");
+    }
+    if (p_.activation != ops::Activation::kNone) {
+      const void* operands[] = {out};
+      Check(LaunchElementwise(activation_, dtype_, dtype_, operands, out, q->stream),
+            "conv activation");
+    }
+  }
+
+  ops::ConvPlan p_;
+  int32_t dtype_;
+  int result_ = 2;
+  size_t out_bytes_ = 0, weight_bytes_ = 0, input_bytes_ = 0, workspace_ = 0;
+  int64_t input_offset_ = 0;
+  CopyParams weight_copy_, input_copy_;
+  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr;
+  cudnnFilterDescriptor_t w_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  ElementwiseParams bias_, activation_;
 };
 
 // --- the kernel table -----------------------------------------------------------
 
-enum class Family { kElementwise, kMatmul, kGenerated, kCopy, kConstant };
+const std::vector<int32_t> kAll = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
+                                   BRT_DTYPE_F64, BRT_DTYPE_I1,  BRT_DTYPE_I8,
+                                   BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
+const std::vector<int32_t> kFloats = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64};
+const std::vector<int32_t> kHalfAndSingle = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16};
+const std::vector<int32_t> kSigned = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64,
+                                      BRT_DTYPE_I8,  BRT_DTYPE_I32, BRT_DTYPE_I64};
+const std::vector<int32_t> kNumeric = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64,
+                                       BRT_DTYPE_I8,  BRT_DTYPE_I32, BRT_DTYPE_I64,  BRT_DTYPE_U8};
+const std::vector<int32_t> kLogical = {BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64,
+                                       BRT_DTYPE_U8};
+
+using MakeFn = Kernel* (*)(const OpInfo&);
+template <typename K>
+Kernel* Make(const OpInfo& op) {
+  return new K(op);
+}
 
 struct TableRow {
+  TableRow(const char* k, std::vector<int32_t> types, MakeFn m, bool key_operand = false,
+           bool capture = true, bool generated = false)
+      : kind(k),
+        dtypes(std::move(types)),
+        make(m),
+        key_is_operand(key_operand),
+        capturable(capture),
+        may_be_generated(generated) {
+    for (int32_t d : dtypes)
+      dtype_names += (dtype_names.empty() ? "" : ",") + std::string(ops::DTypeName(d));
+  }
   const char* kind;
-  Family family;
-  const char* dtypes;
+  std::vector<int32_t> dtypes;  // of result 0, or operand 0 when key_is_operand
+  MakeFn make;                  // null: MatmulKernel, which reads the raw desc
+  bool key_is_operand;
   bool capturable;
+  bool may_be_generated;  // runs the executable's PTX when it has a kernel
+  std::string dtype_names;
 };
 
 std::vector<TableRow> Table() {
   std::vector<TableRow> t;
-  for (const KindEntry& k : kUnary)
-    t.push_back({k.kind, Family::kElementwise, "f32,f16,bf16", true});
-  for (const KindEntry& k : kBinary)
-    t.push_back({k.kind, Family::kElementwise, "f32,f16,bf16", true});
-  t.push_back({"dot_general", Family::kMatmul, "f32,f16,bf16", true});
-  t.push_back({"brt.matmul", Family::kMatmul, "f32,f16,bf16", true});
-  t.push_back({"brt.fused_elementwise", Family::kGenerated, "f32", true});
-  t.push_back({"reduce", Family::kGenerated, "f32", true});
+  for (const ops::UnaryKind& u : ops::kUnaryKinds) {
+    const bool sign =
+        u.op == ops::Unary::kNegate || u.op == ops::Unary::kAbs || u.op == ops::Unary::kSign;
+    t.push_back({u.kind,
+                 u.op == ops::Unary::kNot ? kLogical
+                 : sign                   ? kSigned
+                                          : kFloats,
+                 &Make<ElementwiseKernel>});
+  }
+  for (const ops::BinaryKind& b : ops::kBinaryKinds) {
+    const bool logical = b.op == ops::Binary::kAnd || b.op == ops::Binary::kOr;
+    const bool any = b.op == ops::Binary::kMax || b.op == ops::Binary::kMin;
+    t.push_back({b.kind, logical ? kLogical : any ? kAll : kNumeric, &Make<ElementwiseKernel>});
+  }
+  t.push_back({"compare", kAll, &Make<ElementwiseKernel>, true});
+  t.push_back({"select", kAll, &Make<ElementwiseKernel>});
+  t.push_back({"clamp", kNumeric, &Make<ElementwiseKernel>});
+  t.push_back({"convert", kAll, &Make<ElementwiseKernel>});
+  t.push_back({"brt.fused_elementwise", kHalfAndSingle, &Make<FusedKernel>, false, true, true});
+  for (const char* kind : {"broadcast_in_dim", "transpose", "slice", "reverse"})
+    t.push_back({kind, kAll, &Make<StridedViewKernel>});
+  t.push_back({"concatenate", kAll, &Make<ConcatenateKernel>});
+  t.push_back({"pad", kAll, &Make<PadKernel>});
+  t.push_back({"iota", kNumeric, &Make<IotaKernel>});
+  t.push_back({"dynamic_slice", kAll, &Make<DynamicSliceKernel>});
+  t.push_back({"dynamic_update_slice", kAll, &Make<DynamicSliceKernel>});
+  t.push_back({"gather", kAll, &Make<GatherKernel>});
+  t.push_back({"scatter", kAll, &Make<ScatterKernel>});
+  t.push_back({"reduce", kAll, &Make<ReduceKernel>, false, true, true});
+  t.push_back(
+      {"reduce_window",
+       {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I32, BRT_DTYPE_I64},
+       &Make<ReduceWindowKernel>});
+  t.push_back({"brt.softmax", kFloats, &Make<SoftmaxKernel>});
+  t.push_back({"brt.layer_norm", kFloats, &Make<LayerNormKernel>});
+  t.push_back({"dot_general", kHalfAndSingle, nullptr});
+  t.push_back({"brt.matmul", kHalfAndSingle, nullptr});
+  t.push_back({"convolution", kHalfAndSingle, &Make<ConvKernel>});
+  t.push_back({"brt.conv", kHalfAndSingle, &Make<ConvKernel>});
   // From pageable host memory a copy is not recordable into a graph.
-  t.push_back({"brt.copy", Family::kCopy, "any", false});
-  t.push_back({"reshape", Family::kCopy, "any", true});
-  t.push_back({"constant", Family::kConstant, "any", true});
+  t.push_back({"brt.copy", kAll, &Make<CopyKernel>, false, false});
+  t.push_back({"reshape", kAll, &Make<CopyKernel>});
+  t.push_back({"constant", kAll, &Make<ConstantKernel>});
   return t;
 }
 
@@ -595,59 +1178,53 @@ const std::vector<TableRow>& Rows() {
   return rows;
 }
 
-bool DTypeListed(const char* list, int32_t dtype) {
-  if (!std::strcmp(list, "any")) return true;
-  const char* name = dtype == BRT_DTYPE_F32    ? "f32"
-                     : dtype == BRT_DTYPE_F16  ? "f16"
-                     : dtype == BRT_DTYPE_BF16 ? "bf16"
-                                               : "?";
-  return std::strstr(list, name) != nullptr;
-}
-
 int32_t PrepareKernel(const void* data, const BrtOpDesc* op, void** state, BrtErrorBuffer* e) {
   const auto* row = static_cast<const TableRow*>(data);
   return Guard(e, [&] {
-    Kernel* k = nullptr;
-    switch (row->family) {
-      case Family::kElementwise:
-        k = new ElementwiseKernel(op, FindOp(op->kind));
-        break;
-      case Family::kMatmul:
-        k = new MatmulKernel(op);
-        break;
-      case Family::kGenerated:
-        k = new GeneratedKernel(op);
-        break;
-      case Family::kCopy:
-        k = new CopyKernel(op);
-        break;
-      case Family::kConstant:
-        k = new ConstantKernel(op);
-        break;
-    }
-    *state = k;
+    const bool generated =
+        row->may_be_generated && BRT_STRUCT_HAS(BrtOpDesc, op, kernel_image) && op->kernel_image;
+    if (generated)
+      *state = static_cast<Runnable*>(new GeneratedKernel(op));
+    else if (row->make)
+      *state = static_cast<Runnable*>(row->make(OpInfo(*op)));
+    else
+      *state = static_cast<Runnable*>(new MatmulKernel(op));
   });
 }
 
-void ReleaseKernel(void* state) { delete static_cast<Kernel*>(state); }
+void ReleaseKernel(void* state) { delete static_cast<Runnable*>(state); }
 
-int32_t RunKernel(void* state, void* const* buffers, void* queue, BrtErrorBuffer* e) {
+int32_t CreateInstance(void* state, void** instance, BrtErrorBuffer* e) {
+  return Guard(
+      e, [&] { *instance = static_cast<Kernel*>(static_cast<Runnable*>(state))->NewInstance(); });
+}
+
+void ReleaseInstance(void* instance) { delete static_cast<Runnable*>(instance); }
+
+int32_t RunKernel(void* runnable, void* const* buffers, void* queue, BrtErrorBuffer* e) {
   if (!queue) return Report(e, BRT_ERROR_INVALID_ARGUMENT, "CUDA kernels need a queue");
-  return Guard(e, [&] { static_cast<Kernel*>(state)->Run(buffers, static_cast<Queue*>(queue)); });
+  return Guard(e,
+               [&] { static_cast<Runnable*>(runnable)->Run(buffers, static_cast<Queue*>(queue)); });
 }
 
 int32_t ResolveKernel(const BrtOpSignature* sig, BrtKernel* kernel, BrtErrorBuffer* e) {
-  const int32_t key = sig->num_results ? sig->result_dtypes[0] : BRT_DTYPE_INVALID;
   for (const TableRow& row : Rows()) {
     if (std::strcmp(row.kind, sig->kind)) continue;
-    if (!DTypeListed(row.dtypes, key))
+    const int32_t count = row.key_is_operand ? sig->num_operands : sig->num_results;
+    const int32_t key = count < 1            ? BRT_DTYPE_INVALID
+                        : row.key_is_operand ? sig->operand_dtypes[0]
+                                             : sig->result_dtypes[0];
+    if (std::find(row.dtypes.begin(), row.dtypes.end(), key) == row.dtypes.end())
       return Report(e, BRT_ERROR_UNSUPPORTED,
-                    std::string(sig->kind) + " on CUDA takes " + row.dtypes);
+                    std::string(sig->kind) + " on CUDA takes " + row.dtype_names + ", not " +
+                        ops::DTypeName(key));
     *kernel = {};
     kernel->struct_size = sizeof(BrtKernel);
     kernel->kernel_data = &row;
     kernel->prepare = PrepareKernel;
     kernel->release_state = ReleaseKernel;
+    kernel->create_instance = CreateInstance;
+    kernel->release_instance = ReleaseInstance;
     kernel->run = RunKernel;
     kernel->flags = row.capturable ? 0u : BRT_KERNEL_NOT_CAPTURABLE;
     return BRT_OK;
@@ -660,7 +1237,7 @@ int32_t KernelCount() { return static_cast<int32_t>(Rows().size()); }
 
 int32_t KernelInfo(int32_t i, BrtKernelInfo* info) {
   if (i < 0 || i >= KernelCount()) return BRT_ERROR_INVALID_ARGUMENT;
-  *info = {Rows()[i].kind, BRT_DEVICE_CUDA, Rows()[i].dtypes};
+  *info = {Rows()[i].kind, BRT_DEVICE_CUDA, Rows()[i].dtype_names.c_str()};
   return BRT_OK;
 }
 
