@@ -21,6 +21,9 @@ struct StridedView {
 };
 StridedView PlanStridedView(const OpInfo& op);
 
+// reshape (and brt.copy): the same elements; returns the bytes to copy.
+size_t PlanReshape(const OpInfo& op);
+
 // concatenate: operand i is copied by pieces[i].copy to result + dst_offset.
 struct ConcatPiece {
   StridedCopy copy;
@@ -119,6 +122,24 @@ LayerNormPlan PlanLayerNorm(const OpInfo& op);
 // The activation of brt.matmul and brt.conv; gelu is the exact (erf) form.
 enum class Activation { kNone, kRelu, kTanh, kGelu };
 Activation ParseActivation(const OpInfo& op);
+
+// dot_general / brt.matmul: batch, contracting and free dims of each side;
+// the result is [batch..., lhs free..., rhs free...].
+struct DotDims {
+  std::vector<int64_t> lb, rb, lc, rc, lf, rf;  // batch, contracting, free dims
+  int64_t B = 1, M = 1, N = 1, K = 1;
+};
+DotDims PlanDot(const OpInfo& op);
+
+// brt.matmul's epilogue: bias over the rhs free dims (broadcast over batch
+// and lhs rows), then an activation.
+struct Epilogue {
+  bool bias = false;
+  Activation activation = Activation::kNone;
+  int result = 2;  // buffer index of the result
+  bool any() const { return bias || activation != Activation::kNone; }
+};
+Epilogue PlanEpilogue(const OpInfo& op, const DotDims& d);
 
 // convolution / brt.conv with its dimension numbers resolved: dims and
 // element strides in (batch, feature, spatial...) order for the input and

@@ -26,14 +26,7 @@ class StridedViewKernel final : public CpuKernel {
 
 class ReshapeKernel final : public CpuKernel {
  public:
-  void Prepare(const OpInfo& op) override {
-    op.RequireOperands(1);
-    op.RequireSameDTypes();
-    op.Require(op.in[0].numel == op.out[0].numel, "operand " + FormatDims(op.in[0].dims) +
-                                                      " and result " + FormatDims(op.out[0].dims) +
-                                                      " have different sizes");
-    bytes_ = op.out[0].bytes();
-  }
+  void Prepare(const OpInfo& op) override { bytes_ = PlanReshape(op); }
   void Run(void* const* b) override {
     if (bytes_ && b[0] != b[1]) std::memcpy(b[1], b[0], bytes_);
   }

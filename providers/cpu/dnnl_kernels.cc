@@ -141,65 +141,6 @@ dnnl::primitive_attr UserScratchpad() {
 
 // --- dot_general ----------------------------------------------------------------
 
-struct DotDims {
-  std::vector<int64_t> lb, rb, lc, rc, lf, rf;  // batch, contracting, free dims
-  int64_t B = 1, M = 1, N = 1, K = 1;
-};
-
-DotDims AnalyzeDot(const OpInfo& op) {
-  // brt.matmul: dot_general plus an optional bias operand (see Epilogue).
-  op.Require(
-      (op.in.size() == 2 || (op.kind == "brt.matmul" && op.in.size() == 3)) && op.out.size() == 1,
-      "expected 2 operands" + std::string(op.kind == "brt.matmul" ? " (3 with a bias)" : "") +
-          " and 1 result");
-  const TensorInfo& l = op.in[0];
-  const TensorInfo& r = op.in[1];
-  DotDims d;
-  d.lb = op.Ints("lhs_batching_dimensions", {});
-  d.rb = op.Ints("rhs_batching_dimensions", {});
-  d.lc = op.Ints("lhs_contracting_dimensions");
-  d.rc = op.Ints("rhs_contracting_dimensions");
-  op.Require(d.lb.size() == d.rb.size(),
-             "lhs and rhs have different numbers of batching dimensions");
-  op.Require(d.lc.size() == d.rc.size(),
-             "lhs and rhs have different numbers of contracting dimensions");
-  std::vector<int64_t> lall = d.lb, rall = d.rb;
-  lall.insert(lall.end(), d.lc.begin(), d.lc.end());
-  rall.insert(rall.end(), d.rc.begin(), d.rc.end());
-  op.RequireDims(lall, l.rank(), "lhs batching+contracting dimensions");
-  op.RequireDims(rall, r.rank(), "rhs batching+contracting dimensions");
-  for (size_t i = 0; i < d.lb.size(); ++i) {
-    op.Require(l.dims[d.lb[i]] == r.dims[d.rb[i]], "batching dimension sizes differ");
-    d.B *= l.dims[d.lb[i]];
-  }
-  for (size_t i = 0; i < d.lc.size(); ++i) {
-    op.Require(l.dims[d.lc[i]] == r.dims[d.rc[i]], "contracting dimension sizes differ: lhs " +
-                                                       FormatDims(l.dims) + ", rhs " +
-                                                       FormatDims(r.dims));
-    d.K *= l.dims[d.lc[i]];
-  }
-  std::vector<int64_t> out_dims;
-  for (int64_t b : d.lb) out_dims.push_back(l.dims[b]);
-  for (int i = 0; i < l.rank(); ++i)
-    if (std::find(lall.begin(), lall.end(), i) == lall.end())
-      d.lf.push_back(i), d.M *= l.dims[i], out_dims.push_back(l.dims[i]);
-  for (int i = 0; i < r.rank(); ++i)
-    if (std::find(rall.begin(), rall.end(), i) == rall.end())
-      d.rf.push_back(i), d.N *= r.dims[i], out_dims.push_back(r.dims[i]);
-  op.Require(out_dims == op.out[0].dims,
-             "result shape " + FormatDims(op.out[0].dims) + " should be " + FormatDims(out_dims));
-  return d;
-}
-
-// brt.matmul's epilogue: bias over the rhs free dims (broadcast over batch
-// and lhs rows), then an activation.
-struct Epilogue {
-  bool bias = false;
-  Activation activation = Activation::kNone;
-  int result = 2;  // buffer index of the result
-  bool any() const { return bias || activation != Activation::kNone; }
-};
-
 // The activation as a oneDNN post-op on `attr` (nothing for kNone).
 void AppendActivation(Activation a, dnnl::primitive_attr& attr) {
   if (a == Activation::kNone) return;
@@ -209,23 +150,6 @@ void AppendActivation(Activation a, dnnl::primitive_attr& attr) {
                                                : dnnl::algorithm::eltwise_gelu_erf,
                       0.f, 0.f);
   attr.set_post_ops(post);
-}
-
-Epilogue AnalyzeEpilogue(const OpInfo& op, const DotDims& d) {
-  Epilogue e;
-  if (op.kind != "brt.matmul") return e;
-  if (op.in.size() == 3) {
-    std::vector<int64_t> free;
-    for (int64_t f : d.rf) free.push_back(op.in[1].dims[f]);
-    op.Require(op.in[2].dims == free && op.in[2].dtype == op.out[0].dtype,
-               "bias must have the rhs free dimensions " + FormatDims(free) +
-                   " and the result dtype, got " + FormatDims(op.in[2].dims) + " " +
-                   DTypeName(op.in[2].dtype));
-    e.bias = true;
-    e.result = 3;
-  }
-  e.activation = ParseActivation(op);
-  return e;
 }
 
 // Stride of a group of dims viewed as one dimension, if they collapse.
@@ -261,8 +185,8 @@ std::vector<int64_t> GroupOffsets(const TensorInfo& t, const std::vector<int64_t
 class MatmulKernel final : public DnnlKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    const DotDims d = AnalyzeDot(op);
-    const Epilogue e = AnalyzeEpilogue(op, d);
+    const DotDims d = PlanDot(op);
+    const Epilogue e = PlanEpilogue(op, d);
     op.RequireSameDTypes();
     if (d.B * d.M * d.N == 0) return SetTrivial(e.result, 0);
     if (d.K == 0) {
@@ -331,8 +255,8 @@ struct AccumulatorType<C, true> {
 class NaiveDotKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    const DotDims d = AnalyzeDot(op);
-    epilogue_ = AnalyzeEpilogue(op, d);
+    const DotDims d = PlanDot(op);
+    epilogue_ = PlanEpilogue(op, d);
     op.RequireSameDTypes();
     B_ = d.B, M_ = d.M, N_ = d.N, K_ = d.K;
     // The loop kernel keeps one offset per index of each group.

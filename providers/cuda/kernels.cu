@@ -9,6 +9,10 @@
 
 #include "kernels.h"
 
+#ifdef BRT_CUDA_EMULATION
+#include "emulation.h"
+#endif
+
 namespace brt::cuda {
 
 using ops::Activation;
@@ -91,6 +95,28 @@ bool Dispatch(int32_t dtype, F&& f) {
 }
 
 constexpr int kThreads = 256;
+
+// A kernel launch in stream order; the host emulation runs it on the calling
+// thread, block after block.
+template <typename... P, typename... A>
+void Launch(void (*kernel)(P...), dim3 grid, unsigned block, cudaStream_t stream, A&&... args) {
+#ifdef BRT_CUDA_EMULATION
+  (void)block, (void)stream;
+  emulation::Run(grid, [&] { kernel(static_cast<P>(args)...); });
+#else
+  // clang-format off
+  kernel<<<grid, block, 0, stream>>>(static_cast<P>(args)...);
+  // clang-format on
+#endif
+}
+
+cudaError_t LastError() {
+#ifdef BRT_CUDA_EMULATION
+  return cudaSuccess;
+#else
+  return cudaGetLastError();
+#endif
+}
 
 unsigned Blocks(long long n, int per_block = kThreads) {
   const long long blocks = (n + per_block - 1) / per_block;
@@ -388,6 +414,7 @@ __global__ void ScatterKernel(IndexingParams p, bool add, const void* indices, c
 
 // --- reductions -----------------------------------------------------------------------
 
+#ifndef BRT_CUDA_EMULATION
 // Shuffles move 32-bit or wider values; narrower ones travel as int.
 template <typename C>
 __device__ C ShuffleDown(C v, int offset) {
@@ -396,10 +423,15 @@ __device__ C ShuffleDown(C v, int offset) {
   else
     return __shfl_down_sync(0xffffffffu, v, offset);
 }
+#endif
 
 template <typename C>
 __device__ C WarpCombine(Reducer r, C v) {
+#ifdef BRT_CUDA_EMULATION
+  (void)r;  // one thread per block: nothing to combine
+#else
   for (int o = 16; o > 0; o >>= 1) v = ops::CombineAt<C>(r, v, ShuffleDown(v, o));
+#endif
   return v;
 }
 
@@ -535,6 +567,40 @@ __global__ void ReduceWindowKernel(ReduceWindowParams p, const T* in, const T* i
   }
 }
 
+// --- dot ------------------------------------------------------------------------------------
+
+template <typename T>
+__global__ void DotKernel(DotParams p, const T* lhs, const T* rhs, const T* bias, T* out) {
+  using C = typename Num<T>::C;
+  BRT_GRID_STRIDE(o, p.out_n) {
+    long long lo = 0, ro = 0;
+    for (long long d = p.out_rank - 1, r = o; d >= 0; --d) {
+      const long long idx = r % p.out_dims[d];
+      r /= p.out_dims[d];
+      lo += idx * p.lhs_out_strides[d];
+      ro += idx * p.rhs_out_strides[d];
+    }
+    long long k_n = 1;
+    for (int d = 0; d < p.k_rank; ++d) k_n *= p.k_dims[d];
+    C acc = C(0);
+    for (long long k = 0; k < k_n; ++k) {
+      long long lk = 0, rk = 0;
+      for (long long d = p.k_rank - 1, r = k; d >= 0; --d) {
+        const long long idx = r % p.k_dims[d];
+        r /= p.k_dims[d];
+        lk += idx * p.lhs_k_strides[d];
+        rk += idx * p.rhs_k_strides[d];
+      }
+      const C prod =
+          ops::ApplyBinary<Binary::kMul, C>(Num<T>::Load(lhs[lo + lk]), Num<T>::Load(rhs[ro + rk]));
+      acc = ops::ApplyBinary<Binary::kAdd, C>(acc, prod);
+    }
+    if (p.bias) acc = ops::ApplyBinary<Binary::kAdd, C>(acc, Num<T>::Load(bias[o % p.n_free]));
+    if constexpr (ops::kIsFloat<C>) acc = ActivationOf<C>(static_cast<int>(p.activation), acc);
+    out[o] = Num<T>::Store(acc);
+  }
+}
+
 // --- softmax and layer norm ----------------------------------------------------------------
 
 // Contiguous rows (inner == 1): a block per row, three passes (max, sum, write).
@@ -639,26 +705,26 @@ cudaError_t LaunchElementwise(const ElementwiseParams& p, int32_t in_dtype, int3
     bool to_known = false;
     known = Dispatch(in_dtype, [&](auto from) {
       to_known = Dispatch(out_dtype, [&](auto to) {
-        ConvertKernel<typename decltype(from)::type, typename decltype(to)::type>
-            <<<blocks, kThreads, 0, stream>>>(p.space.n, in[0], out);
+        Launch(&ConvertKernel<typename decltype(from)::type, typename decltype(to)::type>, blocks,
+               kThreads, stream, p.space.n, in[0], out);
       });
     });
     known = known && to_known;
   } else if (p.kind == Elementwise::kCompare) {
     known = Dispatch(in_dtype, [&](auto t) {
-      CompareKernel<typename decltype(t)::type>
-          <<<blocks, kThreads, 0, stream>>>(p, in[0], in[1], out);
+      Launch(&CompareKernel<typename decltype(t)::type>, blocks, kThreads, stream, p, in[0], in[1],
+             out);
     });
   } else {
     const int arity = p.kind == Elementwise::kUnary || p.kind == Elementwise::kActivation ? 1
                       : p.kind == Elementwise::kBinary                                    ? 2
                                                                                           : 3;
     known = Dispatch(out_dtype, [&](auto t) {
-      SameTypeKernel<typename decltype(t)::type><<<blocks, kThreads, 0, stream>>>(
-          p, in[0], arity > 1 ? in[1] : nullptr, arity > 2 ? in[2] : nullptr, out);
+      Launch(&SameTypeKernel<typename decltype(t)::type>, blocks, kThreads, stream, p, in[0],
+             arity > 1 ? in[1] : nullptr, arity > 2 ? in[2] : nullptr, out);
     });
   }
-  return known ? cudaGetLastError() : cudaErrorInvalidValue;
+  return known ? LastError() : cudaErrorInvalidValue;
 }
 
 cudaError_t LaunchFused(const FusedParams& p, int32_t out_dtype, const void* const* in, void* out,
@@ -669,18 +735,18 @@ cudaError_t LaunchFused(const FusedParams& p, int32_t out_dtype, const void* con
   const unsigned blocks = Blocks(p.space.n);
   switch (out_dtype) {
     case BRT_DTYPE_F32:
-      FusedKernel<float><<<blocks, kThreads, 0, stream>>>(p, inputs, out);
+      Launch(&FusedKernel<float>, blocks, kThreads, stream, p, inputs, out);
       break;
     case BRT_DTYPE_F16:
-      FusedKernel<__half><<<blocks, kThreads, 0, stream>>>(p, inputs, out);
+      Launch(&FusedKernel<__half>, blocks, kThreads, stream, p, inputs, out);
       break;
     case BRT_DTYPE_BF16:
-      FusedKernel<__nv_bfloat16><<<blocks, kThreads, 0, stream>>>(p, inputs, out);
+      Launch(&FusedKernel<__nv_bfloat16>, blocks, kThreads, stream, p, inputs, out);
       break;
     default:
       return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
+  return LastError();
 }
 
 CopyParams MakeCopy(const ops::StridedCopy& c) {
@@ -699,10 +765,10 @@ cudaError_t LaunchStridedCopy(const CopyParams& p, size_t elem_size, const void*
   if (p.n == 0) return cudaSuccess;
   const bool known = BySize(elem_size, [&](auto t) {
     using T = typename decltype(t)::type;
-    StridedCopyKernel<T>
-        <<<Blocks(p.n), kThreads, 0, stream>>>(p, static_cast<const T*>(src), static_cast<T*>(dst));
+    Launch(&StridedCopyKernel<T>, Blocks(p.n), kThreads, stream, p, static_cast<const T*>(src),
+           static_cast<T*>(dst));
   });
-  return known ? cudaGetLastError() : cudaErrorInvalidValue;
+  return known ? LastError() : cudaErrorInvalidValue;
 }
 
 cudaError_t LaunchFill(long long n, size_t elem_size, const void* value, void* dst,
@@ -710,20 +776,20 @@ cudaError_t LaunchFill(long long n, size_t elem_size, const void* value, void* d
   if (n == 0) return cudaSuccess;
   const bool known = BySize(elem_size, [&](auto t) {
     using T = typename decltype(t)::type;
-    FillKernel<T>
-        <<<Blocks(n), kThreads, 0, stream>>>(n, static_cast<const T*>(value), static_cast<T*>(dst));
+    Launch(&FillKernel<T>, Blocks(n), kThreads, stream, n, static_cast<const T*>(value),
+           static_cast<T*>(dst));
   });
-  return known ? cudaGetLastError() : cudaErrorInvalidValue;
+  return known ? LastError() : cudaErrorInvalidValue;
 }
 
 cudaError_t LaunchIota(long long n, long long size, long long stride, int32_t dtype, void* out,
                        cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   const bool known = Dispatch(dtype, [&](auto t) {
-    IotaKernel<typename decltype(t)::type>
-        <<<Blocks(n), kThreads, 0, stream>>>(n, size, stride, out);
+    Launch(&IotaKernel<typename decltype(t)::type>, Blocks(n), kThreads, stream, n, size, stride,
+           out);
   });
-  return known ? cudaGetLastError() : cudaErrorInvalidValue;
+  return known ? LastError() : cudaErrorInvalidValue;
 }
 
 IndexingParams MakeIndexing(const ops::IndexPlan& plan) {
@@ -746,10 +812,10 @@ cudaError_t LaunchGather(const IndexingParams& p, size_t elem_size, const void* 
   if (p.n == 0) return cudaSuccess;
   const bool known = BySize(elem_size, [&](auto t) {
     using T = typename decltype(t)::type;
-    GatherKernel<T><<<Blocks(p.n), kThreads, 0, stream>>>(p, static_cast<const T*>(operand),
-                                                          indices, static_cast<T*>(out));
+    Launch(&GatherKernel<T>, Blocks(p.n), kThreads, stream, p, static_cast<const T*>(operand),
+           indices, static_cast<T*>(out));
   });
-  return known ? cudaGetLastError() : cudaErrorInvalidValue;
+  return known ? LastError() : cudaErrorInvalidValue;
 }
 
 cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool add, const void* indices,
@@ -757,10 +823,10 @@ cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool add, cons
   if (p.n == 0) return cudaSuccess;
   const bool known = Dispatch(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
-    ScatterKernel<T><<<Blocks(p.n), kThreads, 0, stream>>>(
-        p, add, indices, static_cast<const T*>(updates), static_cast<T*>(out));
+    Launch(&ScatterKernel<T>, Blocks(p.n), kThreads, stream, p, add, indices,
+           static_cast<const T*>(updates), static_cast<T*>(out));
   });
-  return known ? cudaGetLastError() : cudaErrorInvalidValue;
+  return known ? LastError() : cudaErrorInvalidValue;
 }
 
 ReduceParams MakeReduce(const ops::ReducePlan& plan) {
@@ -809,14 +875,13 @@ cudaError_t LaunchReduce(const ReduceParams& p, int32_t dtype, const void* in, c
     using T = typename decltype(t)::type;
     using C = typename Num<T>::C;
     const dim3 grid(p.rows ? RowBlocks(p.out_n) : Blocks(p.out_n), p.splits);
-    ReduceKernel<T><<<grid, kThreads, 0, stream>>>(p, static_cast<const T*>(in),
-                                                   static_cast<const T*>(init),
-                                                   static_cast<T*>(out), static_cast<C*>(partials));
+    Launch(&ReduceKernel<T>, grid, kThreads, stream, p, static_cast<const T*>(in),
+           static_cast<const T*>(init), static_cast<T*>(out), static_cast<C*>(partials));
     if (p.splits > 1)
-      FinishReduceKernel<T><<<Blocks(p.out_n), kThreads, 0, stream>>>(
-          p, static_cast<const T*>(init), static_cast<T*>(out), static_cast<const C*>(partials));
+      Launch(&FinishReduceKernel<T>, Blocks(p.out_n), kThreads, stream, p,
+             static_cast<const T*>(init), static_cast<T*>(out), static_cast<const C*>(partials));
   });
-  return known ? cudaGetLastError() : cudaErrorInvalidValue;
+  return known ? LastError() : cudaErrorInvalidValue;
 }
 
 ReduceWindowParams MakeReduceWindow(const ops::ReduceWindowPlan& plan) {
@@ -839,10 +904,22 @@ cudaError_t LaunchReduceWindow(const ReduceWindowParams& p, int32_t dtype, const
   if (p.out_n == 0) return cudaSuccess;
   const bool known = Dispatch(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
-    ReduceWindowKernel<T><<<Blocks(p.out_n), kThreads, 0, stream>>>(
-        p, static_cast<const T*>(in), static_cast<const T*>(init), static_cast<T*>(out));
+    Launch(&ReduceWindowKernel<T>, Blocks(p.out_n), kThreads, stream, p, static_cast<const T*>(in),
+           static_cast<const T*>(init), static_cast<T*>(out));
   });
-  return known ? cudaGetLastError() : cudaErrorInvalidValue;
+  return known ? LastError() : cudaErrorInvalidValue;
+}
+
+cudaError_t LaunchDot(const DotParams& p, int32_t dtype, const void* lhs, const void* rhs,
+                      const void* bias, void* out, cudaStream_t stream) {
+  if (p.out_n == 0) return cudaSuccess;
+  const bool known = Dispatch(dtype, [&](auto t) {
+    using T = typename decltype(t)::type;
+    if constexpr (!std::is_same_v<T, Bool8>)
+      Launch(&DotKernel<T>, Blocks(p.out_n), kThreads, stream, p, static_cast<const T*>(lhs),
+             static_cast<const T*>(rhs), static_cast<const T*>(bias), static_cast<T*>(out));
+  });
+  return known && dtype != BRT_DTYPE_I1 ? LastError() : cudaErrorInvalidValue;
 }
 
 template <typename F>
@@ -866,13 +943,13 @@ cudaError_t LaunchSoftmax(const ops::SoftmaxPlan& p, int32_t dtype, const void* 
   const bool known = DispatchFloat(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
     if (p.inner == 1)
-      SoftmaxRowsKernel<T><<<RowBlocks(p.outer), kThreads, 0, stream>>>(
-          p.outer, p.size, static_cast<const T*>(in), static_cast<T*>(out));
+      Launch(&SoftmaxRowsKernel<T>, RowBlocks(p.outer), kThreads, stream, p.outer, p.size,
+             static_cast<const T*>(in), static_cast<T*>(out));
     else
-      SoftmaxColumnsKernel<T><<<Blocks(p.outer * p.inner), kThreads, 0, stream>>>(
-          p.outer, p.size, p.inner, static_cast<const T*>(in), static_cast<T*>(out));
+      Launch(&SoftmaxColumnsKernel<T>, Blocks(p.outer * p.inner), kThreads, stream, p.outer, p.size,
+             p.inner, static_cast<const T*>(in), static_cast<T*>(out));
   });
-  return known ? cudaGetLastError() : cudaErrorInvalidValue;
+  return known ? LastError() : cudaErrorInvalidValue;
 }
 
 cudaError_t LaunchLayerNorm(const ops::LayerNormPlan& p, int32_t dtype, const void* x,
@@ -881,11 +958,11 @@ cudaError_t LaunchLayerNorm(const ops::LayerNormPlan& p, int32_t dtype, const vo
   if (p.rows * p.cols == 0) return cudaSuccess;
   const bool known = DispatchFloat(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
-    LayerNormKernel<T><<<RowBlocks(p.rows), kThreads, 0, stream>>>(
-        p.rows, p.cols, static_cast<float>(p.epsilon), static_cast<const T*>(x), scale, shift,
-        static_cast<T*>(out));
+    Launch(&LayerNormKernel<T>, RowBlocks(p.rows), kThreads, stream, p.rows, p.cols,
+           static_cast<float>(p.epsilon), static_cast<const T*>(x), scale, shift,
+           static_cast<T*>(out));
   });
-  return known ? cudaGetLastError() : cudaErrorInvalidValue;
+  return known ? LastError() : cudaErrorInvalidValue;
 }
 
 }  // namespace brt::cuda

@@ -129,6 +129,20 @@ ReduceWindowParams MakeReduceWindow(const ops::ReduceWindowPlan& plan);
 cudaError_t LaunchReduceWindow(const ReduceWindowParams& p, int32_t dtype, const void* in,
                                const void* init, void* out, cudaStream_t stream);
 
+// dot_general / brt.matmul for any layout: a thread per result element sums
+// over the contracting dims; with bias, result element o adds bias[o % n_free]
+// (the rhs free dims are the result's last), then the activation.
+struct DotParams {
+  int out_rank = 0, k_rank = 0;
+  long long out_n = 0, n_free = 1;
+  long long out_dims[kMaxRank] = {}, lhs_out_strides[kMaxRank] = {}, rhs_out_strides[kMaxRank] = {};
+  long long k_dims[kMaxRank] = {}, lhs_k_strides[kMaxRank] = {}, rhs_k_strides[kMaxRank] = {};
+  bool bias = false;
+  ops::Activation activation = ops::Activation::kNone;
+};
+cudaError_t LaunchDot(const DotParams& p, int32_t dtype, const void* lhs, const void* rhs,
+                      const void* bias, void* out, cudaStream_t stream);
+
 // brt.softmax over the middle dim of [outer, size, inner].
 cudaError_t LaunchSoftmax(const ops::SoftmaxPlan& p, int32_t dtype, const void* in, void* out,
                           cudaStream_t stream);

@@ -22,20 +22,30 @@
 
 #include "brt/provider_abi.h"
 #include "kernels.h"
+#include "runtime.h"
 
 namespace brt::cuda {
+
+void* DeviceAlloc(size_t bytes) {
+  void* p = nullptr;
+  Check(cudaMalloc(&p, bytes ? bytes : 1), "allocating device memory for a kernel");
+  return p;
+}
+void DeviceFree(void* p) { cudaFree(p); }
+void UploadSync(void* dst, const void* src, size_t bytes) {
+  Check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "uploading to the device");
+}
+void CopyAsync(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
+  Check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream), "copy");
+}
+void ZeroAsync(void* dst, size_t bytes, cudaStream_t stream) {
+  Check(cudaMemsetAsync(dst, 0, bytes, stream), "zeroing device memory");
+}
+
 namespace {
 
-// Thrown inside prepare/run helpers only, turned into an ABI error at the edge.
-struct Error : std::runtime_error {
-  int32_t code;
-  Error(int32_t c, const std::string& m) : std::runtime_error(m), code(c) {}
-};
+using cuda::Check;  // the runtime's overload, next to the driver's and cuBLASLt's
 
-void Check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw Error(BRT_ERROR_INTERNAL, std::string(what) + ": " + cudaGetErrorString(e));
-}
 void Check(CUresult r, const char* what) {
   if (r != CUDA_SUCCESS) {
     const char* s = nullptr;
@@ -46,27 +56,6 @@ void Check(CUresult r, const char* what) {
 void Check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     throw Error(BRT_ERROR_INTERNAL, std::string(what) + ": cuBLASLt status " + std::to_string(s));
-}
-
-int32_t Report(BrtErrorBuffer* e, int32_t code, const std::string& message) {
-  if (e) std::snprintf(e->message, sizeof(e->message), "%s", message.c_str());
-  return code;
-}
-
-template <typename F>
-int32_t Guard(BrtErrorBuffer* e, F&& f) {
-  try {
-    f();
-    return BRT_OK;
-  } catch (const Error& x) {
-    return Report(e, x.code, x.what());
-  } catch (const ops::UnsupportedError& x) {
-    return Report(e, BRT_ERROR_UNSUPPORTED, x.what());
-  } catch (const ops::KernelError& x) {
-    return Report(e, BRT_ERROR_INVALID_ARGUMENT, x.what());
-  } catch (const std::exception& x) {
-    return Report(e, BRT_ERROR_INTERNAL, x.what());
-  }
 }
 
 int64_t NumElements(const BrtTensorDesc& t) {
@@ -168,18 +157,6 @@ uint64_t ReservedBytes(int32_t ordinal) {
 
 // --- queues -------------------------------------------------------------------
 
-constexpr size_t kMatmulWorkspace = 32u << 20;
-
-// A request context's stream, with the cuBLASLt handle and workspace its
-// matmuls share (ops on one stream never overlap).
-struct Queue {
-  int device = 0;
-  cudaStream_t stream = nullptr;
-  bool owned = true;
-  cublasLtHandle_t lt = nullptr;
-  void* workspace = nullptr;
-};
-
 Queue* MakeQueue(int32_t ordinal, cudaStream_t native) {
   Device(ordinal);
   auto* q = new Queue;
@@ -273,427 +250,6 @@ void DestroyGraph(void* graph) { cudaGraphExecDestroy(static_cast<cudaGraphExec_
 
 // --- kernels ------------------------------------------------------------------
 
-using ops::OpInfo;
-using ops::TensorInfo;
-
-// What the core runs: a prepared kernel (shared by every request context, so
-// Run must not mutate it) or a per-context instance holding scratch memory.
-class Runnable {
- public:
-  virtual ~Runnable() = default;
-  virtual void Run(void* const* b, Queue* q) = 0;
-};
-
-class Kernel : public Runnable {
- public:
-  // A kernel with per-context state returns a fresh instance; null runs the
-  // kernel itself.
-  virtual Runnable* NewInstance() const { return nullptr; }
-};
-
-// Device memory owned by an instance, from the stream-ordered pool.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t bytes) {
-    if (bytes) Check(cudaMalloc(&data_, bytes), "allocating kernel scratch");
-  }
-  ~DeviceBuffer() { cudaFree(data_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return data_; }
-
- private:
-  void* data_ = nullptr;
-};
-
-// Unary, binary, compare, select, clamp and convert: one kernel over the
-// broadcast index space of the operands (kernels.cu).
-class ElementwiseKernel final : public Kernel {
- public:
-  explicit ElementwiseKernel(const OpInfo& op) {
-    const TensorInfo& out = op.out[0];
-    in_dtype_ = op.in.empty() ? out.dtype : op.in[0].dtype;
-    out_dtype_ = out.dtype;
-    num_inputs_ = static_cast<int>(op.in.size());
-    for (const ops::UnaryKind& u : ops::kUnaryKinds)
-      if (op.kind == u.kind) p_.kind = Elementwise::kUnary, p_.op = static_cast<int>(u.op);
-    for (const ops::BinaryKind& b : ops::kBinaryKinds)
-      if (op.kind == b.kind) p_.kind = Elementwise::kBinary, p_.op = static_cast<int>(b.op);
-    if (op.kind == "compare") {
-      op.RequireOperands(2);
-      op.Require(op.in[0].dtype == op.in[1].dtype, "operands have different dtypes");
-      op.Require(out.dtype == BRT_DTYPE_I1,
-                 std::string("result must be i1, got ") + ops::DTypeName(out.dtype));
-      const std::string dir = op.String("comparison_direction");
-      ops::Cmp cmp = ops::Cmp::kEq;
-      op.Require(ops::ParseCmp(dir, &cmp),
-                 "comparison_direction '" + dir + "' is not one of EQ NE GE GT LE LT");
-      p_.kind = Elementwise::kCompare, p_.op = static_cast<int>(cmp);
-    } else if (op.kind == "select") {
-      op.RequireOperands(3);
-      op.Require(op.in[0].dtype == BRT_DTYPE_I1,
-                 std::string("predicate must be i1, got ") + ops::DTypeName(op.in[0].dtype));
-      op.Require(op.in[1].dtype == out.dtype && op.in[2].dtype == out.dtype,
-                 "on_true/on_false dtypes differ from the result");
-      p_.kind = Elementwise::kSelect;
-    } else if (op.kind == "clamp") {
-      op.RequireOperands(3);
-      op.RequireSameDTypes();
-      p_.kind = Elementwise::kClamp;
-    } else if (op.kind == "convert") {
-      op.RequireOperands(1);
-      op.Require(op.in[0].dims == out.dims, "operand shape " + ops::FormatDims(op.in[0].dims) +
-                                                " differs from result shape " +
-                                                ops::FormatDims(out.dims));
-      p_.kind = Elementwise::kConvert;
-    } else if (p_.kind == Elementwise::kUnary) {
-      op.RequireOperands(1);
-      op.RequireSameDTypes();
-      op.Require(op.in[0].dims == out.dims, "operand shape " + ops::FormatDims(op.in[0].dims) +
-                                                " differs from result shape " +
-                                                ops::FormatDims(out.dims));
-    } else {
-      op.RequireOperands(2);
-      op.RequireSameDTypes();
-    }
-    std::vector<std::vector<int64_t>> dims;
-    for (const TensorInfo& t : op.in) dims.push_back(t.dims);
-    ops::BroadcastPlan plan;
-    plan.Build(out.dims, dims, op.kind);
-    p_.space = MakeSpace(plan, num_inputs_, out.numel);
-  }
-  void Run(void* const* b, Queue* q) override {
-    Check(LaunchElementwise(p_, in_dtype_, out_dtype_, b, b[num_inputs_], q->stream),
-          "elementwise kernel");
-  }
-
- private:
-  ElementwiseParams p_;
-  int32_t in_dtype_ = 0, out_dtype_ = 0;
-  int num_inputs_ = 1;
-};
-
-// brt.fused_elementwise without generated code: the program interpreted per
-// element in registers (kernels.cu).
-class FusedKernel final : public Kernel {
- public:
-  explicit FusedKernel(const OpInfo& op) {
-    auto classify = [](const std::string& name, Elementwise* kind, int* code) {
-      for (const ops::UnaryKind& u : ops::kUnaryKinds)
-        if (name == u.kind) return *kind = Elementwise::kUnary, *code = static_cast<int>(u.op), 1;
-      for (const ops::BinaryKind& b : ops::kBinaryKinds)
-        if (name == b.kind) return *kind = Elementwise::kBinary, *code = static_cast<int>(b.op), 2;
-      ops::Cmp cmp = ops::Cmp::kEq;
-      if (name.rfind("compare_", 0) == 0 && ops::ParseCmp(name.substr(8), &cmp))
-        return *kind = Elementwise::kCompare, *code = static_cast<int>(cmp), 2;
-      if (name == "select") return *kind = Elementwise::kSelect, *code = 0, 3;
-      if (name == "clamp") return *kind = Elementwise::kClamp, *code = 0, 3;
-      return -1;
-    };
-    const ops::FusedProgram program = ops::PlanFusedElementwise(op, [&](const std::string& name) {
-      Elementwise kind;
-      int code;
-      return classify(name, &kind, &code);
-    });
-    op.Require(
-        program.num_inputs <= kMaxOperands && program.constants.size() <= std::size(p_.constants) &&
-            program.instructions.size() <= static_cast<size_t>(kMaxFusedInstructions) &&
-            program.num_registers <= kMaxFusedRegisters,
-        "the fused program exceeds the CUDA interpreter's limits (" + std::to_string(kMaxOperands) +
-            " inputs, " + std::to_string(std::size(p_.constants)) + " constants, " +
-            std::to_string(kMaxFusedInstructions) + " instructions)");
-    p_.num_inputs = program.num_inputs;
-    p_.num_constants = static_cast<int>(program.constants.size());
-    p_.num_instructions = static_cast<int>(program.instructions.size());
-    for (int k = 0; k < p_.num_inputs; ++k) p_.in_dtypes[k] = op.in[k].dtype;
-    for (int c = 0; c < p_.num_constants; ++c) p_.constants[c] = program.constants[c];
-    for (int s = 0; s < p_.num_instructions; ++s) {
-      const ops::FusedInstruction& in = program.instructions[s];
-      Elementwise kind;
-      int code = 0;
-      classify(in.name, &kind, &code);
-      p_.kind[s] = static_cast<signed char>(kind);
-      p_.op[s] = static_cast<signed char>(code);
-      for (int k = 0; k < 3; ++k) p_.src[s][k] = static_cast<unsigned char>(in.src[k]);
-      p_.dst[s] = static_cast<unsigned char>(in.dst);
-    }
-    std::vector<std::vector<int64_t>> dims;
-    for (const TensorInfo& t : op.in) dims.push_back(t.dims);
-    ops::BroadcastPlan plan;
-    plan.Build(op.out[0].dims, dims, op.kind);
-    p_.space = MakeSpace(plan, p_.num_inputs, op.out[0].numel);
-    out_dtype_ = op.out[0].dtype;
-  }
-  void Run(void* const* b, Queue* q) override {
-    Check(LaunchFused(p_, out_dtype_, b, b[p_.num_inputs], q->stream), "fused elementwise kernel");
-  }
-
- private:
-  FusedParams p_;
-  int32_t out_dtype_ = 0;
-};
-
-// broadcast_in_dim, transpose, slice, reverse: one strided copy.
-class StridedViewKernel final : public Kernel {
- public:
-  explicit StridedViewKernel(const OpInfo& op) {
-    const ops::StridedView v = ops::PlanStridedView(op);
-    p_ = MakeCopy(v.copy);
-    es_ = v.copy.elem_size;
-    offset_ = v.src_offset * static_cast<int64_t>(es_);
-  }
-  void Run(void* const* b, Queue* q) override {
-    Check(LaunchStridedCopy(p_, es_, static_cast<const char*>(b[0]) + offset_, b[1], q->stream),
-          "strided copy");
-  }
-
- private:
-  CopyParams p_;
-  size_t es_ = 4;
-  int64_t offset_ = 0;
-};
-
-class ConcatenateKernel final : public Kernel {
- public:
-  explicit ConcatenateKernel(const OpInfo& op) {
-    for (const ops::ConcatPiece& piece : ops::PlanConcatenate(op))
-      pieces_.push_back(
-          {MakeCopy(piece.copy), piece.dst_offset * static_cast<int64_t>(piece.copy.elem_size)});
-    es_ = brt_dtype_size(op.out[0].dtype);
-  }
-  void Run(void* const* b, Queue* q) override {
-    char* out = static_cast<char*>(b[pieces_.size()]);
-    for (size_t i = 0; i < pieces_.size(); ++i)
-      Check(LaunchStridedCopy(pieces_[i].copy, es_, b[i], out + pieces_[i].dst_offset, q->stream),
-            "concatenate");
-  }
-
- private:
-  struct Piece {
-    CopyParams copy;
-    int64_t dst_offset;
-  };
-  std::vector<Piece> pieces_;
-  size_t es_ = 4;
-};
-
-class PadKernel final : public Kernel {
- public:
-  explicit PadKernel(const OpInfo& op) {
-    const ops::PadPlan pad = ops::PlanPad(op);
-    p_ = MakeCopy(pad.copy);
-    es_ = pad.copy.elem_size;
-    src_offset_ = pad.src_offset * static_cast<int64_t>(es_);
-    dst_offset_ = pad.dst_offset * static_cast<int64_t>(es_);
-    numel_ = op.out[0].numel;
-  }
-  void Run(void* const* b, Queue* q) override {
-    char* out = static_cast<char*>(b[2]);
-    Check(LaunchFill(numel_, es_, b[1], out, q->stream), "pad fill");
-    Check(LaunchStridedCopy(p_, es_, static_cast<const char*>(b[0]) + src_offset_,
-                            out + dst_offset_, q->stream),
-          "pad copy");
-  }
-
- private:
-  CopyParams p_;
-  size_t es_ = 4;
-  int64_t src_offset_ = 0, dst_offset_ = 0, numel_ = 0;
-};
-
-class IotaKernel final : public Kernel {
- public:
-  explicit IotaKernel(const OpInfo& op) : plan_(ops::PlanIota(op)), dtype_(op.out[0].dtype) {
-    numel_ = op.out[0].numel;
-  }
-  void Run(void* const* b, Queue* q) override {
-    Check(LaunchIota(numel_, plan_.size, plan_.stride, dtype_, b[0], q->stream), "iota");
-  }
-
- private:
-  ops::IotaPlan plan_;
-  int32_t dtype_;
-  int64_t numel_ = 0;
-};
-
-// dynamic_slice / dynamic_update_slice: the start indices stay on the device;
-// the copy kernel reads and clamps them.
-class DynamicSliceKernel final : public Kernel {
- public:
-  explicit DynamicSliceKernel(const OpInfo& op) : plan_(ops::PlanDynamicSlice(op)) {
-    p_ = MakeCopy(plan_.copy);
-    p_.num_starts = plan_.rank;
-    p_.starts_offset_dst = plan_.update;
-    for (int d = 0; d < plan_.rank; ++d) {
-      p_.start_is_i64[d] = plan_.index_dtypes[d] == BRT_DTYPE_I64;
-      p_.start_max[d] = plan_.max_start[d];
-      p_.start_strides[d] = plan_.operand_strides[d];
-    }
-  }
-  void Run(void* const* b, Queue* q) override {
-    CopyParams p = p_;  // the start pointers differ per request
-    for (int d = 0; d < plan_.rank; ++d) p.starts[d] = b[plan_.first_index + d];
-    void* out = b[plan_.first_index + plan_.rank];
-    if (plan_.update) {
-      if (plan_.operand_bytes && out != b[0])
-        Check(cudaMemcpyAsync(out, b[0], plan_.operand_bytes, cudaMemcpyDeviceToDevice, q->stream),
-              "dynamic_update_slice copy");
-      Check(LaunchStridedCopy(p, plan_.copy.elem_size, b[1], out, q->stream),
-            "dynamic_update_slice");
-    } else {
-      Check(LaunchStridedCopy(p, plan_.copy.elem_size, b[0], out, q->stream), "dynamic_slice");
-    }
-  }
-
- private:
-  ops::DynamicSlicePlan plan_;
-  CopyParams p_;
-};
-
-class GatherKernel final : public Kernel {
- public:
-  explicit GatherKernel(const OpInfo& op)
-      : p_(MakeIndexing(ops::PlanGather(op))), es_(brt_dtype_size(op.out[0].dtype)) {}
-  void Run(void* const* b, Queue* q) override {
-    Check(LaunchGather(p_, es_, b[0], b[1], b[2], q->stream), "gather");
-  }
-
- private:
-  IndexingParams p_;
-  size_t es_;
-};
-
-class ScatterKernel final : public Kernel {
- public:
-  explicit ScatterKernel(const OpInfo& op) {
-    const ops::ScatterPlan plan = ops::PlanScatter(op);
-    p_ = MakeIndexing(plan);
-    add_ = plan.add;
-    operand_bytes_ = plan.operand_bytes;
-    dtype_ = op.out[0].dtype;
-  }
-  void Run(void* const* b, Queue* q) override {
-    if (operand_bytes_ && b[3] != b[0])
-      Check(cudaMemcpyAsync(b[3], b[0], operand_bytes_, cudaMemcpyDeviceToDevice, q->stream),
-            "scatter copy");
-    Check(LaunchScatter(p_, dtype_, add_, b[1], b[2], b[3], q->stream), "scatter");
-  }
-
- private:
-  IndexingParams p_;
-  bool add_ = false;
-  size_t operand_bytes_ = 0;
-  int32_t dtype_ = 0;
-};
-
-// reduce: long reductions are split across blocks, their partials kept in
-// per-context scratch.
-class ReduceKernel final : public Kernel {
- public:
-  explicit ReduceKernel(const OpInfo& op)
-      : p_(MakeReduce(ops::PlanReduce(op))), dtype_(op.out[0].dtype) {
-    scratch_bytes_ = ReduceScratchBytes(p_, dtype_);
-  }
-  Runnable* NewInstance() const override { return scratch_bytes_ ? new Instance(*this) : nullptr; }
-  void Run(void* const* b, Queue* q) override { Launch(b, q, nullptr); }
-
- private:
-  class Instance final : public Runnable {
-   public:
-    explicit Instance(const ReduceKernel& k) : k_(k), partials_(k.scratch_bytes_) {}
-    void Run(void* const* b, Queue* q) override { k_.Launch(b, q, partials_.get()); }
-
-   private:
-    const ReduceKernel& k_;
-    DeviceBuffer partials_;
-  };
-  void Launch(void* const* b, Queue* q, void* partials) const {
-    Check(LaunchReduce(p_, dtype_, b[0], b[1], b[2], partials, q->stream), "reduce");
-  }
-  ReduceParams p_;
-  int32_t dtype_;
-  size_t scratch_bytes_ = 0;
-};
-
-class ReduceWindowKernel final : public Kernel {
- public:
-  explicit ReduceWindowKernel(const OpInfo& op)
-      : p_(MakeReduceWindow(ops::PlanReduceWindow(op))), dtype_(op.out[0].dtype) {}
-  void Run(void* const* b, Queue* q) override {
-    Check(LaunchReduceWindow(p_, dtype_, b[0], b[1], b[2], q->stream), "reduce_window");
-  }
-
- private:
-  ReduceWindowParams p_;
-  int32_t dtype_;
-};
-
-class SoftmaxKernel final : public Kernel {
- public:
-  explicit SoftmaxKernel(const OpInfo& op) : p_(ops::PlanSoftmax(op)), dtype_(op.out[0].dtype) {}
-  void Run(void* const* b, Queue* q) override {
-    Check(LaunchSoftmax(p_, dtype_, b[0], b[1], q->stream), "softmax");
-  }
-
- private:
-  ops::SoftmaxPlan p_;
-  int32_t dtype_;
-};
-
-class LayerNormKernel final : public Kernel {
- public:
-  explicit LayerNormKernel(const OpInfo& op)
-      : p_(ops::PlanLayerNorm(op)), dtype_(op.out[0].dtype) {}
-  void Run(void* const* b, Queue* q) override {
-    Check(LaunchLayerNorm(p_, dtype_, b[0], static_cast<const float*>(b[1]),
-                          static_cast<const float*>(b[2]), b[3], q->stream),
-          "layer_norm");
-  }
-
- private:
-  ops::LayerNormPlan p_;
-  int32_t dtype_;
-};
-
-// brt.copy (host<->device or device<->device), reshape: a byte copy in stream order.
-class CopyKernel final : public Kernel {
- public:
-  explicit CopyKernel(const OpInfo& op) : bytes_(op.out[0].bytes()) {
-    op.Require(op.in.size() == 1 && op.in[0].numel == op.out[0].numel,
-               "operand and result sizes differ");
-  }
-  void Run(void* const* b, Queue* q) override {
-    if (bytes_ && b[0] != b[1])
-      Check(cudaMemcpyAsync(b[1], b[0], bytes_, cudaMemcpyDefault, q->stream), "copy");
-  }
-
- private:
-  size_t bytes_;
-};
-
-// constant: the bytes go to the device once, at prepare.
-class ConstantKernel final : public Kernel {
- public:
-  explicit ConstantKernel(const OpInfo& op) {
-    const std::vector<uint8_t> value = op.Bytes("value");
-    bytes_ = op.out[0].bytes();
-    op.Require(value.size() == bytes_, "value holds " + std::to_string(value.size()) +
-                                           " bytes, the result needs " + std::to_string(bytes_));
-    Check(cudaMalloc(&data_, bytes_ ? bytes_ : 1), "cudaMalloc");
-    Check(cudaMemcpy(data_, value.data(), bytes_, cudaMemcpyHostToDevice), "uploading a constant");
-  }
-  ~ConstantKernel() override { cudaFree(data_); }
-  void Run(void* const* b, Queue* q) override {
-    if (bytes_)
-      Check(cudaMemcpyAsync(b[0], data_, bytes_, cudaMemcpyDeviceToDevice, q->stream), "constant");
-  }
-
- private:
-  void* data_ = nullptr;
-  size_t bytes_ = 0;
-};
-
 // A generated kernel from the executable: the module is loaded once per
 // prepared op (once per Session for static shapes) and launched with the op's
 // buffers as its parameters, in order.
@@ -754,12 +310,6 @@ cudaDataType_t CudaType(int32_t dtype) {
   throw Error(BRT_ERROR_UNSUPPORTED, "cuBLASLt path takes f32, f16 and bf16");
 }
 
-std::vector<int64_t> Ints(const BrtOpDesc* op, const char* name) {
-  const BrtAttr* a = FindAttr(op, name);
-  if (!a || a->kind != BRT_ATTR_INTS) return {};
-  return std::vector<int64_t>(a->ints, a->ints + a->num_ints);
-}
-
 // dot_general / brt.matmul through cuBLASLt. Layouts: leading batch dims
 // (same on both sides), one free and one contracting dim per operand, either
 // order (so transposed operands need no copy). Row-major C = A B is computed
@@ -767,36 +317,30 @@ std::vector<int64_t> Ints(const BrtOpDesc* op, const char* name) {
 // tanh and exact GELU run as an elementwise kernel after it.
 class MatmulKernel final : public Kernel {
  public:
-  explicit MatmulKernel(const BrtOpDesc* op) {
-    const BrtTensorDesc &l = op->operands[0], &r = op->operands[1], &o = op->results[0];
-    const auto lb = Ints(op, "lhs_batching_dimensions"), rb = Ints(op, "rhs_batching_dimensions");
-    const auto lc = Ints(op, "lhs_contracting_dimensions"),
-               rc = Ints(op, "rhs_contracting_dimensions");
-    const int nb = static_cast<int>(lb.size());
-    auto unsupported = [&] {
-      return Error(BRT_ERROR_UNSUPPORTED,
-                   std::string(op->kind) +
-                       ": this layout is not supported on CUDA (want leading batch dims and one "
-                       "free and one contracting dim per operand)");
-    };
-    if (lb != rb || lc.size() != 1 || rc.size() != 1 || l.rank != nb + 2 || r.rank != nb + 2)
-      throw unsupported();
+  // Layouts cuBLASLt takes without copies: leading batch dims, one free and
+  // one contracting dim per operand, in either order; f32, f16 or bf16.
+  static bool Fits(const OpInfo& op, const ops::DotDims& d) {
+    const int32_t t = op.out[0].dtype;
+    if (t != BRT_DTYPE_F32 && t != BRT_DTYPE_F16 && t != BRT_DTYPE_BF16) return false;
+    const int nb = static_cast<int>(d.lb.size());
+    if (d.lb != d.rb || d.lc.size() != 1 || op.in[0].rank() != nb + 2 || op.in[1].rank() != nb + 2)
+      return false;
     for (int i = 0; i < nb; ++i)
-      if (lb[i] != i) throw unsupported();
-    int64_t batch = 1;
-    for (int i = 0; i < nb; ++i) batch *= l.dims[i];
-    const bool lhs_t = lc[0] == nb;      // lhs stored [K, M]
-    const bool rhs_t = rc[0] == nb + 1;  // rhs stored [N, K]
-    const int64_t M = l.dims[lhs_t ? nb + 1 : nb], K = l.dims[lc[0]];
-    const int64_t N = r.dims[rhs_t ? nb : nb + 1];
-    if (r.dims[rc[0]] != K) throw Error(BRT_ERROR_INVALID_ARGUMENT, "contracting sizes differ");
+      if (d.lb[i] != i) return false;
+    return true;
+  }
+
+  MatmulKernel(const OpInfo& op, const ops::DotDims& d, const ops::Epilogue& e) {
+    const TensorInfo& o = op.out[0];
+    const int nb = static_cast<int>(d.lb.size());
+    const int64_t batch = d.B, M = d.M, K = d.K, N = d.N;
+    const bool lhs_t = d.lc[0] == nb;      // lhs stored [K, M]
+    const bool rhs_t = d.rc[0] == nb + 1;  // rhs stored [N, K]
     dtype_ = o.dtype;
     const cudaDataType_t t = CudaType(o.dtype);
-    bias_ = op->num_operands == 3;
-    result_ = bias_ ? 3 : 2;
-    const ops::Activation activation = !std::strcmp(op->kind, "brt.matmul")
-                                           ? ops::ParseActivation(OpInfo(*op))
-                                           : ops::Activation::kNone;
+    bias_ = e.bias;
+    result_ = e.result;
+    const ops::Activation activation = e.activation;
     cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
     if (o.dtype == BRT_DTYPE_F32 && std::getenv("BRT_CUDA_ALLOW_TF32"))
       compute = CUBLAS_COMPUTE_32F_FAST_TF32;
@@ -848,9 +392,9 @@ class MatmulKernel final : public Kernel {
     cublasLtMatmulPreferenceDestroy(pref);
     cublasLtDestroy(handle);
     if (s != CUBLAS_STATUS_SUCCESS || found == 0)
-      throw Error(BRT_ERROR_UNSUPPORTED,
-                  std::string(op->kind) + ": cuBLASLt has no algorithm for " + std::to_string(M) +
-                      "x" + std::to_string(K) + "x" + std::to_string(N));
+      throw Error(BRT_ERROR_UNSUPPORTED, op.kind + ": cuBLASLt has no algorithm for " +
+                                             std::to_string(M) + "x" + std::to_string(K) + "x" +
+                                             std::to_string(N));
     if (post_) {
       post_params_.kind = Elementwise::kActivation;
       post_params_.op = static_cast<int>(activation);
@@ -1086,90 +630,21 @@ class ConvKernel final : public Kernel {
 
 // --- the kernel table -----------------------------------------------------------
 
-const std::vector<int32_t> kAll = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
-                                   BRT_DTYPE_F64, BRT_DTYPE_I1,  BRT_DTYPE_I8,
-                                   BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
-const std::vector<int32_t> kFloats = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64};
-const std::vector<int32_t> kHalfAndSingle = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16};
-const std::vector<int32_t> kSigned = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64,
-                                      BRT_DTYPE_I8,  BRT_DTYPE_I32, BRT_DTYPE_I64};
-const std::vector<int32_t> kNumeric = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64,
-                                       BRT_DTYPE_I8,  BRT_DTYPE_I32, BRT_DTYPE_I64,  BRT_DTYPE_U8};
-const std::vector<int32_t> kLogical = {BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64,
-                                       BRT_DTYPE_U8};
-
-using MakeFn = Kernel* (*)(const OpInfo&);
-template <typename K>
-Kernel* Make(const OpInfo& op) {
-  return new K(op);
+// cuBLASLt where the layout and dtype fit it, brt's own kernel elsewhere.
+Kernel* MakeMatmul(const OpInfo& op) {
+  const ops::DotDims d = ops::PlanDot(op);
+  const ops::Epilogue e = ops::PlanEpilogue(op, d);
+  if (MatmulKernel::Fits(op, d)) return new MatmulKernel(op, d, e);
+  return MakeOwnDot(op);
 }
 
-struct TableRow {
-  TableRow(const char* k, std::vector<int32_t> types, MakeFn m, bool key_operand = false,
-           bool capture = true, bool generated = false)
-      : kind(k),
-        dtypes(std::move(types)),
-        make(m),
-        key_is_operand(key_operand),
-        capturable(capture),
-        may_be_generated(generated) {
-    for (int32_t d : dtypes)
-      dtype_names += (dtype_names.empty() ? "" : ",") + std::string(ops::DTypeName(d));
-  }
-  const char* kind;
-  std::vector<int32_t> dtypes;  // of result 0, or operand 0 when key_is_operand
-  MakeFn make;                  // null: MatmulKernel, which reads the raw desc
-  bool key_is_operand;
-  bool capturable;
-  bool may_be_generated;  // runs the executable's PTX when it has a kernel
-  std::string dtype_names;
-};
-
 std::vector<TableRow> Table() {
-  std::vector<TableRow> t;
-  for (const ops::UnaryKind& u : ops::kUnaryKinds) {
-    const bool sign =
-        u.op == ops::Unary::kNegate || u.op == ops::Unary::kAbs || u.op == ops::Unary::kSign;
-    t.push_back({u.kind,
-                 u.op == ops::Unary::kNot ? kLogical
-                 : sign                   ? kSigned
-                                          : kFloats,
-                 &Make<ElementwiseKernel>});
-  }
-  for (const ops::BinaryKind& b : ops::kBinaryKinds) {
-    const bool logical = b.op == ops::Binary::kAnd || b.op == ops::Binary::kOr;
-    const bool any = b.op == ops::Binary::kMax || b.op == ops::Binary::kMin;
-    t.push_back({b.kind, logical ? kLogical : any ? kAll : kNumeric, &Make<ElementwiseKernel>});
-  }
-  t.push_back({"compare", kAll, &Make<ElementwiseKernel>, true});
-  t.push_back({"select", kAll, &Make<ElementwiseKernel>});
-  t.push_back({"clamp", kNumeric, &Make<ElementwiseKernel>});
-  t.push_back({"convert", kAll, &Make<ElementwiseKernel>});
-  t.push_back({"brt.fused_elementwise", kHalfAndSingle, &Make<FusedKernel>, false, true, true});
-  for (const char* kind : {"broadcast_in_dim", "transpose", "slice", "reverse"})
-    t.push_back({kind, kAll, &Make<StridedViewKernel>});
-  t.push_back({"concatenate", kAll, &Make<ConcatenateKernel>});
-  t.push_back({"pad", kAll, &Make<PadKernel>});
-  t.push_back({"iota", kNumeric, &Make<IotaKernel>});
-  t.push_back({"dynamic_slice", kAll, &Make<DynamicSliceKernel>});
-  t.push_back({"dynamic_update_slice", kAll, &Make<DynamicSliceKernel>});
-  t.push_back({"gather", kAll, &Make<GatherKernel>});
-  t.push_back({"scatter", kAll, &Make<ScatterKernel>});
-  t.push_back({"reduce", kAll, &Make<ReduceKernel>, false, true, true});
-  t.push_back(
-      {"reduce_window",
-       {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I32, BRT_DTYPE_I64},
-       &Make<ReduceWindowKernel>});
-  t.push_back({"brt.softmax", kFloats, &Make<SoftmaxKernel>});
-  t.push_back({"brt.layer_norm", kFloats, &Make<LayerNormKernel>});
-  t.push_back({"dot_general", kHalfAndSingle, nullptr});
-  t.push_back({"brt.matmul", kHalfAndSingle, nullptr});
+  std::vector<TableRow> t = OwnKernelRows();
+  for (TableRow& row : t)
+    if (!std::strcmp(row.kind, "dot_general") || !std::strcmp(row.kind, "brt.matmul"))
+      row.make = &MakeMatmul;
   t.push_back({"convolution", kHalfAndSingle, &Make<ConvKernel>});
   t.push_back({"brt.conv", kHalfAndSingle, &Make<ConvKernel>});
-  // From pageable host memory a copy is not recordable into a graph.
-  t.push_back({"brt.copy", kAll, &Make<CopyKernel>, false, false});
-  t.push_back({"reshape", kAll, &Make<CopyKernel>});
-  t.push_back({"constant", kAll, &Make<ConstantKernel>});
   return t;
 }
 
@@ -1185,61 +660,18 @@ int32_t PrepareKernel(const void* data, const BrtOpDesc* op, void** state, BrtEr
         row->may_be_generated && BRT_STRUCT_HAS(BrtOpDesc, op, kernel_image) && op->kernel_image;
     if (generated)
       *state = static_cast<Runnable*>(new GeneratedKernel(op));
-    else if (row->make)
-      *state = static_cast<Runnable*>(row->make(OpInfo(*op)));
     else
-      *state = static_cast<Runnable*>(new MatmulKernel(op));
+      *state = static_cast<Runnable*>(row->make(OpInfo(*op)));
   });
 }
 
-void ReleaseKernel(void* state) { delete static_cast<Runnable*>(state); }
-
-int32_t CreateInstance(void* state, void** instance, BrtErrorBuffer* e) {
-  return Guard(
-      e, [&] { *instance = static_cast<Kernel*>(static_cast<Runnable*>(state))->NewInstance(); });
-}
-
-void ReleaseInstance(void* instance) { delete static_cast<Runnable*>(instance); }
-
-int32_t RunKernel(void* runnable, void* const* buffers, void* queue, BrtErrorBuffer* e) {
-  if (!queue) return Report(e, BRT_ERROR_INVALID_ARGUMENT, "CUDA kernels need a queue");
-  return Guard(e,
-               [&] { static_cast<Runnable*>(runnable)->Run(buffers, static_cast<Queue*>(queue)); });
-}
-
 int32_t ResolveKernel(const BrtOpSignature* sig, BrtKernel* kernel, BrtErrorBuffer* e) {
-  for (const TableRow& row : Rows()) {
-    if (std::strcmp(row.kind, sig->kind)) continue;
-    const int32_t count = row.key_is_operand ? sig->num_operands : sig->num_results;
-    const int32_t key = count < 1            ? BRT_DTYPE_INVALID
-                        : row.key_is_operand ? sig->operand_dtypes[0]
-                                             : sig->result_dtypes[0];
-    if (std::find(row.dtypes.begin(), row.dtypes.end(), key) == row.dtypes.end())
-      return Report(e, BRT_ERROR_UNSUPPORTED,
-                    std::string(sig->kind) + " on CUDA takes " + row.dtype_names + ", not " +
-                        ops::DTypeName(key));
-    *kernel = {};
-    kernel->struct_size = sizeof(BrtKernel);
-    kernel->kernel_data = &row;
-    kernel->prepare = PrepareKernel;
-    kernel->release_state = ReleaseKernel;
-    kernel->create_instance = CreateInstance;
-    kernel->release_instance = ReleaseInstance;
-    kernel->run = RunKernel;
-    kernel->flags = row.capturable ? 0u : BRT_KERNEL_NOT_CAPTURABLE;
-    return BRT_OK;
-  }
-  return Report(e, BRT_ERROR_UNSUPPORTED,
-                std::string("no CUDA kernel for '") + sig->kind + "' in this version");
+  return ResolveFrom(Rows(), PrepareKernel, sig, kernel, e);
 }
 
 int32_t KernelCount() { return static_cast<int32_t>(Rows().size()); }
 
-int32_t KernelInfo(int32_t i, BrtKernelInfo* info) {
-  if (i < 0 || i >= KernelCount()) return BRT_ERROR_INVALID_ARGUMENT;
-  *info = {Rows()[i].kind, BRT_DEVICE_CUDA, Rows()[i].dtype_names.c_str()};
-  return BRT_OK;
-}
+int32_t KernelInfo(int32_t i, BrtKernelInfo* info) { return KernelInfoFrom(Rows(), i, info); }
 
 }  // namespace
 }  // namespace brt::cuda

@@ -1,0 +1,61 @@
+// Host emulation of the few CUDA kernel-language pieces kernels.cu uses, so
+// its kernels can be compiled as C++ and tested on machines without a GPU
+// (tests/plugins/emulated_cuda_provider.cc). Blocks run one after another on
+// the calling thread with one thread each: grid-stride loops then cover
+// everything and block reductions have nothing to combine. What this cannot
+// check: warp shuffles, races between threads, and launch limits.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace brt::cuda::emulation {
+
+inline thread_local dim3 block_idx, thread_idx, block_dim, grid_dim;
+
+template <typename F>
+void Run(dim3 grid, F&& body) {
+  grid_dim = grid;
+  block_dim = dim3(1, 1, 1);
+  thread_idx = dim3(0, 0, 0);
+  for (unsigned y = 0; y < grid.y; ++y)
+    for (unsigned x = 0; x < grid.x; ++x) {
+      block_idx = dim3(x, y, 0);
+      body();
+    }
+}
+
+}  // namespace brt::cuda::emulation
+
+#define blockIdx ::brt::cuda::emulation::block_idx
+#define threadIdx ::brt::cuda::emulation::thread_idx
+#define blockDim ::brt::cuda::emulation::block_dim
+#define gridDim ::brt::cuda::emulation::grid_dim
+#define __syncthreads() ((void)0)
+#undef __shared__
+#define __shared__ static
+
+inline float rsqrtf(float x) { return 1.f / std::sqrt(x); }
+
+// Atomics: one thread at a time, so plain read-modify-write.
+template <typename T>
+T atomicAdd(T* address, T value) {
+  const T old = *address;
+  if constexpr (std::is_same_v<T, __half>)
+    *address = __float2half_rn(__half2float(old) + __half2float(value));
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    *address = __float2bfloat16_rn(__bfloat162float(old) + __bfloat162float(value));
+  else
+    *address = old + value;
+  return old;
+}
+
+inline unsigned int atomicCAS(unsigned int* address, unsigned int compare, unsigned int value) {
+  const unsigned int old = *address;
+  if (old == compare) *address = value;
+  return old;
+}

@@ -1,0 +1,164 @@
+// The CUDA provider's internals shared by its files (and by the host
+// emulation that tests its own kernels without a GPU): errors, queues, the
+// kernel interface and the kernel table. Not part of any public API.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "brt/provider_abi.h"
+#include "common/op_plans.h"
+
+namespace brt::cuda {
+
+// Thrown inside prepare/run helpers only, turned into an ABI error at the edge.
+struct Error : std::runtime_error {
+  int32_t code;
+  Error(int32_t c, const std::string& m) : std::runtime_error(m), code(c) {}
+};
+
+inline void Check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw Error(BRT_ERROR_INTERNAL, std::string(what) + ": " + cudaGetErrorString(e));
+}
+inline int32_t Report(BrtErrorBuffer* e, int32_t code, const std::string& message) {
+  if (e) std::snprintf(e->message, sizeof(e->message), "%s", message.c_str());
+  return code;
+}
+
+template <typename F>
+int32_t Guard(BrtErrorBuffer* e, F&& f) {
+  try {
+    f();
+    return BRT_OK;
+  } catch (const Error& x) {
+    return Report(e, x.code, x.what());
+  } catch (const ops::UnsupportedError& x) {
+    return Report(e, BRT_ERROR_UNSUPPORTED, x.what());
+  } catch (const ops::KernelError& x) {
+    return Report(e, BRT_ERROR_INVALID_ARGUMENT, x.what());
+  } catch (const std::exception& x) {
+    return Report(e, BRT_ERROR_INTERNAL, x.what());
+  }
+}
+
+constexpr size_t kMatmulWorkspace = 32u << 20;
+
+// A request context's stream, with the cuBLASLt handle and workspace its
+// matmuls share (ops on one stream never overlap).
+struct Queue {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  bool owned = true;
+  cublasLtHandle_t lt = nullptr;
+  void* workspace = nullptr;
+};
+
+// Device memory and stream-ordered copies for the kernels; the provider
+// implements them with the CUDA runtime, the host emulation with libc.
+void* DeviceAlloc(size_t bytes);
+void DeviceFree(void* p);
+// Bytes from host memory, before this returns.
+void UploadSync(void* dst, const void* src, size_t bytes);
+// In stream order; either side may be host or device memory.
+void CopyAsync(void* dst, const void* src, size_t bytes, cudaStream_t stream);
+void ZeroAsync(void* dst, size_t bytes, cudaStream_t stream);
+
+using ops::OpInfo;
+using ops::TensorInfo;
+
+// What the core runs: a prepared kernel (shared by every request context, so
+// Run must not mutate it) or a per-context instance holding scratch memory.
+class Runnable {
+ public:
+  virtual ~Runnable() = default;
+  virtual void Run(void* const* b, Queue* q) = 0;
+};
+
+class Kernel : public Runnable {
+ public:
+  // A kernel with per-context state returns a fresh instance; null runs the
+  // kernel itself.
+  virtual Runnable* NewInstance() const { return nullptr; }
+};
+
+// Device memory owned by a kernel or an instance.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes) {
+    if (bytes) data_ = DeviceAlloc(bytes);
+  }
+  ~DeviceBuffer() { DeviceFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+};
+
+// Unary, binary, compare, select, clamp and convert: one kernel over the
+// broadcast index space of the operands (kernels.cu).
+inline const std::vector<int32_t> kAll = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
+                                          BRT_DTYPE_F64, BRT_DTYPE_I1,  BRT_DTYPE_I8,
+                                          BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
+inline const std::vector<int32_t> kFloats = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
+                                             BRT_DTYPE_F64};
+inline const std::vector<int32_t> kHalfAndSingle = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16};
+inline const std::vector<int32_t> kSigned = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
+                                             BRT_DTYPE_F64, BRT_DTYPE_I8,  BRT_DTYPE_I32,
+                                             BRT_DTYPE_I64};
+inline const std::vector<int32_t> kNumeric = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
+                                              BRT_DTYPE_F64, BRT_DTYPE_I8,  BRT_DTYPE_I32,
+                                              BRT_DTYPE_I64, BRT_DTYPE_U8};
+inline const std::vector<int32_t> kLogical = {BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32,
+                                              BRT_DTYPE_I64, BRT_DTYPE_U8};
+
+using MakeFn = Kernel* (*)(const OpInfo&);
+template <typename K>
+Kernel* Make(const OpInfo& op) {
+  return new K(op);
+}
+
+struct TableRow {
+  TableRow(const char* k, std::vector<int32_t> types, MakeFn m, bool key_operand = false,
+           bool capture = true, bool generated = false)
+      : kind(k),
+        dtypes(std::move(types)),
+        make(m),
+        key_is_operand(key_operand),
+        capturable(capture),
+        may_be_generated(generated) {
+    for (int32_t d : dtypes)
+      dtype_names += (dtype_names.empty() ? "" : ",") + std::string(ops::DTypeName(d));
+  }
+  const char* kind;
+  std::vector<int32_t> dtypes;  // of result 0, or operand 0 when key_is_operand
+  MakeFn make;
+  bool key_is_operand;
+  bool capturable;
+  bool may_be_generated;  // runs the executable's PTX when it has a kernel
+  std::string dtype_names;
+};
+
+using PrepareFn = int32_t (*)(const void* kernel_data, const BrtOpDesc* op, void** state,
+                              BrtErrorBuffer* error);
+
+// brt's own kernels (own_kernels.cc): every row but the library-backed ones.
+std::vector<TableRow> OwnKernelRows();
+// dot_general / brt.matmul by brt's own kernel, for any layout and dtype.
+Kernel* MakeOwnDot(const ops::OpInfo& op);
+
+// The ABI entry points over a table; `prepare` builds a row's kernel.
+int32_t ResolveFrom(const std::vector<TableRow>& rows, PrepareFn prepare, const BrtOpSignature* sig,
+                    BrtKernel* kernel, BrtErrorBuffer* e);
+int32_t KernelInfoFrom(const std::vector<TableRow>& rows, int32_t i, BrtKernelInfo* info);
+
+}  // namespace brt::cuda
