@@ -86,6 +86,14 @@ std::vector<ValueId> FunctionBuilder::Op(std::string kind, std::vector<ValueId> 
   return ids;
 }
 
+ValueId FunctionBuilder::Copy(ValueId value, Device to) {
+  const Device from = data_->values.at(value).device;
+  const Device runner = to.kind == DeviceKind::kCpu ? from : to;
+  ValueId id = data_->AddValue("", data_->values[value].type, to);
+  data_->ops.push_back({"brt.copy", {value}, {id}, {}, runner});
+  return id;
+}
+
 void FunctionBuilder::Output(std::string name, ValueId value, std::string alias_of) {
   data_->args.push_back({std::move(name), fb::ArgRole::Output, value, -1, std::move(alias_of)});
 }

@@ -2,6 +2,7 @@
 // Exit codes: 0 ok, 1 the run failed, 2 bad arguments or inputs,
 // 3 the executable is malformed or cannot be loaded.
 #include <sys/stat.h>
+#include <algorithm>
 
 #include <cmath>
 #include <cstdio>
@@ -25,7 +26,7 @@ constexpr int kExecutableError = 3;
 const char kUsage[] =
     "usage: brt-run model.brtx [--function NAME] [--inputs a.npy b.npy ...] [--input "
     "NAME=file.npy]\n"
-    "               [--random-inputs SEED] [--out DIR] [--provider cpu|cuda|PATH]\n";
+    "               [--random-inputs SEED] [--out DIR] [--provider cpu|cuda|PATH[,...]]\n";
 
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "brt-run: %s\n", message.c_str());
@@ -124,7 +125,14 @@ int main(int argc, char** argv) {
   if (model.empty()) return Fail(kUsageError, std::string("no model given\n") + kUsage);
 
   brt::SessionOptions options;
-  options.providers = {provider};
+  // A comma-separated list: an executable placed on several devices needs
+  // each device's provider (e.g. --provider cuda,cpu).
+  options.providers.clear();
+  for (size_t start = 0; start <= provider.size();) {
+    const size_t comma = std::min(provider.find(',', start), provider.size());
+    if (comma > start) options.providers.push_back(provider.substr(start, comma - start));
+    start = comma + 1;
+  }
   auto session = brt::Session::LoadFile(model, options);
   if (!session.ok()) {
     // 3: the executable itself is bad (malformed, newer format, an op nothing

@@ -200,7 +200,9 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
         (k.getKind() == "brt.fused_elementwise" || k.getKind() == "reduce"))
       BRT_RETURN_IF_ERROR(generate(k, attrs));
     std::vector<ValueId> out =
-        f.Op(k.getKind().str(), operands, results, std::move(attrs), device_of(k));
+        k.getKind() == "brt.copy"
+            ? std::vector<ValueId>{f.Copy(operands.at(0), device_of(k))}
+            : f.Op(k.getKind().str(), operands, results, std::move(attrs), device_of(k));
     for (auto [r, id] : llvm::zip(k.getResults(), out)) ids[r] = id;
   }
   return builder.Save(path, report);

@@ -54,6 +54,9 @@ class FunctionBuilder {
   std::vector<ValueId> Op(std::string kind, std::vector<ValueId> operands,
                           std::vector<TensorType> results, std::vector<Attribute> attrs = {},
                           Device device = {});
+  // Appends a brt.copy of `value` to device `to`. The provider of the
+  // non-host side runs it (a device-to-host copy runs on the device).
+  ValueId Copy(ValueId value, Device to);
   // Declares a result. alias_of names an input/state argument written in place.
   void Output(std::string name, ValueId value, std::string alias_of = {});
 

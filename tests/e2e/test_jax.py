@@ -93,17 +93,45 @@ def have_compiler():
         pytest.skip(str(e))
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_jax_function_matches(name, have_compiler, build_dir, tmp_path):
+# The CUDA provider's own kernels compiled for the host (tests/plugins/
+# emulated_cuda_provider.cc) run --target=cuda executables where no GPU is;
+# convolutions need cuDNN, which is not emulated.
+NEEDS_CUDNN = {"cnn", "conv_nhwc", "conv_nchw_dilated"}
+
+
+def run_case(name, target, build_dir, tmp_path, env=None):
     fn, args = CASES[name]
     args = [np.asarray(a) for a in args]
-    path = brt.compile(fn, *args, path=tmp_path / f"{name}.brtx")
+    path = brt.compile(fn, *args, target=target, path=tmp_path / f"{name}.brtx")
     files = []
     for i, a in enumerate(args):
         files.append(tmp_path / f"in{i}.npy")
         np.save(files[-1], a)
-    r = brt_run(build_dir, path, "--inputs", *files, "--out", tmp_path / "out")
+    providers = "cpu" if target == "cpu" else "cuda,cpu"
+    r = subprocess.run([str(build_dir / "bin" / "brt-run"), str(path), "--inputs", *map(str, files), "--out",
+                        str(tmp_path / "out"), "--provider", providers], capture_output=True, text=True,
+                       env=env)
     assert r.returncode == 0, r.stderr
+    return fn, args
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jax_function_matches(name, have_compiler, build_dir, tmp_path):
+    fn, args = run_case(name, "cpu", build_dir, tmp_path)
+    compare_with_jax(fn, args, tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - NEEDS_CUDNN))
+def test_jax_function_matches_on_emulated_cuda(name, have_compiler, build_dir, tmp_path):
+    emulated = build_dir / "tests" / "emulated_cuda"
+    if not (emulated / "libbrt_provider_cuda.so").exists():
+        pytest.skip("the emulated CUDA provider is built only where a CUDA toolkit is found")
+    env = dict(os.environ, BRT_PROVIDER_PATH=str(emulated))
+    fn, args = run_case(name, "cuda", build_dir, tmp_path, env)
+    compare_with_jax(fn, args, tmp_path)
+
+
+def compare_with_jax(fn, args, tmp_path):
     expected = fn(*[jnp.asarray(a) for a in args])
     expected = expected if isinstance(expected, (tuple, list)) else [expected]
     for i, e in enumerate(expected):

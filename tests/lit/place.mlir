@@ -1,12 +1,13 @@
 // RUN: brt-opt %s --brt-place=target=cuda | FileCheck %s
 // RUN: brt-opt %s --brt-place=target=cpu | FileCheck %s --check-prefix=CPU
 
-// reduce_window has no CUDA kernel: it runs on the CPU between two copies;
-// everything else, and the function's results, stay on the device.
+// A kind without a CUDA kernel (here one the table does not know) runs on
+// the CPU between two copies; everything else, and the function's results,
+// stay on the device.
 // CHECK-LABEL: func.func @pool_between_cuda_ops
 // CHECK: %[[E:.*]] = brt.kernel "exponential"(%arg0) {} {brt.device = "cuda"}
 // CHECK: %[[TOCPU:.*]] = brt.kernel "brt.copy"(%[[E]]) {} {brt.device = "cpu"}
-// CHECK: %[[P:.*]] = brt.kernel "reduce_window"(%[[TOCPU]], %{{.*}}) {{.*}} {brt.device = "cpu"}
+// CHECK: %[[P:.*]] = brt.kernel "host_only_pool"(%[[TOCPU]], %{{.*}}) {{.*}} {brt.device = "cpu"}
 // CHECK: %[[BACK:.*]] = brt.kernel "brt.copy"(%[[P]]) {} {brt.device = "cuda"}
 // CHECK: brt.kernel "tanh"(%[[BACK]]) {} {brt.device = "cuda"}
 // CPU-NOT: brt.copy
@@ -14,7 +15,7 @@
 func.func @pool_between_cuda_ops(%x: tensor<1x4x4x1xf32>) -> tensor<1x2x2x1xf32> {
   %e = brt.kernel "exponential"(%x) {} : (tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
   %i = brt.kernel "constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-  %p = brt.kernel "reduce_window"(%e, %i) {reducer = "max", window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>} : (tensor<1x4x4x1xf32>, tensor<f32>) -> tensor<1x2x2x1xf32>
+  %p = brt.kernel "host_only_pool"(%e, %i) {reducer = "max", window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>} : (tensor<1x4x4x1xf32>, tensor<f32>) -> tensor<1x2x2x1xf32>
   %t = brt.kernel "tanh"(%p) {} : (tensor<1x2x2x1xf32>) -> tensor<1x2x2x1xf32>
   return %t : tensor<1x2x2x1xf32>
 }
