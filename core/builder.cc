@@ -34,6 +34,7 @@ struct FunctionBuilder::Data {
     std::vector<ValueId> operands, results;
     std::vector<Attribute> attrs;
     Device device;
+    int stream = 0;
   };
   std::string name;
   std::vector<ValueRec> values;
@@ -79,18 +80,19 @@ ValueId FunctionBuilder::Weight(std::string name, DType dtype, std::vector<int64
 
 std::vector<ValueId> FunctionBuilder::Op(std::string kind, std::vector<ValueId> operands,
                                          std::vector<TensorType> results,
-                                         std::vector<Attribute> attrs, Device device) {
+                                         std::vector<Attribute> attrs, Device device, int stream) {
   std::vector<ValueId> ids;
   for (auto& t : results) ids.push_back(data_->AddValue("", std::move(t), device));
-  data_->ops.push_back({std::move(kind), std::move(operands), ids, std::move(attrs), device});
+  data_->ops.push_back(
+      {std::move(kind), std::move(operands), ids, std::move(attrs), device, stream});
   return ids;
 }
 
-ValueId FunctionBuilder::Copy(ValueId value, Device to) {
+ValueId FunctionBuilder::Copy(ValueId value, Device to, int stream) {
   const Device from = data_->values.at(value).device;
   const Device runner = to.kind == DeviceKind::kCpu ? from : to;
   ValueId id = data_->AddValue("", data_->values[value].type, to);
-  data_->ops.push_back({"brt.copy", {value}, {id}, {}, runner});
+  data_->ops.push_back({"brt.copy", {value}, {id}, {}, runner, stream});
   return id;
 }
 
@@ -210,7 +212,8 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
       for (const auto& a : op.attrs) attrs.push_back(EncodeAttr(b, a));
       ops.push_back(fb::CreateOp(b, b.CreateString(op.kind), b.CreateVector(op.operands),
                                  b.CreateVector(op.results), b.CreateVector(attrs),
-                                 static_cast<fb::DeviceKind>(op.device.kind), 0));
+                                 static_cast<fb::DeviceKind>(op.device.kind),
+                                 static_cast<uint8_t>(op.stream)));
       for (ValueId r : op.results) {
         if (is_output[r]) continue;
         const auto& v = d.values[r];
@@ -284,6 +287,11 @@ Expected<ExecutableBuilder::Impl::Layout> ExecutableBuilder::Impl::Build(
                                                         "' aliases unknown argument '" +
                                                         a.alias_of + "'");
     }
+    for (size_t i = 0; i < d.ops.size(); ++i)
+      if (d.ops[i].stream < 0 || d.ops[i].stream > 255)
+        return Status(StatusCode::kInvalidArgument,
+                      "function '" + d.name + "' op #" + std::to_string(i) + " '" + d.ops[i].kind +
+                          "': stream " + std::to_string(d.ops[i].stream) + " is outside [0, 255]");
     for (const auto& w : d.weights) weights.push_back(w.get());
   }
   // Pass 1 measures the FlatBuffer; pass 2 writes the real weight offsets.

@@ -41,6 +41,7 @@ struct ResolvedOp {
   std::vector<uint32_t> operands, results;
   std::vector<BrtAttr> attrs;             // point into the executable's bytes
   const fb::Kernel* generated = nullptr;  // the kernel its "kernel" attribute names
+  int stream = 0;                         // device ops on other streams may overlap it
 };
 
 // An op prepared for concrete shapes.
@@ -241,6 +242,7 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
     const fb::Op* op = fn.ops()->Get(i);
     ResolvedOp r;
     r.kind = Str(op->kind());
+    r.stream = op->stream();
     for (size_t k = 0; k < Len(op->operands()); ++k) r.operands.push_back(op->operands()->Get(k));
     for (size_t k = 0; k < Len(op->results()); ++k) r.results.push_back(op->results()->Get(k));
     for (size_t k = 0; k < Len(op->attrs()); ++k) {
@@ -432,6 +434,7 @@ namespace {
 struct QueueSlot {
   const LoadedProvider* provider;
   void* queue;
+  int stream = 0;
 };
 }  // namespace
 
@@ -454,17 +457,44 @@ struct RequestContext::Impl {
     decltype(BrtKernel::run) run;
     void* instance;
     void* const* buffers;
-    void* queue;          // the provider's queue for this context, or null
-    QueueSlot* wait_for;  // a host op after device work waits for that queue
+    void* queue;           // the provider's queue for this context, or null
+    bool sync_before;      // wait for every queue first (a host op after device work)
+    uint32_t waits_begin;  // events in `waits` the op's queue waits for first
+    uint32_t waits_count;
+    void* record;  // an event to record after it, when another queue waits
+    const BrtProviderApi* api;
   };
   std::vector<DispatchEntry> dispatch;
 
-  // One work queue per provider that has them (CUDA: a stream), made on the
-  // first run or handed in by the caller (SetQueue).
+  // One work queue per provider and stream (CUDA: a CUDA stream), made on the
+  // first run; stream 0 may be the caller's (SetQueue).
   std::vector<std::unique_ptr<QueueSlot>> queues;
-  Expected<QueueSlot*> QueueFor(const LoadedProvider* p);
+  Expected<QueueSlot*> QueueFor(const LoadedProvider* p, int stream = 0);
+  // Events ordering the queues of several streams: made once per dispatch
+  // build and reused by every run. `waits` lists the events ops wait for;
+  // fork makes other streams wait for stream 0 (the staged inputs), join
+  // makes stream 0 wait for them (before outputs go back).
+  struct EventRec {
+    const BrtProviderApi* api;
+    void* event;
+  };
+  std::vector<EventRec> events;
+  std::vector<void*> waits;
+  struct CrossQueue {
+    const BrtProviderApi* api;
+    void* event;
+    void* from;  // the queue that records it
+    void* to;    // the queue that waits for it
+  };
+  std::vector<CrossQueue> fork, join;
+  Expected<void*> NewEvent(const LoadedProvider* p);
+  void DropEvents();
+  Status Order(const std::vector<CrossQueue>& edges);
   // Copies between a binding and a staging buffer on the argument's device,
   // queued before and after the ops.
+  // With page-locked host memory from the provider, the device copy runs
+  // between it and the staging buffer asynchronously; the host copies the
+  // binding into it before, or out of it after the queues are done.
   struct Transfer {
     QueueSlot* slot;
     int ordinal;
@@ -472,10 +502,18 @@ struct RequestContext::Impl {
     const void* src;
     size_t bytes;
     int32_t direction;  // 0 host->device, 1 device->host
+    void* pinned;       // page-locked bounce buffer, or null
+    void* binding;      // the host binding the bounce buffer stands for
   };
   std::vector<Transfer> before, after;
-  std::vector<std::pair<std::shared_ptr<void>, size_t>> staging;  // per argument: block, bytes
+  struct StagingBuffers {
+    std::shared_ptr<void> device, pinned;
+    size_t bytes = 0;
+  };
+  std::vector<StagingBuffers> staging;  // per argument
   Expected<void*> Staging(size_t arg, size_t bytes);
+  // The argument's page-locked bounce buffer, or null without one.
+  void* Pinned(size_t arg);
   Status AddTransfer(std::vector<Transfer>& list, Device dst_device, void* dst, Device src_device,
                      const void* src, size_t bytes);
   Status RunTransfers(const std::vector<Transfer>& list);
@@ -490,6 +528,7 @@ struct RequestContext::Impl {
   bool graph_fallback_said = false;
   std::string graph_off_reason;  // why the ops cannot be recorded, if so
   Status BuildDispatch();
+  Status OrderStreams(const std::vector<QueueSlot*>& slots);
   void DropGraph();
   Status RunOps();
 
@@ -502,6 +541,7 @@ struct RequestContext::Impl {
 
   ~Impl() {
     DropGraph();
+    DropEvents();
     ReleaseInstances();
     for (auto& q : queues)
       if (q->queue) q->provider->api->destroy_queue(q->queue);
@@ -686,6 +726,8 @@ Status RequestContext::Impl::PrepareRun() {
       if (!staged.ok()) return staged.status();
       BRT_RETURN_IF_ERROR(
           AddTransfer(before, args[a].device, *staged, b.device(), b.data(), b.num_bytes()));
+      if (b.device().kind == DeviceKind::kCpu)
+        before.back().pinned = Pinned(a), before.back().binding = b.data();
       value_ptrs[value] = *staged;
       continue;
     }
@@ -711,6 +753,8 @@ Status RequestContext::Impl::PrepareRun() {
         if (!staged.ok()) return staged.status();
         BRT_RETURN_IF_ERROR(AddTransfer(after, bindings[a].device(), bindings[a].data(),
                                         args[a].device, *staged, spec->bytes[value]));
+        if (bindings[a].device().kind == DeviceKind::kCpu)
+          after.back().pinned = Pinned(a), after.back().binding = bindings[a].data();
         value_ptrs[value] = *staged;
         continue;
       }
@@ -736,27 +780,46 @@ Status RequestContext::Impl::PrepareRun() {
   return Status::Ok();
 }
 
+namespace {
+
+bool HasEvents(const BrtProviderApi* api) {
+  return BRT_STRUCT_HAS(BrtProviderApi, api, wait_event) && api->create_event &&
+         api->destroy_event && api->record_event && api->wait_event;
+}
+
+}  // namespace
+
 Status RequestContext::Impl::BuildDispatch() {
   DropGraph();
+  DropEvents();
   dispatch.clear();
   graph_queue = nullptr;
   graph_off_reason.clear();
-  QueueSlot* pending = nullptr;  // a queue with device work the host has not waited for
-  QueueSlot* only = nullptr;     // the one queue every op runs on, if there is one
-  bool one_queue = true;
-  for (size_t i = 0; i < spec->ops.size(); ++i) {
+  const size_t n = spec->ops.size();
+  std::vector<QueueSlot*> slots(n, nullptr);
+  for (size_t i = 0; i < n; ++i) {
     const LoadedProvider* p = fs->ops[i].provider;
-    QueueSlot* slot = nullptr;
-    if (p->api->create_queue) {
-      auto q = QueueFor(p);
-      if (!q.ok()) return q.status();
-      slot = *q;
-    }
-    DispatchEntry e{spec->ops[i].kernel.run, instances[i],
-                    buffers.data() + spec->ops[i].buffers_begin, slot ? slot->queue : nullptr,
-                    nullptr};
-    if (!slot && pending) e.wait_for = pending, pending = nullptr;
-    if (slot) pending = slot;
+    if (!p->api->create_queue) continue;
+    auto q = QueueFor(p, fs->ops[i].stream);
+    if (!q.ok()) return q.status();
+    slots[i] = *q;
+  }
+  bool pending = false;       // device work the host has not waited for
+  QueueSlot* only = nullptr;  // the one queue every op runs on, if there is one
+  bool one_queue = true;
+  for (size_t i = 0; i < n; ++i) {
+    QueueSlot* slot = slots[i];
+    DispatchEntry e{spec->ops[i].kernel.run,
+                    instances[i],
+                    buffers.data() + spec->ops[i].buffers_begin,
+                    slot ? slot->queue : nullptr,
+                    !slot && pending,
+                    0,
+                    0,
+                    nullptr,
+                    fs->ops[i].provider->api};
+    if (!slot) pending = false;
+    if (slot) pending = true;
     dispatch.push_back(e);
 
     const BrtKernel& k = spec->ops[i].kernel;
@@ -767,6 +830,9 @@ Status RequestContext::Impl::BuildDispatch() {
       graph_off_reason =
           "op #" + std::to_string(i) + " '" + fs->ops[i].kind + "' cannot be recorded into a graph";
   }
+  const bool several_streams =
+      std::any_of(queues.begin(), queues.end(), [](const auto& q) { return q->stream != 0; });
+  if (several_streams) BRT_RETURN_IF_ERROR(OrderStreams(slots));
   if (!only) return Status::Ok();  // host work only: nothing to record
   const BrtProviderApi* api = only->provider->api;
   if (!one_queue && graph_off_reason.empty())
@@ -779,31 +845,152 @@ Status RequestContext::Impl::BuildDispatch() {
   return Status::Ok();
 }
 
-Expected<QueueSlot*> RequestContext::Impl::QueueFor(const LoadedProvider* p) {
+// Device ops on different queues run concurrently unless ordered: op i waits
+// for the latest earlier op j on another queue that writes what i touches or
+// touches what i writes (memory ranges: arenas reuse bytes). Events are
+// recorded only after such a j. Between providers, or without events, the
+// host waits instead.
+Status RequestContext::Impl::OrderStreams(const std::vector<QueueSlot*>& slots) {
+  const size_t n = spec->ops.size();
+  auto range = [&](uint32_t v) {
+    return std::pair<int64_t, int64_t>(
+        spec->value_offset[v], spec->value_offset[v] + static_cast<int64_t>(spec->bytes[v]));
+  };
+  auto overlap = [&](uint32_t a, uint32_t b) {
+    if (a == b) return true;
+    const int arena = spec->value_arena[a];
+    if (arena < 0 || arena != spec->value_arena[b]) return false;
+    const auto [a0, a1] = range(a);
+    const auto [b0, b1] = range(b);
+    return a0 < b1 && b0 < a1;
+  };
+  auto touches = [&](const std::vector<uint32_t>& values, const std::vector<uint32_t>& others) {
+    for (uint32_t a : values)
+      for (uint32_t b : others)
+        if (overlap(a, b)) return true;
+    return false;
+  };
+  auto conflict = [&](size_t i, size_t j) {
+    const ResolvedOp &a = fs->ops[i], &b = fs->ops[j];
+    return touches(b.results, a.operands) || touches(b.results, a.results) ||
+           touches(b.operands, a.results);
+  };
+  std::vector<void*> recorded(n, nullptr);
+  // waited[{s, t}]: the latest op on queue t that queue s already waits for.
+  std::map<std::pair<QueueSlot*, QueueSlot*>, size_t> waited;
+  std::vector<std::vector<void*>> op_waits(n);
+  for (size_t i = 0; i < n; ++i) {
+    QueueSlot* s = slots[i];
+    if (!s) continue;
+    for (size_t j = i; j-- > 0;) {
+      QueueSlot* t = slots[j];
+      if (!t || t == s) continue;
+      auto seen = waited.find({s, t});
+      if (seen != waited.end() && j <= seen->second) continue;
+      if (!conflict(i, j)) continue;
+      waited[{s, t}] = j;
+      if (t->provider != s->provider || !HasEvents(s->provider->api)) {
+        dispatch[i].sync_before = true;
+        continue;
+      }
+      if (!recorded[j]) {
+        auto e = NewEvent(t->provider);
+        if (!e.ok()) return e.status();
+        recorded[j] = *e;
+      }
+      op_waits[i].push_back(recorded[j]);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    dispatch[i].record = recorded[i];
+    dispatch[i].waits_begin = static_cast<uint32_t>(waits.size());
+    dispatch[i].waits_count = static_cast<uint32_t>(op_waits[i].size());
+    waits.insert(waits.end(), op_waits[i].begin(), op_waits[i].end());
+  }
+  // Inputs are staged on stream 0 and outputs copied back from it.
+  for (const auto& q : queues) {
+    if (q->stream == 0) continue;
+    auto main = QueueFor(q->provider, 0);
+    if (!main.ok()) return main.status();
+    if (!HasEvents(q->provider->api))
+      return Status(
+          StatusCode::kUnsupported,
+          "provider '" + q->provider->name() + "' runs ops on several streams but has no events");
+    for (auto* edges : {&fork, &join}) {
+      auto e = NewEvent(q->provider);
+      if (!e.ok()) return e.status();
+      const bool forward = edges == &fork;
+      edges->push_back({q->provider->api, *e, forward ? (*main)->queue : q->queue,
+                        forward ? q->queue : (*main)->queue});
+    }
+  }
+  return Status::Ok();
+}
+
+Expected<void*> RequestContext::Impl::NewEvent(const LoadedProvider* p) {
+  void* event = nullptr;
+  if (p->api->create_event(0, &event, &error) != BRT_OK)
+    return Status(StatusCode::kResourceExhausted,
+                  "provider '" + p->name() + "': cannot create an event: " + error.message);
+  events.push_back({p->api, event});
+  return event;
+}
+
+void RequestContext::Impl::DropEvents() {
+  for (const EventRec& e : events) e.api->destroy_event(e.event);
+  events.clear();
+  waits.clear();
+  fork.clear();
+  join.clear();
+}
+
+Status RequestContext::Impl::Order(const std::vector<CrossQueue>& edges) {
+  for (const CrossQueue& c : edges)
+    if (c.api->record_event(c.event, c.from, &error) != BRT_OK ||
+        c.api->wait_event(c.to, c.event, &error) != BRT_OK)
+      return Status(StatusCode::kInternal,
+                    "function '" + fs->info.name + "': ordering its streams: " + error.message);
+  return Status::Ok();
+}
+
+Expected<QueueSlot*> RequestContext::Impl::QueueFor(const LoadedProvider* p, int stream) {
   for (auto& q : queues)
-    if (q->provider == p) return q.get();
+    if (q->provider == p && q->stream == stream) return q.get();
   void* queue = nullptr;
   if (p->api->create_queue(0, &queue, &error) != BRT_OK)
     return Status(StatusCode::kResourceExhausted,
                   "provider '" + p->name() + "': cannot create a work queue: " + error.message);
-  queues.push_back(std::make_unique<QueueSlot>(QueueSlot{p, queue}));
+  queues.push_back(std::make_unique<QueueSlot>(QueueSlot{p, queue, stream}));
   return queues.back().get();
 }
 
 Expected<void*> RequestContext::Impl::Staging(size_t arg, size_t bytes) {
   if (staging.size() != fs->info.arguments.size()) staging.resize(fs->info.arguments.size());
-  auto& [block, size] = staging[arg];
-  if (!block || size != bytes) {
-    block = core::AllocateShared(s->AllocatorFor(fs->info.arguments[arg].device), bytes,
-                                 core::kArenaAlignment);
-    size = bytes;
-    if (!block)
+  StagingBuffers& st = staging[arg];
+  if (!st.device || st.bytes != bytes) {
+    st.device = core::AllocateShared(s->AllocatorFor(fs->info.arguments[arg].device), bytes,
+                                     core::kArenaAlignment);
+    st.pinned.reset();
+    st.bytes = bytes;
+    if (!st.device)
       return Status(StatusCode::kResourceExhausted,
                     "cannot allocate a " + std::to_string(bytes) + "-byte staging buffer on " +
                         DeviceKindName(fs->info.arguments[arg].device.kind) + " for " +
                         ArgName(arg));
   }
-  return block.get();
+  return st.device.get();
+}
+
+void* RequestContext::Impl::Pinned(size_t arg) {
+  StagingBuffers& st = staging[arg];
+  const BrtProviderApi* api = s->ProviderFor(fs->info.arguments[arg].device.kind)->api;
+  if (!st.pinned && BRT_STRUCT_HAS(BrtProviderApi, api, free_host) && api->allocate_host &&
+      api->free_host) {
+    void* p = api->allocate_host(st.bytes);
+    // Without page-locked memory the copy reads the binding directly.
+    if (p) st.pinned = std::shared_ptr<void>(p, [free = api->free_host](void* q) { free(q); });
+  }
+  return st.pinned.get();
 }
 
 Status RequestContext::Impl::AddTransfer(std::vector<Transfer>& list, Device dst_device, void* dst,
@@ -812,14 +999,18 @@ Status RequestContext::Impl::AddTransfer(std::vector<Transfer>& list, Device dst
   auto slot = QueueFor(s->ProviderFor(device.kind));
   if (!slot.ok()) return slot.status();
   list.push_back({*slot, device.ordinal, dst, src, bytes,
-                  dst_device.kind == DeviceKind::kCpu ? int32_t{1} : int32_t{0}});
+                  dst_device.kind == DeviceKind::kCpu ? int32_t{1} : int32_t{0}, nullptr, nullptr});
   return Status::Ok();
 }
 
 Status RequestContext::Impl::RunTransfers(const std::vector<Transfer>& list) {
   for (const Transfer& t : list) {
     if (!t.bytes) continue;
-    if (t.slot->provider->api->copy(t.ordinal, t.dst, t.src, t.bytes, t.direction, t.slot->queue,
+    const bool bounce_in = t.pinned && t.direction == 0;
+    if (bounce_in) std::memcpy(t.pinned, t.binding, t.bytes);
+    void* dst = t.pinned && t.direction == 1 ? t.pinned : t.dst;
+    const void* src = bounce_in ? t.pinned : t.src;
+    if (t.slot->provider->api->copy(t.ordinal, dst, src, t.bytes, t.direction, t.slot->queue,
                                     &error) != BRT_OK)
       return Status(StatusCode::kInternal,
                     "function '" + fs->info.name + "': copying " + std::to_string(t.bytes) +
@@ -849,9 +1040,14 @@ Status RequestContext::Impl::Execute() {
   if (status.ok() &&
       std::any_of(before.begin(), before.end(), [](const Transfer& t) { return t.direction == 1; }))
     status = Synchronize();
+  if (status.ok()) status = Order(fork);
   if (status.ok()) status = RunOps();
+  if (status.ok()) status = Order(join);
   if (status.ok()) status = RunTransfers(after);
   Status synced = Synchronize();
+  if (status.ok() && synced.ok())
+    for (const Transfer& t : after)
+      if (t.pinned && t.bytes) std::memcpy(t.binding, t.pinned, t.bytes);
   return status.ok() ? synced : status;
 }
 
@@ -862,9 +1058,6 @@ Status RequestContext::Impl::RunOps() {
     return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" +
                                              std::to_string(i) + " '" + fs->ops[i].kind +
                                              "' failed: " + error.message);
-  };
-  auto wait = [&](QueueSlot* q) {
-    return q->provider->api->synchronize_queue(q->queue, &error) == BRT_OK;
   };
   if (profiling) {
     last_profile.resize(n);
@@ -921,9 +1114,13 @@ Status RequestContext::Impl::RunOps() {
                  fs->info.name.c_str(), graph_off_reason.c_str());
   }
   for (size_t i = 0; i < n; ++i) {
-    if (ops[i].wait_for && !wait(ops[i].wait_for)) return failed(i);
-    if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK)
-      return failed(i);
+    const DispatchEntry& op = ops[i];
+    if (op.sync_before && !Synchronize().ok()) return failed(i);
+    for (uint32_t w = 0; w < op.waits_count; ++w)
+      if (op.api->wait_event(op.queue, waits[op.waits_begin + w], &error) != BRT_OK)
+        return failed(i);
+    if (op.run(op.instance, op.buffers, op.queue, &error) != BRT_OK) return failed(i);
+    if (op.record && op.api->record_event(op.record, op.queue, &error) != BRT_OK) return failed(i);
   }
   return Status::Ok();
 }
@@ -1044,15 +1241,16 @@ Status RequestContext::SetQueue(Device device, void* native_queue) {
                   "provider '" + p->name() + "': cannot use that queue: " + err.message);
   impl_->DropGraph();
   auto& queues = impl_->queues;
-  auto slot =
-      std::find_if(queues.begin(), queues.end(), [&](const auto& q) { return q->provider == p; });
+  auto slot = std::find_if(queues.begin(), queues.end(),
+                           [&](const auto& q) { return q->provider == p && q->stream == 0; });
   if (slot == queues.end()) {
     queues.push_back(std::make_unique<QueueSlot>(QueueSlot{p, queue}));
   } else {
     p->api->destroy_queue((*slot)->queue);
     (*slot)->queue = queue;
   }
-  impl_->dispatch.clear();  // entries hold the old queue
+  impl_->dispatch.clear();  // entries and events hold the old queue
+  impl_->DropEvents();
   return Status::Ok();
 }
 

@@ -50,13 +50,16 @@ class FunctionBuilder {
   // Bytes are stored in an aligned weight segment; shape must be static.
   ValueId Weight(std::string name, DType dtype, std::vector<int64_t> dims,
                  std::span<const uint8_t> bytes, Device device = {});
-  // Appends an op; returns its result values.
+  // Appends an op; returns its result values. Device ops on different
+  // streams (0-255) may run concurrently: a request context gives each
+  // stream its own queue and orders them only where one op depends on
+  // another's results or memory.
   std::vector<ValueId> Op(std::string kind, std::vector<ValueId> operands,
                           std::vector<TensorType> results, std::vector<Attribute> attrs = {},
-                          Device device = {});
+                          Device device = {}, int stream = 0);
   // Appends a brt.copy of `value` to device `to`. The provider of the
   // non-host side runs it (a device-to-host copy runs on the device).
-  ValueId Copy(ValueId value, Device to);
+  ValueId Copy(ValueId value, Device to, int stream = 0);
   // Declares a result. alias_of names an input/state argument written in place.
   void Output(std::string name, ValueId value, std::string alias_of = {});
 

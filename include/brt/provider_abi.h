@@ -217,6 +217,18 @@ typedef struct BrtProviderApi {
   int32_t (*end_capture)(void* queue, void** graph, BrtErrorBuffer* error);
   int32_t (*launch_graph)(void* graph, void* queue, BrtErrorBuffer* error);
   void (*destroy_graph)(void* graph);
+  /* Events order work across this provider's queues (a context's streams):
+   * record_event marks the point `queue` has reached; wait_event makes work
+   * queued on `queue` afterwards wait for that point. A context makes its
+   * events once and reuses them. */
+  int32_t (*create_event)(int32_t device_ordinal, void** event, BrtErrorBuffer* error);
+  void (*destroy_event)(void* event);
+  int32_t (*record_event)(void* event, void* queue, BrtErrorBuffer* error);
+  int32_t (*wait_event)(void* queue, void* event, BrtErrorBuffer* error);
+  /* Page-locked host memory, for staging host bindings of device arguments:
+   * copies from it can run asynchronously. */
+  void* (*allocate_host)(size_t bytes);
+  void (*free_host)(void* ptr);
 } BrtProviderApi;
 
 typedef const BrtProviderApi* (*BrtProviderGetFn)(uint32_t core_abi_version);

@@ -248,6 +248,41 @@ int32_t LaunchGraph(void* graph, void* queue, BrtErrorBuffer* e) {
 
 void DestroyGraph(void* graph) { cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph)); }
 
+// --- events and pinned host memory --------------------------------------------
+
+int32_t CreateEvent(int32_t ordinal, void** event, BrtErrorBuffer* e) {
+  return Guard(e, [&] {
+    Check(cudaSetDevice(ordinal), "cudaSetDevice");
+    cudaEvent_t ev = nullptr;
+    Check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate");
+    *event = ev;
+  });
+}
+
+void DestroyEvent(void* event) { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
+
+int32_t RecordEvent(void* event, void* queue, BrtErrorBuffer* e) {
+  return Guard(e, [&] {
+    Check(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<Queue*>(queue)->stream),
+          "cudaEventRecord");
+  });
+}
+
+int32_t WaitEvent(void* queue, void* event, BrtErrorBuffer* e) {
+  return Guard(e, [&] {
+    Check(
+        cudaStreamWaitEvent(static_cast<Queue*>(queue)->stream, static_cast<cudaEvent_t>(event), 0),
+        "cudaStreamWaitEvent");
+  });
+}
+
+void* AllocateHost(size_t bytes) {
+  void* p = nullptr;
+  return cudaMallocHost(&p, bytes ? bytes : 1) == cudaSuccess ? p : nullptr;
+}
+
+void FreeHost(void* p) { cudaFreeHost(p); }
+
 // --- kernels ------------------------------------------------------------------
 
 // A generated kernel from the executable: the module is loaded once per
@@ -703,6 +738,12 @@ extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_prov
     a.end_capture = EndCapture;
     a.launch_graph = LaunchGraph;
     a.destroy_graph = DestroyGraph;
+    a.create_event = CreateEvent;
+    a.destroy_event = DestroyEvent;
+    a.record_event = RecordEvent;
+    a.wait_event = WaitEvent;
+    a.allocate_host = AllocateHost;
+    a.free_host = FreeHost;
     return a;
   }();
   return &api;

@@ -2,8 +2,10 @@
 // logic without a GPU. It claims the CUDA device kind; its "device memory" is
 // host memory it tracks, and its queues defer all work until synchronize, so
 // a core that reads results before waiting, or hands a kernel host memory,
-// fails the tests. Kernels: negate and add (f32), and exponential, which is
-// marked not capturable.
+// fails the tests. Each queue is its own deferred list: work on another
+// queue runs first only through an event wait, so missing cross-stream
+// ordering fails too. Kernels: negate and add (f32), and exponential, which
+// is marked not capturable.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +23,8 @@ using Work = std::function<void()>;
 
 struct Queue {
   std::vector<Work> pending;
+  size_t first = 0;  // position of pending[0] among all work ever queued
+  size_t next = 0;   // pending[next] runs next
   bool capturing = false;
   std::vector<Work>* capture = nullptr;
   bool wrapped = false;
@@ -28,21 +32,38 @@ struct Queue {
 
 struct Counters {
   int captures = 0, launches = 0, kernel_runs = 0, copies = 0, native_queue_ops = 0;
+  int events_recorded = 0, events_waited = 0, pinned_allocations = 0;
+};
+
+// Runs q's work up to (not including) position `end`.
+void RunUpTo(Queue* q, size_t end) {
+  while (q->next < q->pending.size() && q->first + q->next < end) {
+    Work w = q->pending[q->next++];
+    w();
+  }
+}
+
+struct Event {
+  Queue* queue = nullptr;
+  size_t position = 0;
 };
 
 std::mutex mu;
 std::map<const char*, size_t> allocations;  // start -> bytes
+std::map<const char*, size_t> pinned;       // page-locked host memory: start -> bytes
 Counters counters;
 
-// Inside some allocation (values live at offsets in the core's arenas).
-bool OnDevice(const void* p) {
+bool Inside(const std::map<const char*, size_t>& blocks, const void* p) {
   const char* c = static_cast<const char*>(p);
   std::lock_guard<std::mutex> lock(mu);
-  auto it = allocations.upper_bound(c);
-  if (it == allocations.begin()) return false;
+  auto it = blocks.upper_bound(c);
+  if (it == blocks.begin()) return false;
   --it;
   return c < it->first + it->second;
 }
+
+// Inside some allocation (values live at offsets in the core's arenas).
+bool OnDevice(const void* p) { return Inside(allocations, p); }
 
 void Enqueue(Queue* q, Work w) {
   if (q->wrapped)
@@ -128,10 +149,10 @@ int32_t Copy(int32_t, void* dst, const void* src, size_t bytes, int32_t directio
              BrtErrorBuffer* e) {
   if (direction == 0 && !OnDevice(dst)) return Fail(e, "host->device copy into host memory");
   if (direction == 1 && !OnDevice(src)) return Fail(e, "device->host copy from host memory");
-  // Like cudaMemcpyAsync with pageable host memory: a host source is read
-  // now; a device source is read in queue order.
+  // Like cudaMemcpyAsync: a pageable host source is read now; page-locked
+  // host memory and device memory are read in queue order.
   std::vector<char> snapshot;
-  if (direction == 0)
+  if (direction == 0 && !Inside(pinned, src))
     snapshot.assign(static_cast<const char*>(src), static_cast<const char*>(src) + bytes);
   auto work = [dst, src, bytes, snapshot] {
     std::memcpy(dst, snapshot.empty() ? src : snapshot.data(), bytes);
@@ -163,9 +184,35 @@ void DestroyQueue(void* q) { delete static_cast<Queue*>(q); }
 int32_t Synchronize(void* q, BrtErrorBuffer* e) {
   auto* queue = static_cast<Queue*>(q);
   if (queue->capturing) return Fail(e, "synchronize during capture");
-  std::vector<Work> work;
-  work.swap(queue->pending);
-  for (Work& w : work) w();
+  RunUpTo(queue, queue->first + queue->pending.size());
+  queue->first += queue->pending.size();
+  queue->pending.clear();
+  queue->next = 0;
+  return BRT_OK;
+}
+
+int32_t CreateEvent(int32_t, void** event, BrtErrorBuffer*) {
+  *event = new Event;
+  return BRT_OK;
+}
+
+void DestroyEvent(void* event) { delete static_cast<Event*>(event); }
+
+int32_t RecordEvent(void* event, void* q, BrtErrorBuffer* e) {
+  auto* queue = static_cast<Queue*>(q);
+  if (queue->capturing) return Fail(e, "event recorded during capture");
+  *static_cast<Event*>(event) = {queue, queue->first + queue->pending.size()};
+  std::lock_guard<std::mutex> lock(mu);
+  ++counters.events_recorded;
+  return BRT_OK;
+}
+
+int32_t WaitEvent(void* q, void* event, BrtErrorBuffer* e) {
+  const Event at = *static_cast<Event*>(event);
+  if (!at.queue) return Fail(e, "waiting for an event never recorded");
+  Enqueue(static_cast<Queue*>(q), [at] { RunUpTo(at.queue, at.position); });
+  std::lock_guard<std::mutex> lock(mu);
+  ++counters.events_waited;
   return BRT_OK;
 }
 
@@ -195,6 +242,22 @@ int32_t LaunchGraph(void* graph, void* q, BrtErrorBuffer*) {
 }
 
 void DestroyGraph(void* graph) { delete static_cast<std::vector<Work>*>(graph); }
+
+void* AllocateHost(size_t bytes) {
+  void* p = std::malloc(bytes ? bytes : 1);
+  std::lock_guard<std::mutex> lock(mu);
+  pinned[static_cast<const char*>(p)] = bytes ? bytes : 1;
+  ++counters.pinned_allocations;
+  return p;
+}
+
+void FreeHost(void* p) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    pinned.erase(static_cast<const char*>(p));
+  }
+  std::free(p);
+}
 
 int32_t DeviceCount() { return 1; }
 int32_t KernelCount() { return 3; }
@@ -227,6 +290,12 @@ extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_prov
     a.end_capture = EndCapture;
     a.launch_graph = LaunchGraph;
     a.destroy_graph = DestroyGraph;
+    a.create_event = CreateEvent;
+    a.destroy_event = DestroyEvent;
+    a.record_event = RecordEvent;
+    a.wait_event = WaitEvent;
+    a.allocate_host = AllocateHost;
+    a.free_host = FreeHost;
     return a;
   }();
   return &api;
@@ -237,6 +306,8 @@ extern "C" __attribute__((visibility("default"))) void queued_device_counters(in
   std::lock_guard<std::mutex> lock(mu);
   out[0] = counters.captures, out[1] = counters.launches, out[2] = counters.kernel_runs;
   out[3] = counters.copies, out[4] = counters.native_queue_ops;
+  out[5] = counters.events_recorded, out[6] = counters.events_waited;
+  out[7] = counters.pinned_allocations;
 }
 extern "C" __attribute__((visibility("default"))) void* queued_device_alloc(size_t bytes) {
   return Allocate(0, bytes, 256);

@@ -2,7 +2,7 @@
 // (plugins/queued_device_plugin.cc, whose queues defer work until
 // synchronize): host<->device staging of bindings, device weights, graph
 // capture, replay and re-capture, the fallback for an op that cannot be
-// captured, and a caller-supplied queue.
+// captured, a caller-supplied queue, and ops on several streams.
 #include <dlfcn.h>
 
 #include "test_util.h"
@@ -15,7 +15,7 @@ const Device kDev{DeviceKind::kCuda, 0};
 struct Plugin {
   void* handle = dlopen(BRT_TEST_QUEUED_DEVICE_PLUGIN, RTLD_NOW);
   std::vector<int> Counters() {
-    std::vector<int> c(5);
+    std::vector<int> c(8);
     reinterpret_cast<void (*)(int*)>(dlsym(handle, "queued_device_counters"))(c.data());
     return c;
   }
@@ -24,7 +24,16 @@ struct Plugin {
   }
   void Free(void* p) { reinterpret_cast<void (*)(void*)>(dlsym(handle, "queued_device_free"))(p); }
 };
-enum { kCaptures, kLaunches, kKernelRuns, kCopies, kNativeQueueOps };
+enum {
+  kCaptures,
+  kLaunches,
+  kKernelRuns,
+  kCopies,
+  kNativeQueueOps,
+  kEventsRecorded,
+  kEventsWaited,
+  kPinnedAllocations
+};
 
 // y = -x + w, on the device; w is a weight in the executable.
 std::shared_ptr<Session> Load(const HostTensor& w, bool with_exponential = false) {
@@ -73,6 +82,10 @@ TEST(DeviceQueue, HostBindingsAreStagedAndGraphsReplay) {
   EXPECT_EQ(c[kLaunches] - start[kLaunches], 2);
   EXPECT_EQ(c[kKernelRuns] - start[kKernelRuns], 4);
   EXPECT_EQ(c[kCopies] - start[kCopies], 4);  // per run: x in, y out
+  // Both go through page-locked bounce buffers, made once and reused; the
+  // stand-in reads and writes those in queue order, so y is only right when
+  // the core copies out after the queue is done.
+  EXPECT_EQ(c[kPinnedAllocations] - start[kPinnedAllocations], 2);
 
   // Graphs off: the same results op by op.
   ctx->SetGraphCapture(false);
@@ -147,6 +160,66 @@ TEST(DeviceQueue, CallerQueueIsUsedAndErrorsAreClear) {
               {"no loaded provider runs work queues on cpu"});
   HostTensor wrong_dtype(DType::kI32, {6});
   ExpectError(ctx->Bind("x", wrong_dtype.view()), {"'x'", "expected dtype f32, got i32"});
+}
+
+// a = -x on stream 1, c = a + y on stream 0, d = -c on stream 1, e = -y on
+// stream 2. The stand-in runs each queue only when synchronized or waited
+// for, so a missing event leaves poisoned or stale results.
+TEST(DeviceQueue, StreamsAreOrderedByEventsWhereOpsDepend) {
+  Plugin plugin;
+  ExecutableBuilder b;
+  FunctionBuilder& f = b.AddFunction("main");
+  ValueId x = f.Input("x", DType::kF32, {6}, kDev), y = f.Input("y", DType::kF32, {6}, kDev);
+  const TensorType t{DType::kF32, {6}};
+  ValueId a = f.Op("negate", {x}, {t}, {}, kDev, 1)[0];
+  ValueId c = f.Op("add", {a, y}, {t}, {}, kDev, 0)[0];
+  ValueId d = f.Op("negate", {c}, {t}, {}, kDev, 1)[0];
+  ValueId e = f.Op("negate", {y}, {t}, {}, kDev, 2)[0];
+  f.Output("c", c);
+  f.Output("d", d);
+  f.Output("e", e);
+  SessionOptions o;
+  o.providers = {BRT_TEST_QUEUED_DEVICE_PLUGIN};
+  auto session = LoadBuilt(b, o);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto ctx = std::move((*session)->NewRequest().value());
+  for (int run = 0; run < 2; ++run) {
+    HostTensor xs = Random(DType::kF32, {6}, Rng()), ys = Random(DType::kF32, {6}, Rng());
+    HostTensor cs(DType::kF32, {6}), ds(DType::kF32, {6}), es(DType::kF32, {6});
+    for (HostTensor* out : {&cs, &ds, &es})
+      for (int i = 0; i < 6; ++i) out->as<float>()[i] = NAN;
+    ASSERT_TRUE(ctx->Bind("x", xs.view()).ok());
+    ASSERT_TRUE(ctx->Bind("y", ys.view()).ok());
+    ASSERT_TRUE(ctx->Bind("c", cs.view()).ok());
+    ASSERT_TRUE(ctx->Bind("d", ds.view()).ok());
+    ASSERT_TRUE(ctx->Bind("e", es.view()).ok());
+    const std::vector<int> before = plugin.Counters();
+    ASSERT_TRUE(ctx->Run().ok());
+    const std::vector<int> after = plugin.Counters();
+    for (int i = 0; i < 6; ++i) {
+      const float expect_c = -xs.as<float>()[i] + ys.as<float>()[i];
+      EXPECT_EQ(cs.as<float>()[i], expect_c) << "run " << run << " element " << i;
+      EXPECT_EQ(ds.as<float>()[i], -expect_c) << "run " << run << " element " << i;
+      EXPECT_EQ(es.as<float>()[i], -ys.as<float>()[i]) << "run " << run << " element " << i;
+    }
+    // Events: after a (waited by c) and c (waited by d), plus one each way
+    // between stream 0 and streams 1 and 2 for the staged inputs and outputs.
+    // e depends on nothing on another stream and adds none.
+    EXPECT_EQ(after[kEventsRecorded] - before[kEventsRecorded], 6);
+    EXPECT_EQ(after[kEventsWaited] - before[kEventsWaited], 6);
+  }
+  EXPECT_FALSE(ctx->last_run_replayed_graph());
+}
+
+TEST(DeviceQueue, StreamOutsideTheFormatsRangeIsRejected) {
+  ExecutableBuilder b;
+  FunctionBuilder& f = b.AddFunction("main");
+  ValueId x = f.Input("x", DType::kF32, {6}, kDev);
+  f.Output("y", f.Op("negate", {x}, {{DType::kF32, {6}}}, {}, kDev, 256)[0]);
+  auto bytes = b.Serialize();
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_NE(bytes.status().message().find("stream 256 is outside [0, 255]"), std::string::npos)
+      << bytes.status().ToString();
 }
 
 }  // namespace
