@@ -286,6 +286,11 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
     std::string tried;
     for (const auto& p : providers) {
       if (p->api->device_kind != sig.device) continue;
+      if (p->api->device_count() < 1) {
+        tried += (tried.empty() ? "" : "; ") + p->name() + ": it sees no " +
+                 DeviceKindName(static_cast<DeviceKind>(sig.device)) + " device";
+        continue;
+      }
       BrtErrorBuffer err{};
       BrtKernel kernel{};
       if (p->api->resolve_kernel(&sig, &kernel, &err) == BRT_OK && kernel.run && kernel.prepare) {

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "brt/provider_abi.h"
@@ -46,10 +47,46 @@ namespace {
 
 using cuda::Check;  // the runtime's overload, next to the driver's and cuBLASLt's
 
+// The driver API that generated kernels need, through the runtime's entry
+// points: the plugin does not link libcuda, so it loads where no driver is
+// installed and reports no devices there.
+struct DriverApi {
+  decltype(&::cuGetErrorString) get_error_string = nullptr;
+  decltype(&::cuModuleLoadData) module_load_data = nullptr;
+  decltype(&::cuModuleGetFunction) module_get_function = nullptr;
+  decltype(&::cuModuleUnload) module_unload = nullptr;
+  decltype(&::cuLaunchKernel) launch_kernel = nullptr;
+  bool complete() const {
+    return get_error_string && module_load_data && module_get_function && module_unload &&
+           launch_kernel;
+  }
+};
+
+const DriverApi& Driver() {
+  static const DriverApi api = [] {
+    DriverApi a;
+    auto get = [](const char* name, auto* fn) {
+      void* p = nullptr;
+      cudaDriverEntryPointQueryResult found{};
+      if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &found) ==
+              cudaSuccess &&
+          found == cudaDriverEntryPointSuccess)
+        *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(p);
+    };
+    get("cuGetErrorString", &a.get_error_string);
+    get("cuModuleLoadData", &a.module_load_data);
+    get("cuModuleGetFunction", &a.module_get_function);
+    get("cuModuleUnload", &a.module_unload);
+    get("cuLaunchKernel", &a.launch_kernel);
+    return a;
+  }();
+  return api;
+}
+
 void Check(CUresult r, const char* what) {
   if (r != CUDA_SUCCESS) {
     const char* s = nullptr;
-    cuGetErrorString(r, &s);
+    if (Driver().get_error_string) Driver().get_error_string(r, &s);
     throw Error(BRT_ERROR_INTERNAL, std::string(what) + ": " + (s ? s : "CUDA driver error"));
   }
 }
@@ -296,10 +333,13 @@ class GeneratedKernel final : public Kernel {
                                              op->kernel_target + "', not PTX");
     // cuModuleLoadData wants NUL-terminated PTX text.
     std::string ptx(reinterpret_cast<const char*>(op->kernel_image), op->kernel_image_size);
-    Check(cuInit(0), "cuInit");
+    if (!Driver().complete())
+      throw Error(BRT_ERROR_UNSUPPORTED,
+                  "generated kernels need the CUDA driver API, which this driver does not offer");
     Check(cudaFree(nullptr), "creating the primary context");  // makes it current
-    Check(cuModuleLoadData(&module_, ptx.c_str()), "cuModuleLoadData");
-    Check(cuModuleGetFunction(&function_, module_, op->kernel_name), "cuModuleGetFunction");
+    Check(Driver().module_load_data(&module_, ptx.c_str()), "cuModuleLoadData");
+    Check(Driver().module_get_function(&function_, module_, op->kernel_name),
+          "cuModuleGetFunction");
     const BrtAttr* block = FindAttr(op, "block_size");
     block_ = block ? static_cast<unsigned>(block->i) : 256;
     // Grid-stride loops: a row reduction takes a block per output element, an
@@ -314,15 +354,16 @@ class GeneratedKernel final : public Kernel {
                                              std::to_string(kMaxBuffers) + " are supported");
   }
   ~GeneratedKernel() override {
-    if (module_) cuModuleUnload(module_);
+    if (module_) Driver().module_unload(module_);
   }
   void Run(void* const* b, Queue* q) override {
     // The kernel's parameters are the buffer pointers, in order. Local: the
     // state is shared by concurrent request contexts.
     void* params[kMaxBuffers];
     for (int i = 0; i < num_buffers_; ++i) params[i] = const_cast<void**>(&b[i]);
-    Check(cuLaunchKernel(function_, grid_, 1, 1, block_, 1, 1, 0, q->stream, params, nullptr),
-          "cuLaunchKernel");
+    Check(
+        Driver().launch_kernel(function_, grid_, 1, 1, block_, 1, 1, 0, q->stream, params, nullptr),
+        "cuLaunchKernel");
   }
 
  private:
