@@ -6,7 +6,8 @@ synchronised with CUDA events.
   1. fused elementwise on 256 MiB f32 tensors vs a device-to-device copy
   2. f16 and bf16 dot_general 8192^3 vs cuBLAS called directly (torch.matmul)
   3. the transformer encoder block (batch 8, seq 512, width 1024, f16): brt
-     vs PyTorch eager, torch.compile and JAX/XLA
+     vs PyTorch eager, torch.compile and JAX/XLA (examples/torch_models.py),
+     each output checked against JAX
   4. a 200-op chain of small matmuls: per-op cost, CUDA-graph replay vs stream launches
 """
 import argparse
@@ -42,6 +43,15 @@ def brt_runner(path, tensors, graphs=True):
     for i, t in enumerate(tensors):
         ctx.bind(i, t)
     return ctx
+
+
+def to_numpy(t):
+    return t.float().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t, np.float32)
+
+
+def brt_output(ctx):
+    ctx.run()
+    return torch.from_dlpack(ctx.outputs()[0])
 
 
 def main():
@@ -85,21 +95,30 @@ def main():
                      f"{torch_ms / brt_ms:.2f} (target >= 0.90) |")
     lines.append("")
 
-    # 3. Encoder block, f16, batch 8, seq 512, width 1024.
+    # 3. Encoder block, f16, batch 8, seq 512, width 1024, against the same
+    # model in PyTorch (eager and torch.compile) and JAX/XLA; every output is
+    # checked against JAX's in float64 before its time counts.
+    import torch_models
     args = [a.astype(np.float16) for a in m.encoder_args(np.random.default_rng(0), batch=8, seq=512, width=1024)]
     path = brt.compile(m.encoder_block, *args, target="cuda", path=f"{tmp}/encoder.brtx")
     targs = [torch.from_numpy(a).cuda() for a in args]
-    results = {"brt": median_ms(brt_runner(path, targs).run, opts.runs)}
-    torch_block = m.encoder_block_torch if hasattr(m, "encoder_block_torch") else None
-    if torch_block:
-        results["PyTorch eager"] = median_ms(lambda: torch_block(*targs), opts.runs)
-        compiled = torch.compile(torch_block)
-        results["torch.compile"] = median_ms(lambda: compiled(*targs), opts.runs)
     jitted = jax.jit(m.encoder_block)
     jargs = [jax.device_put(a) for a in args]
-    results["JAX/XLA"] = median_ms(lambda: jitted(*jargs).block_until_ready(), opts.runs)
-    lines += ["| encoder block f16 8x512x1024 | median ms |", "|---|---|"]
-    lines += [f"| {k} | {v:.3f} |" for k, v in results.items()] + [""]
+    reference = np.asarray(jitted(*jargs), np.float64)
+    brt_ctx = brt_runner(path, targs)
+    compiled = torch.compile(torch_models.encoder_block)
+    peers = {"brt": (brt_ctx.run, lambda: brt_output(brt_ctx)),
+             "PyTorch eager": (lambda: torch_models.encoder_block(*targs),
+                               lambda: torch_models.encoder_block(*targs)),
+             "torch.compile": (lambda: compiled(*targs), lambda: compiled(*targs)),
+             "JAX/XLA": (lambda: jitted(*jargs).block_until_ready(), lambda: jitted(*jargs))}
+    lines += ["| encoder block f16 8x512x1024 | median ms | rel. error vs JAX |", "|---|---|---|"]
+    for name, (step, output) in peers.items():
+        ms = median_ms(step, opts.runs)
+        out = np.asarray(to_numpy(output()), np.float64)
+        err = np.linalg.norm(out - reference) / np.linalg.norm(reference)
+        lines.append(f"| {name} | {ms:.3f} | {err:.1e} |")
+    lines.append("")
 
     # 4. 200 small ops (16x16 matmuls: the compiler fuses elementwise chains
     # into one kernel, matmuls stay separate): graph replay vs stream launches.

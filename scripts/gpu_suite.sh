@@ -4,7 +4,8 @@
 # one results file, $OUT/gpu-results.md (default: ./gpu-out/).
 #   - the op tests on the CUDA provider (BRT_TEST_DEVICE=cuda), then under
 #     compute-sanitizer memcheck and racecheck
-#   - the device-queue and session tests, the Python binding tests (CUDA tensors)
+#   - the device-queue and session tests, the JAX end-to-end cases compiled
+#     for --target=cuda, the Python binding tests (CUDA tensors)
 #   - bench/gpu_bench.py (bandwidth, matmul vs cuBLAS, encoder block vs peers,
 #     graph replay vs stream launches)
 set -uo pipefail
@@ -27,7 +28,7 @@ for t in ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test 
 done
 if command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
-    for t in ops_elementwise_test ops_dnnl_test; do
+    for t in ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test; do
       if compute-sanitizer --tool $tool --error-exitcode 1 build/tests/$t >"$OUT/$t.$tool.log" 2>&1; then
         r=clean; else r=ERRORS; status=1; fi
       echo "- compute-sanitizer $tool on $t: $r" >>"$report"
@@ -36,6 +37,8 @@ if command -v compute-sanitizer >/dev/null; then
 else
   echo "- compute-sanitizer: not found" >>"$report"
 fi
+if python3 -m pytest -q tests/e2e/test_jax.py -k on_cuda >"$OUT/e2e.log" 2>&1; then r=passed; else r=FAILED; status=1; fi
+echo "- JAX end-to-end cases on CUDA: $r ($(tail -1 "$OUT/e2e.log"))" >>"$report"
 if python3 -m pytest -q tests/python >"$OUT/pytest.log" 2>&1; then r=passed; else r=FAILED; status=1; fi
 echo "- Python bindings: $r ($(tail -1 "$OUT/pytest.log"))" >>"$report"
 echo >>"$report"

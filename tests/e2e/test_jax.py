@@ -131,6 +131,21 @@ def test_jax_function_matches_on_emulated_cuda(name, have_compiler, build_dir, t
     compare_with_jax(fn, args, tmp_path)
 
 
+@pytest.fixture(scope="module")
+def gpu(have_compiler, build_dir, tmp_path_factory):
+    path = brt.compile(lambda x: -x, np.ones(4, np.float32), target="cuda",
+                       path=tmp_path_factory.mktemp("probe") / "probe.brtx")
+    probe = brt_run(build_dir, path, "--random-inputs", "1", "--provider", "cuda")
+    if probe.returncode != 0:
+        pytest.skip(f"no usable CUDA device: {probe.stderr.strip()}")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jax_function_matches_on_cuda(name, have_compiler, build_dir, gpu, tmp_path):
+    fn, args = run_case(name, "cuda", build_dir, tmp_path)
+    compare_with_jax(fn, args, tmp_path)
+
+
 def compare_with_jax(fn, args, tmp_path):
     expected = fn(*[jnp.asarray(a) for a in args])
     expected = expected if isinstance(expected, (tuple, list)) else [expected]
