@@ -18,7 +18,7 @@ if [ "$which" = asan ] || [ "$which" = all ]; then
 fi
 if [ "$which" = tsan ] || [ "$which" = all ]; then
   cmake -S . -B build-tsan "${common[@]}" -DBRT_SANITIZE=thread >/dev/null
-  cmake --build build-tsan --target concurrency_test session_test
+  cmake --build build-tsan --target concurrency_test session_test device_queue_test
   # libgomp and oneDNN are not instrumented, so TSan cannot see their
   # synchronisation: oneDNN runs single-threaded here (no OpenMP worker
   # threads) and accesses inside those libraries are suppressed
@@ -26,4 +26,5 @@ if [ "$which" = tsan ] || [ "$which" = all ]; then
   export OMP_NUM_THREADS=1 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
   build-tsan/tests/concurrency_test
   build-tsan/tests/session_test
+  build-tsan/tests/device_queue_test
 fi

@@ -386,63 +386,45 @@ cudaDataType_t CudaType(int32_t dtype) {
   throw Error(BRT_ERROR_UNSUPPORTED, "cuBLASLt path takes f32, f16 and bf16");
 }
 
-// dot_general / brt.matmul through cuBLASLt. Layouts: leading batch dims
-// (same on both sides), one free and one contracting dim per operand, either
-// order (so transposed operands need no copy). Row-major C = A B is computed
-// as column-major C^T = B^T A^T. Bias (over N) and relu use the epilogue;
-// tanh and exact GELU run as an elementwise kernel after it.
+// dot_general / brt.matmul through cuBLASLt, for f32, f16 and bf16. An
+// operand goes in place when its dims are batch dims first, then its free
+// and contracting dims as two runs (either order: a transposed operand needs
+// no copy); otherwise it is packed into that layout first, in per-context
+// scratch. Row-major C = A B is computed as column-major C^T = B^T A^T. Bias
+// (over N) and relu use the epilogue; tanh and exact GELU run after it.
 class MatmulKernel final : public Kernel {
  public:
-  // Layouts cuBLASLt takes without copies: leading batch dims, one free and
-  // one contracting dim per operand, in either order; f32, f16 or bf16.
-  static bool Fits(const OpInfo& op, const ops::DotDims& d) {
-    const int32_t t = op.out[0].dtype;
-    if (t != BRT_DTYPE_F32 && t != BRT_DTYPE_F16 && t != BRT_DTYPE_BF16) return false;
-    const int nb = static_cast<int>(d.lb.size());
-    if (d.lb != d.rb || d.lc.size() != 1 || op.in[0].rank() != nb + 2 || op.in[1].rank() != nb + 2)
-      return false;
-    for (int i = 0; i < nb; ++i)
-      if (d.lb[i] != i) return false;
-    return true;
+  static bool Supports(int32_t dtype) {
+    return dtype == BRT_DTYPE_F32 || dtype == BRT_DTYPE_F16 || dtype == BRT_DTYPE_BF16;
   }
 
   MatmulKernel(const OpInfo& op, const ops::DotDims& d, const ops::Epilogue& e) {
     const TensorInfo& o = op.out[0];
-    const int nb = static_cast<int>(d.lb.size());
-    const int64_t batch = d.B, M = d.M, K = d.K, N = d.N;
-    const bool lhs_t = d.lc[0] == nb;      // lhs stored [K, M]
-    const bool rhs_t = d.rc[0] == nb + 1;  // rhs stored [N, K]
     dtype_ = o.dtype;
-    const cudaDataType_t t = CudaType(o.dtype);
+    const size_t es = brt_dtype_size(dtype_);
+    lhs_ = Analyze(op.in[0], d.lb, d.lf, d.lc, es);  // untransposed: [M, K]
+    rhs_ = Analyze(op.in[1], d.rb, d.rc, d.rf, es);  // untransposed: [K, N]
+    const int64_t batch = d.B, M = d.M, K = d.K, N = d.N;
     bias_ = e.bias;
     result_ = e.result;
     const ops::Activation activation = e.activation;
-    cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+    compute_ = CUBLAS_COMPUTE_32F;
     if (o.dtype == BRT_DTYPE_F32 && std::getenv("BRT_CUDA_ALLOW_TF32"))
-      compute = CUBLAS_COMPUTE_32F_FAST_TF32;
-    Check(cublasLtMatmulDescCreate(&desc_, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
-    // Column-major view: C^T[N, M] = op(B^T)[N, K] * op(A^T)[K, M].
-    const cublasOperation_t ta = rhs_t ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t tb = lhs_t ? CUBLAS_OP_T : CUBLAS_OP_N;
-    Check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)),
-          "TRANSA");
-    Check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)),
-          "TRANSB");
-    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+      compute_ = CUBLAS_COMPUTE_32F_FAST_TF32;
+    epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
     const bool relu = activation == ops::Activation::kRelu;
     if (bias_)
-      epilogue = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+      epilogue_ = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     else if (relu)
-      epilogue = CUBLASLT_EPILOGUE_RELU;
+      epilogue_ = CUBLASLT_EPILOGUE_RELU;
     post_ = !relu && activation != ops::Activation::kNone;
-    Check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                                         sizeof(epilogue)),
-          "EPILOGUE");
+    const cudaDataType_t t = CudaType(o.dtype);
     // Layouts (column-major): B^T is [N,K] with ld N (or [K,N] ld K when
     // transposed), A^T is [K,M] ld K (or [M,K] ld M), C^T is [N,M] ld N.
     auto layout = [&](cublasLtMatrixLayout_t* m, uint64_t rows, uint64_t cols, int64_t ld,
                       int64_t stride) {
-      Check(cublasLtMatrixLayoutCreate(m, t, rows, cols, ld), "cublasLtMatrixLayoutCreate");
+      Check(cublasLtMatrixLayoutCreate(m, t, rows, cols, std::max<int64_t>(ld, 1)),
+            "cublasLtMatrixLayoutCreate");
       const int32_t count = static_cast<int32_t>(batch);
       Check(cublasLtMatrixLayoutSetAttribute(*m, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
                                              sizeof(count)),
@@ -451,22 +433,25 @@ class MatmulKernel final : public Kernel {
                                              &stride, sizeof(stride)),
             "BATCH_OFFSET");
     };
+    const bool lhs_t = lhs_.transposed, rhs_t = rhs_.transposed;
     layout(&a_, rhs_t ? K : N, rhs_t ? N : K, rhs_t ? K : N, K * N);
     layout(&b_, lhs_t ? M : K, lhs_t ? K : M, lhs_t ? M : K, M * K);
     layout(&c_, N, M, N, M * N);
+    cublasLtMatmulDesc_t desc = NewDesc();
     cublasLtHandle_t handle = nullptr;
-    Check(cublasLtCreate(&handle), "cublasLtCreate");
     cublasLtMatmulPreference_t pref = nullptr;
-    Check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
     const uint64_t ws = kMatmulWorkspace;
-    Check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                                               sizeof(ws)),
-          "MAX_WORKSPACE_BYTES");
     int found = 0;
-    const cublasStatus_t s =
-        cublasLtMatmulAlgoGetHeuristic(handle, desc_, a_, b_, c_, c_, pref, 1, &algo_, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
-    cublasLtDestroy(handle);
+    cublasStatus_t s = cublasLtCreate(&handle);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceCreate(&pref);
+    if (s == CUBLAS_STATUS_SUCCESS)
+      s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                               sizeof(ws));
+    if (s == CUBLAS_STATUS_SUCCESS)
+      s = cublasLtMatmulAlgoGetHeuristic(handle, desc, a_, b_, c_, c_, pref, 1, &algo_, &found);
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (handle) cublasLtDestroy(handle);
+    cublasLtMatmulDescDestroy(desc);
     if (s != CUBLAS_STATUS_SUCCESS || found == 0)
       throw Error(BRT_ERROR_UNSUPPORTED, op.kind + ": cuBLASLt has no algorithm for " +
                                              std::to_string(M) + "x" + std::to_string(K) + "x" +
@@ -482,30 +467,121 @@ class MatmulKernel final : public Kernel {
     cublasLtMatrixLayoutDestroy(a_);
     cublasLtMatrixLayoutDestroy(b_);
     cublasLtMatrixLayoutDestroy(c_);
-    cublasLtMatmulDescDestroy(desc_);
   }
-  void Run(void* const* b, Queue* q) override {
-    if (bias_)
-      Check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b[2],
-                                           sizeof(void*)),
-            "BIAS_POINTER");
-    const float one = 1.f, zero = 0.f;
-    Check(cublasLtMatmul(q->lt, desc_, &one, b[1], a_, b[0], b_, &zero, b[result_], c_, b[result_],
-                         c_, &algo_.algo, q->workspace, kMatmulWorkspace, q->stream),
-          "cublasLtMatmul");
-    if (post_) {
-      const void* in[] = {b[result_]};
-      Check(LaunchElementwise(post_params_, dtype_, dtype_, in, b[result_], q->stream),
-            "matmul activation");
-    }
-  }
+  Runnable* NewInstance() const override { return new Instance(*this); }
+  void Run(void* const*, Queue*) override {}  // runs through its per-context instance
 
  private:
-  cublasLtMatmulDesc_t desc_ = nullptr;
+  // How an operand reaches cuBLASLt: in place (maybe transposed) or packed.
+  struct Side {
+    bool transposed = false;
+    size_t packed_bytes = 0;  // 0: in place
+    CopyParams pack;
+  };
+
+  // In place when the dims are: batch (in order, leading), then `first` and
+  // `second` as consecutive runs in listed order (transposed when `second`
+  // comes first); else packed as [batch, first, second].
+  static Side Analyze(const TensorInfo& t, const std::vector<int64_t>& batch,
+                      const std::vector<int64_t>& first, const std::vector<int64_t>& second,
+                      size_t es) {
+    auto run_at = [](const std::vector<int64_t>& g, size_t start) {
+      for (size_t i = 0; i < g.size(); ++i)
+        if (g[i] != static_cast<int64_t>(start + i)) return false;
+      return true;
+    };
+    Side side;
+    const size_t nb = batch.size();
+    if (run_at(batch, 0)) {
+      if (run_at(first, nb) && run_at(second, nb + first.size())) return side;
+      if (run_at(second, nb) && run_at(first, nb + second.size())) {
+        side.transposed = true;
+        return side;
+      }
+    }
+    std::vector<int64_t> order = batch;
+    order.insert(order.end(), first.begin(), first.end());
+    order.insert(order.end(), second.begin(), second.end());
+    std::vector<int64_t> packed_dims;
+    for (int64_t d : order) packed_dims.push_back(t.dims[d]);
+    const std::vector<int64_t> src = t.Strides(),
+                               dst = TensorInfo{t.dtype, packed_dims, 1}.Strides();
+    ops::StridedCopy c;
+    c.rank = static_cast<int>(order.size());
+    c.elem_size = es;
+    for (int i = 0; i < c.rank; ++i)
+      c.dims[i] = packed_dims[i], c.src_strides[i] = src[order[i]], c.dst_strides[i] = dst[i];
+    c.Simplify();
+    side.pack = MakeCopy(c);
+    side.packed_bytes = static_cast<size_t>(t.numel) * es;
+    return side;
+  }
+
+  cublasLtMatmulDesc_t NewDesc() const {
+    cublasLtMatmulDesc_t desc = nullptr;
+    Check(cublasLtMatmulDescCreate(&desc, compute_, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    // Column-major view: C^T[N, M] = op(B^T)[N, K] * op(A^T)[K, M].
+    const cublasOperation_t ta = rhs_.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t tb = lhs_.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    Check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)),
+          "TRANSA");
+    Check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)),
+          "TRANSB");
+    Check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue_,
+                                         sizeof(epilogue_)),
+          "EPILOGUE");
+    return desc;
+  }
+
+  // Per context: its own descriptor (the bias pointer is set per run) and
+  // scratch for packed operands.
+  class Instance final : public Runnable {
+   public:
+    explicit Instance(const MatmulKernel& k)
+        : k_(k), desc_(k.NewDesc()), lhs_(k.lhs_.packed_bytes), rhs_(k.rhs_.packed_bytes) {}
+    ~Instance() override { cublasLtMatmulDescDestroy(desc_); }
+    void Run(void* const* b, Queue* q) override {
+      const size_t es = brt_dtype_size(k_.dtype_);
+      const void* lhs = b[0];
+      const void* rhs = b[1];
+      if (k_.lhs_.packed_bytes) {
+        Check(LaunchStridedCopy(k_.lhs_.pack, es, b[0], lhs_.get(), q->stream), "packing lhs");
+        lhs = lhs_.get();
+      }
+      if (k_.rhs_.packed_bytes) {
+        Check(LaunchStridedCopy(k_.rhs_.pack, es, b[1], rhs_.get(), q->stream), "packing rhs");
+        rhs = rhs_.get();
+      }
+      if (k_.bias_)
+        Check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b[2],
+                                             sizeof(void*)),
+              "BIAS_POINTER");
+      const float one = 1.f, zero = 0.f;
+      void* out = b[k_.result_];
+      Check(cublasLtMatmul(q->lt, desc_, &one, rhs, k_.a_, lhs, k_.b_, &zero, out, k_.c_, out,
+                           k_.c_, &k_.algo_.algo, q->workspace, kMatmulWorkspace, q->stream),
+            "cublasLtMatmul");
+      if (k_.post_) {
+        const void* in[] = {out};
+        Check(LaunchElementwise(k_.post_params_, k_.dtype_, k_.dtype_, in, out, q->stream),
+              "matmul activation");
+      }
+    }
+
+   private:
+    const MatmulKernel& k_;
+    cublasLtMatmulDesc_t desc_;
+    DeviceBuffer lhs_, rhs_;
+  };
+
+  Side lhs_, rhs_;
+  cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
+  cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
   cublasLtMatmulHeuristicResult_t algo_{};
   bool bias_ = false;
-  int result_ = 2, dtype_ = 0;
+  int result_ = 2;
+  int32_t dtype_ = 0;
   bool post_ = false;  // tanh and gelu run after cuBLASLt
   ElementwiseParams post_params_;
 };
@@ -706,11 +782,18 @@ class ConvKernel final : public Kernel {
 
 // --- the kernel table -----------------------------------------------------------
 
-// cuBLASLt where the layout and dtype fit it, brt's own kernel elsewhere.
+// cuBLASLt for f32, f16 and bf16, brt's own kernel for other dtypes and
+// shapes cuBLASLt has no algorithm for.
 Kernel* MakeMatmul(const OpInfo& op) {
   const ops::DotDims d = ops::PlanDot(op);
   const ops::Epilogue e = ops::PlanEpilogue(op, d);
-  if (MatmulKernel::Fits(op, d)) return new MatmulKernel(op, d, e);
+  if (MatmulKernel::Supports(op.out[0].dtype)) {
+    try {
+      return new MatmulKernel(op, d, e);
+    } catch (const Error& x) {
+      if (x.code != BRT_ERROR_UNSUPPORTED) throw;
+    }
+  }
   return MakeOwnDot(op);
 }
 
