@@ -234,5 +234,32 @@ TEST(Reduce, LargeSumWithZeroAndNonZeroInit) {
   }
 }
 
+// Long reductions over rows (the innermost dim) and over columns: the CUDA
+// provider splits them across blocks and combines partials, applying the
+// init value once.
+TEST(Reduce, LongRowsAndColumns) {
+  for (bool rows : {true, false}) {
+    const std::vector<int64_t> shape =
+        rows ? std::vector<int64_t>{3, 20000} : std::vector<int64_t>{20000, 3};
+    const std::vector<int64_t> dims = {rows ? 1 : 0};
+    HostTensor x = Random(DType::kF32, shape, Rng(), -1, 1);
+    for (const char* reducer : {"add", "max"}) {
+      const bool add = std::string(reducer) == "add";
+      const double init = add ? 2.0 : 0.5;
+      auto out = MustRunOp({"reduce",
+                            {x, HostTensor::FromDouble(DType::kF32, {}, {init})},
+                            {{DType::kF32, {3}}},
+                            {{"dimensions", dims}, {"reducer", reducer}}});
+      std::vector<double> ref(3, init);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        double& r = ref[rows ? i / 20000 : i % 3];
+        r = add ? r + x.Get(i) : std::max(r, x.Get(i));
+      }
+      EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5)
+          << reducer << (rows ? " over rows" : " over columns");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace brt::test
