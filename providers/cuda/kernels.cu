@@ -922,19 +922,17 @@ cudaError_t LaunchDot(const DotParams& p, int32_t dtype, const void* lhs, const 
   return known && dtype != BRT_DTYPE_I1 ? LastError() : cudaErrorInvalidValue;
 }
 
+// Dispatch over the floating-point dtypes only.
 template <typename F>
 bool DispatchFloat(int32_t dtype, F&& f) {
-  switch (dtype) {
-    case BRT_DTYPE_F32:
-      return f(Tag<float>{}), true;
-    case BRT_DTYPE_F16:
-      return f(Tag<__half>{}), true;
-    case BRT_DTYPE_BF16:
-      return f(Tag<__nv_bfloat16>{}), true;
-    case BRT_DTYPE_F64:
-      return f(Tag<double>{}), true;
-  }
-  return false;
+  bool is_float = false;
+  Dispatch(dtype, [&](auto t) {
+    if constexpr (ops::kIsFloat<typename Num<typename decltype(t)::type>::C>) {
+      f(t);
+      is_float = true;
+    }
+  });
+  return is_float;
 }
 
 cudaError_t LaunchSoftmax(const ops::SoftmaxPlan& p, int32_t dtype, const void* in, void* out,
