@@ -59,6 +59,7 @@ constexpr KindInfo kKinds[] = {
     {"transpose", kOther, true, true},
     {"brt.fused_elementwise", kOther, false, true},
     {"brt.matmul", kOther, false, true},
+    {"brt.conv", kOther, false, true},
     {"brt.softmax", kOther, false, true},
     {"brt.layer_norm", kOther, false, true},
     {"brt.copy", kOther, false, true},

@@ -222,7 +222,10 @@ Status CheckFunction(const fb::Function& f, const fb::Executable& root) {
         return Invalid(at + ": result " + std::to_string(k) + " (value #" + std::to_string(v) +
                        ") is defined twice");
       facts[v].defined_by = static_cast<int>(i);
-      if (static_cast<fb::DeviceKind>(f.values()->Get(v)->device()) != op->device())
+      // A copy moves its value to another device; every other op's results
+      // live where it runs.
+      if (static_cast<fb::DeviceKind>(f.values()->Get(v)->device()) != op->device() &&
+          Str(op->kind()) != "brt.copy")
         return Invalid(at + ": result " + std::to_string(k) +
                        " lives on another device than the op");
     }

@@ -669,6 +669,7 @@ ConvPlan PlanConvolution(const OpInfo& op) {
   p.src_dims = {N, C}, p.src_strides = {istr[ib], istr[ifd]};
   p.wei_dims = {O, I}, p.wei_strides = {kstr[ko], kstr[ki]};
   p.dst_dims = {N, O}, p.dst_strides = {ostr[ob], ostr[of]};
+  p.result_feature_dim = of;
   p.empty_result = N == 0 || O == 0;
   for (int s = 0; s < ns; ++s) {
     const int64_t x = in.dims[is[s]], w = k.dims[ks[s]], y = out.dims[os[s]];

@@ -151,6 +151,7 @@ struct ConvPlan {
   Activation activation = Activation::kNone;
   std::vector<int64_t> src_dims, src_strides, wei_dims, wei_strides, dst_dims, dst_strides;
   std::vector<int64_t> strides, dilations, pad_lo, pad_hi;  // dilations: 1 = dense
+  int64_t result_feature_dim = 1;                           // in the result's own order
   bool empty_result = false;                                // nothing to compute
   bool empty_contraction = false;                           // the result is all zeros
 };

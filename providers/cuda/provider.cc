@@ -23,6 +23,7 @@
 
 #include "brt/provider_abi.h"
 #include "kernels.h"
+#include "library_plans.h"
 #include "runtime.h"
 
 namespace brt::cuda {
@@ -386,46 +387,27 @@ cudaDataType_t CudaType(int32_t dtype) {
   throw Error(BRT_ERROR_UNSUPPORTED, "cuBLASLt path takes f32, f16 and bf16");
 }
 
-// dot_general / brt.matmul through cuBLASLt, for f32, f16 and bf16. An
-// operand goes in place when its dims are batch dims first, then its free
-// and contracting dims as two runs (either order: a transposed operand needs
-// no copy); otherwise it is packed into that layout first, in per-context
-// scratch. Row-major C = A B is computed as column-major C^T = B^T A^T. Bias
-// (over N) and relu use the epilogue; tanh and exact GELU run after it.
+// dot_general / brt.matmul through cuBLASLt (GemmPlan, library_plans.h):
+// packed operands are copied into per-context scratch first; bias and relu
+// use the epilogue, tanh and exact GELU run after it.
 class MatmulKernel final : public Kernel {
  public:
-  static bool Supports(int32_t dtype) {
-    return dtype == BRT_DTYPE_F32 || dtype == BRT_DTYPE_F16 || dtype == BRT_DTYPE_BF16;
-  }
-
-  MatmulKernel(const OpInfo& op, const ops::DotDims& d, const ops::Epilogue& e) {
-    const TensorInfo& o = op.out[0];
-    dtype_ = o.dtype;
-    const size_t es = brt_dtype_size(dtype_);
-    lhs_ = Analyze(op.in[0], d.lb, d.lf, d.lc, es);  // untransposed: [M, K]
-    rhs_ = Analyze(op.in[1], d.rb, d.rc, d.rf, es);  // untransposed: [K, N]
-    const int64_t batch = d.B, M = d.M, K = d.K, N = d.N;
-    bias_ = e.bias;
-    result_ = e.result;
-    const ops::Activation activation = e.activation;
+  MatmulKernel(const OpInfo& op, const GemmPlan& g) : g_(g) {
+    const ops::Activation activation = g_.activation;
     compute_ = CUBLAS_COMPUTE_32F;
-    if (o.dtype == BRT_DTYPE_F32 && std::getenv("BRT_CUDA_ALLOW_TF32"))
+    if (g_.dtype == BRT_DTYPE_F32 && std::getenv("BRT_CUDA_ALLOW_TF32"))
       compute_ = CUBLAS_COMPUTE_32F_FAST_TF32;
-    epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
     const bool relu = activation == ops::Activation::kRelu;
-    if (bias_)
+    if (g_.bias)
       epilogue_ = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     else if (relu)
       epilogue_ = CUBLASLT_EPILOGUE_RELU;
     post_ = !relu && activation != ops::Activation::kNone;
-    const cudaDataType_t t = CudaType(o.dtype);
-    // Layouts (column-major): B^T is [N,K] with ld N (or [K,N] ld K when
-    // transposed), A^T is [K,M] ld K (or [M,K] ld M), C^T is [N,M] ld N.
-    auto layout = [&](cublasLtMatrixLayout_t* m, uint64_t rows, uint64_t cols, int64_t ld,
+    const cudaDataType_t t = CudaType(g_.dtype);
+    auto layout = [&](cublasLtMatrixLayout_t* m, int64_t rows, int64_t cols, int64_t ld,
                       int64_t stride) {
-      Check(cublasLtMatrixLayoutCreate(m, t, rows, cols, std::max<int64_t>(ld, 1)),
-            "cublasLtMatrixLayoutCreate");
-      const int32_t count = static_cast<int32_t>(batch);
+      Check(cublasLtMatrixLayoutCreate(m, t, rows, cols, ld), "cublasLtMatrixLayoutCreate");
+      const int32_t count = static_cast<int32_t>(g_.batch);
       Check(cublasLtMatrixLayoutSetAttribute(*m, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
                                              sizeof(count)),
             "BATCH_COUNT");
@@ -433,10 +415,9 @@ class MatmulKernel final : public Kernel {
                                              &stride, sizeof(stride)),
             "BATCH_OFFSET");
     };
-    const bool lhs_t = lhs_.transposed, rhs_t = rhs_.transposed;
-    layout(&a_, rhs_t ? K : N, rhs_t ? N : K, rhs_t ? K : N, K * N);
-    layout(&b_, lhs_t ? M : K, lhs_t ? K : M, lhs_t ? M : K, M * K);
-    layout(&c_, N, M, N, M * N);
+    layout(&a_, g_.a_rows, g_.a_cols, g_.lda, g_.stride_a);
+    layout(&b_, g_.b_rows, g_.b_cols, g_.ldb, g_.stride_b);
+    layout(&c_, g_.m, g_.n, g_.ldc, g_.stride_c);
     cublasLtMatmulDesc_t desc = NewDesc();
     cublasLtHandle_t handle = nullptr;
     cublasLtMatmulPreference_t pref = nullptr;
@@ -454,12 +435,12 @@ class MatmulKernel final : public Kernel {
     cublasLtMatmulDescDestroy(desc);
     if (s != CUBLAS_STATUS_SUCCESS || found == 0)
       throw Error(BRT_ERROR_UNSUPPORTED, op.kind + ": cuBLASLt has no algorithm for " +
-                                             std::to_string(M) + "x" + std::to_string(K) + "x" +
-                                             std::to_string(N));
+                                             std::to_string(g_.n) + "x" + std::to_string(g_.k) +
+                                             "x" + std::to_string(g_.m));
     if (post_) {
       post_params_.kind = Elementwise::kActivation;
       post_params_.op = static_cast<int>(activation);
-      post_params_.space.n = post_params_.space.dims[0] = batch * M * N;
+      post_params_.space.n = post_params_.space.dims[0] = g_.batch * g_.m * g_.n;
       post_params_.space.strides[0][0] = 1;
     }
   }
@@ -472,57 +453,11 @@ class MatmulKernel final : public Kernel {
   void Run(void* const*, Queue*) override {}  // runs through its per-context instance
 
  private:
-  // How an operand reaches cuBLASLt: in place (maybe transposed) or packed.
-  struct Side {
-    bool transposed = false;
-    size_t packed_bytes = 0;  // 0: in place
-    CopyParams pack;
-  };
-
-  // In place when the dims are: batch (in order, leading), then `first` and
-  // `second` as consecutive runs in listed order (transposed when `second`
-  // comes first); else packed as [batch, first, second].
-  static Side Analyze(const TensorInfo& t, const std::vector<int64_t>& batch,
-                      const std::vector<int64_t>& first, const std::vector<int64_t>& second,
-                      size_t es) {
-    auto run_at = [](const std::vector<int64_t>& g, size_t start) {
-      for (size_t i = 0; i < g.size(); ++i)
-        if (g[i] != static_cast<int64_t>(start + i)) return false;
-      return true;
-    };
-    Side side;
-    const size_t nb = batch.size();
-    if (run_at(batch, 0)) {
-      if (run_at(first, nb) && run_at(second, nb + first.size())) return side;
-      if (run_at(second, nb) && run_at(first, nb + second.size())) {
-        side.transposed = true;
-        return side;
-      }
-    }
-    std::vector<int64_t> order = batch;
-    order.insert(order.end(), first.begin(), first.end());
-    order.insert(order.end(), second.begin(), second.end());
-    std::vector<int64_t> packed_dims;
-    for (int64_t d : order) packed_dims.push_back(t.dims[d]);
-    const std::vector<int64_t> src = t.Strides(),
-                               dst = TensorInfo{t.dtype, packed_dims, 1}.Strides();
-    ops::StridedCopy c;
-    c.rank = static_cast<int>(order.size());
-    c.elem_size = es;
-    for (int i = 0; i < c.rank; ++i)
-      c.dims[i] = packed_dims[i], c.src_strides[i] = src[order[i]], c.dst_strides[i] = dst[i];
-    c.Simplify();
-    side.pack = MakeCopy(c);
-    side.packed_bytes = static_cast<size_t>(t.numel) * es;
-    return side;
-  }
-
   cublasLtMatmulDesc_t NewDesc() const {
     cublasLtMatmulDesc_t desc = nullptr;
     Check(cublasLtMatmulDescCreate(&desc, compute_, CUDA_R_32F), "cublasLtMatmulDescCreate");
-    // Column-major view: C^T[N, M] = op(B^T)[N, K] * op(A^T)[K, M].
-    const cublasOperation_t ta = rhs_.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t tb = lhs_.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t ta = g_.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t tb = g_.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     Check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)),
           "TRANSA");
     Check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)),
@@ -538,32 +473,33 @@ class MatmulKernel final : public Kernel {
   class Instance final : public Runnable {
    public:
     explicit Instance(const MatmulKernel& k)
-        : k_(k), desc_(k.NewDesc()), lhs_(k.lhs_.packed_bytes), rhs_(k.rhs_.packed_bytes) {}
+        : k_(k), desc_(k.NewDesc()), lhs_(k.g_.lhs.packed_bytes), rhs_(k.g_.rhs.packed_bytes) {}
     ~Instance() override { cublasLtMatmulDescDestroy(desc_); }
     void Run(void* const* b, Queue* q) override {
-      const size_t es = brt_dtype_size(k_.dtype_);
+      const GemmPlan& g = k_.g_;
+      const size_t es = brt_dtype_size(g.dtype);
       const void* lhs = b[0];
       const void* rhs = b[1];
-      if (k_.lhs_.packed_bytes) {
-        Check(LaunchStridedCopy(k_.lhs_.pack, es, b[0], lhs_.get(), q->stream), "packing lhs");
+      if (g.lhs.packed_bytes) {
+        Check(LaunchStridedCopy(g.lhs.pack, es, b[0], lhs_.get(), q->stream), "packing lhs");
         lhs = lhs_.get();
       }
-      if (k_.rhs_.packed_bytes) {
-        Check(LaunchStridedCopy(k_.rhs_.pack, es, b[1], rhs_.get(), q->stream), "packing rhs");
+      if (g.rhs.packed_bytes) {
+        Check(LaunchStridedCopy(g.rhs.pack, es, b[1], rhs_.get(), q->stream), "packing rhs");
         rhs = rhs_.get();
       }
-      if (k_.bias_)
+      if (g.bias)
         Check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b[2],
                                              sizeof(void*)),
               "BIAS_POINTER");
       const float one = 1.f, zero = 0.f;
-      void* out = b[k_.result_];
+      void* out = b[g.result];
       Check(cublasLtMatmul(q->lt, desc_, &one, rhs, k_.a_, lhs, k_.b_, &zero, out, k_.c_, out,
                            k_.c_, &k_.algo_.algo, q->workspace, kMatmulWorkspace, q->stream),
             "cublasLtMatmul");
       if (k_.post_) {
         const void* in[] = {out};
-        Check(LaunchElementwise(k_.post_params_, k_.dtype_, k_.dtype_, in, out, q->stream),
+        Check(LaunchElementwise(k_.post_params_, g.dtype, g.dtype, in, out, q->stream),
               "matmul activation");
       }
     }
@@ -574,97 +510,46 @@ class MatmulKernel final : public Kernel {
     DeviceBuffer lhs_, rhs_;
   };
 
-  Side lhs_, rhs_;
+  GemmPlan g_;
   cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
   cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
   cublasLtMatmulHeuristicResult_t algo_{};
-  bool bias_ = false;
-  int result_ = 2;
-  int32_t dtype_ = 0;
   bool post_ = false;  // tanh and gelu run after cuBLASLt
   ElementwiseParams post_params_;
 };
 
-// convolution / brt.conv through cuDNN. The kernel goes to cuDNN as a packed
-// [O, I, spatial...] filter (copied there per run unless it already is), the
-// input and result with their own strides; asymmetric padding pads the input
-// into scratch first. Bias and tanh/gelu/relu run as elementwise kernels.
+// convolution / brt.conv through cuDNN (ConvLaunchPlan, library_plans.h).
 class ConvKernel final : public Kernel {
  public:
-  explicit ConvKernel(const OpInfo& op) : p_(ops::PlanConvolution(op)), dtype_(op.out[0].dtype) {
-    out_bytes_ = op.out[0].bytes();
-    result_ = p_.has_bias ? 3 : 2;
-    if (p_.empty_result || p_.empty_contraction) return;
-    const size_t es = brt_dtype_size(dtype_);
-    // cuDNN wants at least 4-d descriptors: a 1-d convolution gains a unit dim.
-    std::vector<int64_t> x_dims = p_.src_dims, x_str = p_.src_strides, w_dims = p_.wei_dims,
-                         y_dims = p_.dst_dims, y_str = p_.dst_strides;
-    std::vector<int64_t> pads = p_.pad_lo, strides = p_.strides, dil = p_.dilations;
-    if (p_.spatial == 1) {
-      x_dims.push_back(1), x_str.push_back(1), w_dims.push_back(1), y_dims.push_back(1);
-      y_str.push_back(1), pads.push_back(0), strides.push_back(1), dil.push_back(1);
-    }
-    // Weights: packed unless their strides already are.
-    const std::vector<int64_t> packed = TensorInfo{dtype_, p_.wei_dims, 1}.Strides();
-    if (p_.wei_strides != packed) {
-      ops::StridedCopy c;
-      c.rank = static_cast<int>(p_.wei_dims.size());
-      c.elem_size = es;
-      for (int d = 0; d < c.rank; ++d)
-        c.dims[d] = p_.wei_dims[d], c.src_strides[d] = p_.wei_strides[d],
-        c.dst_strides[d] = packed[d];
-      c.Simplify();
-      weight_copy_ = MakeCopy(c);
-      weight_bytes_ = static_cast<size_t>(op.in[1].numel) * es;
-    }
-    // Asymmetric padding: pad into a packed [N, C, spatial...] buffer.
-    if (p_.pad_lo != p_.pad_hi) {
-      std::vector<int64_t> padded = p_.src_dims;
-      for (int s = 0; s < p_.spatial; ++s) padded[2 + s] += p_.pad_lo[s] + p_.pad_hi[s];
-      const std::vector<int64_t> pstr = TensorInfo{dtype_, padded, 1}.Strides();
-      ops::StridedCopy c;
-      c.rank = static_cast<int>(padded.size());
-      c.elem_size = es;
-      int64_t offset = 0, numel = 1;
-      for (int d = 0; d < c.rank; ++d) {
-        c.dims[d] = p_.src_dims[d], c.src_strides[d] = p_.src_strides[d],
-        c.dst_strides[d] = pstr[d];
-        if (d >= 2) offset += p_.pad_lo[d - 2] * pstr[d];
-        numel *= padded[d];
-      }
-      c.Simplify();
-      input_copy_ = MakeCopy(c);
-      input_offset_ = offset * static_cast<int64_t>(es);
-      input_bytes_ = static_cast<size_t>(numel) * es;
-      x_dims.assign(padded.begin(), padded.end());
-      x_str.assign(pstr.begin(), pstr.end());
-      if (p_.spatial == 1) x_dims.push_back(1), x_str.push_back(1);
-      std::fill(pads.begin(), pads.end(), 0);
-    }
-    const cudnnDataType_t t = dtype_ == BRT_DTYPE_F16    ? CUDNN_DATA_HALF
-                              : dtype_ == BRT_DTYPE_BF16 ? CUDNN_DATA_BFLOAT16
-                                                         : CUDNN_DATA_FLOAT;
+  explicit ConvKernel(const OpInfo& op) : c_(PlanConvLaunch(op)) {
+    const ops::ConvPlan& p = c_.conv;
+    if (p.empty_result || p.empty_contraction) return;
+    const cudnnDataType_t t = c_.dtype == BRT_DTYPE_F16    ? CUDNN_DATA_HALF
+                              : c_.dtype == BRT_DTYPE_BF16 ? CUDNN_DATA_BFLOAT16
+                                                           : CUDNN_DATA_FLOAT;
     auto ints = [](const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); };
-    const int n = static_cast<int>(x_dims.size());
+    const int n = static_cast<int>(c_.x_dims.size());
     CheckDnn(cudnnCreateTensorDescriptor(&x_), "cudnnCreateTensorDescriptor");
     CheckDnn(cudnnCreateTensorDescriptor(&y_), "cudnnCreateTensorDescriptor");
     CheckDnn(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor");
     CheckDnn(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
-    CheckDnn(cudnnSetTensorNdDescriptor(x_, t, n, ints(x_dims).data(), ints(x_str).data()),
-             "input descriptor");
-    CheckDnn(cudnnSetTensorNdDescriptor(y_, t, n, ints(y_dims).data(), ints(y_str).data()),
-             "result descriptor");
-    CheckDnn(cudnnSetFilterNdDescriptor(w_, t, CUDNN_TENSOR_NCHW, n, ints(w_dims).data()),
+    CheckDnn(
+        cudnnSetTensorNdDescriptor(x_, t, n, ints(c_.x_dims).data(), ints(c_.x_strides).data()),
+        "input descriptor");
+    CheckDnn(
+        cudnnSetTensorNdDescriptor(y_, t, n, ints(c_.y_dims).data(), ints(c_.y_strides).data()),
+        "result descriptor");
+    CheckDnn(cudnnSetFilterNdDescriptor(w_, t, CUDNN_TENSOR_NCHW, n, ints(c_.w_dims).data()),
              "filter descriptor");
-    CheckDnn(cudnnSetConvolutionNdDescriptor(conv_, n - 2, ints(pads).data(), ints(strides).data(),
-                                             ints(dil).data(), CUDNN_CROSS_CORRELATION,
-                                             CUDNN_DATA_FLOAT),
+    CheckDnn(cudnnSetConvolutionNdDescriptor(conv_, n - 2, ints(c_.pads).data(),
+                                             ints(c_.strides).data(), ints(c_.dilations).data(),
+                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
              "convolution descriptor");
-    CheckDnn(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(p_.groups)), "group count");
+    CheckDnn(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(p.groups)), "group count");
     // f32 keeps full precision; 16-bit types may use tensor cores.
     CheckDnn(cudnnSetConvolutionMathType(
-                 conv_, dtype_ == BRT_DTYPE_F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
+                 conv_, c_.dtype == BRT_DTYPE_F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
              "math type");
     cudnnHandle_t handle = nullptr;
     CheckDnn(cudnnCreate(&handle), "cudnnCreate");
@@ -679,26 +564,6 @@ class ConvKernel final : public Kernel {
     cudnnDestroy(handle);
     if (!chosen)
       throw Error(BRT_ERROR_UNSUPPORTED, op.kind + ": cuDNN has no algorithm for this convolution");
-    if (p_.has_bias) {
-      bias_.kind = Elementwise::kBinary;
-      bias_.op = static_cast<int>(ops::Binary::kAdd);
-      const TensorInfo& out = op.out[0];
-      const std::vector<int64_t> ostr = out.Strides();
-      bias_.space.rank = out.rank();
-      bias_.space.n = out.numel;
-      const int64_t feature_stride = p_.dst_strides[1];
-      for (int d = 0; d < out.rank(); ++d) {
-        bias_.space.dims[d] = out.dims[d];
-        bias_.space.strides[0][d] = ostr[d];
-        bias_.space.strides[1][d] = ostr[d] == feature_stride ? 1 : 0;
-      }
-    }
-    if (p_.activation != ops::Activation::kNone) {
-      activation_.kind = Elementwise::kActivation;
-      activation_.op = static_cast<int>(p_.activation);
-      activation_.space.n = activation_.space.dims[0] = op.out[0].numel;
-      activation_.space.strides[0][0] = 1;
-    }
   }
   ~ConvKernel() override {
     if (x_) cudnnDestroyTensorDescriptor(x_);
@@ -718,7 +583,7 @@ class ConvKernel final : public Kernel {
   class Instance final : public Runnable {
    public:
     explicit Instance(const ConvKernel& k)
-        : k_(k), workspace_(k.workspace_), weights_(k.weight_bytes_), input_(k.input_bytes_) {
+        : k_(k), workspace_(k.workspace_), weights_(k.c_.weight_bytes), input_(k.c_.input_bytes) {
       CheckDnn(cudnnCreate(&handle_), "cudnnCreate");
     }
     ~Instance() override { cudnnDestroy(handle_); }
@@ -731,23 +596,25 @@ class ConvKernel final : public Kernel {
     DeviceBuffer workspace_, weights_, input_;
   };
   void Launch(void* const* b, Queue* q, Instance& in) const {
-    void* out = b[result_];
-    if (p_.empty_result) return;
-    if (p_.empty_contraction) {
-      Check(cudaMemsetAsync(out, 0, out_bytes_, q->stream), "zeroing the result");
+    const ops::ConvPlan& p = c_.conv;
+    void* out = b[c_.result];
+    if (p.empty_result) return;
+    if (p.empty_contraction) {
+      ZeroAsync(out, c_.out_bytes, q->stream);
       return;
     }
-    const size_t es = brt_dtype_size(dtype_);
+    const size_t es = brt_dtype_size(c_.dtype);
     const void* w = b[1];
-    if (weight_bytes_) {
-      Check(LaunchStridedCopy(weight_copy_, es, b[1], in.weights_.get(), q->stream), "filter copy");
+    if (c_.weight_bytes) {
+      Check(LaunchStridedCopy(c_.weight_copy, es, b[1], in.weights_.get(), q->stream),
+            "filter copy");
       w = in.weights_.get();
     }
     const void* x = b[0];
-    if (input_bytes_) {
-      Check(cudaMemsetAsync(in.input_.get(), 0, input_bytes_, q->stream), "padding");
-      Check(LaunchStridedCopy(input_copy_, es, b[0],
-                              static_cast<char*>(in.input_.get()) + input_offset_, q->stream),
+    if (c_.input_bytes) {
+      ZeroAsync(in.input_.get(), c_.input_bytes, q->stream);
+      Check(LaunchStridedCopy(c_.input_copy, es, b[0],
+                              static_cast<char*>(in.input_.get()) + c_.input_offset, q->stream),
             "padded input");
       x = in.input_.get();
     }
@@ -756,28 +623,23 @@ class ConvKernel final : public Kernel {
     CheckDnn(cudnnConvolutionForward(in.handle_, &one, x_, x, w_, w, conv_, algo_,
                                      in.workspace_.get(), workspace_, &zero, y_, out),
              "cudnnConvolutionForward");
-    if (p_.has_bias) {
+    if (p.has_bias) {
       const void* operands[] = {out, b[2]};
-      Check(LaunchElementwise(bias_, dtype_, dtype_, operands, out, q->stream), "conv bias");
+      Check(LaunchElementwise(c_.bias, c_.dtype, c_.dtype, operands, out, q->stream), "conv bias");
     }
-    if (p_.activation != ops::Activation::kNone) {
+    if (p.activation != ops::Activation::kNone) {
       const void* operands[] = {out};
-      Check(LaunchElementwise(activation_, dtype_, dtype_, operands, out, q->stream),
+      Check(LaunchElementwise(c_.activation, c_.dtype, c_.dtype, operands, out, q->stream),
             "conv activation");
     }
   }
 
-  ops::ConvPlan p_;
-  int32_t dtype_;
-  int result_ = 2;
-  size_t out_bytes_ = 0, weight_bytes_ = 0, input_bytes_ = 0, workspace_ = 0;
-  int64_t input_offset_ = 0;
-  CopyParams weight_copy_, input_copy_;
+  ConvLaunchPlan c_;
+  size_t workspace_ = 0;
   cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr;
   cudnnFilterDescriptor_t w_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  ElementwiseParams bias_, activation_;
 };
 
 // --- the kernel table -----------------------------------------------------------
@@ -785,11 +647,9 @@ class ConvKernel final : public Kernel {
 // cuBLASLt for f32, f16 and bf16, brt's own kernel for other dtypes and
 // shapes cuBLASLt has no algorithm for.
 Kernel* MakeMatmul(const OpInfo& op) {
-  const ops::DotDims d = ops::PlanDot(op);
-  const ops::Epilogue e = ops::PlanEpilogue(op, d);
-  if (MatmulKernel::Supports(op.out[0].dtype)) {
+  if (GemmSupports(op.out[0].dtype)) {
     try {
-      return new MatmulKernel(op, d, e);
+      return new MatmulKernel(op, PlanGemm(op));
     } catch (const Error& x) {
       if (x.code != BRT_ERROR_UNSUPPORTED) throw;
     }

@@ -19,3 +19,17 @@ func.func @pool_between_cuda_ops(%x: tensor<1x4x4x1xf32>) -> tensor<1x2x2x1xf32>
   %t = brt.kernel "tanh"(%p) {} : (tensor<1x2x2x1xf32>) -> tensor<1x2x2x1xf32>
   return %t : tensor<1x2x2x1xf32>
 }
+
+// brt's fused kinds run on CUDA too: no copies around them.
+// CHECK-LABEL: func.func @fused_kinds_stay_on_cuda
+// CHECK-NOT: brt.copy
+// CHECK: brt.kernel "brt.conv"(%arg0, %arg1) {} {brt.device = "cuda"}
+// CHECK-NOT: brt.copy
+// CHECK: brt.kernel "brt.softmax"
+// CHECK-SAME: {brt.device = "cuda"}
+
+func.func @fused_kinds_stay_on_cuda(%x: tensor<1x4x4x1xf32>, %w: tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32> {
+  %c = brt.kernel "brt.conv"(%x, %w) {} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
+  %s = brt.kernel "brt.softmax"(%c) {axis = 3 : i64} : (tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
+  return %s : tensor<1x4x4x1xf32>
+}

@@ -1,13 +1,23 @@
 // A CUDA-kind provider that runs the CUDA provider's own kernels
 // (own_kernels.cc over kernels.cu) on the host: device memory is host
 // memory, a queue runs its work at once, and blocks run one after another
-// (emulation.h). The op tests run through it with BRT_TEST_DEVICE=cuda, so
-// the CUDA provider's plans, parameters and kernel bodies are checked against
-// the same references on machines without a GPU. Library-backed kernels
-// (cuBLASLt matmul, cuDNN convolution) and PTX are not emulated.
+// (emulation.h). In place of cuBLASLt and cuDNN it computes, on the host,
+// what the provider's calls to them compute, from the same plans
+// (library_plans.h): a column-major strided batched GEMM and a
+// cross-correlation over Nd descriptors. The op tests and the JAX end-to-end
+// cases run through it with BRT_TEST_DEVICE=cuda, so the CUDA provider's
+// plans, parameters and kernel bodies are checked against the same
+// references on machines without a GPU. Generated PTX is not emulated: fused
+// programs run through the own interpreter kernel instead.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
+#include "cuda/library_plans.h"
 #include "cuda/runtime.h"
 
 namespace brt::cuda {
@@ -26,8 +36,190 @@ void ZeroAsync(void* dst, size_t bytes, cudaStream_t) {
 
 namespace {
 
+// Host values of a 16-bit or 32-bit float tensor, in double.
+double Load(int32_t dtype, const void* p, int64_t i) {
+  if (dtype == BRT_DTYPE_F16) return __half2float(static_cast<const __half*>(p)[i]);
+  if (dtype == BRT_DTYPE_BF16) return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+  return static_cast<const float*>(p)[i];
+}
+void Store(int32_t dtype, void* p, int64_t i, double v) {
+  const float f = static_cast<float>(v);
+  if (dtype == BRT_DTYPE_F16)
+    static_cast<__half*>(p)[i] = __float2half_rn(f);
+  else if (dtype == BRT_DTYPE_BF16)
+    static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(f);
+  else
+    static_cast<float*>(p)[i] = f;
+}
+
+double Activate(ops::Activation a, double x) {
+  switch (a) {
+    case ops::Activation::kRelu:
+      return x > 0 ? x : 0;
+    case ops::Activation::kTanh:
+      return std::tanh(x);
+    case ops::Activation::kGelu:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case ops::Activation::kNone:
+      break;
+  }
+  return x;
+}
+
+// What MatmulKernel's cublasLtMatmul computes for its GemmPlan.
+class EmulatedGemm final : public Kernel {
+ public:
+  explicit EmulatedGemm(const GemmPlan& g) : g_(g) {}
+  Runnable* NewInstance() const override { return new Instance(*this); }
+  void Run(void* const*, Queue*) override {}
+
+ private:
+  class Instance final : public Runnable {
+   public:
+    explicit Instance(const EmulatedGemm& k)
+        : g_(k.g_), lhs_(g_.lhs.packed_bytes), rhs_(g_.rhs.packed_bytes) {}
+    void Run(void* const* b, Queue* q) override {
+      const size_t es = brt_dtype_size(g_.dtype);
+      const void* a = b[1];  // column-major: A is the dot's rhs, B its lhs
+      const void* bm = b[0];
+      if (g_.rhs.packed_bytes) {
+        Check(LaunchStridedCopy(g_.rhs.pack, es, b[1], rhs_.get(), q->stream), "packing rhs");
+        a = rhs_.get();
+      }
+      if (g_.lhs.packed_bytes) {
+        Check(LaunchStridedCopy(g_.lhs.pack, es, b[0], lhs_.get(), q->stream), "packing lhs");
+        bm = lhs_.get();
+      }
+      void* c = b[g_.result];
+      for (int64_t batch = 0; batch < g_.batch; ++batch)
+        for (int64_t j = 0; j < g_.n; ++j)
+          for (int64_t i = 0; i < g_.m; ++i) {
+            double acc = 0;
+            for (int64_t l = 0; l < g_.k; ++l) {
+              const int64_t ai = g_.trans_a ? l + i * g_.lda : i + l * g_.lda;
+              const int64_t bi = g_.trans_b ? j + l * g_.ldb : l + j * g_.ldb;
+              acc += Load(g_.dtype, a, batch * g_.stride_a + ai) *
+                     Load(g_.dtype, bm, batch * g_.stride_b + bi);
+            }
+            if (g_.bias) acc += Load(g_.dtype, b[2], i);
+            Store(g_.dtype, c, batch * g_.stride_c + i + j * g_.ldc, Activate(g_.activation, acc));
+          }
+    }
+
+   private:
+    const GemmPlan& g_;
+    DeviceBuffer lhs_, rhs_;
+  };
+  GemmPlan g_;
+};
+
+Kernel* MakeEmulatedMatmul(const ops::OpInfo& op) {
+  if (!GemmSupports(op.out[0].dtype)) return MakeOwnDot(op);
+  return new EmulatedGemm(PlanGemm(op));
+}
+
+// What ConvKernel's cudnnConvolutionForward (cross-correlation) computes for
+// its ConvLaunchPlan, with the same filter packing, input padding and
+// bias/activation kernels.
+class EmulatedConv final : public Kernel {
+ public:
+  explicit EmulatedConv(const ops::OpInfo& op) : c_(PlanConvLaunch(op)) {}
+  Runnable* NewInstance() const override { return new Instance(*this); }
+  void Run(void* const*, Queue*) override {}
+
+ private:
+  class Instance final : public Runnable {
+   public:
+    explicit Instance(const EmulatedConv& k)
+        : c_(k.c_), weights_(c_.weight_bytes), input_(c_.input_bytes) {}
+    void Run(void* const* b, Queue* q) override {
+      const ops::ConvPlan& p = c_.conv;
+      void* out = b[c_.result];
+      if (p.empty_result) return;
+      if (p.empty_contraction) return ZeroAsync(out, c_.out_bytes, q->stream);
+      const size_t es = brt_dtype_size(c_.dtype);
+      const void* w = b[1];
+      if (c_.weight_bytes) {
+        Check(LaunchStridedCopy(c_.weight_copy, es, b[1], weights_.get(), q->stream), "filter");
+        w = weights_.get();
+      }
+      const void* x = b[0];
+      if (c_.input_bytes) {
+        ZeroAsync(input_.get(), c_.input_bytes, q->stream);
+        Check(LaunchStridedCopy(c_.input_copy, es, b[0],
+                                static_cast<char*>(input_.get()) + c_.input_offset, q->stream),
+              "padding");
+        x = input_.get();
+      }
+      CrossCorrelate(x, w, out);
+      if (p.has_bias) {
+        const void* operands[] = {out, b[2]};
+        Check(LaunchElementwise(c_.bias, c_.dtype, c_.dtype, operands, out, q->stream), "bias");
+      }
+      if (p.activation != ops::Activation::kNone) {
+        const void* operands[] = {out};
+        Check(LaunchElementwise(c_.activation, c_.dtype, c_.dtype, operands, out, q->stream),
+              "activation");
+      }
+    }
+
+   private:
+    // y[n, o, s] = sum over c in o's group and window k of
+    // x[n, g * Cg + c, s * stride + k * dilation - pad] * w[o, c, k].
+    void CrossCorrelate(const void* x, const void* w, void* y) const {
+      const auto& xd = c_.x_dims;
+      const auto& wd = c_.w_dims;
+      const auto& yd = c_.y_dims;
+      const int spatial = static_cast<int>(xd.size()) - 2;
+      const int64_t groups = c_.conv.groups, cg = wd[1], og = wd[0] / groups;
+      const std::vector<int64_t> wstr = ops::TensorInfo{c_.dtype, wd, 1}.Strides();
+      int64_t y_spatial = 1, w_spatial = 1;
+      for (int s = 0; s < spatial; ++s) y_spatial *= yd[2 + s], w_spatial *= wd[2 + s];
+      std::vector<int64_t> ys(spatial), ks(spatial);
+      for (int64_t n = 0; n < yd[0]; ++n)
+        for (int64_t o = 0; o < yd[1]; ++o)
+          for (int64_t yi = 0; yi < y_spatial; ++yi) {
+            int64_t rest = yi;
+            for (int s = spatial - 1; s >= 0; --s) ys[s] = rest % yd[2 + s], rest /= yd[2 + s];
+            double acc = 0;
+            for (int64_t c = 0; c < cg; ++c)
+              for (int64_t ki = 0; ki < w_spatial; ++ki) {
+                int64_t krest = ki,
+                        xo = n * c_.x_strides[0] + ((o / og) * cg + c) * c_.x_strides[1];
+                int64_t wo = o * wstr[0] + c * wstr[1];
+                bool inside = true;
+                for (int s = spatial - 1; s >= 0; --s) {
+                  ks[s] = krest % wd[2 + s], krest /= wd[2 + s];
+                  const int64_t pos = ys[s] * c_.strides[s] + ks[s] * c_.dilations[s] - c_.pads[s];
+                  inside = inside && pos >= 0 && pos < xd[2 + s];
+                  xo += pos * c_.x_strides[2 + s];
+                  wo += ks[s] * wstr[2 + s];
+                }
+                if (inside) acc += Load(c_.dtype, x, xo) * Load(c_.dtype, w, wo);
+              }
+            int64_t yo = n * c_.y_strides[0] + o * c_.y_strides[1];
+            for (int s = 0; s < spatial; ++s) yo += ys[s] * c_.y_strides[2 + s];
+            Store(c_.dtype, y, yo, acc);
+          }
+    }
+    const ConvLaunchPlan& c_;
+    DeviceBuffer weights_, input_;
+  };
+  ConvLaunchPlan c_;
+};
+
+std::vector<TableRow> Table() {
+  std::vector<TableRow> t = OwnKernelRows();
+  for (TableRow& row : t)
+    if (!std::strcmp(row.kind, "dot_general") || !std::strcmp(row.kind, "brt.matmul"))
+      row.make = &MakeEmulatedMatmul;
+  t.push_back({"convolution", kHalfAndSingle, &Make<EmulatedConv>});
+  t.push_back({"brt.conv", kHalfAndSingle, &Make<EmulatedConv>});
+  return t;
+}
+
 const std::vector<TableRow>& Rows() {
-  static const std::vector<TableRow> rows = OwnKernelRows();
+  static const std::vector<TableRow> rows = Table();
   return rows;
 }
 

@@ -1,0 +1,66 @@
+// The host side of the library-backed kernels: what the CUDA provider hands
+// cuBLASLt and cuDNN, worked out from an op without calling either.
+// provider.cc makes the calls; the host emulation (tests/plugins/) computes
+// what those calls compute from the same plans, so the layout mapping is
+// tested without a GPU.
+#pragma once
+
+#include <vector>
+
+#include "kernels.h"
+
+namespace brt::cuda {
+
+// An operand on its way to a GEMM: in place (maybe transposed) or packed
+// into scratch first.
+struct GemmOperand {
+  bool transposed = false;
+  size_t packed_bytes = 0;  // 0: in place
+  CopyParams pack;
+};
+
+// dot_general / brt.matmul as a strided batched GEMM in cuBLAS's
+// column-major terms, per batch: C[m, n] = op(A)[m, k] op(B)[k, n] (+
+// bias[i] for row i, then the activation). Row-major out = lhs rhs is
+// column-major out^T = rhs^T lhs^T: A is the dot's rhs, B its lhs, m = N,
+// n = M. op(X) is X^T when trans_x; X is stored column-major with x_rows
+// rows and leading dimension ldx, batches stride_x elements apart.
+struct GemmPlan {
+  GemmOperand lhs, rhs;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  int64_t a_rows = 0, a_cols = 0, lda = 1, stride_a = 0;
+  int64_t b_rows = 0, b_cols = 0, ldb = 1, stride_b = 0;
+  int64_t ldc = 1, stride_c = 0;
+  bool bias = false;
+  ops::Activation activation = ops::Activation::kNone;
+  int result = 2;  // buffer index of the result
+  int32_t dtype = 0;
+};
+bool GemmSupports(int32_t dtype);  // f32, f16, bf16
+// Operands go in place when their dims are batch dims first, then free and
+// contracting dims as two runs (either order); otherwise they are packed.
+GemmPlan PlanGemm(const ops::OpInfo& op);
+
+// convolution / brt.conv as one cuDNN cross-correlation over Nd descriptors
+// (at least 4-d: a 1-d convolution gains a unit dim). The filter is packed
+// [O, I, spatial...] (copied there unless it already is); asymmetric padding
+// pads the input into a packed scratch buffer first. Bias and activation
+// follow as elementwise kernels on the result.
+struct ConvLaunchPlan {
+  ops::ConvPlan conv;
+  int32_t dtype = 0;
+  int result = 2;
+  size_t out_bytes = 0;
+  std::vector<int64_t> x_dims, x_strides, w_dims, y_dims, y_strides;
+  std::vector<int64_t> pads, strides, dilations;
+  size_t weight_bytes = 0;  // 0: the filter goes in place
+  CopyParams weight_copy;
+  size_t input_bytes = 0;  // 0: the input goes in place
+  int64_t input_offset = 0;
+  CopyParams input_copy;
+  ElementwiseParams bias, activation;
+};
+ConvLaunchPlan PlanConvLaunch(const ops::OpInfo& op);
+
+}  // namespace brt::cuda
