@@ -14,6 +14,13 @@ OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
 report="$OUT/gpu-results.md"
 export BRT_TEST_DEVICE=cuda PYTHONPATH=build/python:python:examples
+# The CUDA provider needs cuBLASLt 13 and cuDNN 9: use the ones PyTorch's
+# NVIDIA wheels bring when the system has none.
+nvidia_libs=$(python3 -c 'import glob, os, nvidia; print(":".join(sorted({os.path.dirname(p) for d in nvidia.__path__ for p in glob.glob(d + "/**/lib*.so*", recursive=True)})))' 2>/dev/null || true)
+[ -n "$nvidia_libs" ] && export LD_LIBRARY_PATH="$nvidia_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if ldd build/lib/libbrt_provider_cuda.so | grep "not found"; then
+  echo "libbrt_provider_cuda.so misses the libraries above" >&2
+fi
 {
   echo "# GPU suite"
   echo
