@@ -9,6 +9,9 @@ synchronised with CUDA events.
      vs PyTorch eager, torch.compile and JAX/XLA (examples/torch_models.py),
      each output checked against JAX
   4. a 200-op chain of small matmuls: per-op cost, CUDA-graph replay vs stream launches
+
+Where brt-compile cannot run (the GPU machine lacks its MLIR), `--prepare DIR`
+compiles the executables elsewhere and `--models DIR` uses them.
 """
 import argparse
 import statistics
@@ -16,12 +19,15 @@ import sys
 import tempfile
 
 import numpy as np
-import torch
 
 import brt
 
+sys.path.insert(0, "examples")
+import jax_models as m  # noqa: E402
+
 
 def median_ms(fn, runs, warmup=5):
+    import torch
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -36,6 +42,37 @@ def median_ms(fn, runs, warmup=5):
     return statistics.median(times)
 
 
+# The executables the benchmarks run: name -> (function, example arguments).
+def models():
+    import jax.numpy as jnp
+    n, k = 64 << 20, 8192
+    enc = [a.astype(np.float16) for a in m.encoder_args(np.random.default_rng(0), batch=8, seq=512, width=1024)]
+    w = np.eye(16, dtype=np.float32) * 0.999
+
+    def chain(x):
+        for _ in range(200):
+            x = x @ w
+        return x
+    return {
+        "fused": (lambda x, y: jnp.maximum(x * 0.5 + y, 0.0), [np.zeros(n, np.float32)] * 2),
+        "mm_f16": (lambda p, q: p @ q, [np.zeros((k, k), np.float16)] * 2),
+        "mm_bf16": (lambda p, q: p @ q, [jnp.zeros((k, k), jnp.bfloat16)] * 2),
+        "encoder": (m.encoder_block, enc),
+        "chain": (chain, [np.zeros((16, 16), np.float32)]),
+        # tests/python/test_bindings.py's CUDA test, for machines without brt-compile.
+        "bindings": (lambda a, b: jnp.tanh(a @ b) + a, [np.zeros((64, 64), np.float32)] * 2),
+    }
+
+
+def compiled(name, opts, tmp):
+    """The executable for a model: precompiled in --models, else compiled now."""
+    import os
+    if opts.models and os.path.exists(f"{opts.models}/{name}.brtx"):
+        return f"{opts.models}/{name}.brtx"
+    fn, args = models()[name]
+    return brt.compile(fn, *args, target="cuda", path=f"{tmp}/{name}.brtx")
+
+
 def brt_runner(path, tensors, graphs=True):
     ctx = brt.Session(path, providers=["cuda"]).new_request()
     ctx.set_stream(torch.cuda.current_stream().cuda_stream)
@@ -46,10 +83,12 @@ def brt_runner(path, tensors, graphs=True):
 
 
 def to_numpy(t):
+    import torch
     return t.float().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t, np.float32)
 
 
 def brt_output(ctx):
+    import torch
     ctx.run()
     return torch.from_dlpack(ctx.outputs()[0])
 
@@ -57,11 +96,18 @@ def brt_output(ctx):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--prepare", metavar="DIR", help="only compile the executables into DIR")
+    ap.add_argument("--models", metavar="DIR", help="use the executables --prepare made")
     opts = ap.parse_args()
+    if opts.prepare:
+        import os
+        os.makedirs(opts.prepare, exist_ok=True)
+        for name, (fn, args) in models().items():
+            brt.compile(fn, *args, target="cuda", path=f"{opts.prepare}/{name}.brtx")
+        print(f"compiled {len(models())} executables into {opts.prepare}")
+        return
     import jax
-    import jax.numpy as jnp
-    sys.path.insert(0, "examples")
-    import jax_models as m
+    import torch
 
     lines = [f"device: {torch.cuda.get_device_name()}", ""]
     tmp = tempfile.mkdtemp()
@@ -69,10 +115,7 @@ def main():
     # 1. Bandwidth: fused elementwise (reads 2, writes 1) vs copy (reads 1, writes 1).
     n = 64 << 20  # 256 MiB of f32
     a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-    spec = jnp.zeros((n,), jnp.float32)
-    path = brt.compile(lambda x, y: jnp.maximum(x * 0.5 + y, 0.0), spec, spec, target="cuda",
-                       path=f"{tmp}/fused.brtx")
-    ctx = brt_runner(path, [a, b])
+    ctx = brt_runner(compiled("fused", opts, tmp), [a, b])
     fused_ms = median_ms(ctx.run, opts.runs)
     dst = torch.empty_like(a)
     copy_ms = median_ms(lambda: dst.copy_(a), opts.runs)
@@ -83,11 +126,10 @@ def main():
 
     # 2. Matmul 8192^3 in f16/bf16 vs cuBLAS (torch.matmul).
     lines += ["| dot_general 8192^3 | brt TFLOP/s | cuBLAS TFLOP/s | ratio |", "|---|---|---|---|"]
-    for dtype, jdt in ((torch.float16, jnp.float16), (torch.bfloat16, jnp.bfloat16)):
+    for dtype, name in ((torch.float16, "mm_f16"), (torch.bfloat16, "mm_bf16")):
         k = 8192
         x, y = torch.randn(k, k, device="cuda", dtype=dtype), torch.randn(k, k, device="cuda", dtype=dtype)
-        s = jnp.zeros((k, k), jdt)
-        ctx = brt_runner(brt.compile(lambda p, q: p @ q, s, s, target="cuda", path=f"{tmp}/mm.brtx"), [x, y])
+        ctx = brt_runner(compiled(name, opts, tmp), [x, y])
         brt_ms = median_ms(ctx.run, opts.runs)
         torch_ms = median_ms(lambda: torch.matmul(x, y), opts.runs)
         flops = 2 * k ** 3
@@ -99,18 +141,18 @@ def main():
     # model in PyTorch (eager and torch.compile) and JAX/XLA; every output is
     # checked against JAX's in float64 before its time counts.
     import torch_models
-    args = [a.astype(np.float16) for a in m.encoder_args(np.random.default_rng(0), batch=8, seq=512, width=1024)]
-    path = brt.compile(m.encoder_block, *args, target="cuda", path=f"{tmp}/encoder.brtx")
+    args = models()["encoder"][1]
+    path = compiled("encoder", opts, tmp)
     targs = [torch.from_numpy(a).cuda() for a in args]
     jitted = jax.jit(m.encoder_block)
     jargs = [jax.device_put(a) for a in args]
     reference = np.asarray(jitted(*jargs), np.float64)
     brt_ctx = brt_runner(path, targs)
-    compiled = torch.compile(torch_models.encoder_block)
+    torch_compiled = torch.compile(torch_models.encoder_block)
     peers = {"brt": (brt_ctx.run, lambda: brt_output(brt_ctx)),
              "PyTorch eager": (lambda: torch_models.encoder_block(*targs),
                                lambda: torch_models.encoder_block(*targs)),
-             "torch.compile": (lambda: compiled(*targs), lambda: compiled(*targs)),
+             "torch.compile": (lambda: torch_compiled(*targs), lambda: torch_compiled(*targs)),
              "JAX/XLA": (lambda: jitted(*jargs).block_until_ready(), lambda: jitted(*jargs))}
     lines += ["| encoder block f16 8x512x1024 | median ms | rel. error vs JAX |", "|---|---|---|"]
     for name, (step, output) in peers.items():
@@ -122,14 +164,8 @@ def main():
 
     # 4. 200 small ops (16x16 matmuls: the compiler fuses elementwise chains
     # into one kernel, matmuls stay separate): graph replay vs stream launches.
-    w = np.eye(16, dtype=np.float32) * 0.999
-
-    def chain(x):
-        for _ in range(200):
-            x = x @ w
-        return x
     small = torch.randn(16, 16, device="cuda")
-    path = brt.compile(chain, jnp.zeros((16, 16), jnp.float32), target="cuda", path=f"{tmp}/chain.brtx")
+    path = compiled("chain", opts, tmp)
     graph_ms = median_ms(brt_runner(path, [small], graphs=True).run, opts.runs)
     stream_ms = median_ms(brt_runner(path, [small], graphs=False).run, opts.runs)
     lines += ["| 200-op chain of small kernels | per-op us |", "|---|---|",
