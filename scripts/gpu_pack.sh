@@ -26,4 +26,5 @@ strip --strip-unneeded build/gpu/bin/* build/gpu/install/lib/*.so*
 export PYTHONPATH=build/python:python:examples
 python3 tests/e2e/cuda_cases.py pack build/gpu/cases
 python3 bench/gpu_bench.py --prepare build/gpu/models
+git rev-parse --short HEAD >build/gpu/COMMIT 2>/dev/null || echo unknown >build/gpu/COMMIT
 du -sh build/gpu

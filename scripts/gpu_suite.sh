@@ -27,7 +27,7 @@ fi
 {
   echo "# GPU suite"
   echo
-  echo "- date: $(date -u +%Y-%m-%d), commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "- date: $(date -u +%Y-%m-%d), commit: $(cat $gpu/COMMIT 2>/dev/null || echo unknown) (packed)"
   echo "- device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo unknown)"
   echo
 } >"$report"
