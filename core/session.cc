@@ -462,14 +462,18 @@ struct RequestContext::Impl {
     decltype(BrtKernel::run) run;
     void* instance;
     void* const* buffers;
-    void* queue;           // the provider's queue for this context, or null
-    bool sync_before;      // wait for every queue first (a host op after device work)
-    uint32_t waits_begin;  // events in `waits` the op's queue waits for first
-    uint32_t waits_count;
-    void* record;  // an event to record after it, when another queue waits
-    const BrtProviderApi* api;
+    void* queue;       // the provider's queue for this context, or null
+    bool sync_before;  // wait for every queue first (a host op after device work)
   };
   std::vector<DispatchEntry> dispatch;
+  // Per op, only when ops run on several streams (kept out of the hot entries).
+  struct StreamOrder {
+    uint32_t waits_begin = 0;  // events in `waits` the op's queue waits for first
+    uint32_t waits_count = 0;
+    void* record = nullptr;  // an event to record after it, when another queue waits
+    const BrtProviderApi* api = nullptr;
+  };
+  std::vector<StreamOrder> order;
 
   // One work queue per provider and stream (CUDA: a CUDA stream), made on the
   // first run; stream 0 may be the caller's (SetQueue).
@@ -814,15 +818,9 @@ Status RequestContext::Impl::BuildDispatch() {
   bool one_queue = true;
   for (size_t i = 0; i < n; ++i) {
     QueueSlot* slot = slots[i];
-    DispatchEntry e{spec->ops[i].kernel.run,
-                    instances[i],
-                    buffers.data() + spec->ops[i].buffers_begin,
-                    slot ? slot->queue : nullptr,
-                    !slot && pending,
-                    0,
-                    0,
-                    nullptr,
-                    fs->ops[i].provider->api};
+    DispatchEntry e{spec->ops[i].kernel.run, instances[i],
+                    buffers.data() + spec->ops[i].buffers_begin, slot ? slot->queue : nullptr,
+                    !slot && pending};
     if (!slot) pending = false;
     if (slot) pending = true;
     dispatch.push_back(e);
@@ -880,6 +878,7 @@ Status RequestContext::Impl::OrderStreams(const std::vector<QueueSlot*>& slots) 
     return touches(b.results, a.operands) || touches(b.results, a.results) ||
            touches(b.operands, a.results);
   };
+  order.assign(n, StreamOrder{});
   std::vector<void*> recorded(n, nullptr);
   // waited[{s, t}]: the latest op on queue t that queue s already waits for.
   std::map<std::pair<QueueSlot*, QueueSlot*>, size_t> waited;
@@ -907,9 +906,10 @@ Status RequestContext::Impl::OrderStreams(const std::vector<QueueSlot*>& slots) 
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    dispatch[i].record = recorded[i];
-    dispatch[i].waits_begin = static_cast<uint32_t>(waits.size());
-    dispatch[i].waits_count = static_cast<uint32_t>(op_waits[i].size());
+    order[i].record = recorded[i];
+    order[i].api = fs->ops[i].provider->api;
+    order[i].waits_begin = static_cast<uint32_t>(waits.size());
+    order[i].waits_count = static_cast<uint32_t>(op_waits[i].size());
     waits.insert(waits.end(), op_waits[i].begin(), op_waits[i].end());
   }
   // Inputs are staged on stream 0 and outputs copied back from it.
@@ -944,6 +944,7 @@ Expected<void*> RequestContext::Impl::NewEvent(const LoadedProvider* p) {
 void RequestContext::Impl::DropEvents() {
   for (const EventRec& e : events) e.api->destroy_event(e.event);
   events.clear();
+  order.clear();
   waits.clear();
   fork.clear();
   join.clear();
@@ -1118,14 +1119,22 @@ Status RequestContext::Impl::RunOps() {
     std::fprintf(stderr, "brt: function '%s' runs op by op, not as a graph: %s\n",
                  fs->info.name.c_str(), graph_off_reason.c_str());
   }
+  if (order.empty()) {  // one queue per provider: the hot loop
+    for (size_t i = 0; i < n; ++i) {
+      if (ops[i].sync_before && !Synchronize().ok()) return failed(i);
+      if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK)
+        return failed(i);
+    }
+    return Status::Ok();
+  }
   for (size_t i = 0; i < n; ++i) {
     const DispatchEntry& op = ops[i];
+    const StreamOrder& o = order[i];
     if (op.sync_before && !Synchronize().ok()) return failed(i);
-    for (uint32_t w = 0; w < op.waits_count; ++w)
-      if (op.api->wait_event(op.queue, waits[op.waits_begin + w], &error) != BRT_OK)
-        return failed(i);
+    for (uint32_t w = 0; w < o.waits_count; ++w)
+      if (o.api->wait_event(op.queue, waits[o.waits_begin + w], &error) != BRT_OK) return failed(i);
     if (op.run(op.instance, op.buffers, op.queue, &error) != BRT_OK) return failed(i);
-    if (op.record && op.api->record_event(op.record, op.queue, &error) != BRT_OK) return failed(i);
+    if (o.record && o.api->record_event(o.record, op.queue, &error) != BRT_OK) return failed(i);
   }
   return Status::Ok();
 }
