@@ -42,11 +42,15 @@ def median_ms(fn, runs, warmup=5):
     return statistics.median(times)
 
 
+def encoder_inputs():
+    """The encoder block's input and weights: f16, batch 8, seq 512, width 1024."""
+    return [a.astype(np.float16) for a in m.encoder_args(np.random.default_rng(0), batch=8, seq=512, width=1024)]
+
+
 # The executables the benchmarks run: name -> (function, example arguments).
 def models():
     import jax.numpy as jnp
     n, k = 64 << 20, 8192
-    enc = [a.astype(np.float16) for a in m.encoder_args(np.random.default_rng(0), batch=8, seq=512, width=1024)]
     w = np.eye(16, dtype=np.float32) * 0.999
 
     def chain(x):
@@ -57,7 +61,7 @@ def models():
         "fused": (lambda x, y: jnp.maximum(x * 0.5 + y, 0.0), [np.zeros(n, np.float32)] * 2),
         "mm_f16": (lambda p, q: p @ q, [np.zeros((k, k), np.float16)] * 2),
         "mm_bf16": (lambda p, q: p @ q, [jnp.zeros((k, k), jnp.bfloat16)] * 2),
-        "encoder": (m.encoder_block, enc),
+        "encoder": (m.encoder_block, encoder_inputs()),
         "chain": (chain, [np.zeros((16, 16), np.float32)]),
         # tests/python/test_bindings.py's CUDA test, for machines without brt-compile.
         "bindings": (lambda a, b: jnp.tanh(a @ b) + a, [np.zeros((64, 64), np.float32)] * 2),
@@ -141,7 +145,7 @@ def main():
     # model in PyTorch (eager and torch.compile) and JAX/XLA; every output is
     # checked against JAX's in float64 before its time counts.
     import torch_models
-    args = models()["encoder"][1]
+    args = encoder_inputs()
     path = compiled("encoder", opts, tmp)
     targs = [torch.from_numpy(a).cuda() for a in args]
     jitted = jax.jit(m.encoder_block)
