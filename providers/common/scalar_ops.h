@@ -43,26 +43,25 @@ BRT_HD inline V WrapMul(V a, V b) {
       static_cast<U>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b)));
 }
 
-enum class Unary {
-  kNegate,
-  kAbs,
-  kExp,
-  kExpm1,
-  kLog,
-  kLog1p,
-  kSqrt,
-  kRsqrt,
-  kTanh,
-  kLogistic,
-  kSin,
-  kCos,
-  kFloor,
-  kCeil,
-  kRoundEven,
-  kSign,
-  kErf,
-  kNot,
-};
+// Every unary and binary op kind: X(enumerator, op kind name). The enums,
+// the name tables and the run-time dispatch below, and the CPU provider's
+// kernel tables, are all made from these lists.
+#define BRT_UNARY_OPS(X)                                                                           \
+  X(kNegate, "negate")                                                                             \
+  X(kAbs, "abs") X(kExp, "exponential") X(kExpm1, "exponential_minus_one") X(kLog, "log")          \
+      X(kLog1p, "log_plus_one") X(kSqrt, "sqrt") X(kRsqrt, "rsqrt") X(kTanh, "tanh")               \
+          X(kLogistic, "logistic") X(kSin, "sine") X(kCos, "cosine") X(kFloor, "floor")            \
+              X(kCeil, "ceil") X(kRoundEven, "round_nearest_even") X(kSign, "sign") X(kErf, "erf") \
+                  X(kNot, "not")
+#define BRT_BINARY_OPS(X)                                                                         \
+  X(kAdd, "add")                                                                                  \
+  X(kSub, "subtract") X(kMul, "multiply") X(kDiv, "divide") X(kMax, "maximum") X(kMin, "minimum") \
+      X(kPow, "power") X(kRem, "remainder") X(kAnd, "and") X(kOr, "or")
+
+#define BRT_ENUMERATOR(e, name) e,
+enum class Unary { BRT_UNARY_OPS(BRT_ENUMERATOR) };
+enum class Binary { BRT_BINARY_OPS(BRT_ENUMERATOR) };
+#undef BRT_ENUMERATOR
 
 template <Unary OP, typename V>
 constexpr bool UnarySupports() {
@@ -102,8 +101,6 @@ BRT_HD inline V ApplyUnary(V x) {
   }
   return x;
 }
-
-enum class Binary { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kRem, kAnd, kOr };
 
 template <Binary OP, typename V>
 constexpr bool BinarySupports() {
@@ -212,92 +209,45 @@ BRT_HD inline CT ConvertScalar(CF v) {
 }
 
 // The op kinds with their scalar ops, for providers that pick the op at run
-// time (the CUDA kernels, fused programs).
+// time (the CUDA kernels, fused programs). on_float: defined for floats, so
+// usable in a fused program, which computes in f32.
 struct UnaryKind {
   const char* kind;
   Unary op;
-};
-inline constexpr UnaryKind kUnaryKinds[] = {
-    {"negate", Unary::kNegate},
-    {"abs", Unary::kAbs},
-    {"exponential", Unary::kExp},
-    {"exponential_minus_one", Unary::kExpm1},
-    {"log", Unary::kLog},
-    {"log_plus_one", Unary::kLog1p},
-    {"sqrt", Unary::kSqrt},
-    {"rsqrt", Unary::kRsqrt},
-    {"tanh", Unary::kTanh},
-    {"logistic", Unary::kLogistic},
-    {"sine", Unary::kSin},
-    {"cosine", Unary::kCos},
-    {"floor", Unary::kFloor},
-    {"ceil", Unary::kCeil},
-    {"round_nearest_even", Unary::kRoundEven},
-    {"sign", Unary::kSign},
-    {"erf", Unary::kErf},
-    {"not", Unary::kNot},
+  bool on_float;
 };
 struct BinaryKind {
   const char* kind;
   Binary op;
+  bool on_float;
 };
-inline constexpr BinaryKind kBinaryKinds[] = {
-    {"add", Binary::kAdd},    {"subtract", Binary::kSub},  {"multiply", Binary::kMul},
-    {"divide", Binary::kDiv}, {"maximum", Binary::kMax},   {"minimum", Binary::kMin},
-    {"power", Binary::kPow},  {"remainder", Binary::kRem}, {"and", Binary::kAnd},
-    {"or", Binary::kOr},
-};
+#define BRT_UNARY_KIND(e, name) {name, Unary::e, UnarySupports<Unary::e, float>()},
+#define BRT_BINARY_KIND(e, name) {name, Binary::e, BinarySupports<Binary::e, float>()},
+inline constexpr UnaryKind kUnaryKinds[] = {BRT_UNARY_OPS(BRT_UNARY_KIND)};
+inline constexpr BinaryKind kBinaryKinds[] = {BRT_BINARY_OPS(BRT_BINARY_KIND)};
+#undef BRT_UNARY_KIND
+#undef BRT_BINARY_KIND
 
 // ApplyUnary/ApplyBinary with the op chosen at run time; an op the type does
 // not support (the kernel table never asks for one) returns x / a.
 template <typename V>
 BRT_HD inline V ApplyUnaryAt(Unary op, V x) {
-#define BRT_UNARY_CASE(OP)                                                           \
-  case Unary::OP:                                                                    \
-    if constexpr (UnarySupports<Unary::OP, V>()) return ApplyUnary<Unary::OP, V>(x); \
+#define BRT_UNARY_CASE(e, name)                                                    \
+  case Unary::e:                                                                   \
+    if constexpr (UnarySupports<Unary::e, V>()) return ApplyUnary<Unary::e, V>(x); \
     break;
-  switch (op) {
-    BRT_UNARY_CASE(kNegate)
-    BRT_UNARY_CASE(kAbs)
-    BRT_UNARY_CASE(kExp)
-    BRT_UNARY_CASE(kExpm1)
-    BRT_UNARY_CASE(kLog)
-    BRT_UNARY_CASE(kLog1p)
-    BRT_UNARY_CASE(kSqrt)
-    BRT_UNARY_CASE(kRsqrt)
-    BRT_UNARY_CASE(kTanh)
-    BRT_UNARY_CASE(kLogistic)
-    BRT_UNARY_CASE(kSin)
-    BRT_UNARY_CASE(kCos)
-    BRT_UNARY_CASE(kFloor)
-    BRT_UNARY_CASE(kCeil)
-    BRT_UNARY_CASE(kRoundEven)
-    BRT_UNARY_CASE(kSign)
-    BRT_UNARY_CASE(kErf)
-    BRT_UNARY_CASE(kNot)
-  }
+  switch (op) { BRT_UNARY_OPS(BRT_UNARY_CASE) }
 #undef BRT_UNARY_CASE
   return x;
 }
 
 template <typename V>
 BRT_HD inline V ApplyBinaryAt(Binary op, V a, V b) {
-#define BRT_BINARY_CASE(OP)                                                                 \
-  case Binary::OP:                                                                          \
-    if constexpr (BinarySupports<Binary::OP, V>()) return ApplyBinary<Binary::OP, V>(a, b); \
+#define BRT_BINARY_CASE(e, name)                                                          \
+  case Binary::e:                                                                         \
+    if constexpr (BinarySupports<Binary::e, V>()) return ApplyBinary<Binary::e, V>(a, b); \
     break;
-  switch (op) {
-    BRT_BINARY_CASE(kAdd)
-    BRT_BINARY_CASE(kSub)
-    BRT_BINARY_CASE(kMul)
-    BRT_BINARY_CASE(kDiv)
-    BRT_BINARY_CASE(kMax)
-    BRT_BINARY_CASE(kMin)
-    BRT_BINARY_CASE(kPow)
-    BRT_BINARY_CASE(kRem)
-    BRT_BINARY_CASE(kAnd)
-    BRT_BINARY_CASE(kOr)
-  }
+  switch (op) { BRT_BINARY_OPS(BRT_BINARY_CASE) }
 #undef BRT_BINARY_CASE
   return a;
 }

@@ -40,28 +40,8 @@ struct UnaryEntry {
   Unary op;
   UnaryFn (*pick)(int32_t);
 };
-#define UNARY_ENTRY(kind, op) \
-  { kind, Unary::op, &PickUnary<Unary::op> }
-const UnaryEntry kUnaryOps[] = {
-    UNARY_ENTRY("negate", kNegate),
-    UNARY_ENTRY("abs", kAbs),
-    UNARY_ENTRY("exponential", kExp),
-    UNARY_ENTRY("exponential_minus_one", kExpm1),
-    UNARY_ENTRY("log", kLog),
-    UNARY_ENTRY("log_plus_one", kLog1p),
-    UNARY_ENTRY("sqrt", kSqrt),
-    UNARY_ENTRY("rsqrt", kRsqrt),
-    UNARY_ENTRY("tanh", kTanh),
-    UNARY_ENTRY("logistic", kLogistic),
-    UNARY_ENTRY("sine", kSin),
-    UNARY_ENTRY("cosine", kCos),
-    UNARY_ENTRY("floor", kFloor),
-    UNARY_ENTRY("ceil", kCeil),
-    UNARY_ENTRY("round_nearest_even", kRoundEven),
-    UNARY_ENTRY("sign", kSign),
-    UNARY_ENTRY("erf", kErf),
-    UNARY_ENTRY("not", kNot),
-};
+#define UNARY_ENTRY(e, name) {name, Unary::e, &PickUnary<Unary::e>},
+const UnaryEntry kUnaryOps[] = {BRT_UNARY_OPS(UNARY_ENTRY)};
 #undef UNARY_ENTRY
 
 const UnaryEntry* FindUnary(const std::string& kind) {
@@ -133,14 +113,8 @@ struct BinaryEntry {
   Binary op;
   BinaryRowFn (*pick)(int32_t);
 };
-#define BINARY_ENTRY(kind, op) \
-  { kind, Binary::op, &PickBinary<Binary::op> }
-const BinaryEntry kBinaryOps[] = {
-    BINARY_ENTRY("add", kAdd),    BINARY_ENTRY("subtract", kSub),  BINARY_ENTRY("multiply", kMul),
-    BINARY_ENTRY("divide", kDiv), BINARY_ENTRY("maximum", kMax),   BINARY_ENTRY("minimum", kMin),
-    BINARY_ENTRY("power", kPow),  BINARY_ENTRY("remainder", kRem), BINARY_ENTRY("and", kAnd),
-    BINARY_ENTRY("or", kOr),
-};
+#define BINARY_ENTRY(e, name) {name, Binary::e, &PickBinary<Binary::e>},
+const BinaryEntry kBinaryOps[] = {BRT_BINARY_OPS(BINARY_ENTRY)};
 #undef BINARY_ENTRY
 
 const BinaryEntry* FindBinary(const std::string& kind) {
@@ -366,42 +340,29 @@ struct FusedOpEntry {
   BlockFn fn;
 };
 
+// The float-valued ops of a fused program: the unary and binary ops defined
+// for floats, comparisons (1 or 0), select and clamp.
 const FusedOpEntry* FindFusedOp(const std::string& name) {
-  static const FusedOpEntry kOps[] = {
-      {"negate", 1, &UnaryBlock<Unary::kNegate>},
-      {"abs", 1, &UnaryBlock<Unary::kAbs>},
-      {"exponential", 1, &UnaryBlock<Unary::kExp>},
-      {"exponential_minus_one", 1, &UnaryBlock<Unary::kExpm1>},
-      {"log", 1, &UnaryBlock<Unary::kLog>},
-      {"log_plus_one", 1, &UnaryBlock<Unary::kLog1p>},
-      {"sqrt", 1, &UnaryBlock<Unary::kSqrt>},
-      {"rsqrt", 1, &UnaryBlock<Unary::kRsqrt>},
-      {"tanh", 1, &UnaryBlock<Unary::kTanh>},
-      {"logistic", 1, &UnaryBlock<Unary::kLogistic>},
-      {"sine", 1, &UnaryBlock<Unary::kSin>},
-      {"cosine", 1, &UnaryBlock<Unary::kCos>},
-      {"floor", 1, &UnaryBlock<Unary::kFloor>},
-      {"ceil", 1, &UnaryBlock<Unary::kCeil>},
-      {"round_nearest_even", 1, &UnaryBlock<Unary::kRoundEven>},
-      {"sign", 1, &UnaryBlock<Unary::kSign>},
-      {"erf", 1, &UnaryBlock<Unary::kErf>},
-      {"add", 2, &BinaryBlock<Binary::kAdd>},
-      {"subtract", 2, &BinaryBlock<Binary::kSub>},
-      {"multiply", 2, &BinaryBlock<Binary::kMul>},
-      {"divide", 2, &BinaryBlock<Binary::kDiv>},
-      {"maximum", 2, &BinaryBlock<Binary::kMax>},
-      {"minimum", 2, &BinaryBlock<Binary::kMin>},
-      {"power", 2, &BinaryBlock<Binary::kPow>},
-      {"remainder", 2, &BinaryBlock<Binary::kRem>},
-      {"compare_EQ", 2, &CmpBlock<Cmp::kEq>},
-      {"compare_NE", 2, &CmpBlock<Cmp::kNe>},
-      {"compare_GE", 2, &CmpBlock<Cmp::kGe>},
-      {"compare_GT", 2, &CmpBlock<Cmp::kGt>},
-      {"compare_LE", 2, &CmpBlock<Cmp::kLe>},
-      {"compare_LT", 2, &CmpBlock<Cmp::kLt>},
-      {"select", 3, &SelectBlock},
-      {"clamp", 3, &ClampBlock},
-  };
+  static const std::vector<FusedOpEntry> kOps = [] {
+    std::vector<FusedOpEntry> ops;
+#define FUSED_UNARY(e, name) \
+  if (UnarySupports<Unary::e, float>()) ops.push_back({name, 1, &UnaryBlock<Unary::e>});
+#define FUSED_BINARY(e, name) \
+  if (BinarySupports<Binary::e, float>()) ops.push_back({name, 2, &BinaryBlock<Binary::e>});
+    BRT_UNARY_OPS(FUSED_UNARY)
+    BRT_BINARY_OPS(FUSED_BINARY)
+#undef FUSED_UNARY
+#undef FUSED_BINARY
+    ops.insert(ops.end(), {{"compare_EQ", 2, &CmpBlock<Cmp::kEq>},
+                           {"compare_NE", 2, &CmpBlock<Cmp::kNe>},
+                           {"compare_GE", 2, &CmpBlock<Cmp::kGe>},
+                           {"compare_GT", 2, &CmpBlock<Cmp::kGt>},
+                           {"compare_LE", 2, &CmpBlock<Cmp::kLe>},
+                           {"compare_LT", 2, &CmpBlock<Cmp::kLt>},
+                           {"select", 3, &SelectBlock},
+                           {"clamp", 3, &ClampBlock}});
+    return ops;
+  }();
   for (const auto& e : kOps)
     if (name == e.name) return &e;
   return nullptr;

@@ -21,6 +21,36 @@ struct IndexVectors {
   }
 };
 
+// Calls f(e, operand offset) for each element e of the iterated tensor. Start
+// indices are clamped into the operand (gather), or an element whose window
+// does not fit is skipped (scatter).
+template <typename F>
+void ForEachIndexed(const IndexPlan& p, const IndexVectors& iv, bool clamp, F&& f) {
+  int64_t idx[kMaxRank] = {};
+  const int rank = p.rank();
+  const size_t nk = p.start_strides.size();
+  for (int64_t e = 0; e < p.numel; ++e) {
+    int64_t ioff = 0, woff = 0;
+    for (int d = 0; d < rank; ++d)
+      ioff += idx[d] * p.batch_strides[d], woff += idx[d] * p.window_strides[d];
+    int64_t soff = 0;
+    bool inside = true;
+    for (size_t k = 0; k < nk && inside; ++k) {
+      int64_t start = iv.Read(ioff, k);
+      if (clamp)
+        start = std::clamp<int64_t>(start, 0, p.start_max[k]);
+      else
+        inside = start >= 0 && start <= p.start_max[k];
+      soff += start * p.start_strides[k];
+    }
+    if (inside) f(e, soff + woff);
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < p.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
 class GatherKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
@@ -32,22 +62,10 @@ class GatherKernel final : public CpuKernel {
     const char* operand = static_cast<const char*>(b[0]);
     const IndexVectors iv{static_cast<const char*>(b[1]), p_.index_dtype, p_.vector_stride};
     char* out = static_cast<char*>(b[2]);
-    int64_t idx[kMaxRank] = {};
-    const int rank = p_.rank();
-    const size_t nk = p_.start_strides.size();
-    for (int64_t e = 0; e < p_.numel; ++e) {
-      int64_t ioff = 0, woff = 0;
-      for (int d = 0; d < rank; ++d)
-        ioff += idx[d] * p_.batch_strides[d], woff += idx[d] * p_.window_strides[d];
-      int64_t soff = 0;
-      for (size_t k = 0; k < nk; ++k)
-        soff += std::clamp<int64_t>(iv.Read(ioff, k), 0, p_.start_max[k]) * p_.start_strides[k];
-      std::memcpy(out + e * es_, operand + (soff + woff) * static_cast<int64_t>(es_), es_);
-      for (int d = rank - 1; d >= 0; --d) {
-        if (++idx[d] < p_.dims[d]) break;
-        idx[d] = 0;
-      }
-    }
+    const int64_t es = static_cast<int64_t>(es_);
+    ForEachIndexed(p_, iv, true, [&](int64_t e, int64_t at) {
+      std::memcpy(out + e * es, operand + at * es, es_);
+    });
   }
 
  private:
@@ -74,26 +92,7 @@ class ScatterKernel final : public CpuKernel {
     if (p_.operand_bytes && out != b[0]) std::memcpy(out, b[0], p_.operand_bytes);
     const IndexVectors iv{static_cast<const char*>(b[1]), p_.index_dtype, p_.vector_stride};
     const char* updates = static_cast<const char*>(b[2]);
-    int64_t idx[kMaxRank] = {};
-    const int rank = p_.rank();
-    const size_t nk = p_.start_strides.size();
-    for (int64_t e = 0; e < p_.numel; ++e) {
-      int64_t ioff = 0, woff = 0;
-      for (int d = 0; d < rank; ++d)
-        ioff += idx[d] * p_.batch_strides[d], woff += idx[d] * p_.window_strides[d];
-      int64_t soff = 0;
-      bool inside = true;
-      for (size_t k = 0; k < nk && inside; ++k) {
-        const int64_t s = iv.Read(ioff, k);
-        inside = s >= 0 && s <= p_.start_max[k];
-        soff += s * p_.start_strides[k];
-      }
-      if (inside) apply_(out, soff + woff, updates, e);
-      for (int d = rank - 1; d >= 0; --d) {
-        if (++idx[d] < p_.dims[d]) break;
-        idx[d] = 0;
-      }
-    }
+    ForEachIndexed(p_, iv, false, [&](int64_t e, int64_t at) { apply_(out, at, updates, e); });
   }
 
  private:

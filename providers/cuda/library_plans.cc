@@ -8,16 +8,15 @@ namespace {
 
 using ops::TensorInfo;
 
-// A copy of `t` into a packed tensor whose dims are t's dims in `order`.
-CopyParams PackCopy(const TensorInfo& t, const std::vector<int64_t>& order, size_t es) {
-  std::vector<int64_t> packed_dims;
-  for (int64_t d : order) packed_dims.push_back(t.dims[d]);
-  const std::vector<int64_t> src = t.Strides(), dst = TensorInfo{t.dtype, packed_dims, 1}.Strides();
+// A copy of a strided view (dims, src_strides) into a packed row-major tensor.
+CopyParams PackedCopy(const std::vector<int64_t>& dims, const std::vector<int64_t>& src_strides,
+                      size_t es) {
+  const std::vector<int64_t> dst = TensorInfo{BRT_DTYPE_INVALID, dims, 1}.Strides();
   ops::StridedCopy c;
-  c.rank = static_cast<int>(order.size());
+  c.rank = static_cast<int>(dims.size());
   c.elem_size = es;
   for (int i = 0; i < c.rank; ++i)
-    c.dims[i] = packed_dims[i], c.src_strides[i] = src[order[i]], c.dst_strides[i] = dst[i];
+    c.dims[i] = dims[i], c.src_strides[i] = src_strides[i], c.dst_strides[i] = dst[i];
   c.Simplify();
   return MakeCopy(c);
 }
@@ -45,7 +44,10 @@ GemmOperand PlanOperand(const TensorInfo& t, const std::vector<int64_t>& batch,
   std::vector<int64_t> order = batch;
   order.insert(order.end(), first.begin(), first.end());
   order.insert(order.end(), second.begin(), second.end());
-  side.pack = PackCopy(t, order, es);
+  const std::vector<int64_t> strides = t.Strides();
+  std::vector<int64_t> dims, src;
+  for (int64_t d : order) dims.push_back(t.dims[d]), src.push_back(strides[d]);
+  side.pack = PackedCopy(dims, src, es);
   side.packed_bytes = static_cast<size_t>(t.numel) * es;
   return side;
 }
@@ -97,16 +99,8 @@ ConvLaunchPlan PlanConvLaunch(const ops::OpInfo& op) {
   c.pads = p.pad_lo, c.strides = p.strides, c.dilations = p.dilations;
   // The filter: packed [O, I, spatial...] unless its strides already are.
   const TensorInfo& w = op.in[1];
-  const std::vector<int64_t> packed = TensorInfo{c.dtype, p.wei_dims, 1}.Strides();
-  if (p.wei_strides != packed) {
-    ops::StridedCopy copy;
-    copy.rank = static_cast<int>(p.wei_dims.size());
-    copy.elem_size = es;
-    for (int d = 0; d < copy.rank; ++d)
-      copy.dims[d] = p.wei_dims[d], copy.src_strides[d] = p.wei_strides[d],
-      copy.dst_strides[d] = packed[d];
-    copy.Simplify();
-    c.weight_copy = MakeCopy(copy);
+  if (p.wei_strides != TensorInfo{c.dtype, p.wei_dims, 1}.Strides()) {
+    c.weight_copy = PackedCopy(p.wei_dims, p.wei_strides, es);
     c.weight_bytes = static_cast<size_t>(w.numel) * es;
   }
   // Asymmetric padding: pad into a packed [N, C, spatial...] buffer.

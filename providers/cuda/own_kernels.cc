@@ -84,9 +84,11 @@ class FusedKernel final : public Kernel {
   explicit FusedKernel(const OpInfo& op) {
     auto classify = [](const std::string& name, Elementwise* kind, int* code) {
       for (const ops::UnaryKind& u : ops::kUnaryKinds)
-        if (name == u.kind) return *kind = Elementwise::kUnary, *code = static_cast<int>(u.op), 1;
+        if (u.on_float && name == u.kind)
+          return *kind = Elementwise::kUnary, *code = static_cast<int>(u.op), 1;
       for (const ops::BinaryKind& b : ops::kBinaryKinds)
-        if (name == b.kind) return *kind = Elementwise::kBinary, *code = static_cast<int>(b.op), 2;
+        if (b.on_float && name == b.kind)
+          return *kind = Elementwise::kBinary, *code = static_cast<int>(b.op), 2;
       ops::Cmp cmp = ops::Cmp::kEq;
       if (name.rfind("compare_", 0) == 0 && ops::ParseCmp(name.substr(8), &cmp))
         return *kind = Elementwise::kCompare, *code = static_cast<int>(cmp), 2;
