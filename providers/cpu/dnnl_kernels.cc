@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <type_traits>
 
 #include "common/op_plans.h"
 #include "kernel.h"
@@ -115,9 +116,13 @@ class DnnlInstance final : public Runnable {
     for (size_t i = 0; i < k_.args_.size(); ++i)
       if (k_.args_[i].buffer != DnnlKernel::kFixed)
         memories_[i].set_data_handle(b[k_.args_[i].buffer]);
-    dnnl_primitive_execute(k_.primitive_.get(), stream_.get(), static_cast<int>(exec_args_.size()),
-                           exec_args_.data());
-    stream_.wait();
+    const dnnl_status_t s = dnnl_primitive_execute(
+        k_.primitive_.get(), stream_.get(), static_cast<int>(exec_args_.size()), exec_args_.data());
+    if (s != dnnl_success)
+      throw KernelError("oneDNN could not execute the primitive (dnnl_status_t " +
+                        std::to_string(static_cast<int>(s)) + ")");
+    if (dnnl_stream_wait(stream_.get()) != dnnl_success)
+      throw KernelError("oneDNN's stream failed while running the primitive");
   }
 
  private:
@@ -600,23 +605,87 @@ std::unique_ptr<CpuKernel> MakeDnnlElementwise(const OpInfo& op) {
 
 namespace {
 
-// oneDNN reports unsupported configurations by throwing dnnl::error.
+bool IsHalfFloat(int32_t dtype) { return dtype == BRT_DTYPE_BF16 || dtype == BRT_DTYPE_F16; }
+
+// oneDNN reports unsupported configurations by throwing dnnl::error. A 16-bit
+// float op this CPU has no primitive for (oneDNN 3.2 makes bf16 convolution,
+// softmax and layer norm only with AVX-512 or AMX) runs in f32 instead: its
+// 16-bit operands are widened into per-request scratch, the f32 primitive
+// runs, and the result is rounded back once, within the 16-bit bound.
 template <typename K>
 class Guarded final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
+    std::string native_error;
     try {
-      k_.Prepare(op);
+      return k_.Prepare(op);
+    } catch (const dnnl::error& e) {
+      native_error = e.what();
+    }
+    OpInfo f32 = op;
+    for (std::vector<TensorInfo>* side : {&f32.in, &f32.out})
+      for (TensorInfo& t : *side) {
+        widened_.push_back(IsHalfFloat(t.dtype) ? t.dtype : 0);
+        numel_.push_back(t.numel);
+        if (IsHalfFloat(t.dtype)) t.dtype = BRT_DTYPE_F32;
+      }
+    num_operands_ = op.in.size();
+    const bool any = std::any_of(widened_.begin(), widened_.end(), [](int32_t d) { return d; });
+    try {
+      if (!any) throw dnnl::error(dnnl_unimplemented, native_error.c_str());
+      k_.Prepare(f32);
     } catch (const dnnl::error& e) {
       throw UnsupportedError(op.kind + ": oneDNN cannot run this configuration on this CPU (" +
                              e.what() + ")");
     }
   }
-  std::unique_ptr<Runnable> CreateInstance() const override { return k_.CreateInstance(); }
+  std::unique_ptr<Runnable> CreateInstance() const override {
+    if (widened_.empty()) return k_.CreateInstance();
+    return std::make_unique<Widened>(*this);
+  }
   void Run(void* const* b) override { k_.Run(b); }
 
  private:
-  K k_;
+  // Per request: f32 copies of the 16-bit buffers.
+  class Widened final : public Runnable {
+   public:
+    explicit Widened(const Guarded& g) : g_(g), inner_(g.k_.CreateInstance()) {
+      for (size_t i = 0; i < g.widened_.size(); ++i)
+        f32_.emplace_back(g.widened_[i] ? g.numel_[i] : 0);
+      buffers_.resize(g.widened_.size());
+    }
+    void Run(void* const* b) override {
+      for (size_t i = 0; i < buffers_.size(); ++i) {
+        buffers_[i] = g_.widened_[i] ? f32_[i].data() : b[i];
+        if (g_.widened_[i] && i < g_.num_operands_) Convert(i, b[i], /*widen=*/true);
+      }
+      inner_ ? inner_->Run(buffers_.data()) : g_.k_.Run(buffers_.data());
+      for (size_t i = g_.num_operands_; i < buffers_.size(); ++i)
+        if (g_.widened_[i]) Convert(i, b[i], /*widen=*/false);
+    }
+
+   private:
+    void Convert(size_t i, void* narrow, bool widen) {
+      float* wide = f32_[i].data();
+      DispatchType(g_.widened_[i], [&](auto zero) {
+        using T = decltype(zero);
+        if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) {
+          T* n = static_cast<T*>(narrow);
+          for (int64_t k = 0; k < g_.numel_[i]; ++k)
+            widen ? void(wide[k] = static_cast<float>(n[k])) : void(n[k] = T(wide[k]));
+        }
+      });
+    }
+    const Guarded& g_;
+    std::unique_ptr<Runnable> inner_;
+    std::vector<std::vector<float>> f32_;
+    std::vector<void*> buffers_;
+  };
+
+  mutable K k_;                   // Run() of a shared kernel mutates nothing (kernel.h)
+  std::vector<int32_t> widened_;  // per buffer: its 16-bit dtype, or 0; empty when native
+  std::vector<int64_t> numel_;
+  size_t num_operands_ = 0;
 };
 
 }  // namespace

@@ -19,7 +19,9 @@ namespace brt::cpu {
 
 using namespace brt::ops;  // NOLINT: the op view and plans shared with other providers
 
-// The run-time side of a kernel. Run() must not allocate or throw.
+// The run-time side of a kernel. Run() must not allocate; it throws
+// (KernelError) only when the work fails, and the provider's AbiGuard
+// (common/abi_guard.h) reports that as the op's error.
 class Runnable {
  public:
   virtual ~Runnable() = default;

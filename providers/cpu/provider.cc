@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/abi_guard.h"
 #include "kernel.h"
 
 namespace brt::cpu {
@@ -72,47 +73,38 @@ const std::vector<KernelDef>& Registry() {
 }
 
 void SetError(BrtErrorBuffer* error, const std::string& message) {
-  if (!error) return;
-  std::strncpy(error->message, message.c_str(), sizeof(error->message) - 1);
-  error->message[sizeof(error->message) - 1] = '\0';
+  ReportAbiError(error, 0, message);
 }
 
 int32_t Prepare(const void* kernel_data, const BrtOpDesc* desc, void** state,
                 BrtErrorBuffer* error) {
   const KernelDef& def = *static_cast<const KernelDef*>(kernel_data);
-  try {
-    OpInfo op(*desc);
-    std::unique_ptr<CpuKernel> k = def.create();
-    k->Prepare(op);
-    *state = k.release();
-    return BRT_OK;
-  } catch (const UnsupportedError& e) {
-    SetError(error, e.what());
-    return BRT_ERROR_UNSUPPORTED;
-  } catch (const std::exception& e) {
-    SetError(error, e.what());
-    return BRT_ERROR_INVALID_ARGUMENT;
-  }
+  return AbiGuard(
+      error,
+      [&] {
+        OpInfo op(*desc);
+        std::unique_ptr<CpuKernel> k = def.create();
+        k->Prepare(op);
+        *state = k.release();
+      },
+      BRT_ERROR_INVALID_ARGUMENT);
 }
 
 void ReleaseState(void* state) { delete static_cast<CpuKernel*>(state); }
 
 // A null instance (no per-request scratch needed) makes the core run the state.
 int32_t CreateInstance(void* state, void** instance, BrtErrorBuffer* error) {
-  try {
+  return AbiGuard(error, [&] {
     *instance = static_cast<Runnable*>(static_cast<CpuKernel*>(state)->CreateInstance().release());
-    return BRT_OK;
-  } catch (const std::exception& e) {
-    SetError(error, e.what());
-    return BRT_ERROR_RESOURCE_EXHAUSTED;
-  }
+  });
 }
 
 void ReleaseInstance(void* instance) { delete static_cast<Runnable*>(instance); }
 
-int32_t RunKernel(void* kernel, void* const* buffers, void*, BrtErrorBuffer*) {
-  static_cast<Runnable*>(kernel)->Run(buffers);
-  return BRT_OK;
+// A kernel that fails at run time (oneDNN's execute reporting an error, say)
+// throws; the guard turns that into the op's error for the caller.
+int32_t RunKernel(void* kernel, void* const* buffers, void*, BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] { static_cast<Runnable*>(kernel)->Run(buffers); });
 }
 
 bool Contains(const std::vector<int32_t>& v, int32_t x) {

@@ -13,39 +13,26 @@
 #include <vector>
 
 #include "brt/provider_abi.h"
+#include "common/abi_guard.h"
 #include "common/op_plans.h"
 
 namespace brt::cuda {
 
-// Thrown inside prepare/run helpers only, turned into an ABI error at the edge.
-struct Error : std::runtime_error {
-  int32_t code;
-  Error(int32_t c, const std::string& m) : std::runtime_error(m), code(c) {}
-};
+// Thrown inside prepare/run helpers only, turned into an ABI error at the
+// edge by Guard (common/abi_guard.h).
+using Error = ops::AbiError;
 
 inline void Check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
     throw Error(BRT_ERROR_INTERNAL, std::string(what) + ": " + cudaGetErrorString(e));
 }
 inline int32_t Report(BrtErrorBuffer* e, int32_t code, const std::string& message) {
-  if (e) std::snprintf(e->message, sizeof(e->message), "%s", message.c_str());
-  return code;
+  return ops::ReportAbiError(e, code, message);
 }
 
 template <typename F>
 int32_t Guard(BrtErrorBuffer* e, F&& f) {
-  try {
-    f();
-    return BRT_OK;
-  } catch (const Error& x) {
-    return Report(e, x.code, x.what());
-  } catch (const ops::UnsupportedError& x) {
-    return Report(e, BRT_ERROR_UNSUPPORTED, x.what());
-  } catch (const ops::KernelError& x) {
-    return Report(e, BRT_ERROR_INVALID_ARGUMENT, x.what());
-  } catch (const std::exception& x) {
-    return Report(e, BRT_ERROR_INTERNAL, x.what());
-  }
+  return ops::AbiGuard(e, std::forward<F>(f));
 }
 
 constexpr size_t kMatmulWorkspace = 32u << 20;
