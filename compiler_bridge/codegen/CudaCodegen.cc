@@ -1,6 +1,8 @@
 #include "codegen/CudaCodegen.h"
 
+#ifdef BRT_HAVE_NVRTC
 #include <nvrtc.h>
+#endif
 
 #include <sstream>
 
@@ -159,24 +161,26 @@ bool GenerateRowReduce(KernelOp op, const std::string& name, CudaKernel* out) {
   int64_t row = 1;
   for (int64_t d : sorted) row *= in.getShape()[d];
   const int64_t rows = in.getNumElements() / std::max<int64_t>(row, 1);
-  std::string combine;
+  // Each thread starts from the reducer's identity; `init` joins once, in
+  // thread 0, so a non-identity init is not counted once per thread.
+  std::string combine, identity;
   if (reducer.getValue() == "add")
-    combine = "(A + B)";
+    combine = "(A + B)", identity = "0.0f";
   else if (reducer.getValue() == "mul")
-    combine = "(A * B)";
+    combine = "(A * B)", identity = "1.0f";
   else if (reducer.getValue() == "max")
-    combine = "((A > B || isnan(A)) ? A : B)";
+    combine = "((A > B || isnan(A)) ? A : B)", identity = "(-__int_as_float(0x7f800000))";
   else if (reducer.getValue() == "min")
-    combine = "((A < B || isnan(A)) ? A : B)";
+    combine = "((A < B || isnan(A)) ? A : B)", identity = "__int_as_float(0x7f800000)";
   else
     return false;
   auto apply = [&](const std::string& a, const std::string& b) { return Fill(combine, a, b); };
   std::ostringstream s;
   s << kPrologue << "extern \"C\" __global__ void " << name
     << "(const float* BRT_RESTRICT in, const float* BRT_RESTRICT init, float* BRT_RESTRICT out) {\n"
-    << "  __shared__ float partial[256];\n"
+    << "  __shared__ float partial[" << kMaxReduceBlock << "];\n"
     << "  for (long long row = blockIdx.x; row < " << rows << "LL; row += gridDim.x) {\n"
-    << "    float acc = init[0];\n"
+    << "    float acc = " << identity << ";\n"
     << "    for (long long j = threadIdx.x; j < " << row << "LL; j += blockDim.x) {\n"
     << "      const float v = in[row * " << row << "LL + j];\n"
     << "      acc = " << apply("acc", "v") << ";\n"
@@ -188,12 +192,15 @@ bool GenerateRowReduce(KernelOp op, const std::string& name, CudaKernel* out) {
     << apply("partial[threadIdx.x]", "partial[threadIdx.x + s]") << ";\n"
     << "      __syncthreads();\n"
     << "    }\n"
-    << "    if (threadIdx.x == 0) out[row] = partial[0];\n"
+    << "    if (threadIdx.x == 0) out[row] = " << apply("init[0]", "partial[0]") << ";\n"
     << "    __syncthreads();\n"
     << "  }\n}\n";
-  *out = CudaKernel{name, s.str(), 256};
+  *out = CudaKernel{name, s.str(), kMaxReduceBlock};
   return true;
 }
+
+#ifdef BRT_HAVE_NVRTC
+bool NvrtcBuiltIn() { return true; }
 
 bool CompileToPtx(const CudaKernel& kernel, const std::string& arch, std::string* ptx,
                   std::string* error) {
@@ -223,5 +230,13 @@ bool CompileToPtx(const CudaKernel& kernel, const std::string& arch, std::string
   nvrtcDestroyProgram(&prog);
   return true;
 }
+#else
+bool NvrtcBuiltIn() { return false; }
+
+bool CompileToPtx(const CudaKernel& kernel, const std::string&, std::string*, std::string* error) {
+  *error = "cannot compile " + kernel.name + ": " + kNoNvrtc;
+  return false;
+}
+#endif
 
 }  // namespace brt::bridge

@@ -9,8 +9,14 @@
 #include <string>
 
 #include "BrtDialect.h"
+#include "common/op_plans.h"
 
 namespace brt::bridge {
+
+// The generated row reduction's block: its shared array has this many
+// entries and its tree reduction needs a power of two (providers check an
+// executable's block_size against both at load: ops::PlanGeneratedLaunch).
+constexpr int kMaxReduceBlock = static_cast<int>(ops::kGeneratedReduceMaxBlock);
 
 struct CudaKernel {
   std::string name;    // the extern "C" entry point
@@ -23,6 +29,13 @@ struct CudaKernel {
 bool GenerateFusedElementwise(KernelOp op, const std::string& name, CudaKernel* out);
 // reduce over trailing dimensions (rows) of an f32 tensor: one block per row.
 bool GenerateRowReduce(KernelOp op, const std::string& name, CudaKernel* out);
+
+// Whether this brt-compile was built with NVRTC (a CUDA toolkit was found at
+// configure time); without it --target=cuda is refused with kNoNvrtc.
+bool NvrtcBuiltIn();
+inline constexpr char kNoNvrtc[] =
+    "this brt-compile was built without NVRTC (no CUDA toolkit at configure time), so it cannot "
+    "generate CUDA kernels; rebuild brt where the CUDA toolkit is installed";
 
 // NVRTC: CUDA C -> PTX for `arch` (e.g. "compute_80").
 bool CompileToPtx(const CudaKernel& kernel, const std::string& arch, std::string* ptx,

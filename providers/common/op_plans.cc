@@ -812,4 +812,21 @@ void BroadcastPlan::Build(const std::vector<int64_t>& out_dims,
   for (int d = 0; d < rank_ - 1; ++d) rows_ *= dims_[d];
 }
 
+GeneratedLaunch PlanGeneratedLaunch(const OpInfo& op) {
+  const int64_t block = op.Int("block_size", 256);
+  const bool reduce = op.kind == "reduce";
+  op.Require(block >= 1 && block <= 1024,
+             "block_size " + std::to_string(block) + " is outside 1..1024 (a CUDA block)");
+  op.Require(!reduce || (block <= kGeneratedReduceMaxBlock && (block & (block - 1)) == 0),
+             "block_size " + std::to_string(block) +
+                 " does not fit the generated row reduction (a power of two up to " +
+                 std::to_string(kGeneratedReduceMaxBlock) + ")");
+  // Grid-stride loops: a row reduction takes a block per output element, an
+  // elementwise kernel a thread per element; at most 65535 blocks.
+  const int64_t n = op.out.at(0).numel;
+  const int64_t blocks = reduce ? n : (n + block - 1) / block;
+  return {static_cast<unsigned>(block),
+          static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(blocks, 65535)))};
+}
+
 }  // namespace brt::ops

@@ -175,6 +175,17 @@ struct FusedProgram {
 FusedProgram PlanFusedElementwise(const OpInfo& op,
                                   const std::function<int(const std::string&)>& arity);
 
+// A kernel brt-compile generated (brt.fused_elementwise: a thread per
+// element; reduce over rows: a block per row), launched with the executable's
+// `block_size`. The row reduction's shared array has kGeneratedReduceMaxBlock
+// entries and its tree needs a power of two; brt-compile writes that size.
+constexpr int64_t kGeneratedReduceMaxBlock = 256;
+struct GeneratedLaunch {
+  unsigned block = 256, grid = 1;
+};
+// Throws KernelError for a block size the kernel cannot run with.
+GeneratedLaunch PlanGeneratedLaunch(const OpInfo& op);
+
 // Numpy-style broadcasting of several inputs to one contiguous output,
 // iterated row by row over collapsed dimensions.
 class BroadcastPlan {

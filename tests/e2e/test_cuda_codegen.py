@@ -1,6 +1,7 @@
 """--target=cuda without a GPU: placement, and the generated kernels compiled
 to PTX by NVRTC. The generated CUDA C is also compiled as host C++ under
-tests/codegen/host_shim.h (one thread) and checked against NumPy."""
+tests/codegen/host_shim.h (several blocks of real, interleaved threads) and
+checked against NumPy."""
 import ctypes
 import pathlib
 import subprocess
@@ -35,15 +36,21 @@ def compile_cuda(fn, args, tmp_path):
     return dump / "kernels", r.stdout
 
 
-def host_kernel(cu, tmp_path):
+def host_kernel(cu, tmp_path, grid=3, block=64):
+    """The kernel in `cu` as a host function of its pointer arguments, launched
+    with `grid` blocks of `block` threads."""
+    wrapper = tmp_path / (cu.stem + "_host.cc")
+    wrapper.write_text(f'#include "{ROOT / "tests/codegen/host_shim.h"}"\n'
+                       f'#include "{cu}"\nBRT_SHIM_LAUNCHER({cu.stem})\n')
     lib = tmp_path / (cu.stem + ".so")
-    subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-include", str(ROOT / "tests/codegen/host_shim.h"),
-                    "-x", "c++", str(cu), "-o", str(lib)], check=True, capture_output=True)
-    return getattr(ctypes.CDLL(str(lib)), cu.stem)
+    subprocess.run(["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", str(wrapper), "-o", str(lib)],
+                   check=True, capture_output=True)
+    launch = ctypes.CDLL(str(lib)).brt_host_launch
 
-
-def ptr(a):
-    return a.ctypes.data_as(ctypes.c_void_p)
+    def run(*arrays):
+        args = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+        launch(ctypes.c_uint(grid), ctypes.c_uint(block), args)
+    return run
 
 
 def test_fused_elementwise_kernel_matches_numpy(tmp_path):
@@ -55,12 +62,12 @@ def test_fused_elementwise_kernel_matches_numpy(tmp_path):
     ptx = (kernels / "brt_kernel_0.ptx").read_text()
     assert ".target sm_80" in ptx and ".entry brt_kernel_0" in ptx
     out = np.full((64, 33), np.nan, np.float32)
-    host_kernel(kernels / "brt_kernel_0.cu", tmp_path)(ptr(a), ptr(b), ptr(out))
+    host_kernel(kernels / "brt_kernel_0.cu", tmp_path)(a, b, out)
     ref = np.tanh(a.astype(np.float64) * b + 1.0) * 0.5 + np.maximum(a, 0.0)
     assert np.linalg.norm(out - ref) / np.linalg.norm(ref) <= 1e-6
 
 
-@pytest.mark.parametrize("reducer,axes", [("sum", (1,)), ("max", (1, 2)), ("min", (2,))])
+@pytest.mark.parametrize("reducer,axes", [("sum", (1,)), ("max", (1, 2)), ("min", (2,)), ("sum", (2,))])
 def test_row_reduce_kernel_matches_numpy(reducer, axes, tmp_path):
     x = RNG.standard_normal((6, 5, 40)).astype(np.float32)
     fn = lambda x: getattr(jnp, reducer)(x, axis=axes)  # noqa: E731
@@ -70,11 +77,17 @@ def test_row_reduce_kernel_matches_numpy(reducer, axes, tmp_path):
         assert not cus
         return
     assert len(cus) == 1
-    init = np.array([{"sum": 0.0, "max": -np.inf, "min": np.inf}[reducer]], np.float32)
     ref = getattr(np, reducer)(x.astype(np.float64), axis=axes)
-    out = np.full(ref.shape, np.nan, np.float32)
-    host_kernel(cus[0], tmp_path)(ptr(x), ptr(init), ptr(out))
-    np.testing.assert_allclose(out, ref, rtol=1e-5)
+    # The init value joins each row once, whatever the block size: run with
+    # the identity and with a value that changes the result.
+    combine = {"sum": np.add, "max": np.maximum, "min": np.minimum}[reducer]
+    identity = {"sum": 0.0, "max": -np.inf, "min": np.inf}[reducer]
+    run = host_kernel(cus[0], tmp_path)
+    for init_value in (identity, float(np.median(ref)) if reducer != "sum" else 2.5):
+        init = np.array([init_value], np.float32)
+        out = np.full(ref.shape, np.nan, np.float32)
+        run(x, init, out)
+        np.testing.assert_allclose(out, combine(ref, init_value), rtol=1e-5, atol=1e-5)
 
 
 def test_cuda_executable_is_refused_clearly_without_a_cuda_provider(tmp_path, build_dir):

@@ -225,7 +225,14 @@ const std::vector<TableRow>& Rows() {
 
 int32_t Prepare(const void* data, const BrtOpDesc* op, void** state, BrtErrorBuffer* e) {
   const auto* row = static_cast<const TableRow*>(data);
-  return Guard(e, [&] { *state = static_cast<Runnable*>(row->make(ops::OpInfo(*op))); });
+  return Guard(e, [&] {
+    const ops::OpInfo info(*op);
+    // The real provider launches the executable's PTX with its block size;
+    // the emulation checks that size as it does, then runs its own kernel.
+    if (row->may_be_generated && BRT_STRUCT_HAS(BrtOpDesc, op, kernel_image) && op->kernel_image)
+      ops::PlanGeneratedLaunch(info);
+    *state = static_cast<Runnable*>(row->make(info));
+  });
 }
 
 int32_t DeviceCount() { return 1; }

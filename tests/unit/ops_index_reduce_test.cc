@@ -263,3 +263,34 @@ TEST(Reduce, LongRowsAndColumns) {
 
 }  // namespace
 }  // namespace brt::test
+
+namespace brt::test {
+namespace {
+
+// A generated row reduction assumes a power-of-two block of at most 256
+// threads; an executable that asks for another is refused when it loads,
+// naming the op and the size, instead of corrupting results on the GPU.
+TEST(GeneratedKernels, ABlockSizeTheKernelCannotRunIsRefusedAtLoad) {
+  if (TestDevice().kind != DeviceKind::kCuda) GTEST_SKIP() << "generated kernels run on CUDA";
+  auto load = [](int64_t block) {
+    ExecutableBuilder b("brt-unit-test");
+    const std::string ptx = ".version 8.0\n.target sm_80\n";
+    b.AddKernel("brt_kernel_0", "ptx:compute_80", std::vector<uint8_t>(ptx.begin(), ptx.end()), "");
+    FunctionBuilder& f = b.AddFunction("main");
+    ValueId x = f.Input("x", DType::kF32, {4, 8}, TestDevice());
+    ValueId init = f.Input("init", DType::kF32, {}, TestDevice());
+    f.Output("y", f.Op("reduce", {x, init}, {{DType::kF32, {4}}},
+                       {{"dimensions", std::vector<int64_t>{1}},
+                        {"reducer", "add"},
+                        {"kernel", "brt_kernel_0"},
+                        {"block_size", block}},
+                       TestDevice())[0]);
+    return LoadBuilt(b, TestOptions()).status();
+  };
+  ExpectError(load(300), {"reduce", "block_size 300", "power of two up to 256"});
+  ExpectError(load(96), {"block_size 96"});
+  ExpectError(load(2048), {"block_size 2048 is outside 1..1024"});
+}
+
+}  // namespace
+}  // namespace brt::test

@@ -53,6 +53,11 @@ inline std::mt19937_64& Rng() {
   return rng;
 }
 
+// Where the op tests run: the CPU, or the CUDA provider when
+// BRT_TEST_DEVICE=cuda (with the options that load only it).
+Device TestDevice();
+SessionOptions TestOptions();
+
 struct OpRun {
   std::string kind;
   std::vector<HostTensor> inputs;
