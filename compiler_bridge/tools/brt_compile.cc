@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "codegen/CudaCodegen.h"
 #include "import/Import.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -63,6 +64,8 @@ int main(int argc, char** argv) {
   if (input.empty() || output.empty()) return Usage("need an input file and -o OUTPUT");
   if (target != "cpu" && target != "cuda")
     return Usage("--target must be cpu or cuda, got '" + target + "'");
+  if (target == "cuda" && !brt::bridge::NvrtcBuiltIn())
+    return std::fprintf(stderr, "brt-compile: --target=cuda: %s\n", brt::bridge::kNoNvrtc), 1;
 
   std::ifstream in(input);
   if (!in) return std::fprintf(stderr, "brt-compile: cannot open '%s'\n", input.c_str()), 1;

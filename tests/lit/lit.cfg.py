@@ -10,3 +10,5 @@ config.test_source_root = os.path.dirname(__file__)
 bin_dir = os.environ.get("BRT_BIN_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
 tools_dir = os.environ.get("LLVM_TOOLS_DIR", "/usr/lib/llvm-22/bin")
 config.environment["PATH"] = os.pathsep.join([bin_dir, tools_dir, os.environ.get("PATH", "")])
+# Outputs go to the build tree (ctest sets BRT_LIT_OUTPUT_DIR), never into the sources.
+config.test_exec_root = os.environ.get("BRT_LIT_OUTPUT_DIR", os.path.join(bin_dir, "..", "lit"))
