@@ -534,9 +534,14 @@ struct RequestContext::Impl {
   void* graph = nullptr;
   std::vector<void*> graph_buffers;
   bool replayed = false;
+  // The first run after a dispatch is built (a new specialization or queue)
+  // goes op by op: lazy module loading, PTX JIT and the libraries' first
+  // calls must not happen inside a capture. Later runs record and replay.
+  bool ran_eagerly = false;
   bool graph_fallback_said = false;
   std::string graph_off_reason;  // why the ops cannot be recorded, if so
   Status BuildDispatch();
+  Status InstallQueue(Device device, bool wrap, void* native_queue);
   Status OrderStreams(const std::vector<QueueSlot*>& slots);
   void DropGraph();
   Status RunOps();
@@ -803,6 +808,7 @@ Status RequestContext::Impl::BuildDispatch() {
   DropEvents();
   dispatch.clear();
   graph_queue = nullptr;
+  ran_eagerly = false;
   graph_off_reason.clear();
   const size_t n = spec->ops.size();
   std::vector<QueueSlot*> slots(n, nullptr);
@@ -1082,7 +1088,7 @@ Status RequestContext::Impl::RunOps() {
     }
     return Status::Ok();
   }
-  if (graph_queue && graphs_enabled) {
+  if (graph_queue && graphs_enabled && ran_eagerly) {
     const BrtProviderApi* api = graph_queue->provider->api;
     if (!graph || graph_buffers != buffers) {
       DropGraph();
@@ -1125,6 +1131,7 @@ Status RequestContext::Impl::RunOps() {
       if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK)
         return failed(i);
     }
+    ran_eagerly = true;
     return Status::Ok();
   }
   for (size_t i = 0; i < n; ++i) {
@@ -1237,24 +1244,31 @@ Expected<Tensor> RequestContext::Output(ArgRef ref) const {
 void RequestContext::SetProfiling(bool enabled) { impl_->profiling = enabled; }
 
 Status RequestContext::SetQueue(Device device, void* native_queue) {
-  if (impl_->in_flight)
+  return impl_->InstallQueue(device, /*wrap=*/true, native_queue);
+}
+
+Status RequestContext::UseOwnQueue(Device device) {
+  return impl_->InstallQueue(device, /*wrap=*/false, nullptr);
+}
+
+Status RequestContext::Impl::InstallQueue(Device device, bool wrap, void* native_queue) {
+  if (in_flight)
     return Status(StatusCode::kFailedPrecondition, "cannot change queues while a run is in flight");
-  const LoadedProvider* p = impl_->s->ProviderFor(device.kind);
+  const LoadedProvider* p = s->ProviderFor(device.kind);
   if (!p || !p->api->create_queue)
     return Status(
         StatusCode::kInvalidArgument,
         std::string("no loaded provider runs work queues on ") + DeviceKindName(device.kind));
-  if (native_queue && !(BRT_STRUCT_HAS(BrtProviderApi, p->api, wrap_queue) && p->api->wrap_queue))
+  if (wrap && !(BRT_STRUCT_HAS(BrtProviderApi, p->api, wrap_queue) && p->api->wrap_queue))
     return Status(StatusCode::kUnsupported,
                   "provider '" + p->name() + "' cannot run on a caller's queue");
   void* queue = nullptr;
   BrtErrorBuffer err{};
-  if (native_queue ? p->api->wrap_queue(device.ordinal, native_queue, &queue, &err)
-                   : p->api->create_queue(device.ordinal, &queue, &err))
+  if (wrap ? p->api->wrap_queue(device.ordinal, native_queue, &queue, &err)
+           : p->api->create_queue(device.ordinal, &queue, &err))
     return Status(StatusCode::kInvalidArgument,
                   "provider '" + p->name() + "': cannot use that queue: " + err.message);
-  impl_->DropGraph();
-  auto& queues = impl_->queues;
+  DropGraph();
   auto slot = std::find_if(queues.begin(), queues.end(),
                            [&](const auto& q) { return q->provider == p && q->stream == 0; });
   if (slot == queues.end()) {
@@ -1263,8 +1277,8 @@ Status RequestContext::SetQueue(Device device, void* native_queue) {
     p->api->destroy_queue((*slot)->queue);
     (*slot)->queue = queue;
   }
-  impl_->dispatch.clear();  // entries and events hold the old queue
-  impl_->DropEvents();
+  dispatch.clear();  // entries and events hold the old queue
+  DropEvents();
   return Status::Ok();
 }
 

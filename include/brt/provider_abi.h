@@ -203,8 +203,10 @@ typedef struct BrtProviderApi {
   /* The fields below are present when struct_size covers them; each may be
    * NULL when the provider has no such thing. */
   /* A queue over the caller's native queue (e.g. a cudaStream_t from
-   * PyTorch): work is ordered after what the caller queued before. Freed by
-   * destroy_queue, which then leaves the native queue alone. */
+   * PyTorch): work is ordered after what the caller queued before. NULL is a
+   * native queue too where the device has one by that handle (CUDA's default
+   * stream). Freed by destroy_queue, which then leaves the native queue
+   * alone. */
   int32_t (*wrap_queue)(int32_t device_ordinal, void* native_queue, void** queue,
                         BrtErrorBuffer* error);
   /* Gives cached device memory back to the system. */

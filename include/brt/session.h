@@ -113,9 +113,14 @@ class RequestContext {
 
   // Runs this context's work for `device` on the caller's native queue (a
   // cudaStream_t for CUDA, e.g. PyTorch's current stream) instead of a queue
-  // of its own; nullptr goes back to its own. Runs are ordered after what the
-  // caller queued before them. Run() still waits for completion.
+  // of its own. Every handle is the caller's, nullptr included: for CUDA it
+  // is the default stream (what torch.cuda.current_stream() gives by
+  // default). Runs are ordered after what the caller queued before them;
+  // Run() still waits for completion. The legacy default stream cannot be
+  // recorded into a CUDA graph, so such a context runs op by op (said once).
   Status SetQueue(Device device, void* native_queue);
+  // Goes back to a queue of the context's own for `device`.
+  Status UseOwnQueue(Device device);
   // CUDA graphs (on by default): with fixed shapes, the first run records the
   // device ops and later runs replay them; new bound addresses re-record. An
   // op that cannot be recorded makes the context run op by op, said once on

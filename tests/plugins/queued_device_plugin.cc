@@ -28,7 +28,20 @@ struct Queue {
   bool capturing = false;
   std::vector<Work>* capture = nullptr;
   bool wrapped = false;
+  Queue* native = nullptr;  // a wrapped queue's work goes to the caller's
 };
+
+// The caller's queues: the one behind handle nullptr (the device's default
+// queue, like CUDA's stream 0) and any other handle is a Queue it made.
+Queue default_native_queue;
+Queue* NativeQueue(void* handle) {
+  return handle ? static_cast<Queue*>(handle) : &default_native_queue;
+}
+// Where work queued on q really goes.
+Queue* Target(void* q) {
+  auto* queue = static_cast<Queue*>(q);
+  return queue->native ? queue->native : queue;
+}
 
 struct Counters {
   int captures = 0, launches = 0, kernel_runs = 0, copies = 0, native_queue_ops = 0;
@@ -65,9 +78,10 @@ bool Inside(const std::map<const char*, size_t>& blocks, const void* p) {
 // Inside some allocation (values live at offsets in the core's arenas).
 bool OnDevice(const void* p) { return Inside(allocations, p); }
 
-void Enqueue(Queue* q, Work w) {
-  if (q->wrapped)
-    w = [w, q]() {
+void Enqueue(Queue* wrapper, Work w) {
+  Queue* q = Target(wrapper);
+  if (wrapper->wrapped)
+    w = [w]() {
       w();
       std::lock_guard<std::mutex> lock(mu);
       ++counters.native_queue_ops;
@@ -171,10 +185,10 @@ int32_t CreateQueue(int32_t, void** q, BrtErrorBuffer*) {
   return BRT_OK;
 }
 
-int32_t WrapQueue(int32_t, void* native, void** q, BrtErrorBuffer* e) {
-  if (!native) return Fail(e, "null native queue");
+int32_t WrapQueue(int32_t, void* native, void** q, BrtErrorBuffer*) {
   auto* queue = new Queue;
   queue->wrapped = true;
+  queue->native = NativeQueue(native);
   *q = queue;
   return BRT_OK;
 }
@@ -182,7 +196,7 @@ int32_t WrapQueue(int32_t, void* native, void** q, BrtErrorBuffer* e) {
 void DestroyQueue(void* q) { delete static_cast<Queue*>(q); }
 
 int32_t Synchronize(void* q, BrtErrorBuffer* e) {
-  auto* queue = static_cast<Queue*>(q);
+  Queue* queue = Target(q);
   if (queue->capturing) return Fail(e, "synchronize during capture");
   RunUpTo(queue, queue->first + queue->pending.size());
   queue->first += queue->pending.size();
@@ -199,7 +213,7 @@ int32_t CreateEvent(int32_t, void** event, BrtErrorBuffer*) {
 void DestroyEvent(void* event) { delete static_cast<Event*>(event); }
 
 int32_t RecordEvent(void* event, void* q, BrtErrorBuffer* e) {
-  auto* queue = static_cast<Queue*>(q);
+  Queue* queue = Target(q);
   if (queue->capturing) return Fail(e, "event recorded during capture");
   *static_cast<Event*>(event) = {queue, queue->first + queue->pending.size()};
   std::lock_guard<std::mutex> lock(mu);
@@ -217,14 +231,14 @@ int32_t WaitEvent(void* q, void* event, BrtErrorBuffer* e) {
 }
 
 int32_t BeginCapture(void* q, BrtErrorBuffer*) {
-  auto* queue = static_cast<Queue*>(q);
+  Queue* queue = Target(q);
   queue->capturing = true;
   queue->capture = new std::vector<Work>;
   return BRT_OK;
 }
 
 int32_t EndCapture(void* q, void** graph, BrtErrorBuffer*) {
-  auto* queue = static_cast<Queue*>(q);
+  Queue* queue = Target(q);
   queue->capturing = false;
   *graph = queue->capture;
   queue->capture = nullptr;
@@ -234,8 +248,7 @@ int32_t EndCapture(void* q, void** graph, BrtErrorBuffer*) {
 }
 
 int32_t LaunchGraph(void* graph, void* q, BrtErrorBuffer*) {
-  for (const Work& w : *static_cast<std::vector<Work>*>(graph))
-    static_cast<Queue*>(q)->pending.push_back(w);
+  for (const Work& w : *static_cast<std::vector<Work>*>(graph)) Target(q)->pending.push_back(w);
   std::lock_guard<std::mutex> lock(mu);
   ++counters.launches;
   return BRT_OK;
@@ -314,4 +327,12 @@ extern "C" __attribute__((visibility("default"))) void* queued_device_alloc(size
 }
 extern "C" __attribute__((visibility("default"))) void queued_device_free(void* p) {
   Deallocate(0, p);
+}
+// The caller queues its own work (a host->device write) on a native queue
+// (nullptr: the default queue); it runs when that queue is synchronized.
+extern "C" __attribute__((visibility("default"))) void queued_device_write_on_native(
+    void* native, void* dst, const void* src, size_t bytes) {
+  std::vector<char> data(static_cast<const char*>(src), static_cast<const char*>(src) + bytes);
+  NativeQueue(native)->pending.push_back(
+      [dst, data] { std::memcpy(dst, data.data(), data.size()); });
 }
