@@ -76,7 +76,7 @@ nb::dlpack::dtype ToDLPack(brt::DType d) {
 
 // Where a DLPack array lives, in brt's terms. Pinned host memory is host
 // memory; other devices are refused by name.
-brt::Device DeviceOf(const std::string& what, const nb::ndarray<>& array) {
+brt::Device DeviceOf(const std::string& what, const nb::ndarray<nb::ro>& array) {
   const int type = array.device_type();
   if (type == nb::device::cpu::value || type == nb::device::cuda_host::value)
     return brt::Device{brt::DeviceKind::kCpu, 0};
@@ -87,12 +87,62 @@ brt::Device DeviceOf(const std::string& what, const nb::ndarray<>& array) {
                            .c_str());
 }
 
+// What the element types brt binds are called, for messages.
+constexpr char kBindableTypes[] =
+    "float32, float16, bfloat16, float64, bool, int8, int32, int64, uint8";
+
+std::string Text(nb::handle h) { return nb::str(h).c_str(); }
+
+// An array view of obj, or false; a failed import (numpy's __dlpack__
+// refusing, say) leaves no Python error behind.
+template <typename Array>
+bool TryArray(nb::handle obj, Array& array) {
+  if (nb::try_cast(obj, array)) return true;
+  PyErr_Clear();
+  return false;
+}
+
+// Why `obj` cannot be taken as an array, in the user's terms.
+std::string WhyNotAnArray(nb::handle obj) {
+  const std::string type = Text(obj.type().attr("__name__"));
+  if (!nb::hasattr(obj, "dtype"))
+    return "expected an array (NumPy, JAX, PyTorch, CuPy: anything with __dlpack__ or the buffer "
+           "protocol), got " +
+           type;
+  const std::string dtype = Text(obj.attr("dtype"));
+  nb::object byteorder = nb::getattr(obj.attr("dtype"), "byteorder", nb::none());
+  if (!byteorder.is_none() && Text(byteorder) == ">")
+    return "the " + type + " has non-native byte order (" + dtype +
+           "); pass array.astype(array.dtype.newbyteorder('='))";
+  return "element type " + dtype + " is not supported; brt binds " + kBindableTypes;
+}
+
 // A Python array (anything DLPack, on the host or a CUDA device) as a tensor
 // that keeps the array alive until the runtime lets go of it. No copy:
-// non-contiguous arrays are refused.
-brt::Tensor FromArray(const std::string& what, const nb::ndarray<>& array, nb::handle owner) {
-  auto dtype = FromDLPack(array.dtype());
-  if (!dtype) throw nb::type_error((what + ": unsupported element type").c_str());
+// non-contiguous arrays are refused. Read-only arrays (what np.asarray gives
+// for a JAX array) bind as inputs; an argument the run writes (an output)
+// needs a writable one. bfloat16 NumPy arrays (ml_dtypes) bind through a
+// uint16 view of the same memory.
+brt::Tensor FromArray(const std::string& what, nb::handle obj, bool written) {
+  nb::object source = nb::borrow(obj);
+  std::optional<brt::DType> dtype;
+  nb::ndarray<nb::ro> array;
+  if (!TryArray(source, array) && nb::hasattr(obj, "dtype") && nb::hasattr(obj, "view") &&
+      Text(obj.attr("dtype")) == "bfloat16") {
+    source = obj.attr("view")(nb::module_::import_("numpy").attr("uint16"));
+    dtype = brt::DType::kBF16;
+    if (!TryArray(source, array)) dtype.reset();
+  }
+  if (!array.is_valid()) throw nb::type_error((what + ": " + WhyNotAnArray(obj)).c_str());
+  if (written) {
+    nb::ndarray<> writable;
+    if (!TryArray(source, writable))
+      throw nb::value_error((what + ": the array is read-only, but the run writes this argument "
+                                    "(an output); bind a writable array")
+                                .c_str());
+  }
+  if (!dtype) dtype = FromDLPack(array.dtype());
+  if (!dtype) throw nb::type_error((what + ": " + WhyNotAnArray(obj)).c_str());
   const brt::Device device = DeviceOf(what, array);
   std::vector<int64_t> shape;
   int64_t expected = 1;
@@ -106,10 +156,11 @@ brt::Tensor FromArray(const std::string& what, const nb::ndarray<>& array, nb::h
     expected *= static_cast<int64_t>(array.shape(d));
   }
   for (size_t d = 0; d < array.ndim(); ++d) shape.push_back(static_cast<int64_t>(array.shape(d)));
-  PyObject* ref = owner.ptr();
+  PyObject* ref = source.ptr();
   Py_INCREF(ref);
+  // Inputs are never written (checked above for what is), so const is cast away here only.
   return brt::Tensor::Adopt(
-      array.data(), *dtype, std::move(shape),
+      const_cast<void*>(array.data()), *dtype, std::move(shape),
       [ref](void*) {
         nb::gil_scoped_acquire gil;  // the runtime may let go on another thread
         Py_DECREF(ref);
@@ -128,8 +179,14 @@ nb::object ToArray(const brt::Tensor& t) {
     return nb::cast(nb::ndarray<>(t.data(), shape.size(), shape.data(), owner, nullptr,
                                   ToDLPack(t.dtype()), nb::device::cuda::value,
                                   t.device().ordinal));
-  return nb::cast(nb::ndarray<nb::numpy>(t.data(), shape.size(), shape.data(), owner, nullptr,
-                                         ToDLPack(t.dtype())));
+  // NumPy has no bfloat16 of its own: such results come back as ml_dtypes'
+  // bfloat16, a view of the same memory.
+  const bool bf16 = t.dtype() == brt::DType::kBF16;
+  nb::object array =
+      nb::cast(nb::ndarray<nb::numpy>(t.data(), shape.size(), shape.data(), owner, nullptr,
+                                      bf16 ? nb::dtype<uint16_t>() : ToDLPack(t.dtype())));
+  if (bf16) array = array.attr("view")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
+  return array;
 }
 
 nb::dict ArgumentDict(const brt::ArgumentInfo& a) {
@@ -150,7 +207,18 @@ nb::dict ArgumentDict(const brt::ArgumentInfo& a) {
 }
 
 int ArgIndex(const brt::FunctionInfo& f, nb::handle key) {
-  if (nb::isinstance<nb::int_>(key)) return nb::cast<int>(key);
+  if (nb::isinstance<nb::int_>(key)) {
+    const long long index = nb::cast<long long>(key);
+    if (index < 0 || index >= static_cast<long long>(f.arguments.size()))
+      throw nb::index_error(("function '" + f.name + "' has " + std::to_string(f.arguments.size()) +
+                             " arguments; got index " + std::to_string(index))
+                                .c_str());
+    return static_cast<int>(index);
+  }
+  if (!nb::isinstance<nb::str>(key))
+    throw nb::type_error(("an argument is named by its index (int) or name (str), got " +
+                          Text(key.type().attr("__name__")))
+                             .c_str());
   const std::string name = nb::cast<std::string>(key);
   for (size_t i = 0; i < f.arguments.size(); ++i)
     if (f.arguments[i].name == name) return static_cast<int>(i);
@@ -162,10 +230,12 @@ class PyRequest {
   PyRequest(std::shared_ptr<brt::Session> s, std::unique_ptr<brt::RequestContext> c)
       : session_(std::move(s)), ctx_(std::move(c)) {}
 
-  void Bind(nb::handle key, const nb::ndarray<>& array, nb::handle owner) {
+  void Bind(nb::handle key, nb::handle array) {
     const int index = ArgIndex(ctx_->function(), key);
-    const std::string what = "argument '" + ctx_->function().arguments.at(index).name + "'";
-    Check(ctx_->Bind(index, FromArray(what, array, owner), brt::Ownership::kRuntimeOwned));
+    const brt::ArgumentInfo& arg = ctx_->function().arguments[index];
+    const std::string what = "argument '" + arg.name + "'";
+    const bool written = arg.role == brt::ArgRole::kOutput || arg.role == brt::ArgRole::kState;
+    Check(ctx_->Bind(index, FromArray(what, array, written), brt::Ownership::kRuntimeOwned));
   }
   void Run() {
     brt::Status s;
@@ -204,10 +274,7 @@ NB_MODULE(_brt, m) {
 
   nb::class_<PyRequest>(m, "RequestContext")
       .def(
-          "bind",
-          [](PyRequest& r, nb::handle key, nb::handle array) {
-            r.Bind(key, nb::cast<nb::ndarray<>>(array), array);
-          },
+          "bind", [](PyRequest& r, nb::handle key, nb::handle array) { r.Bind(key, array); },
           nb::arg("arg"), nb::arg("array"), "Binds an input (by name or index) without copying it.")
       .def("run", &PyRequest::Run, "Runs and waits; the GIL is released meanwhile.")
       .def("run_async", &PyRequest::RunAsync)
@@ -221,13 +288,14 @@ NB_MODULE(_brt, m) {
           nb::arg("enabled"), "CUDA graphs: record the device ops once, replay them after.")
       .def(
           "set_stream",
-          [](PyRequest& r, uintptr_t stream) {
-            Check(r.context().SetQueue(brt::Device{brt::DeviceKind::kCuda, 0},
-                                       reinterpret_cast<void*>(stream)));
+          [](PyRequest& r, std::optional<uintptr_t> stream) {
+            const brt::Device cuda{brt::DeviceKind::kCuda, 0};
+            Check(stream ? r.context().SetQueue(cuda, reinterpret_cast<void*>(*stream))
+                         : r.context().UseOwnQueue(cuda));
           },
-          nb::arg("stream"),
-          "Runs on the caller's CUDA stream (e.g. torch.cuda.current_stream().cuda_stream); 0 "
-          "goes back to the context's own.")
+          nb::arg("stream").none(),
+          "Runs on the caller's CUDA stream (e.g. torch.cuda.current_stream().cuda_stream; 0 is "
+          "the default stream, used as given); None goes back to the context's own.")
       .def_prop_ro("last_run_replayed_graph",
                    [](PyRequest& r) { return r.context().last_run_replayed_graph(); });
 
@@ -272,10 +340,9 @@ NB_MODULE(_brt, m) {
                                      std::to_string(f.input_indices.size()))
                                         .c_str());
             for (size_t i = 0; i < inputs.size(); ++i)
-              r.Bind(nb::int_(f.input_indices[i]), nb::cast<nb::ndarray<>>(inputs[i]), inputs[i]);
+              r.Bind(nb::int_(f.input_indices[i]), inputs[i]);
             for (auto [key, value] : named)
-              if (nb::cast<std::string>(key) != "function")
-                r.Bind(key, nb::cast<nb::ndarray<>>(value), value);
+              if (nb::cast<std::string>(key) != "function") r.Bind(key, value);
             r.Run();
             return r.Outputs();
           },

@@ -10,6 +10,9 @@ import pytest
 
 import brt
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from gpu_expectation import skip_or_fail  # noqa: E402
+
 
 def reference(d, x):
     h = x.astype(np.float64)
@@ -93,6 +96,75 @@ def test_errors_carry_the_core_message(mlp_dir):
         brt.Session("/nonexistent.brtx")
 
 
+def test_read_only_arrays_bind_as_inputs_without_a_copy(mlp_dir):
+    """np.asarray(jax_array) is read-only: exactly what JAX and optax users pass."""
+    jnp = pytest.importorskip("jax.numpy")
+    s = brt.Session(str(mlp_dir / "mlp.brtx"))
+    x = np.asarray(jnp.asarray(np.load(mlp_dir / "x.npy")))
+    assert not x.flags.writeable
+    (out,) = s.run(x)
+    assert rel(out, reference(mlp_dir, x)) <= 1e-5
+    frozen = np.load(mlp_dir / "x.npy")
+    frozen.flags.writeable = False
+    ctx = s.new_request()
+    ctx.bind("x", frozen)
+    ctx.run()
+    assert rel(ctx.outputs()[0], reference(mlp_dir, frozen)) <= 1e-5
+    # An output is written: a read-only one is refused, naming it.
+    out_index = [a["role"] for a in s.functions[0]["arguments"]].index("output")
+    out_name = s.functions[0]["arguments"][out_index]["name"]
+    y = np.zeros(ctx.outputs()[0].shape, np.float32)
+    y.flags.writeable = False
+    with pytest.raises(ValueError, match=f"argument '{out_name}': the array is read-only"):
+        ctx.bind(out_index, y)
+
+
+def test_binding_errors_name_the_argument_and_never_leak_cpp_text(mlp_dir):
+    s = brt.Session(str(mlp_dir / "mlp.brtx"))
+    ctx = s.new_request()
+    x = np.load(mlp_dir / "x.npy")
+    cases = [
+        (lambda: ctx.bind("x", [[1.0] * 64] * 16), TypeError, "argument 'x': expected an array .* got list"),
+        (lambda: ctx.bind("x", x.astype(">f4")), TypeError, "argument 'x': .*non-native byte order"),
+        (lambda: ctx.bind("x", x.astype(np.uint16)), TypeError, "argument 'x': element type uint16 is not supported"),
+        (lambda: ctx.bind(99, x), IndexError, r"has \d+ arguments; got index 99"),
+        (lambda: ctx.bind(-1, x), IndexError, "got index -1"),
+        (lambda: ctx.bind(1.5, x), TypeError, "index \\(int\\) or name \\(str\\), got float"),
+        (lambda: s.run(x.astype(">f4")), TypeError, "non-native byte order"),
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error, match=message) as e:
+            call()
+        assert "bad_cast" not in str(e.value) and "std::" not in str(e.value)
+
+
+DTYPES = ["float32", "float16", "bfloat16", "float64", "bool", "int8", "int32", "int64", "uint8"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_dtype_binds_and_round_trips(dtype, tmp_path):
+    """Each element type NumPy, JAX and ml_dtypes produce, through a flip (any dtype), 0-d included."""
+    jnp = pytest.importorskip("jax.numpy")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    np_dtype = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((3, 5)) * 50).astype(np_dtype) if dtype != "bool" else rng.random((3, 5)) > 0.5
+    import jax
+    with jax.enable_x64(True):  # float64 and int64 stay 64-bit
+        path = brt.compile(lambda a, b: (jnp.flip(a, 0), b), jnp.asarray(x), jnp.asarray(x[0, 0]),
+                           path=str(tmp_path / f"{dtype}.brtx"))
+        read_only = np.asarray(jnp.asarray(x))  # as JAX hands it over: read-only
+    s = brt.Session(path)
+
+    def same_bits(a, b):
+        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.reshape(-1).view(np.uint8),
+                                                                            b.reshape(-1).view(np.uint8))
+    for a, b in ((x, x[0, 0].copy()), (read_only, read_only[1, 2])):
+        flipped, scalar = s.run(a, b)
+        assert same_bits(flipped, np.flip(x, 0).astype(np_dtype))
+        assert same_bits(np.asarray(scalar), np.asarray(b))
+
+
 def test_async_run(mlp_dir):
     s = brt.Session(str(mlp_dir / "mlp.brtx"))
     ctx = s.new_request()
@@ -170,14 +242,16 @@ def test_run_releases_the_gil(tmp_path):
 
 def test_cuda_tensors_bind_without_copy(tmp_path):
     """PyTorch CUDA tensors in and DLPack CUDA arrays out, on the caller's stream."""
-    torch = pytest.importorskip("torch")
+    try:
+        import torch
+    except ImportError as e:
+        skip_or_fail(f"PyTorch, which this test binds CUDA tensors from, does not import: {e}")
     if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
-    jax = pytest.importorskip("jax")
-    jnp = jax.numpy
+        skip_or_fail("torch.cuda.is_available() is False")
     # On a GPU machine without brt-compile, bench/gpu_bench.py --prepare made it.
     path = os.path.join(os.environ.get("BRT_GPU_MODELS", ""), "bindings.brtx")
     if not os.path.exists(path):
+        jnp = pytest.importorskip("jax.numpy")
         path = brt.compile(lambda a, b: jnp.tanh(a @ b) + a, jnp.zeros((64, 64), jnp.float32),
                            jnp.zeros((64, 64), jnp.float32), target="cuda", path=str(tmp_path / "m.brtx"))
     s = brt.Session(path, providers=["cuda"])
