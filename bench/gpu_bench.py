@@ -22,12 +22,16 @@ import numpy as np
 
 import brt
 
+try:  # the benchmarks need it; --prepare (on the build machine) does not
+    import torch
+except ImportError:
+    torch = None
+
 sys.path.insert(0, "examples")
 import jax_models as m  # noqa: E402
 
 
 def median_ms(fn, runs, warmup=5):
-    import torch
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -87,12 +91,10 @@ def brt_runner(path, tensors, graphs=True):
 
 
 def to_numpy(t):
-    import torch
     return t.float().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t, np.float32)
 
 
 def brt_output(ctx):
-    import torch
     ctx.run()
     return torch.from_dlpack(ctx.outputs()[0])
 
@@ -110,8 +112,9 @@ def main():
             brt.compile(fn, *args, target="cuda", path=f"{opts.prepare}/{name}.brtx")
         print(f"compiled {len(models())} executables into {opts.prepare}")
         return
+    if torch is None or not torch.cuda.is_available():
+        sys.exit("gpu_bench.py: the benchmarks need PyTorch with a CUDA device")
     import jax
-    import torch
 
     lines = [f"device: {torch.cuda.get_device_name()}", ""]
     tmp = tempfile.mkdtemp()

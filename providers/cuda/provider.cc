@@ -96,18 +96,6 @@ void Check(cublasStatus_t s, const char* what) {
     throw Error(BRT_ERROR_INTERNAL, std::string(what) + ": cuBLASLt status " + std::to_string(s));
 }
 
-int64_t NumElements(const BrtTensorDesc& t) {
-  int64_t n = 1;
-  for (int i = 0; i < t.rank; ++i) n *= t.dims[i];
-  return n;
-}
-
-const BrtAttr* FindAttr(const BrtOpDesc* op, const char* name) {
-  for (int i = 0; i < op->num_attrs; ++i)
-    if (!std::strcmp(op->attrs[i].name, name)) return &op->attrs[i];
-  return nullptr;
-}
-
 // --- devices and memory -------------------------------------------------------
 
 // Per device: the default stream-ordered pool (cached memory is kept up to the
@@ -195,13 +183,15 @@ uint64_t ReservedBytes(int32_t ordinal) {
 
 // --- queues -------------------------------------------------------------------
 
-Queue* MakeQueue(int32_t ordinal, cudaStream_t native) {
+// A queue over the caller's stream when `wrap` (0, the default stream,
+// included), else over a new non-blocking stream of its own.
+Queue* MakeQueue(int32_t ordinal, bool wrap, cudaStream_t native) {
   Device(ordinal);
   auto* q = new Queue;
   q->device = ordinal;
   try {
     Check(cudaSetDevice(ordinal), "cudaSetDevice");
-    if (native) {
+    if (wrap) {
       q->stream = native, q->owned = false;
     } else {
       Check(cudaStreamCreateWithFlags(&q->stream, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -217,11 +207,12 @@ Queue* MakeQueue(int32_t ordinal, cudaStream_t native) {
 }
 
 int32_t CreateQueue(int32_t ordinal, void** queue, BrtErrorBuffer* e) {
-  return Guard(e, [&] { *queue = MakeQueue(ordinal, nullptr); });
+  return Guard(e, [&] { *queue = MakeQueue(ordinal, /*wrap=*/false, nullptr); });
 }
 
 int32_t WrapQueue(int32_t ordinal, void* native, void** queue, BrtErrorBuffer* e) {
-  return Guard(e, [&] { *queue = MakeQueue(ordinal, static_cast<cudaStream_t>(native)); });
+  return Guard(
+      e, [&] { *queue = MakeQueue(ordinal, /*wrap=*/true, static_cast<cudaStream_t>(native)); });
 }
 
 void DestroyQueue(void* queue) {
@@ -341,13 +332,8 @@ class GeneratedKernel final : public Kernel {
     Check(Driver().module_load_data(&module_, ptx.c_str()), "cuModuleLoadData");
     Check(Driver().module_get_function(&function_, module_, op->kernel_name),
           "cuModuleGetFunction");
-    const BrtAttr* block = FindAttr(op, "block_size");
-    block_ = block ? static_cast<unsigned>(block->i) : 256;
-    // Grid-stride loops: a row reduction takes a block per output element, an
-    // elementwise kernel a thread per element; at most 65535 blocks.
-    const int64_t n = NumElements(op->results[0]);
-    const int64_t blocks = !std::strcmp(op->kind, "reduce") ? n : (n + block_ - 1) / block_;
-    grid_ = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(blocks, 65535)));
+    const ops::GeneratedLaunch launch = ops::PlanGeneratedLaunch(OpInfo(*op));
+    block_ = launch.block, grid_ = launch.grid;
     num_buffers_ = op->num_operands + op->num_results;
     if (num_buffers_ > kMaxBuffers)
       throw Error(BRT_ERROR_UNSUPPORTED, std::string("kernel '") + op->kernel_name + "' takes " +

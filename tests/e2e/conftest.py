@@ -21,5 +21,17 @@ def mlp_dir(build_dir, tmp_path_factory):
     return d
 
 
+def nvrtc_built_in():
+    """Whether brt-compile can generate CUDA kernels (ctest says; BRT_HAVE_NVRTC=0 without a CUDA toolkit)."""
+    return os.environ.get("BRT_HAVE_NVRTC", "1") != "0"
+
+
+@pytest.fixture
+def nvrtc():
+    if not nvrtc_built_in():
+        pytest.skip("brt-compile was built without NVRTC (no CUDA toolkit): --target=cuda is refused "
+                    "(test_cuda_target_is_refused_without_nvrtc)")
+
+
 def brt_run(build_dir, *args):
     return subprocess.run([str(build_dir / "bin" / "brt-run"), *map(str, args)], capture_output=True, text=True)

@@ -17,7 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 import brt  # noqa: E402
 
-from conftest import brt_run  # noqa: E402
+from conftest import brt_run, nvrtc_built_in  # noqa: E402
 
 RNG = np.random.default_rng(7)
 
@@ -53,7 +53,7 @@ def host_kernel(cu, tmp_path, grid=3, block=64):
     return run
 
 
-def test_fused_elementwise_kernel_matches_numpy(tmp_path):
+def test_fused_elementwise_kernel_matches_numpy(nvrtc, tmp_path):
     a = RNG.standard_normal((64, 33)).astype(np.float32)
     b = RNG.standard_normal(33).astype(np.float32)
     fn = lambda a, b: jnp.tanh(a * b + 1.0) * 0.5 + jnp.maximum(a, 0.0)  # noqa: E731
@@ -68,7 +68,7 @@ def test_fused_elementwise_kernel_matches_numpy(tmp_path):
 
 
 @pytest.mark.parametrize("reducer,axes", [("sum", (1,)), ("max", (1, 2)), ("min", (2,)), ("sum", (2,))])
-def test_row_reduce_kernel_matches_numpy(reducer, axes, tmp_path):
+def test_row_reduce_kernel_matches_numpy(reducer, axes, nvrtc, tmp_path):
     x = RNG.standard_normal((6, 5, 40)).astype(np.float32)
     fn = lambda x: getattr(jnp, reducer)(x, axis=axes)  # noqa: E731
     kernels, _ = compile_cuda(fn, [x], tmp_path)
@@ -90,8 +90,15 @@ def test_row_reduce_kernel_matches_numpy(reducer, axes, tmp_path):
         np.testing.assert_allclose(out, combine(ref, init_value), rtol=1e-5, atol=1e-5)
 
 
-def test_cuda_executable_is_refused_clearly_without_a_cuda_provider(tmp_path, build_dir):
+def test_cuda_executable_is_refused_clearly_without_a_cuda_provider(nvrtc, tmp_path, build_dir):
     x = RNG.standard_normal((4, 8)).astype(np.float32)
     compile_cuda(lambda x: jnp.exp(x) * 2.0, [x], tmp_path)
     r = brt_run(build_dir, tmp_path / "f.brtx", "--random-inputs", 1)
     assert r.returncode == 3 and "on cuda" in r.stderr and "no provider for this device is loaded" in r.stderr
+
+
+def test_cuda_target_is_refused_without_nvrtc(tmp_path):
+    if nvrtc_built_in():
+        pytest.skip("this brt-compile has NVRTC")
+    with pytest.raises(brt.CompileError, match="built without NVRTC"):
+        brt.compile(lambda x: x * 2.0, np.ones(4, np.float32), target="cuda", path=tmp_path / "f.brtx")

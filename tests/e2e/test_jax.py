@@ -14,10 +14,12 @@ import jax.numpy as jnp  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "tests"))
 import brt  # noqa: E402
+from gpu_expectation import skip_or_fail  # noqa: E402
 from jax_models import cnn, encoder_args, encoder_block, mlp  # noqa: E402
 
-from conftest import brt_run  # noqa: E402
+from conftest import brt_run, nvrtc_built_in  # noqa: E402
 
 RNG = np.random.default_rng(2026)
 
@@ -119,7 +121,7 @@ def test_jax_function_matches(name, have_compiler, build_dir, tmp_path):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_jax_function_matches_on_emulated_cuda(name, have_compiler, build_dir, tmp_path):
+def test_jax_function_matches_on_emulated_cuda(name, have_compiler, nvrtc, build_dir, tmp_path):
     emulated = build_dir / "tests" / "emulated_cuda"
     if not (emulated / "libbrt_provider_cuda.so").exists():
         pytest.skip("the emulated CUDA provider is built only where a CUDA toolkit is found")
@@ -130,11 +132,13 @@ def test_jax_function_matches_on_emulated_cuda(name, have_compiler, build_dir, t
 
 @pytest.fixture(scope="module")
 def gpu(have_compiler, build_dir, tmp_path_factory):
+    if not nvrtc_built_in():
+        pytest.skip("brt-compile was built without NVRTC: no --target=cuda executables")
     path = brt.compile(lambda x: -x, np.ones(4, np.float32), target="cuda",
                        path=tmp_path_factory.mktemp("probe") / "probe.brtx")
     probe = brt_run(build_dir, path, "--random-inputs", "1", "--provider", "cuda")
     if probe.returncode != 0:
-        pytest.skip(f"no usable CUDA device: {probe.stderr.strip()}")
+        skip_or_fail(f"brt-run --provider cuda fails: {probe.stderr.strip()}")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

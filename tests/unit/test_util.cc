@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 namespace brt::test {
@@ -166,15 +167,20 @@ bool OnCuda() {
   return cuda;
 }
 
-Device TestDevice() { return OnCuda() ? Device{DeviceKind::kCuda, 0} : Device{}; }
-
-SessionOptions TestOptions() {
-  SessionOptions o;
-  if (OnCuda()) o.providers = {"cuda"};
-  return o;
+// Whether this machine has a GPU the CUDA run must use: BRT_EXPECT_GPU=1 or 0
+// when set (scripts/gpu_suite.sh sets 1 where nvidia-smi sees one), else
+// whether the NVIDIA driver shows a GPU.
+bool GpuExpected() {
+  if (const char* e = std::getenv("BRT_EXPECT_GPU")) return std::string(e) == "1";
+  std::error_code ec;
+  return std::filesystem::exists("/dev/nvidia0", ec) ||
+         (std::filesystem::is_directory("/proc/driver/nvidia/gpus", ec) &&
+          !std::filesystem::is_empty("/proc/driver/nvidia/gpus", ec));
 }
 
-// Without a usable GPU, every test of a CUDA run is skipped, saying why.
+// Without a GPU, every test of a CUDA run is skipped, saying why. With one, a
+// provider, library or driver that fails the probe fails the run: a broken
+// GPU path must never pass as "skipped".
 class CudaEnvironment : public testing::Environment {
  public:
   void SetUp() override {
@@ -193,12 +199,26 @@ class CudaEnvironment : public testing::Environment {
       BRT_RETURN_IF_ERROR((*ctx)->Bind("y", Tensor::Borrow(out, DType::kF32, {4})));
       return (*ctx)->Run();
     }();
-    if (!s.ok() || out[3] != -4) GTEST_SKIP() << "no usable CUDA device: " << s.ToString();
+    if (s.ok() && out[3] == -4) return;
+    const std::string why = s.ok() ? "negate(4) gave " + std::to_string(out[3]) : s.ToString();
+    if (GpuExpected())
+      GTEST_FAIL() << "a GPU is visible (BRT_EXPECT_GPU or /dev/nvidia0) but the CUDA provider "
+                      "cannot run on it: "
+                   << why;
+    GTEST_SKIP() << "no usable CUDA device: " << why;
   }
 };
 const auto* const kCudaEnvironment = testing::AddGlobalTestEnvironment(new CudaEnvironment);
 
 }  // namespace
+
+Device TestDevice() { return OnCuda() ? Device{DeviceKind::kCuda, 0} : Device{}; }
+
+SessionOptions TestOptions() {
+  SessionOptions o;
+  if (OnCuda()) o.providers = {"cuda"};
+  return o;
+}
 
 Expected<std::vector<HostTensor>> RunOp(const OpRun& op) {
   ExecutableBuilder b("brt-unit-test");
