@@ -441,8 +441,11 @@ void ReleaseInstance(void* instance) { delete static_cast<Runnable*>(instance); 
 
 int32_t RunKernel(void* runnable, void* const* buffers, void* queue, BrtErrorBuffer* e) {
   if (!queue) return Report(e, BRT_ERROR_INVALID_ARGUMENT, "CUDA kernels need a queue");
-  return Guard(e,
-               [&] { static_cast<Runnable*>(runnable)->Run(buffers, static_cast<Queue*>(queue)); });
+  return Guard(e, [&] {
+    auto* q = static_cast<Queue*>(queue);
+    UseDevice(q->device);
+    static_cast<Runnable*>(runnable)->Run(buffers, q);
+  });
 }
 
 }  // namespace

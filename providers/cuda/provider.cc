@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -98,9 +99,11 @@ void Check(cublasStatus_t s, const char* what) {
 
 // --- devices and memory -------------------------------------------------------
 
-// Per device: the default stream-ordered pool (cached memory is kept up to the
-// release threshold, BRT_CUDA_POOL_RELEASE_BYTES, default: all of it) and a
-// stream for allocations, so memory is ready for any stream when returned.
+// Per device: a stream-ordered pool of the provider's own (cached memory is
+// kept up to the release threshold, BRT_CUDA_POOL_RELEASE_BYTES, default: all
+// of it; CUDA's default pool, which other libraries in the process share, is
+// left as it is) and a stream for allocations, so memory is ready for any
+// stream when returned.
 struct DeviceState {
   cudaMemPool_t pool = nullptr;
   cudaStream_t alloc_stream = nullptr;
@@ -119,8 +122,12 @@ DeviceState& Device(int ordinal) {
                                                 std::to_string(devices.size()) + " visible)");
   DeviceState& d = devices[ordinal];
   if (!d.pool) {
-    Check(cudaSetDevice(ordinal), "cudaSetDevice");
-    Check(cudaDeviceGetDefaultMemPool(&d.pool, ordinal), "cudaDeviceGetDefaultMemPool");
+    UseDevice(ordinal);
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = ordinal;
+    Check(cudaMemPoolCreate(&d.pool, &props), "cudaMemPoolCreate");
     uint64_t threshold = UINT64_MAX;
     if (const char* env = std::getenv("BRT_CUDA_POOL_RELEASE_BYTES"))
       threshold = std::strtoull(env, nullptr, 10);
@@ -140,7 +147,7 @@ void* Allocate(int32_t ordinal, size_t bytes, size_t) {
   void* p = nullptr;
   try {
     DeviceState& d = Device(ordinal);
-    Check(cudaSetDevice(ordinal), "cudaSetDevice");
+    UseDevice(ordinal);
     // Pool blocks are at least 256-byte aligned, as the core asks.
     Check(cudaMallocFromPoolAsync(&p, bytes ? bytes : 1, d.pool, d.alloc_stream),
           "cudaMallocFromPoolAsync");
@@ -155,6 +162,7 @@ void* Allocate(int32_t ordinal, size_t bytes, size_t) {
 void Deallocate(int32_t ordinal, void* p) {
   try {
     DeviceState& d = Device(ordinal);
+    UseDevice(ordinal);
     Check(cudaFreeAsync(p, d.alloc_stream), "cudaFreeAsync");
   } catch (const Error& e) {
     std::fprintf(stderr, "brt cuda: %s\n", e.what());
@@ -164,6 +172,7 @@ void Deallocate(int32_t ordinal, void* p) {
 void Trim(int32_t ordinal) {
   try {
     DeviceState& d = Device(ordinal);
+    UseDevice(ordinal);
     Check(cudaStreamSynchronize(d.alloc_stream), "cudaStreamSynchronize");
     Check(cudaMemPoolTrimTo(d.pool, 0), "cudaMemPoolTrimTo");
   } catch (const Error& e) {
@@ -186,18 +195,19 @@ uint64_t ReservedBytes(int32_t ordinal) {
 // A queue over the caller's stream when `wrap` (0, the default stream,
 // included), else over a new non-blocking stream of its own.
 Queue* MakeQueue(int32_t ordinal, bool wrap, cudaStream_t native) {
-  Device(ordinal);
+  DeviceState& d = Device(ordinal);
   auto* q = new Queue;
   q->device = ordinal;
   try {
-    Check(cudaSetDevice(ordinal), "cudaSetDevice");
+    UseDevice(ordinal);
     if (wrap) {
       q->stream = native, q->owned = false;
     } else {
       Check(cudaStreamCreateWithFlags(&q->stream, cudaStreamNonBlocking), "cudaStreamCreate");
     }
     Check(cublasLtCreate(&q->lt), "cublasLtCreate");
-    Check(cudaMallocAsync(&q->workspace, kMatmulWorkspace, q->stream), "matmul workspace");
+    Check(cudaMallocFromPoolAsync(&q->workspace, kMatmulWorkspace, d.pool, q->stream),
+          "matmul workspace");
   } catch (...) {
     if (q->owned && q->stream) cudaStreamDestroy(q->stream);
     delete q;
@@ -218,6 +228,7 @@ int32_t WrapQueue(int32_t ordinal, void* native, void** queue, BrtErrorBuffer* e
 void DestroyQueue(void* queue) {
   auto* q = static_cast<Queue*>(queue);
   if (!q) return;
+  cudaSetDevice(q->device);
   cudaFreeAsync(q->workspace, q->stream);
   cudaStreamSynchronize(q->stream);
   cublasLtDestroy(q->lt);
@@ -227,6 +238,7 @@ void DestroyQueue(void* queue) {
 
 int32_t SynchronizeQueue(void* queue, BrtErrorBuffer* e) {
   return Guard(e, [&] {
+    UseDevice(static_cast<Queue*>(queue)->device);
     Check(cudaStreamSynchronize(static_cast<Queue*>(queue)->stream), "running the queued work");
   });
 }
@@ -234,7 +246,7 @@ int32_t SynchronizeQueue(void* queue, BrtErrorBuffer* e) {
 int32_t Copy(int32_t ordinal, void* dst, const void* src, size_t bytes, int32_t direction,
              void* queue, BrtErrorBuffer* e) {
   return Guard(e, [&] {
-    Check(cudaSetDevice(ordinal), "cudaSetDevice");
+    UseDevice(ordinal);
     const cudaMemcpyKind kind = direction == 0   ? cudaMemcpyHostToDevice
                                 : direction == 1 ? cudaMemcpyDeviceToHost
                                                  : cudaMemcpyDeviceToDevice;
@@ -250,6 +262,7 @@ int32_t Copy(int32_t ordinal, void* dst, const void* src, size_t bytes, int32_t 
 
 int32_t BeginCapture(void* queue, BrtErrorBuffer* e) {
   return Guard(e, [&] {
+    UseDevice(static_cast<Queue*>(queue)->device);
     Check(cudaStreamBeginCapture(static_cast<Queue*>(queue)->stream,
                                  cudaStreamCaptureModeThreadLocal),
           "cudaStreamBeginCapture");
@@ -270,6 +283,7 @@ int32_t EndCapture(void* queue, void** graph, BrtErrorBuffer* e) {
 
 int32_t LaunchGraph(void* graph, void* queue, BrtErrorBuffer* e) {
   return Guard(e, [&] {
+    UseDevice(static_cast<Queue*>(queue)->device);
     Check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), static_cast<Queue*>(queue)->stream),
           "cudaGraphLaunch");
   });
@@ -281,7 +295,7 @@ void DestroyGraph(void* graph) { cudaGraphExecDestroy(static_cast<cudaGraphExec_
 
 int32_t CreateEvent(int32_t ordinal, void** event, BrtErrorBuffer* e) {
   return Guard(e, [&] {
-    Check(cudaSetDevice(ordinal), "cudaSetDevice");
+    UseDevice(ordinal);
     cudaEvent_t ev = nullptr;
     Check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate");
     *event = ev;
@@ -292,6 +306,7 @@ void DestroyEvent(void* event) { cudaEventDestroy(static_cast<cudaEvent_t>(event
 
 int32_t RecordEvent(void* event, void* queue, BrtErrorBuffer* e) {
   return Guard(e, [&] {
+    UseDevice(static_cast<Queue*>(queue)->device);
     Check(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<Queue*>(queue)->stream),
           "cudaEventRecord");
   });
@@ -299,6 +314,7 @@ int32_t RecordEvent(void* event, void* queue, BrtErrorBuffer* e) {
 
 int32_t WaitEvent(void* queue, void* event, BrtErrorBuffer* e) {
   return Guard(e, [&] {
+    UseDevice(static_cast<Queue*>(queue)->device);
     Check(
         cudaStreamWaitEvent(static_cast<Queue*>(queue)->stream, static_cast<cudaEvent_t>(event), 0),
         "cudaStreamWaitEvent");
@@ -404,6 +420,38 @@ class MatmulKernel final : public Kernel {
     layout(&a_, g_.a_rows, g_.a_cols, g_.lda, g_.stride_a);
     layout(&b_, g_.b_rows, g_.b_cols, g_.ldb, g_.stride_b);
     layout(&c_, g_.m, g_.n, g_.ldc, g_.stride_c);
+    // Two algorithms: one for operands aligned as the core's arenas are
+    // (256 B), one for any element-aligned pointer (a caller's tensor bound
+    // at an offset); Run picks by the real addresses.
+    const uint32_t element = static_cast<uint32_t>(brt_dtype_size(g_.dtype));
+    aligned_ = FindAlgorithm(kAlignedBytes, &algo_aligned_);
+    unaligned_ = FindAlgorithm(element, &algo_unaligned_);
+    if (!aligned_ && !unaligned_)
+      throw Error(BRT_ERROR_UNSUPPORTED, op.kind + ": cuBLASLt has no algorithm for " +
+                                             std::to_string(g_.m) + "x" + std::to_string(g_.n) +
+                                             "x" + std::to_string(g_.k));
+    if (!unaligned_) fallback_.reset(MakeOwnDot(op));
+    if (post_) {
+      post_params_.kind = Elementwise::kActivation;
+      post_params_.op = static_cast<int>(activation);
+      post_params_.space.n = post_params_.space.dims[0] = g_.batch * g_.m * g_.n;
+      post_params_.space.strides[0][0] = 1;
+    }
+  }
+  ~MatmulKernel() override {
+    if (!a_) return;
+    cublasLtMatrixLayoutDestroy(a_);
+    cublasLtMatrixLayoutDestroy(b_);
+    cublasLtMatrixLayoutDestroy(c_);
+  }
+  Runnable* NewInstance() const override { return new Instance(*this); }
+  void Run(void* const*, Queue*) override {}  // runs through its per-context instance
+
+ private:
+  static constexpr uint32_t kAlignedBytes = 256;
+
+  // The best algorithm for operands aligned to `alignment` bytes, if any.
+  bool FindAlgorithm(uint32_t alignment, cublasLtMatmulHeuristicResult_t* algo) const {
     cublasLtMatmulDesc_t desc = NewDesc();
     cublasLtHandle_t handle = nullptr;
     cublasLtMatmulPreference_t pref = nullptr;
@@ -414,31 +462,19 @@ class MatmulKernel final : public Kernel {
     if (s == CUBLAS_STATUS_SUCCESS)
       s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
                                                sizeof(ws));
+    for (auto attr :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatmulPreferenceSetAttribute(pref, attr, &alignment, sizeof(alignment));
     if (s == CUBLAS_STATUS_SUCCESS)
-      s = cublasLtMatmulAlgoGetHeuristic(handle, desc, a_, b_, c_, c_, pref, 1, &algo_, &found);
+      s = cublasLtMatmulAlgoGetHeuristic(handle, desc, a_, b_, c_, c_, pref, 1, algo, &found);
     if (pref) cublasLtMatmulPreferenceDestroy(pref);
     if (handle) cublasLtDestroy(handle);
     cublasLtMatmulDescDestroy(desc);
-    if (s != CUBLAS_STATUS_SUCCESS || found == 0)
-      throw Error(BRT_ERROR_UNSUPPORTED, op.kind + ": cuBLASLt has no algorithm for " +
-                                             std::to_string(g_.n) + "x" + std::to_string(g_.k) +
-                                             "x" + std::to_string(g_.m));
-    if (post_) {
-      post_params_.kind = Elementwise::kActivation;
-      post_params_.op = static_cast<int>(activation);
-      post_params_.space.n = post_params_.space.dims[0] = g_.batch * g_.m * g_.n;
-      post_params_.space.strides[0][0] = 1;
-    }
+    return s == CUBLAS_STATUS_SUCCESS && found > 0;
   }
-  ~MatmulKernel() override {
-    cublasLtMatrixLayoutDestroy(a_);
-    cublasLtMatrixLayoutDestroy(b_);
-    cublasLtMatrixLayoutDestroy(c_);
-  }
-  Runnable* NewInstance() const override { return new Instance(*this); }
-  void Run(void* const*, Queue*) override {}  // runs through its per-context instance
 
- private:
   cublasLtMatmulDesc_t NewDesc() const {
     cublasLtMatmulDesc_t desc = nullptr;
     Check(cublasLtMatmulDescCreate(&desc, compute_, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -478,10 +514,17 @@ class MatmulKernel final : public Kernel {
         Check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b[2],
                                              sizeof(void*)),
               "BIAS_POINTER");
-      const float one = 1.f, zero = 0.f;
       void* out = b[g.result];
+      const uintptr_t addresses =
+          reinterpret_cast<uintptr_t>(lhs) | reinterpret_cast<uintptr_t>(rhs) |
+          reinterpret_cast<uintptr_t>(out) | (g.bias ? reinterpret_cast<uintptr_t>(b[2]) : 0);
+      const bool aligned = k_.aligned_ && addresses % kAlignedBytes == 0;
+      if (!aligned && !k_.unaligned_) return k_.fallback_->Run(b, q);
+      const float one = 1.f, zero = 0.f;
+      const cublasLtMatmulAlgo_t* algo =
+          aligned ? &k_.algo_aligned_.algo : &k_.algo_unaligned_.algo;
       Check(cublasLtMatmul(q->lt, desc_, &one, rhs, k_.a_, lhs, k_.b_, &zero, out, k_.c_, out,
-                           k_.c_, &k_.algo_.algo, q->workspace, kMatmulWorkspace, q->stream),
+                           k_.c_, algo, q->workspace, kMatmulWorkspace, q->stream),
             "cublasLtMatmul");
       if (k_.post_) {
         const void* in[] = {out};
@@ -500,8 +543,10 @@ class MatmulKernel final : public Kernel {
   cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
   cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
-  cublasLtMatmulHeuristicResult_t algo_{};
-  bool post_ = false;  // tanh and gelu run after cuBLASLt
+  cublasLtMatmulHeuristicResult_t algo_aligned_{}, algo_unaligned_{};
+  bool aligned_ = false, unaligned_ = false;
+  std::unique_ptr<Kernel> fallback_;  // brt's own kernel, where no unaligned algorithm exists
+  bool post_ = false;                 // tanh and gelu run after cuBLASLt
   ElementwiseParams post_params_;
 };
 
@@ -514,22 +559,41 @@ class ConvKernel final : public Kernel {
     const cudnnDataType_t t = c_.dtype == BRT_DTYPE_F16    ? CUDNN_DATA_HALF
                               : c_.dtype == BRT_DTYPE_BF16 ? CUDNN_DATA_BFLOAT16
                                                            : CUDNN_DATA_FLOAT;
-    auto ints = [](const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); };
+    // cuDNN's Nd API takes int dims, strides and windows, and 4 to 8 dims:
+    // what does not fit is refused by name, never narrowed.
+    auto ints = [&](const std::vector<int64_t>& v, const char* what) {
+      std::vector<int> out;
+      for (int64_t x : v) {
+        if (x < INT32_MIN || x > INT32_MAX)
+          throw Error(BRT_ERROR_UNSUPPORTED,
+                      op.kind + ": the convolution's " + what + " (" + std::to_string(x) +
+                          ") does not fit cuDNN's 32-bit descriptors; split the batch or the "
+                          "image");
+        out.push_back(static_cast<int>(x));
+      }
+      return out;
+    };
     const int n = static_cast<int>(c_.x_dims.size());
+    if (n < 4 || n > CUDNN_DIM_MAX)
+      throw Error(BRT_ERROR_UNSUPPORTED,
+                  op.kind + ": cuDNN takes 4 to " + std::to_string(CUDNN_DIM_MAX) +
+                      "-dimensional convolutions, this one has " + std::to_string(n) + " dims");
     CheckDnn(cudnnCreateTensorDescriptor(&x_), "cudnnCreateTensorDescriptor");
     CheckDnn(cudnnCreateTensorDescriptor(&y_), "cudnnCreateTensorDescriptor");
     CheckDnn(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor");
     CheckDnn(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
-    CheckDnn(
-        cudnnSetTensorNdDescriptor(x_, t, n, ints(c_.x_dims).data(), ints(c_.x_strides).data()),
-        "input descriptor");
-    CheckDnn(
-        cudnnSetTensorNdDescriptor(y_, t, n, ints(c_.y_dims).data(), ints(c_.y_strides).data()),
-        "result descriptor");
-    CheckDnn(cudnnSetFilterNdDescriptor(w_, t, CUDNN_TENSOR_NCHW, n, ints(c_.w_dims).data()),
+    CheckDnn(cudnnSetTensorNdDescriptor(x_, t, n, ints(c_.x_dims, "input shape").data(),
+                                        ints(c_.x_strides, "input strides").data()),
+             "input descriptor");
+    CheckDnn(cudnnSetTensorNdDescriptor(y_, t, n, ints(c_.y_dims, "result shape").data(),
+                                        ints(c_.y_strides, "result strides").data()),
+             "result descriptor");
+    CheckDnn(cudnnSetFilterNdDescriptor(w_, t, CUDNN_TENSOR_NCHW, n,
+                                        ints(c_.w_dims, "filter shape").data()),
              "filter descriptor");
-    CheckDnn(cudnnSetConvolutionNdDescriptor(conv_, n - 2, ints(c_.pads).data(),
-                                             ints(c_.strides).data(), ints(c_.dilations).data(),
+    CheckDnn(cudnnSetConvolutionNdDescriptor(conv_, n - 2, ints(c_.pads, "padding").data(),
+                                             ints(c_.strides, "window strides").data(),
+                                             ints(c_.dilations, "dilations").data(),
                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
              "convolution descriptor");
     CheckDnn(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(p.groups)), "group count");
@@ -630,15 +694,24 @@ class ConvKernel final : public Kernel {
 
 // --- the kernel table -----------------------------------------------------------
 
-// cuBLASLt for f32, f16 and bf16, brt's own kernel for other dtypes and
-// shapes cuBLASLt has no algorithm for.
+// cuBLASLt for f32, f16 and bf16, brt's own kernel for other dtypes, for
+// empty operands (a zero M, N or K never reaches the library) and where
+// cuBLASLt refuses the layout or has no algorithm; that last case is said
+// once per process, naming why.
 Kernel* MakeMatmul(const OpInfo& op) {
-  if (GemmSupports(op.out[0].dtype)) {
-    try {
-      return new MatmulKernel(op, PlanGemm(op));
-    } catch (const Error& x) {
-      if (x.code != BRT_ERROR_UNSUPPORTED) throw;
-    }
+  if (!GemmSupports(op.out[0].dtype)) return MakeOwnDot(op);
+  const GemmPlan plan = PlanGemm(op);
+  if (plan.m == 0 || plan.n == 0 || plan.k == 0 || plan.batch == 0) return MakeOwnDot(op);
+  try {
+    return new MatmulKernel(op, plan);
+  } catch (const Error& x) {
+    static std::once_flag said;
+    std::call_once(said, [&] {
+      std::fprintf(stderr,
+                   "brt cuda: %s: cuBLASLt cannot run it (%s); brt's own matmul kernel runs such "
+                   "ops instead (said once)\n",
+                   op.kind.c_str(), x.what());
+    });
   }
   return MakeOwnDot(op);
 }
@@ -661,6 +734,9 @@ const std::vector<TableRow>& Rows() {
 int32_t PrepareKernel(const void* data, const BrtOpDesc* op, void** state, BrtErrorBuffer* e) {
   const auto* row = static_cast<const TableRow*>(data);
   return Guard(e, [&] {
+    // Ops carry no device ordinal in the executable: kernels are prepared
+    // (modules loaded, buffers allocated) on device 0, where they run.
+    UseDevice(0);
     const bool generated =
         row->may_be_generated && BRT_STRUCT_HAS(BrtOpDesc, op, kernel_image) && op->kernel_image;
     if (generated)

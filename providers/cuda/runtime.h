@@ -37,6 +37,11 @@ int32_t Guard(BrtErrorBuffer* e, F&& f) {
 
 constexpr size_t kMatmulWorkspace = 32u << 20;
 
+// Makes `ordinal` the calling thread's device. Every entry point that works
+// on a device calls it: the core (and the caller's threads) may run, record
+// and load from any thread, whatever device that thread last used.
+inline void UseDevice(int ordinal) { Check(cudaSetDevice(ordinal), "cudaSetDevice"); }
+
 // A request context's stream, with the cuBLASLt handle and workspace its
 // matmuls share (ops on one stream never overlap).
 struct Queue {
