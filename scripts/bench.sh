@@ -5,14 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh >/dev/null
+# What the machine is and which ISA oneDNN picks here, for every header.
+isa=$(python3 -c "import sys; sys.path.insert(0, 'bench'); import machine; print(machine.onednn_isa(['build/bench/kernel_bench', '--benchmark_filter=BM_Matmul/64', '--benchmark_min_time=0.01s']))")
+export BRT_BENCH_ONEDNN_ISA="$isa"
 json=$(mktemp)
 build/bench/dispatch_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true \
   --benchmark_out="$json" --benchmark_out_format=json >/dev/null
 out=bench/results/$(date -u +%Y-%m-%d)-dispatch-cpu.md
 python3 - "$json" "$out" "$(git rev-parse --short HEAD)" <<'PY'
-import json, sys, platform, subprocess, datetime
+import json, os, sys, datetime
+sys.path.insert(0, "bench")
+import machine
 data = json.load(open(sys.argv[1]))
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown")
 rows = []
 for b in data["benchmarks"]:
     if b.get("aggregate_name") not in ("median", "mean", "stddev"):
@@ -23,7 +27,7 @@ for b in data["benchmarks"]:
 lines = [
     "# Host dispatch overhead (CPU provider)", "",
     f"- date: {datetime.date.today()}", f"- commit: {sys.argv[3]}",
-    f"- machine: {cpu}, {data['context']['num_cpus']} cores",
+    *machine.header_lines(os.environ.get("BRT_BENCH_ONEDNN_ISA")),
     "- benchmark: `bench/dispatch_bench` -- a chain of 10 000 elementwise ops on 1-element f32 tensors;",
     "  `Unary` is negate, `Binary` is add with a second input (broadcasting path); 10 repetitions.",
     "- target: <= 100 ns per op", "",
@@ -46,12 +50,14 @@ PY
 build/bin/brt-bench "$tmp/encoder.brtx" --random-inputs 1 --warmup 20 --iters 500 --json "$tmp/encoder.json" >/dev/null
 out=bench/results/$(date -u +%Y-%m-%d)-encoder-block-cpu.md
 python3 - "$tmp/encoder.json" "$out" "$(git rev-parse --short HEAD)" <<'PY'
-import json, sys, datetime
+import json, os, sys, datetime
+sys.path.insert(0, "bench")
+import machine
 b = json.load(open(sys.argv[1]))
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown")
 lat = b["latency_ms"]
 lines = ["# Transformer encoder block on the CPU provider", "",
-         f"- date: {datetime.date.today()}", f"- commit: {sys.argv[3]}", f"- machine: {cpu}",
+         f"- date: {datetime.date.today()}", f"- commit: {sys.argv[3]}",
+         *machine.header_lines(os.environ.get("BRT_BENCH_ONEDNN_ISA")),
          "- model: `encoder_block` in `examples/jax_models.py` (batch 2, sequence 64, width 256, 4 heads, exact GELU), "
          "compiled by brt-compile (111 StableHLO ops -> 21 runtime ops)",
          "- measured: `brt-bench --warmup 20 --iters 500`, one thread", "",
@@ -75,20 +81,23 @@ build/bench/kernel_bench --benchmark_repetitions=5 --benchmark_report_aggregates
   --benchmark_out="$json" --benchmark_out_format=json >/dev/null
 out=bench/results/$(date -u +%Y-%m-%d)-kernels-cpu.md
 python3 - "$json" "$out" "$(git rev-parse --short HEAD)" <<'PY'
-import json, sys, datetime
+import json, os, sys, datetime
+sys.path.insert(0, "bench")
+import machine
 data = json.load(open(sys.argv[1]))
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown")
 lines = ["# Key CPU kernels through the runtime", "", f"- date: {datetime.date.today()}", f"- commit: {sys.argv[3]}",
-         f"- machine: {cpu}, {data['context']['num_cpus']} cores",
+         *machine.header_lines(os.environ.get("BRT_BENCH_ONEDNN_ISA")),
          "- benchmark: `bench/kernel_bench` (one-op executables run by a request context), median of 5 repetitions", "",
          "| benchmark | time per run | rate |", "|---|---|---|"]
 for b in data["benchmarks"]:
     if b.get("aggregate_name") != "median":
         continue
     rate = next(((k, v) for k, v in b.items() if k in ("FLOP/s", "bytes/s")), None)
-    scale = "G" + rate[0] if rate else ""
-    lines.append(f"| {b['run_name']} | {b['real_time']:.2f} {b['time_unit']} | "
-                 + (f"{rate[1] / 1e9:.1f} {scale}" if rate else "") + " |")
+    if rate and rate[0] == "FLOP/s":
+        shown = machine.checked_gflops(rate[1] / 1e9)
+    else:
+        shown = f"{rate[1] / 1e9:.1f} Gbytes/s" if rate else ""
+    lines.append(f"| {b['run_name']} | {b['real_time']:.2f} {b['time_unit']} | {shown} |")
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
@@ -99,14 +108,13 @@ if python3 -c "import onnx, onnxruntime, iree.compiler, iree.runtime" 2>/dev/nul
   out=bench/results/$(date -u +%Y-%m-%d)-peers-cpu.md
   table=$(mktemp)
   PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py --runs 300 --markdown "$table" >/dev/null
-  cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
   versions=$(python3 -c "import importlib.metadata as m; print(f\"onnxruntime {m.version('onnxruntime')}, IREE {m.version('iree-base-compiler')}\")")
   {
     echo "# brt vs ONNX Runtime vs IREE on the CPU"
     echo
     echo "- date: $(date -u +%Y-%m-%d)"
     echo "- commit: $(git rev-parse --short HEAD)"
-    echo "- machine: $cpu, $(nproc) cores"
+    python3 bench/machine.py "$isa"
     echo "- peers: $versions (IREE: llvm-cpu, host CPU)"
     echo "- command: \`PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py --runs 300\`"
     echo "- models: MLP 32x256 -> 512 -> 512 -> 10; CNN 8x32x32x3, two 3x3 conv+relu+maxpool, dense; transformer encoder block 2x64x256, 4 heads, exact GELU"

@@ -1,0 +1,74 @@
+"""What a CPU benchmark ran on, for bench/results/ headers, and the peak that
+every GFLOP/s figure is compared with (scripts/bench.sh).
+
+The FP32 peak is FLOPs per cycle (FMA width x 2 units x 2) x clock x
+physical cores. A VM's clock is its nominal one, so the peak is given as
+nominal and as an upper bound that allows 50% turbo; a figure above the
+upper bound cannot be right (a timer measuring one thread of several, a
+wrong FLOP count) and is flagged instead of recorded.
+
+  python3 bench/machine.py [ONEDNN_ISA]   # prints the header lines
+"""
+import re
+import subprocess
+import sys
+
+TURBO_ALLOWANCE = 1.5
+
+
+def _lscpu():
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in out.splitlines() if ":" in line)}
+
+
+def describe():
+    info = _lscpu()
+    cpuinfo = open("/proc/cpuinfo").read()
+    flags = set(re.search(r"^flags\s*:(.*)$", cpuinfo, re.M).group(1).split())
+    model = re.search(r"^model name\s*:(.*)$", cpuinfo, re.M).group(1).strip()
+    logical = int(info.get("CPU(s)", 1))
+    threads_per_core = int(info.get("Thread(s) per core", 1))
+    physical = max(1, logical // threads_per_core)
+    mhz = float(info.get("CPU max MHz") or re.search(r"^cpu MHz\s*:(.*)$", cpuinfo, re.M).group(1))
+    isa = [name for name, flag in (("AVX2", "avx2"), ("FMA", "fma"), ("AVX-512F", "avx512f"),
+                                   ("AVX-512 BF16", "avx512_bf16"), ("AMX-BF16", "amx_bf16"))
+           if flag in flags]
+    lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4
+    flops_per_cycle = lanes * 2 * (2 if "fma" in flags else 1)  # 2 FMA units
+    nominal = flops_per_cycle * mhz / 1e3 * physical
+    return {"model": model, "logical": logical, "physical": physical, "mhz": mhz, "isa": isa,
+            "peak_gflops": nominal, "peak_upper_gflops": nominal * TURBO_ALLOWANCE}
+
+
+def header_lines(onednn_isa=None):
+    m = describe()
+    lines = [f"- machine: {m['model']}, {m['logical']} logical CPUs ({m['physical']} physical cores), "
+             f"{m['mhz']:.0f} MHz",
+             f"- ISA: {', '.join(m['isa']) or 'no AVX2'}" + (f"; oneDNN runs: {onednn_isa}" if onednn_isa else ""),
+             f"- FP32 peak: {m['peak_gflops']:.0f} GFLOP/s nominal, {m['peak_upper_gflops']:.0f} with turbo "
+             f"allowance (figures above that are flagged, not recorded)"]
+    return lines
+
+
+def checked_gflops(value):
+    """A GFLOP/s figure as recorded: with its share of peak, or flagged."""
+    m = describe()
+    if value > m["peak_upper_gflops"]:
+        return f"FLAGGED: {value:.0f} is above the {m['peak_upper_gflops']:.0f} GFLOP/s upper bound"
+    return f"{value:.1f} GFLOP/s ({100 * value / m['peak_gflops']:.0f}% of nominal peak)"
+
+
+def onednn_isa(command):
+    """The ISA oneDNN dispatches to, from its verbose output while `command` runs."""
+    import os
+    env = dict(os.environ, ONEDNN_VERBOSE="1")
+    out = subprocess.run(command, capture_output=True, text=True, env=env).stdout
+    found = re.search(r"isa:([^,\n]+)", out)
+    return found.group(1).strip() if found else "unknown"
+
+
+if __name__ == "__main__":
+    print("\n".join(header_lines(sys.argv[1] if len(sys.argv) > 1 else None)))
