@@ -41,6 +41,7 @@ void UploadSync(void* dst, const void* src, size_t bytes) {
 void CopyAsync(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
   Check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream), "copy");
 }
+void UseDevice(int ordinal) { Check(cudaSetDevice(ordinal), "cudaSetDevice"); }
 void ZeroAsync(void* dst, size_t bytes, cudaStream_t stream) {
   Check(cudaMemsetAsync(dst, 0, bytes, stream), "zeroing device memory");
 }

@@ -39,8 +39,9 @@ constexpr size_t kMatmulWorkspace = 32u << 20;
 
 // Makes `ordinal` the calling thread's device. Every entry point that works
 // on a device calls it: the core (and the caller's threads) may run, record
-// and load from any thread, whatever device that thread last used.
-inline void UseDevice(int ordinal) { Check(cudaSetDevice(ordinal), "cudaSetDevice"); }
+// and load from any thread, whatever device that thread last used. The host
+// emulation has one device and implements it as nothing.
+void UseDevice(int ordinal);
 
 // A request context's stream, with the cuBLASLt handle and workspace its
 // matmuls share (ops on one stream never overlap).
@@ -54,6 +55,7 @@ struct Queue {
 
 // Device memory and stream-ordered copies for the kernels; the provider
 // implements them with the CUDA runtime, the host emulation with libc.
+// (UseDevice above is implemented the same way.)
 void* DeviceAlloc(size_t bytes);
 void DeviceFree(void* p);
 // Bytes from host memory, before this returns.

@@ -23,6 +23,7 @@
 namespace brt::cuda {
 
 void* DeviceAlloc(size_t bytes) { return std::malloc(bytes ? bytes : 1); }
+void UseDevice(int) {}
 void DeviceFree(void* p) { std::free(p); }
 void UploadSync(void* dst, const void* src, size_t bytes) {
   if (bytes) std::memcpy(dst, src, bytes);
