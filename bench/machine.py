@@ -7,7 +7,7 @@ nominal and as an upper bound that allows 50% turbo; a figure above the
 upper bound cannot be right (a timer measuring one thread of several, a
 wrong FLOP count) and is flagged instead of recorded.
 
-  python3 bench/machine.py [ONEDNN_ISA]   # prints the header lines
+  python3 bench/machine.py   # prints the header lines
 """
 import re
 import subprocess
@@ -61,14 +61,22 @@ def checked_gflops(value):
     return f"{value:.1f} GFLOP/s ({100 * value / m['peak_gflops']:.0f}% of nominal peak)"
 
 
-def onednn_isa(command):
-    """The ISA oneDNN dispatches to, from its verbose output while `command` runs."""
-    import os
-    env = dict(os.environ, ONEDNN_VERBOSE="1")
-    out = subprocess.run(command, capture_output=True, text=True, env=env).stdout
-    found = re.search(r"isa:([^,\n]+)", out)
-    return found.group(1).strip() if found else "unknown"
+ONEDNN_ISAS = {0x0: "default", 0x1: "sse41", 0x3: "avx", 0x7: "avx2", 0xf: "avx2_vnni", 0x1f: "avx2_vnni_2",
+               0x27: "avx512_core", 0x67: "avx512_core_vnni", 0xe7: "avx512_core_bf16",
+               0x1ef: "avx512_core_fp16", 0xfef: "avx512_core_amx", 0x1fef: "avx512_core_amx_fp16"}
+
+
+def onednn_isa():
+    """The ISA oneDNN dispatches to here (dnnl_get_effective_cpu_isa of the
+    libdnnl the CPU provider loads: the one in this Python's prefix)."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL(f"{sys.prefix}/lib/libdnnl.so.3")
+    except OSError:
+        return "unknown (libdnnl not found)"
+    code = lib.dnnl_get_effective_cpu_isa()
+    return ONEDNN_ISAS.get(code, hex(code))
 
 
 if __name__ == "__main__":
-    print("\n".join(header_lines(sys.argv[1] if len(sys.argv) > 1 else None)))
+    print("\n".join(header_lines(onednn_isa())))

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh >/dev/null
 # What the machine is and which ISA oneDNN picks here, for every header.
-isa=$(python3 -c "import sys; sys.path.insert(0, 'bench'); import machine; print(machine.onednn_isa(['build/bench/kernel_bench', '--benchmark_filter=BM_Matmul/64', '--benchmark_min_time=0.01s']))")
+isa=$(python3 -c "import sys; sys.path.insert(0, 'bench'); import machine; print(machine.onednn_isa())")
 export BRT_BENCH_ONEDNN_ISA="$isa"
 json=$(mktemp)
 build/bench/dispatch_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true \
@@ -114,7 +114,7 @@ if python3 -c "import onnx, onnxruntime, iree.compiler, iree.runtime" 2>/dev/nul
     echo
     echo "- date: $(date -u +%Y-%m-%d)"
     echo "- commit: $(git rev-parse --short HEAD)"
-    python3 bench/machine.py "$isa"
+    python3 bench/machine.py
     echo "- peers: $versions (IREE: llvm-cpu, host CPU)"
     echo "- command: \`PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py --runs 300\`"
     echo "- models: MLP 32x256 -> 512 -> 512 -> 10; CNN 8x32x32x3, two 3x3 conv+relu+maxpool, dense; transformer encoder block 2x64x256, 4 heads, exact GELU"
