@@ -57,7 +57,9 @@ no_skips() {
 export BRT_TEST_DEVICE=cuda
 for t in ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test; do
   if $gpu/bin/$t >"$OUT/$t.log" 2>&1; then r=passed; else r=FAILED; status=1; fi
-  echo "- $t (CUDA): $r, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/$t.log" | tr '\n' ' ')" >>"$report"
+  summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?' "$OUT/$t.log" | sed 's/, listed below://' | tr '\n' ' ')
+  why=$(grep -m1 -E "a GPU is visible|no usable CUDA device" "$OUT/$t.log" || true)
+  echo "- $t (CUDA): $r, $summary${why:+ -- $why}" >>"$report"
   no_skips "$t" "$OUT/$t.log"
 done
 
@@ -77,7 +79,8 @@ else
 fi
 unset BRT_TEST_DEVICE
 if python3 tests/e2e/cuda_cases.py check $gpu/cases $gpu/bin/brt-run >"$OUT/e2e.log" 2>&1; then r=passed; else r=FAILED; status=1; fi
-echo "- JAX end-to-end cases on CUDA: $r ($(tail -1 "$OUT/e2e.log"))" >>"$report"
+first_failure=$(grep -m1 "^FAILED" "$OUT/e2e.log" | cut -c1-300 || true)
+echo "- JAX end-to-end cases on CUDA: $r ($(tail -1 "$OUT/e2e.log"))${first_failure:+ -- first: $first_failure}" >>"$report"
 no_skips "JAX end-to-end cases" "$OUT/e2e.log"
 # The Python extension for this machine's Python.
 py=$(mktemp -d)
