@@ -1,4 +1,4 @@
-// Allocator abstraction with statistics (DESIGN.md §6).
+// Allocator abstraction with statistics (bytes in use, peak, reserved) and trim.
 #pragma once
 
 #include <atomic>

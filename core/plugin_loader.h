@@ -1,4 +1,5 @@
-// Finds and dlopens provider plugins (DESIGN.md §4).
+// Finds and dlopens provider plugins: an explicit path, BRT_PROVIDER_PATH,
+// then next to libbrt (docs/writing-a-provider.md).
 #pragma once
 
 #include <memory>

@@ -1,5 +1,5 @@
-// Work queues give execution order (DESIGN.md §5). On the host: inline, or a
-// dedicated worker thread for asynchronous runs.
+// The worker thread behind RequestContext::RunAsync: work items run one at a
+// time, in submission order.
 #pragma once
 
 #include <condition_variable>
@@ -10,27 +10,13 @@
 
 namespace brt::core {
 
-class WorkQueue {
- public:
-  virtual ~WorkQueue() = default;
-  // Work items run in submission order.
-  virtual void Submit(std::function<void()> work) = 0;
-  // Blocks until everything submitted so far has run.
-  virtual void Drain() = 0;
-};
-
-class InlineQueue final : public WorkQueue {
- public:
-  void Submit(std::function<void()> work) override { work(); }
-  void Drain() override {}
-};
-
-class ThreadQueue final : public WorkQueue {
+class ThreadQueue {
  public:
   ThreadQueue();
-  ~ThreadQueue() override;
-  void Submit(std::function<void()> work) override;
-  void Drain() override;
+  ~ThreadQueue();
+  void Submit(std::function<void()> work);
+  // Blocks until everything submitted so far has run.
+  void Drain();
 
  private:
   void Loop();

@@ -1,5 +1,5 @@
 // Session (a loaded executable, shared by threads) and RequestContext (one
-// in-flight request on it). See docs/api.md.
+// in-flight request on it). Usage: README.md, "Using it".
 #pragma once
 
 #include <cstdint>

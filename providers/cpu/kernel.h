@@ -1,6 +1,7 @@
-// Shared pieces of the CPU provider: op descriptions, the kernel interface,
-// the kernel registry, 16-bit float types and iteration helpers.
-// Depends only on the plugin ABI (include/brt/provider_abi.h).
+// Shared pieces of the CPU provider: the kernel interface, the kernel
+// registry and 16-bit float types. The op view (OpInfo) and the per-op plans
+// are providers/common's, shared with the CUDA provider. Depends only on the
+// plugin ABI (include/brt/provider_abi.h) and providers/common.
 #pragma once
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// The CUDA provider (DESIGN.md §4-6): devices through their primary
+// The CUDA provider (docs/writing-a-provider.md, README "GPU"): devices through their primary
 // contexts, device memory from CUDA's stream-ordered pools, one stream per
 // request context (or the caller's), CUDA graphs, and kernels: dot_general and
 // brt.matmul through cuBLASLt, elementwise ops with broadcasting (kernels.cu),
