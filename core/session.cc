@@ -144,10 +144,11 @@ std::shared_ptr<core::Allocator> Session::Impl::AllocatorFor(Device device) {
   std::lock_guard<std::mutex> lock(allocators_mu);
   auto key = std::pair(static_cast<int>(device.kind), device.ordinal);
   auto& slot = device_allocators[key];
+  // The same provider as ProviderFor: memory, copies and queues of a device
+  // all come from the first provider loaded for its kind.
   if (!slot)
-    for (const auto& p : providers)
-      if (p->api->device_kind == static_cast<int32_t>(device.kind))
-        slot = std::make_shared<core::ProviderAllocator>(p->api, device.ordinal);
+    if (const LoadedProvider* p = ProviderFor(device.kind))
+      slot = std::make_shared<core::ProviderAllocator>(p->api, device.ordinal);
   return slot;
 }
 
