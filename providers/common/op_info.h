@@ -55,6 +55,9 @@ class OpInfo {
   std::vector<uint8_t> Bytes(std::string_view name) const;
   // The operand's bytes when constant for the Session (a weight), else null.
   const void* Constant(int operand) const;
+  // The operand is no longer known constant (its bytes are given in another
+  // dtype at run time, say).
+  void ForgetConstant(int operand) { constants_.at(operand) = nullptr; }
 
   // Throws KernelError "<kind>: <message>" unless cond holds.
   void Require(bool cond, const std::string& message) const;

@@ -70,6 +70,23 @@ class DnnlKernel : public CpuKernel {
     args_.push_back({dnnl_arg, m.get_desc(), kFixed});
     fixed_.push_back(std::move(m));
   }
+  // Weights in the layout the primitive chose (`packed`): constant ones are
+  // reordered once here, others into per-request memory before every run.
+  void BindWeights(int dnnl_arg, const memory::desc& plain, const memory::desc& packed,
+                   const void* constant, int buffer) {
+    if (packed == plain) return Bind(dnnl_arg, plain, buffer);
+    if (!constant) {
+      args_.push_back(
+          {dnnl_arg, packed, buffer, dnnl::reorder(plain_reorder(plain, packed)), plain});
+      return;
+    }
+    memory from(plain, Engine(), const_cast<void*>(constant));  // only read
+    memory to(packed, Engine());
+    dnnl::stream stream(Engine());
+    dnnl::reorder(from, to).execute(stream, from, to);
+    stream.wait();
+    BindFixed(dnnl_arg, std::move(to));
+  }
   // When there is nothing to compute (a zero-size dim): zero the result or do nothing.
   void SetTrivial(int result_buffer, size_t zero_bytes) {
     trivial_ = true;
@@ -80,10 +97,17 @@ class DnnlKernel : public CpuKernel {
  private:
   friend class DnnlInstance;
   static constexpr int kFixed = -1;
+  static dnnl::reorder::primitive_desc plain_reorder(const memory::desc& from,
+                                                     const memory::desc& to) {
+    return dnnl::reorder::primitive_desc(Engine(), from, Engine(), to);
+  }
   struct Arg {
     int dnnl_arg;
     memory::desc md;
     int buffer;  // kFixed: the next of fixed_
+    // Set when the buffer (laid out as `plain`) is reordered into md first.
+    dnnl::reorder pack = {};
+    memory::desc plain = {};
   };
   std::vector<memory> fixed_;
   dnnl::primitive primitive_;
@@ -98,9 +122,14 @@ class DnnlInstance final : public Runnable {
  public:
   explicit DnnlInstance(const DnnlKernel& k) : k_(k), stream_(Engine()) {
     size_t fixed = 0;
-    for (const auto& a : k.args_) {
+    plain_.resize(k.args_.size());
+    for (size_t i = 0; i < k.args_.size(); ++i) {
+      const auto& a = k.args_[i];
       if (a.buffer == DnnlKernel::kFixed)
         memories_.push_back(k.fixed_[fixed++]);
+      else if (a.pack)
+        memories_.emplace_back(a.md, Engine()),  // this request's packed copy
+            plain_[i] = memory(a.plain, Engine(), static_cast<void*>(DNNL_MEMORY_NONE));
       else
         memories_.emplace_back(a.md, Engine(), static_cast<void*>(DNNL_MEMORY_NONE));
       exec_args_.push_back({a.dnnl_arg, memories_.back().get()});
@@ -113,9 +142,19 @@ class DnnlInstance final : public Runnable {
     }
   }
   void Run(void* const* b) override {
-    for (size_t i = 0; i < k_.args_.size(); ++i)
-      if (k_.args_[i].buffer != DnnlKernel::kFixed)
-        memories_[i].set_data_handle(b[k_.args_[i].buffer]);
+    for (size_t i = 0; i < k_.args_.size(); ++i) {
+      const auto& a = k_.args_[i];
+      if (a.buffer == DnnlKernel::kFixed) continue;
+      if (!a.pack) {
+        memories_[i].set_data_handle(b[a.buffer]);
+        continue;
+      }
+      plain_[i].set_data_handle(b[a.buffer]);
+      const dnnl_exec_arg_t io[] = {{DNNL_ARG_FROM, plain_[i].get()},
+                                    {DNNL_ARG_TO, memories_[i].get()}};
+      if (dnnl_primitive_execute(a.pack.get(), stream_.get(), 2, io) != dnnl_success)
+        throw KernelError("oneDNN could not reorder an operand into the primitive's layout");
+    }
     const dnnl_status_t s = dnnl_primitive_execute(
         k_.primitive_.get(), stream_.get(), static_cast<int>(exec_args_.size()), exec_args_.data());
     if (s != dnnl_success)
@@ -129,6 +168,7 @@ class DnnlInstance final : public Runnable {
   const DnnlKernel& k_;
   dnnl::stream stream_;
   std::vector<memory> memories_;
+  std::vector<memory> plain_;  // per arg: the caller's buffer, where it is packed first
   std::vector<dnnl_exec_arg_t> exec_args_;
   std::vector<uint8_t> scratch_;
 };
@@ -232,16 +272,7 @@ class MatmulKernel final : public DnnlKernel {
                      : dnnl::matmul::primitive_desc(Engine(), src, wei_choice, dst, attr);
     SetPrimitive(dnnl::matmul(pd), pd.scratchpad_desc());
     Bind(DNNL_ARG_SRC, src, 0);
-    if (constant_weights) {
-      memory plain(wei, Engine(), const_cast<void*>(constant_weights));  // only read
-      memory packed(pd.weights_desc(), Engine());
-      dnnl::stream stream(Engine());
-      dnnl::reorder(plain, packed).execute(stream, plain, packed);
-      stream.wait();
-      BindFixed(DNNL_ARG_WEIGHTS, std::move(packed));
-    } else {
-      Bind(DNNL_ARG_WEIGHTS, wei, 1);
-    }
+    BindWeights(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), constant_weights, 1);
     if (e.bias) Bind(DNNL_ARG_BIAS, bias, 2);
     Bind(DNNL_ARG_DST, dst, e.result);
   }
@@ -373,17 +404,20 @@ class ConvolutionKernel final : public DnnlKernel {
     memory::desc bias({O}, t, memory::dims{1});
     dnnl::primitive_attr attr = UserScratchpad();
     AppendActivation(p.activation, attr);
+    // The filter in oneDNN's own layout: with a plain one it falls back to
+    // im2col + GEMM on AVX2 (5x slower on the CNN's convolutions).
+    const memory::desc wei_any(wei_dims, t, memory::format_tag::any);
     auto pd =
         has_bias
             ? dnnl::convolution_forward::primitive_desc(
                   Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                  src, wei, bias, dst, stride_v, dil_v, pad_l, pad_r, attr)
+                  src, wei_any, bias, dst, stride_v, dil_v, pad_l, pad_r, attr)
             : dnnl::convolution_forward::primitive_desc(
                   Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                  src, wei, dst, stride_v, dil_v, pad_l, pad_r, attr);
+                  src, wei_any, dst, stride_v, dil_v, pad_l, pad_r, attr);
     SetPrimitive(dnnl::convolution_forward(pd), pd.scratchpad_desc());
     Bind(DNNL_ARG_SRC, src, 0);
-    Bind(DNNL_ARG_WEIGHTS, wei, 1);
+    BindWeights(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), op.Constant(1), 1);
     if (has_bias) Bind(DNNL_ARG_BIAS, bias, 2);
     Bind(DNNL_ARG_DST, dst, result);
   }
@@ -629,6 +663,10 @@ class Guarded final : public CpuKernel {
         numel_.push_back(t.numel);
         if (IsHalfFloat(t.dtype)) t.dtype = BRT_DTYPE_F32;
       }
+    // A widened weight arrives in f32 scratch at run time, not as its
+    // 16-bit constant bytes.
+    for (size_t i = 0; i < f32.in.size(); ++i)
+      if (widened_[i]) f32.ForgetConstant(static_cast<int>(i));
     num_operands_ = op.in.size();
     const bool any = std::any_of(widened_.begin(), widened_.end(), [](int32_t d) { return d; });
     try {

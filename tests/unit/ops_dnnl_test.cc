@@ -241,9 +241,13 @@ const ConvSpec kConvs[] = {
 TEST(Convolution, LayoutsStridesPaddingDilationGroups) {
   for (const ConvSpec& s : kConvs) {
     HostTensor x = Random(DType::kF32, s.in, Rng()), w = Random(DType::kF32, s.kernel, Rng());
-    auto out = MustRunOp({"convolution", {x, w}, {{DType::kF32, Dims(s.out)}}, ConvAttrs(s)});
-    EXPECT_LE(RelError(out[0].ToDouble(), ConvReference(x, w, s)), 1e-5)
-        << FormatShape(s.in) << " * " << FormatShape(s.kernel);
+    // The filter bound (packed per run) and as a weight (packed once at load).
+    for (const std::vector<int>& weights : {std::vector<int>{}, std::vector<int>{1}}) {
+      auto out =
+          MustRunOp({"convolution", {x, w}, {{DType::kF32, Dims(s.out)}}, ConvAttrs(s), weights});
+      EXPECT_LE(RelError(out[0].ToDouble(), ConvReference(x, w, s)), 1e-5)
+          << FormatShape(s.in) << " * " << FormatShape(s.kernel) << " weight: " << !weights.empty();
+    }
   }
 }
 
@@ -330,8 +334,11 @@ TEST(LayerNorm, LastDimensionWithScaleAndShift) {
 TEST(Bfloat16, ConvolutionSoftmaxLayerNorm) {
   const ConvSpec& c = kConvs[1];
   HostTensor x = Random(DType::kBF16, c.in, Rng()), w = Random(DType::kBF16, c.kernel, Rng());
-  auto conv = MustRunOp({"convolution", {x, w}, {{DType::kBF16, Dims(c.out)}}, ConvAttrs(c)});
-  EXPECT_LE(RelError(conv[0].ToDouble(), ConvReference(x, w, c)), 2e-2);
+  for (const std::vector<int>& weights : {std::vector<int>{}, std::vector<int>{1}}) {
+    auto conv =
+        MustRunOp({"convolution", {x, w}, {{DType::kBF16, Dims(c.out)}}, ConvAttrs(c), weights});
+    EXPECT_LE(RelError(conv[0].ToDouble(), ConvReference(x, w, c)), 2e-2);
+  }
 
   HostTensor s = Random(DType::kBF16, {6, 40}, Rng(), -3, 3);
   auto soft = MustRunOp({"brt.softmax", {s}, {{DType::kBF16, {6, 40}}}, {{"axis", 1}}});
