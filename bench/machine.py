@@ -9,6 +9,7 @@ wrong FLOP count) and is flagged instead of recorded.
 
   python3 bench/machine.py   # prints the header lines
 """
+import functools
 import re
 import subprocess
 import sys
@@ -24,6 +25,7 @@ def _lscpu():
     return {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in out.splitlines() if ":" in line)}
 
 
+@functools.cache  # one machine per process: read lscpu and /proc/cpuinfo once
 def describe():
     info = _lscpu()
     cpuinfo = open("/proc/cpuinfo").read()
@@ -43,11 +45,11 @@ def describe():
             "peak_gflops": nominal, "peak_upper_gflops": nominal * TURBO_ALLOWANCE}
 
 
-def header_lines(onednn_isa=None):
+def header_lines():
     m = describe()
     lines = [f"- machine: {m['model']}, {m['logical']} logical CPUs ({m['physical']} physical cores), "
              f"{m['mhz']:.0f} MHz",
-             f"- ISA: {', '.join(m['isa']) or 'no AVX2'}" + (f"; oneDNN runs: {onednn_isa}" if onednn_isa else ""),
+             f"- ISA: {', '.join(m['isa']) or 'no AVX2'}; oneDNN runs: {onednn_isa()}",
              f"- FP32 peak: {m['peak_gflops']:.0f} GFLOP/s nominal, {m['peak_upper_gflops']:.0f} with turbo "
              f"allowance (figures above that are flagged, not recorded)"]
     return lines
@@ -79,4 +81,4 @@ def onednn_isa():
 
 
 if __name__ == "__main__":
-    print("\n".join(header_lines(onednn_isa())))
+    print("\n".join(header_lines()))

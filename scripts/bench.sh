@@ -5,15 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh >/dev/null
-# What the machine is and which ISA oneDNN picks here, for every header.
-isa=$(python3 -c "import sys; sys.path.insert(0, 'bench'); import machine; print(machine.onednn_isa())")
-export BRT_BENCH_ONEDNN_ISA="$isa"
 json=$(mktemp)
 build/bench/dispatch_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true \
   --benchmark_out="$json" --benchmark_out_format=json >/dev/null
 out=bench/results/$(date -u +%Y-%m-%d)-dispatch-cpu.md
 python3 - "$json" "$out" "$(git rev-parse --short HEAD)" <<'PY'
-import json, os, sys, datetime
+import json, sys, datetime
 sys.path.insert(0, "bench")
 import machine
 data = json.load(open(sys.argv[1]))
@@ -27,7 +24,7 @@ for b in data["benchmarks"]:
 lines = [
     "# Host dispatch overhead (CPU provider)", "",
     f"- date: {datetime.date.today()}", f"- commit: {sys.argv[3]}",
-    *machine.header_lines(os.environ.get("BRT_BENCH_ONEDNN_ISA")),
+    *machine.header_lines(),
     "- benchmark: `bench/dispatch_bench` -- a chain of 10 000 elementwise ops on 1-element f32 tensors;",
     "  `Unary` is negate, `Binary` is add with a second input (broadcasting path); 10 repetitions.",
     "- target: <= 100 ns per op", "",
@@ -50,14 +47,14 @@ PY
 build/bin/brt-bench "$tmp/encoder.brtx" --random-inputs 1 --warmup 20 --iters 500 --json "$tmp/encoder.json" >/dev/null
 out=bench/results/$(date -u +%Y-%m-%d)-encoder-block-cpu.md
 python3 - "$tmp/encoder.json" "$out" "$(git rev-parse --short HEAD)" <<'PY'
-import json, os, sys, datetime
+import json, sys, datetime
 sys.path.insert(0, "bench")
 import machine
 b = json.load(open(sys.argv[1]))
 lat = b["latency_ms"]
 lines = ["# Transformer encoder block on the CPU provider", "",
          f"- date: {datetime.date.today()}", f"- commit: {sys.argv[3]}",
-         *machine.header_lines(os.environ.get("BRT_BENCH_ONEDNN_ISA")),
+         *machine.header_lines(),
          "- model: `encoder_block` in `examples/jax_models.py` (batch 2, sequence 64, width 256, 4 heads, exact GELU), "
          "compiled by brt-compile (111 StableHLO ops -> 21 runtime ops)",
          "- measured: `brt-bench --warmup 20 --iters 500`, one thread", "",
@@ -81,12 +78,12 @@ build/bench/kernel_bench --benchmark_repetitions=5 --benchmark_report_aggregates
   --benchmark_out="$json" --benchmark_out_format=json >/dev/null
 out=bench/results/$(date -u +%Y-%m-%d)-kernels-cpu.md
 python3 - "$json" "$out" "$(git rev-parse --short HEAD)" <<'PY'
-import json, os, sys, datetime
+import json, sys, datetime
 sys.path.insert(0, "bench")
 import machine
 data = json.load(open(sys.argv[1]))
 lines = ["# Key CPU kernels through the runtime", "", f"- date: {datetime.date.today()}", f"- commit: {sys.argv[3]}",
-         *machine.header_lines(os.environ.get("BRT_BENCH_ONEDNN_ISA")),
+         *machine.header_lines(),
          "- benchmark: `bench/kernel_bench` (one-op executables run by a request context), median of 5 repetitions", "",
          "| benchmark | time per run | rate |", "|---|---|---|"]
 for b in data["benchmarks"]:

@@ -127,10 +127,10 @@ class DnnlInstance final : public Runnable {
       const auto& a = k.args_[i];
       if (a.buffer == DnnlKernel::kFixed)
         memories_.push_back(k.fixed_[fixed++]);
-      else if (a.pack)
-        memories_.emplace_back(a.md, Engine()),  // this request's packed copy
-            plain_[i] = memory(a.plain, Engine(), static_cast<void*>(DNNL_MEMORY_NONE));
-      else
+      else if (a.pack) {
+        memories_.emplace_back(a.md, Engine());  // this request's packed copy
+        plain_[i] = memory(a.plain, Engine(), static_cast<void*>(DNNL_MEMORY_NONE));
+      } else
         memories_.emplace_back(a.md, Engine(), static_cast<void*>(DNNL_MEMORY_NONE));
       exec_args_.push_back({a.dnnl_arg, memories_.back().get()});
     }
@@ -650,12 +650,15 @@ template <typename K>
 class Guarded final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    std::string native_error;
     try {
       return k_.Prepare(op);
     } catch (const dnnl::error& e) {
-      native_error = e.what();
+      auto half = [](const TensorInfo& t) { return IsHalfFloat(t.dtype); };
+      if (std::none_of(op.in.begin(), op.in.end(), half) &&
+          std::none_of(op.out.begin(), op.out.end(), half))
+        Refuse(op, e);
     }
+    k_ = K();  // afresh: the failed attempt may have bound arguments
     OpInfo f32 = op;
     for (std::vector<TensorInfo>* side : {&f32.in, &f32.out})
       for (TensorInfo& t : *side) {
@@ -668,13 +671,10 @@ class Guarded final : public CpuKernel {
     for (size_t i = 0; i < f32.in.size(); ++i)
       if (widened_[i]) f32.ForgetConstant(static_cast<int>(i));
     num_operands_ = op.in.size();
-    const bool any = std::any_of(widened_.begin(), widened_.end(), [](int32_t d) { return d; });
     try {
-      if (!any) throw dnnl::error(dnnl_unimplemented, native_error.c_str());
       k_.Prepare(f32);
     } catch (const dnnl::error& e) {
-      throw UnsupportedError(op.kind + ": oneDNN cannot run this configuration on this CPU (" +
-                             e.what() + ")");
+      Refuse(op, e);
     }
   }
   std::unique_ptr<Runnable> CreateInstance() const override {
@@ -684,6 +684,11 @@ class Guarded final : public CpuKernel {
   void Run(void* const* b) override { k_.Run(b); }
 
  private:
+  [[noreturn]] static void Refuse(const OpInfo& op, const dnnl::error& e) {
+    throw UnsupportedError(op.kind + ": oneDNN cannot run this configuration on this CPU (" +
+                           e.what() + ")");
+  }
+
   // Per request: f32 copies of the 16-bit buffers.
   class Widened final : public Runnable {
    public:

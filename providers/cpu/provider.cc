@@ -72,10 +72,6 @@ const std::vector<KernelDef>& Registry() {
   return defs;
 }
 
-void SetError(BrtErrorBuffer* error, const std::string& message) {
-  ReportAbiError(error, 0, message);
-}
-
 int32_t Prepare(const void* kernel_data, const BrtOpDesc* desc, void** state,
                 BrtErrorBuffer* error) {
   const KernelDef& def = *static_cast<const KernelDef*>(kernel_data);
@@ -127,10 +123,10 @@ int32_t ResolveKernel(const BrtOpSignature* sig, BrtKernel* kernel, BrtErrorBuff
                         &ReleaseInstance,  &RunKernel, 0u};
     return BRT_OK;
   }
-  SetError(error, kind_known
-                      ? std::string("op '") + sig->kind + "' is not implemented for these dtypes"
-                      : std::string("unknown op '") + sig->kind + "'");
-  return BRT_ERROR_UNSUPPORTED;
+  return ReportAbiError(
+      error, BRT_ERROR_UNSUPPORTED,
+      kind_known ? std::string("op '") + sig->kind + "' is not implemented for these dtypes"
+                 : std::string("unknown op '") + sig->kind + "'");
 }
 
 int32_t DeviceCount() { return 1; }

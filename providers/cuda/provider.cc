@@ -440,7 +440,6 @@ class MatmulKernel final : public Kernel {
     }
   }
   ~MatmulKernel() override {
-    if (!a_) return;
     cublasLtMatrixLayoutDestroy(a_);
     cublasLtMatrixLayoutDestroy(b_);
     cublasLtMatrixLayoutDestroy(c_);

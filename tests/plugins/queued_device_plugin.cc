@@ -27,8 +27,7 @@ struct Queue {
   size_t next = 0;   // pending[next] runs next
   bool capturing = false;
   std::vector<Work>* capture = nullptr;
-  bool wrapped = false;
-  Queue* native = nullptr;  // a wrapped queue's work goes to the caller's
+  Queue* native = nullptr;  // set when wrapping the caller's queue: the work goes there
 };
 
 // The caller's queues: the one behind handle nullptr (the device's default
@@ -80,7 +79,7 @@ bool OnDevice(const void* p) { return Inside(allocations, p); }
 
 void Enqueue(Queue* wrapper, Work w) {
   Queue* q = Target(wrapper);
-  if (wrapper->wrapped)
+  if (wrapper->native)
     w = [w]() {
       w();
       std::lock_guard<std::mutex> lock(mu);
@@ -187,7 +186,6 @@ int32_t CreateQueue(int32_t, void** q, BrtErrorBuffer*) {
 
 int32_t WrapQueue(int32_t, void* native, void** q, BrtErrorBuffer*) {
   auto* queue = new Queue;
-  queue->wrapped = true;
   queue->native = NativeQueue(native);
   *q = queue;
   return BRT_OK;
