@@ -6,63 +6,28 @@ namespace brt::bridge {
 namespace {
 
 using enum KindClass;
+// The registry's flag words.
+constexpr unsigned kStableHlo = 1, kCuda = 2;
+enum class Domain { kFloat, kNumeric, kAll, kIntegral };
 
 constexpr KindInfo kKinds[] = {
-    {"abs", kUnary, true, true},
-    {"ceil", kUnary, true, true},
-    {"cosine", kUnary, true, true},
-    {"erf", kUnary, false, true},
-    {"exponential", kUnary, true, true},
-    {"exponential_minus_one", kUnary, true, true},
-    {"floor", kUnary, true, true},
-    {"log", kUnary, true, true},
-    {"log_plus_one", kUnary, true, true},
-    {"logistic", kUnary, true, true},
-    {"negate", kUnary, true, true},
-    {"not", kUnary, true, true},
-    {"round_nearest_even", kUnary, true, true},
-    {"rsqrt", kUnary, true, true},
-    {"sign", kUnary, true, true},
-    {"sine", kUnary, true, true},
-    {"sqrt", kUnary, true, true},
-    {"tanh", kUnary, true, true},
-    {"add", kBinary, true, true},
-    {"and", kBinary, true, true},
-    {"divide", kBinary, true, true},
-    {"maximum", kBinary, true, true},
-    {"minimum", kBinary, true, true},
-    {"multiply", kBinary, true, true},
-    {"or", kBinary, true, true},
-    {"power", kBinary, true, true},
-    {"remainder", kBinary, true, true},
-    {"subtract", kBinary, true, true},
-    {"compare", kCompare, true, true},
-    {"select", kTernary, true, true},
-    {"clamp", kTernary, true, true},
-    {"convert", kConvert, true, true},
-    {"broadcast_in_dim", kOther, true, true},
-    {"concatenate", kOther, true, true},
-    {"constant", kOther, true, true},
-    {"convolution", kOther, true, true},
-    {"dot_general", kOther, true, true},
-    {"dynamic_slice", kOther, true, true},
-    {"dynamic_update_slice", kOther, true, true},
-    {"gather", kOther, true, true},
-    {"iota", kOther, true, true},
-    {"pad", kOther, true, true},
-    {"reduce", kOther, true, true},
-    {"reduce_window", kOther, true, true},
-    {"reshape", kOther, true, true},
-    {"reverse", kOther, true, true},
-    {"scatter", kOther, true, true},
-    {"slice", kOther, true, true},
-    {"transpose", kOther, true, true},
-    {"brt.fused_elementwise", kOther, false, true},
-    {"brt.matmul", kOther, false, true},
-    {"brt.conv", kOther, false, true},
-    {"brt.softmax", kOther, false, true},
-    {"brt.layer_norm", kOther, false, true},
-    {"brt.copy", kOther, false, true},
+#define BRT_UNARY(e, kind, domain, flags, float_expr, int_expr) \
+  {kind,                                                        \
+   kUnary,                                                      \
+   ((flags)&kStableHlo) != 0,                                   \
+   ((flags)&kCuda) != 0,                                        \
+   #float_expr,                                                 \
+   Domain::domain != Domain::kIntegral},
+#define BRT_BINARY(e, kind, domain, flags, float_expr, int_expr) \
+  {kind,                                                         \
+   kBinary,                                                      \
+   ((flags)&kStableHlo) != 0,                                    \
+   ((flags)&kCuda) != 0,                                         \
+   #float_expr,                                                  \
+   Domain::domain != Domain::kIntegral},
+#define BRT_OP(kind, min_operands, max_operands, cls, flags, ...) \
+  {kind, cls, ((flags)&kStableHlo) != 0, ((flags)&kCuda) != 0, nullptr, false},
+#include "brt/ops.def"
 };
 
 }  // namespace

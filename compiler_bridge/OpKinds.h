@@ -1,5 +1,5 @@
-// The one table of op kinds the compiler knows: which StableHLO ops it
-// imports, which it may fuse, check, or place on CUDA.
+// The op kinds the compiler knows, made from the op registry (brt/ops.def):
+// which StableHLO ops it imports, which it may fuse, check, or place on CUDA.
 #pragma once
 
 #include "llvm/ADT/StringRef.h"
@@ -20,6 +20,10 @@ struct KindInfo {
   KindClass cls;
   bool imported;  // a StableHLO op imported under this name
   bool cuda;      // the CUDA provider runs it
+  // Unary and binary ops: the scalar expression over x (unary) or a and b
+  // (binary), valid C++ and CUDA C on floats; on_float: defined on floats.
+  const char* expression;
+  bool on_float;
 };
 
 // nullptr for an unknown kind.

@@ -1,6 +1,6 @@
-// Arity and required attributes of the op kinds the core knows, checked when
-// an executable is loaded. Kinds not listed (custom ops of a plugin) are
-// checked by the provider that claims them.
+// Arity and required attributes of the registry's op kinds (brt/ops.def),
+// checked when an executable is loaded. A kind not in the registry must be
+// declared by a loaded provider's kernel table; that provider checks it.
 #pragma once
 
 #include <string_view>
@@ -19,7 +19,7 @@ struct OpSchema {
   int min_operands;
   int max_operands;  // -1: no limit
   int num_results;
-  RequiredAttr attrs[4];  // terminated by a null name
+  RequiredAttr attrs[6];  // terminated by a null name
 };
 
 // nullptr for a kind the core does not know.

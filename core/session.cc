@@ -10,11 +10,13 @@
 #include "allocator.h"
 #include "format.h"
 #include "memory_planner.h"
+#include "op_schema.h"
 #include "plugin_loader.h"
 #include "work_queue.h"
 
 namespace brt {
 
+using core::FindOpSchema;
 using core::LoadedProvider;
 
 namespace {
@@ -26,6 +28,18 @@ std::string Str(const flatbuffers::String* s) {
 template <typename T>
 size_t Len(const flatbuffers::Vector<T>* v) {
   return v ? v->size() : 0;
+}
+
+// Whether a provider's kernel table lists `kind` (how a plugin declares a
+// kind the op registry does not have).
+bool AnyProviderDeclares(const std::vector<std::shared_ptr<const LoadedProvider>>& providers,
+                         const std::string& kind) {
+  for (const auto& p : providers)
+    for (int32_t k = 0; k < p->api->kernel_count(); ++k) {
+      BrtKernelInfo info{};
+      if (p->api->kernel_info(k, &info) == BRT_OK && info.kind && kind == info.kind) return true;
+    }
+  return false;
 }
 
 struct ValueMeta {
@@ -284,6 +298,11 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
                        in_codes.data(),
                        static_cast<int32_t>(out_codes.size()),
                        out_codes.data()};
+    if (!FindOpSchema(r.kind) && !AnyProviderDeclares(providers, r.kind))
+      return Status(StatusCode::kInvalidExecutable,
+                    where + " op #" + std::to_string(i) + " '" + r.kind +
+                        "': unknown op kind (not in brt's op registry, brt/ops.def, and no "
+                        "loaded provider declares it in its kernel table)");
     std::string tried;
     for (const auto& p : providers) {
       if (p->api->device_kind != sig.device) continue;

@@ -4,8 +4,10 @@
 #include <nvrtc.h>
 #endif
 
+#include <cctype>
 #include <sstream>
 
+#include "OpKinds.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace brt::bridge {
@@ -22,54 +24,37 @@ const char* CType(mlir::Type e) {
   return nullptr;
 }
 
-// Replaces the placeholders A, B, C of an expression template.
-std::string Fill(std::string t, const std::string& a, const std::string& b,
-                 const std::string& c = "") {
-  for (auto [key, value] : {std::pair{'A', &a}, std::pair{'B', &b}, std::pair{'C', &c}})
-    for (size_t p = t.find(key); p != std::string::npos; p = t.find(key, p + value->size()))
-      t.replace(p, 1, *value);
-  return t;
+// A registry expression (OpKinds.h) with its operand names x, a and b
+// replaced by the given registers, parenthesized.
+std::string Instantiate(llvm::StringRef expr, const std::string& a, const std::string& b) {
+  std::string out = "(";
+  for (size_t i = 0; i < expr.size();) {
+    if (!std::isalnum(static_cast<unsigned char>(expr[i])) && expr[i] != '_') {
+      out += expr[i++];
+      continue;
+    }
+    // A whole identifier or number (1.0f stays one token).
+    size_t end = i;
+    while (end < expr.size() &&
+           (std::isalnum(static_cast<unsigned char>(expr[end])) || expr[end] == '_'))
+      ++end;
+    const llvm::StringRef token = expr.slice(i, end);
+    out += token == "x" || token == "a" ? a : token == "b" ? b : token.str();
+    i = end;
+  }
+  return out + ")";
 }
 
 // One instruction of the fused program as a C expression over registers.
 std::string Expression(llvm::StringRef op, const std::string& a, const std::string& b,
                        const std::string& c) {
-  static const llvm::StringMap<std::string> unary = {
-      {"negate", "(-A)"},
-      {"abs", "fabsf(A)"},
-      {"exponential", "expf(A)"},
-      {"exponential_minus_one", "expm1f(A)"},
-      {"log", "logf(A)"},
-      {"log_plus_one", "log1pf(A)"},
-      {"sqrt", "sqrtf(A)"},
-      {"rsqrt", "rsqrtf(A)"},
-      {"tanh", "tanhf(A)"},
-      {"logistic", "(1.0f / (1.0f + expf(-A)))"},
-      {"sine", "sinf(A)"},
-      {"cosine", "cosf(A)"},
-      {"floor", "floorf(A)"},
-      {"ceil", "ceilf(A)"},
-      {"round_nearest_even", "rintf(A)"},
-      {"erf", "erff(A)"},
-      {"sign", "(isnan(A) ? A : (A > 0.0f ? 1.0f : (A < 0.0f ? -1.0f : A)))"}};
-  static const llvm::StringMap<std::string> binary = {
-      {"add", "(A + B)"},
-      {"subtract", "(A - B)"},
-      {"multiply", "(A * B)"},
-      {"divide", "(A / B)"},
-      {"power", "powf(A, B)"},
-      {"remainder", "fmodf(A, B)"},
-      // NaN propagates, as in StableHLO (fmaxf/fminf would drop it).
-      {"maximum", "((A > B || isnan(A)) ? A : B)"},
-      {"minimum", "((A < B || isnan(A)) ? A : B)"},
-      {"compare_EQ", "(A == B ? 1.0f : 0.0f)"},
-      {"compare_NE", "(A != B ? 1.0f : 0.0f)"},
-      {"compare_GE", "(A >= B ? 1.0f : 0.0f)"},
-      {"compare_GT", "(A > B ? 1.0f : 0.0f)"},
-      {"compare_LE", "(A <= B ? 1.0f : 0.0f)"},
-      {"compare_LT", "(A < B ? 1.0f : 0.0f)"}};
-  if (auto it = unary.find(op); it != unary.end()) return Fill(it->second, a, b, c);
-  if (auto it = binary.find(op); it != binary.end()) return Fill(it->second, a, b, c);
+  if (const KindInfo* k = FindKind(op); k && k->expression && k->on_float)
+    return Instantiate(k->expression, a, b);
+  static const llvm::StringMap<const char*> compare = {{"compare_EQ", "=="}, {"compare_NE", "!="},
+                                                       {"compare_GE", ">="}, {"compare_GT", ">"},
+                                                       {"compare_LE", "<="}, {"compare_LT", "<"}};
+  if (auto it = compare.find(op); it != compare.end())
+    return "(" + a + " " + it->second + " " + b + " ? 1.0f : 0.0f)";
   if (op == "select") return "(" + a + " != 0.0f ? " + b + " : " + c + ")";
   if (op == "clamp") return "fminf(fmaxf(" + b + ", " + a + "), " + c + ")";
   return "";
@@ -163,18 +148,20 @@ bool GenerateRowReduce(KernelOp op, const std::string& name, CudaKernel* out) {
   const int64_t rows = in.getNumElements() / std::max<int64_t>(row, 1);
   // Each thread starts from the reducer's identity; `init` joins once, in
   // thread 0, so a non-identity init is not counted once per thread.
-  std::string combine, identity;
+  const char *combine, *identity;
   if (reducer.getValue() == "add")
-    combine = "(A + B)", identity = "0.0f";
+    combine = "add", identity = "0.0f";
   else if (reducer.getValue() == "mul")
-    combine = "(A * B)", identity = "1.0f";
+    combine = "multiply", identity = "1.0f";
   else if (reducer.getValue() == "max")
-    combine = "((A > B || isnan(A)) ? A : B)", identity = "(-__int_as_float(0x7f800000))";
+    combine = "maximum", identity = "(-__int_as_float(0x7f800000))";
   else if (reducer.getValue() == "min")
-    combine = "((A < B || isnan(A)) ? A : B)", identity = "__int_as_float(0x7f800000)";
+    combine = "minimum", identity = "__int_as_float(0x7f800000)";
   else
     return false;
-  auto apply = [&](const std::string& a, const std::string& b) { return Fill(combine, a, b); };
+  auto apply = [&](const std::string& a, const std::string& b) {
+    return Instantiate(FindKind(combine)->expression, a, b);
+  };
   std::ostringstream s;
   s << kPrologue << "extern \"C\" __global__ void " << name
     << "(const float* BRT_RESTRICT in, const float* BRT_RESTRICT init, float* BRT_RESTRICT out) {\n"

@@ -43,71 +43,19 @@ BRT_HD inline V WrapMul(V a, V b) {
       static_cast<U>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b)));
 }
 
-// Every unary and binary op kind: X(enumerator, op kind name). The enums,
-// the name tables and the run-time dispatch below, and the CPU provider's
-// kernel tables, are all made from these lists.
-#define BRT_UNARY_OPS(X)                                                                           \
-  X(kNegate, "negate")                                                                             \
-  X(kAbs, "abs") X(kExp, "exponential") X(kExpm1, "exponential_minus_one") X(kLog, "log")          \
-      X(kLog1p, "log_plus_one") X(kSqrt, "sqrt") X(kRsqrt, "rsqrt") X(kTanh, "tanh")               \
-          X(kLogistic, "logistic") X(kSin, "sine") X(kCos, "cosine") X(kFloor, "floor")            \
-              X(kCeil, "ceil") X(kRoundEven, "round_nearest_even") X(kSign, "sign") X(kErf, "erf") \
-                  X(kNot, "not")
-#define BRT_BINARY_OPS(X)                                                                         \
-  X(kAdd, "add")                                                                                  \
-  X(kSub, "subtract") X(kMul, "multiply") X(kDiv, "divide") X(kMax, "maximum") X(kMin, "minimum") \
-      X(kPow, "power") X(kRem, "remainder") X(kAnd, "and") X(kOr, "or")
-
-#define BRT_ENUMERATOR(e, name) e,
-enum class Unary { BRT_UNARY_OPS(BRT_ENUMERATOR) };
-enum class Binary { BRT_BINARY_OPS(BRT_ENUMERATOR) };
-#undef BRT_ENUMERATOR
-
-template <Unary OP, typename V>
-constexpr bool UnarySupports() {
-  if constexpr (std::is_same_v<V, bool>) return OP == Unary::kNot;
-  if constexpr (kIsInt<V>)
-    return OP == Unary::kNegate || OP == Unary::kAbs || OP == Unary::kSign || OP == Unary::kNot;
-  return OP != Unary::kNot;
+template <typename V>
+BRT_HD inline V IntDivide(V a, V b) {
+  if (b == 0) return static_cast<V>(-1);
+  if constexpr (std::is_signed_v<V>)
+    if (a == std::numeric_limits<V>::min() && b == -1) return a;
+  return static_cast<V>(a / b);
 }
-
-template <Unary OP, typename V>
-BRT_HD inline V ApplyUnary(V x) {
-  if constexpr (std::is_same_v<V, bool>) {
-    return !x;
-  } else if constexpr (kIsInt<V>) {
-    if constexpr (OP == Unary::kNegate) return WrapSub<V>(0, x);
-    if constexpr (OP == Unary::kAbs) return x < 0 ? WrapSub<V>(0, x) : x;
-    if constexpr (OP == Unary::kSign) return static_cast<V>((x > 0) - (x < 0));
-    if constexpr (OP == Unary::kNot) return static_cast<V>(~x);
-  } else {
-    if constexpr (OP == Unary::kNegate) return -x;
-    if constexpr (OP == Unary::kAbs) return std::fabs(x);
-    if constexpr (OP == Unary::kExp) return std::exp(x);
-    if constexpr (OP == Unary::kExpm1) return std::expm1(x);
-    if constexpr (OP == Unary::kLog) return std::log(x);
-    if constexpr (OP == Unary::kLog1p) return std::log1p(x);
-    if constexpr (OP == Unary::kSqrt) return std::sqrt(x);
-    if constexpr (OP == Unary::kRsqrt) return V(1) / std::sqrt(x);
-    if constexpr (OP == Unary::kTanh) return std::tanh(x);
-    if constexpr (OP == Unary::kLogistic) return V(1) / (V(1) + std::exp(-x));
-    if constexpr (OP == Unary::kSin) return std::sin(x);
-    if constexpr (OP == Unary::kCos) return std::cos(x);
-    if constexpr (OP == Unary::kFloor) return std::floor(x);
-    if constexpr (OP == Unary::kCeil) return std::ceil(x);
-    if constexpr (OP == Unary::kRoundEven) return std::nearbyint(x);
-    if constexpr (OP == Unary::kSign) return std::isnan(x) ? x : (x > 0 ? V(1) : x < 0 ? V(-1) : x);
-    if constexpr (OP == Unary::kErf) return std::erf(x);
-  }
-  return x;
-}
-
-template <Binary OP, typename V>
-constexpr bool BinarySupports() {
-  if constexpr (std::is_same_v<V, bool>)
-    return OP == Binary::kAnd || OP == Binary::kOr || OP == Binary::kMax || OP == Binary::kMin;
-  if constexpr (kIsFloat<V>) return OP != Binary::kAnd && OP != Binary::kOr;
-  return true;
+template <typename V>
+BRT_HD inline V IntRemainder(V a, V b) {
+  if (b == 0) return a;
+  if constexpr (std::is_signed_v<V>)
+    if (a == std::numeric_limits<V>::min() && b == -1) return V(0);
+  return static_cast<V>(a % b);
 }
 
 template <typename V>
@@ -127,36 +75,77 @@ BRT_HD inline V IntPow(V base, V exp) {
   return result;
 }
 
+// The unary and binary op kinds of the op registry (brt/ops.def).
+enum class Unary {
+#define BRT_UNARY(e, ...) e,
+#include "brt/ops.def"
+};
+enum class Binary {
+#define BRT_BINARY(e, ...) e,
+#include "brt/ops.def"
+};
+
+// Which element types an elementwise op takes (the registry's domain column).
+enum class Domain { kFloat, kNumeric, kAll, kIntegral };
+
+template <typename V>
+constexpr bool InDomain(Domain d) {
+  if constexpr (std::is_same_v<V, bool>) return d == Domain::kAll || d == Domain::kIntegral;
+  if constexpr (kIsInt<V>) return d != Domain::kFloat;
+  return d != Domain::kIntegral;
+}
+
+template <Unary OP, typename V>
+constexpr bool UnarySupports() {
+#define BRT_UNARY(e, kind, domain, ...) \
+  if constexpr (OP == Unary::e) return InDomain<V>(Domain::domain);
+#include "brt/ops.def"
+  return false;
+}
+
+template <Binary OP, typename V>
+constexpr bool BinarySupports() {
+#define BRT_BINARY(e, kind, domain, ...) \
+  if constexpr (OP == Binary::e) return InDomain<V>(Domain::domain);
+#include "brt/ops.def"
+  return false;
+}
+
+// The registry's expressions call the math functions unqualified (they are
+// also CUDA C for generated kernels), so std's overloads are brought in.
+template <Unary OP, typename V>
+BRT_HD inline V ApplyUnary(V x) {
+  if constexpr (std::is_same_v<V, bool>) {
+    return !x;  // not, the only unary op on i1
+  } else {
+    using namespace std;
+#define BRT_UNARY(e, kind, domain, flags, float_expr, int_expr) \
+  if constexpr (OP == Unary::e) {                               \
+    if constexpr (kIsFloat<V>)                                  \
+      return static_cast<V>(float_expr);                        \
+    else                                                        \
+      return static_cast<V>(int_expr);                          \
+  }
+#include "brt/ops.def"
+  }
+  return x;
+}
+
 template <Binary OP, typename V>
 BRT_HD inline V ApplyBinary(V a, V b) {
   if constexpr (std::is_same_v<V, bool>) {
     if constexpr (OP == Binary::kAnd || OP == Binary::kMin) return a && b;
     return a || b;
-  } else if constexpr (kIsInt<V>) {
-    if constexpr (OP == Binary::kAdd) return WrapAdd(a, b);
-    if constexpr (OP == Binary::kSub) return WrapSub(a, b);
-    if constexpr (OP == Binary::kMul) return WrapMul(a, b);
-    if constexpr (OP == Binary::kMax) return a > b ? a : b;
-    if constexpr (OP == Binary::kMin) return a < b ? a : b;
-    if constexpr (OP == Binary::kAnd) return static_cast<V>(a & b);
-    if constexpr (OP == Binary::kOr) return static_cast<V>(a | b);
-    if constexpr (OP == Binary::kPow) return IntPow(a, b);
-    if constexpr (OP == Binary::kDiv || OP == Binary::kRem) {
-      if (b == 0) return OP == Binary::kDiv ? static_cast<V>(-1) : a;
-      if constexpr (std::is_signed_v<V>)
-        if (a == std::numeric_limits<V>::min() && b == -1) return OP == Binary::kDiv ? a : V(0);
-      return OP == Binary::kDiv ? static_cast<V>(a / b) : static_cast<V>(a % b);
-    }
   } else {
-    if constexpr (OP == Binary::kAdd) return a + b;
-    if constexpr (OP == Binary::kSub) return a - b;
-    if constexpr (OP == Binary::kMul) return a * b;
-    if constexpr (OP == Binary::kDiv) return a / b;
-    // NaN propagates through maximum/minimum, as in StableHLO.
-    if constexpr (OP == Binary::kMax) return (a > b || std::isnan(a)) ? a : b;
-    if constexpr (OP == Binary::kMin) return (a < b || std::isnan(a)) ? a : b;
-    if constexpr (OP == Binary::kPow) return std::pow(a, b);
-    if constexpr (OP == Binary::kRem) return std::fmod(a, b);
+    using namespace std;
+#define BRT_BINARY(e, kind, domain, flags, float_expr, int_expr) \
+  if constexpr (OP == Binary::e) {                               \
+    if constexpr (kIsFloat<V>)                                   \
+      return static_cast<V>(float_expr);                         \
+    else                                                         \
+      return static_cast<V>(int_expr);                           \
+  }
+#include "brt/ops.def"
   }
   return a;
 }
@@ -221,34 +210,38 @@ struct BinaryKind {
   Binary op;
   bool on_float;
 };
-#define BRT_UNARY_KIND(e, name) {name, Unary::e, UnarySupports<Unary::e, float>()},
-#define BRT_BINARY_KIND(e, name) {name, Binary::e, BinarySupports<Binary::e, float>()},
-inline constexpr UnaryKind kUnaryKinds[] = {BRT_UNARY_OPS(BRT_UNARY_KIND)};
-inline constexpr BinaryKind kBinaryKinds[] = {BRT_BINARY_OPS(BRT_BINARY_KIND)};
-#undef BRT_UNARY_KIND
-#undef BRT_BINARY_KIND
+inline constexpr UnaryKind kUnaryKinds[] = {
+#define BRT_UNARY(e, kind, ...) {kind, Unary::e, UnarySupports<Unary::e, float>()},
+#include "brt/ops.def"
+};
+inline constexpr BinaryKind kBinaryKinds[] = {
+#define BRT_BINARY(e, kind, ...) {kind, Binary::e, BinarySupports<Binary::e, float>()},
+#include "brt/ops.def"
+};
 
 // ApplyUnary/ApplyBinary with the op chosen at run time; an op the type does
 // not support (the kernel table never asks for one) returns x / a.
 template <typename V>
 BRT_HD inline V ApplyUnaryAt(Unary op, V x) {
-#define BRT_UNARY_CASE(e, name)                                                    \
+  switch (op) {
+#define BRT_UNARY(e, ...)                                                          \
   case Unary::e:                                                                   \
     if constexpr (UnarySupports<Unary::e, V>()) return ApplyUnary<Unary::e, V>(x); \
     break;
-  switch (op) { BRT_UNARY_OPS(BRT_UNARY_CASE) }
-#undef BRT_UNARY_CASE
+#include "brt/ops.def"
+  }
   return x;
 }
 
 template <typename V>
 BRT_HD inline V ApplyBinaryAt(Binary op, V a, V b) {
-#define BRT_BINARY_CASE(e, name)                                                          \
+  switch (op) {
+#define BRT_BINARY(e, ...)                                                                \
   case Binary::e:                                                                         \
     if constexpr (BinarySupports<Binary::e, V>()) return ApplyBinary<Binary::e, V>(a, b); \
     break;
-  switch (op) { BRT_BINARY_OPS(BRT_BINARY_CASE) }
-#undef BRT_BINARY_CASE
+#include "brt/ops.def"
+  }
   return a;
 }
 

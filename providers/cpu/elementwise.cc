@@ -40,9 +40,10 @@ struct UnaryEntry {
   Unary op;
   UnaryFn (*pick)(int32_t);
 };
-#define UNARY_ENTRY(e, name) {name, Unary::e, &PickUnary<Unary::e>},
-const UnaryEntry kUnaryOps[] = {BRT_UNARY_OPS(UNARY_ENTRY)};
-#undef UNARY_ENTRY
+const UnaryEntry kUnaryOps[] = {
+#define BRT_UNARY(e, kind, ...) {kind, Unary::e, &PickUnary<Unary::e>},
+#include "brt/ops.def"
+};
 
 const UnaryEntry* FindUnary(const std::string& kind) {
   for (const auto& e : kUnaryOps)
@@ -113,9 +114,10 @@ struct BinaryEntry {
   Binary op;
   BinaryRowFn (*pick)(int32_t);
 };
-#define BINARY_ENTRY(e, name) {name, Binary::e, &PickBinary<Binary::e>},
-const BinaryEntry kBinaryOps[] = {BRT_BINARY_OPS(BINARY_ENTRY)};
-#undef BINARY_ENTRY
+const BinaryEntry kBinaryOps[] = {
+#define BRT_BINARY(e, kind, ...) {kind, Binary::e, &PickBinary<Binary::e>},
+#include "brt/ops.def"
+};
 
 const BinaryEntry* FindBinary(const std::string& kind) {
   for (const auto& e : kBinaryOps)
@@ -345,14 +347,11 @@ struct FusedOpEntry {
 const FusedOpEntry* FindFusedOp(const std::string& name) {
   static const std::vector<FusedOpEntry> kOps = [] {
     std::vector<FusedOpEntry> ops;
-#define FUSED_UNARY(e, name) \
-  if (UnarySupports<Unary::e, float>()) ops.push_back({name, 1, &UnaryBlock<Unary::e>});
-#define FUSED_BINARY(e, name) \
-  if (BinarySupports<Binary::e, float>()) ops.push_back({name, 2, &BinaryBlock<Binary::e>});
-    BRT_UNARY_OPS(FUSED_UNARY)
-    BRT_BINARY_OPS(FUSED_BINARY)
-#undef FUSED_UNARY
-#undef FUSED_BINARY
+#define BRT_UNARY(e, kind, ...) \
+  if (UnarySupports<Unary::e, float>()) ops.push_back({kind, 1, &UnaryBlock<Unary::e>});
+#define BRT_BINARY(e, kind, ...) \
+  if (BinarySupports<Binary::e, float>()) ops.push_back({kind, 2, &BinaryBlock<Binary::e>});
+#include "brt/ops.def"
     ops.insert(ops.end(), {{"compare_EQ", 2, &CmpBlock<Cmp::kEq>},
                            {"compare_NE", 2, &CmpBlock<Cmp::kNe>},
                            {"compare_GE", 2, &CmpBlock<Cmp::kGe>},

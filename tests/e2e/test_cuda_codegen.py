@@ -3,7 +3,9 @@ to PTX by NVRTC. The generated CUDA C is also compiled as host C++ under
 tests/codegen/host_shim.h (several blocks of real, interleaved threads) and
 checked against NumPy."""
 import ctypes
+import math
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -65,6 +67,60 @@ def test_fused_elementwise_kernel_matches_numpy(nvrtc, tmp_path):
     host_kernel(kernels / "brt_kernel_0.cu", tmp_path)(a, b, out)
     ref = np.tanh(a.astype(np.float64) * b + 1.0) * 0.5 + np.maximum(a, 0.0)
     assert np.linalg.norm(out - ref) / np.linalg.norm(ref) <= 1e-6
+
+
+# Every float elementwise op of the op registry, as JAX writes it and as
+# NumPy computes it in float64. Inputs lie in (0.1, 8), inside every domain.
+ELEMENTWISE = {
+    "negate": (jax.lax.neg, np.negative), "abs": (jax.lax.abs, np.abs),
+    "exponential": (jax.lax.exp, np.exp), "exponential_minus_one": (jax.lax.expm1, np.expm1),
+    "log": (jax.lax.log, np.log), "log_plus_one": (jax.lax.log1p, np.log1p),
+    "sqrt": (jax.lax.sqrt, np.sqrt), "rsqrt": (jax.lax.rsqrt, lambda x: 1 / np.sqrt(x)),
+    "tanh": (jax.lax.tanh, np.tanh), "logistic": (jax.lax.logistic, lambda x: 1 / (1 + np.exp(-x))),
+    "sine": (jax.lax.sin, np.sin), "cosine": (jax.lax.cos, np.cos),
+    "floor": (jax.lax.floor, np.floor), "ceil": (jax.lax.ceil, np.ceil),
+    "round_nearest_even": (lambda x: jax.lax.round(x, jax.lax.RoundingMethod.TO_NEAREST_EVEN), np.rint),
+    "sign": (jax.lax.sign, np.sign), "erf": (jax.lax.erf, None),
+    "add": (jax.lax.add, np.add), "subtract": (jax.lax.sub, np.subtract),
+    "multiply": (jax.lax.mul, np.multiply), "divide": (jax.lax.div, np.divide),
+    "maximum": (jax.lax.max, np.maximum), "minimum": (jax.lax.min, np.minimum),
+    "power": (jax.lax.pow, np.power), "remainder": (jax.lax.rem, np.fmod),
+}
+
+
+def registry_float_kinds():
+    """The unary and binary kinds of include/brt/ops.def defined on floats."""
+    text = (ROOT / "include" / "brt" / "ops.def").read_text()
+    rows = re.findall(r"^BRT_(UNARY|BINARY)\((\w+), \"(\w+)\", (\w+),", text, re.M)
+    return {kind: arity == "BINARY" for arity, _, kind, domain in rows if domain != "kIntegral"}
+
+
+def test_every_registry_elementwise_op_generates_a_matching_kernel(nvrtc, tmp_path):
+    kinds = registry_float_kinds()
+    assert set(kinds) == set(ELEMENTWISE), "ELEMENTWISE must list exactly the registry's float ops"
+    x = RNG.uniform(0.1, 2.0, (16, 9)).astype(np.float32)
+    y = RNG.uniform(0.1, 2.0, (16, 9)).astype(np.float32)
+    # One fused kernel: a sum of every op, each on its own scaled operand
+    # (so no op is shared with another and each shows in the result).
+    scales = {kind: 1.0 + 0.125 * i for i, kind in enumerate(sorted(kinds))}
+
+    def fn(x, y):
+        return sum(ELEMENTWISE[k][0](x * w, y) if kinds[k] else ELEMENTWISE[k][0](x * w)
+                   for k, w in scales.items())
+    kernels, stats = compile_cuda(fn, [x, y], tmp_path)
+    assert "generated CUDA kernels: 1 (" in stats, stats
+    source = (kernels / "brt_kernel_0.cu").read_text()
+    assert source.count("const float* BRT_RESTRICT in") == 2, source
+    out = np.full(x.shape, np.nan, np.float32)
+    host_kernel(kernels / "brt_kernel_0.cu", tmp_path)(x, y, out)
+    y64 = y.astype(np.float64)
+
+    def reference(kind, scale):
+        scaled = (x * np.float32(scale)).astype(np.float64)  # rounded to f32, as the kernel does
+        op = ELEMENTWISE[kind][1] or np.vectorize(math.erf)
+        return op(scaled, y64) if kinds[kind] else op(scaled)
+    ref = sum(reference(k, w) for k, w in scales.items())
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5, err_msg=source)
 
 
 @pytest.mark.parametrize("reducer,axes", [("sum", (1,)), ("max", (1, 2)), ("min", (2,)), ("sum", (2,))])

@@ -35,6 +35,25 @@ TEST(Format, RoundTripKeepsFunctionsAndSignatures) {
   ExpectError((*s)->NewRequest().status(), {"several functions", "mlp, other"});
 }
 
+// Every kind of the op registry is checked at load: arity and required
+// attributes (brt.copy was once missing and went unchecked).
+TEST(Format, RegistryKindsAreCheckedForArityAndAttributes) {
+  ExecutableBuilder b;
+  FunctionBuilder& f = b.AddFunction("main");
+  ValueId x = f.Input("x", DType::kF32, {2});
+  f.Output("y", f.Op("brt.copy", {x, x}, {{DType::kF32, {2}}})[0]);
+  ExpectError(LoadBuilt(b).status(), {"op #0", "brt.copy", "has 2 operands, expected 1"});
+
+  ExecutableBuilder c;
+  FunctionBuilder& g = c.AddFunction("main");
+  ValueId t = g.Input("t", DType::kF32, {4, 3});
+  ValueId i = g.Input("i", DType::kI32, {2, 1});
+  g.Output("y", g.Op("gather", {t, i}, {{DType::kF32, {2, 3}}},
+                     {{"offset_dims", std::vector<int64_t>{1}}})[0]);
+  ExpectError(LoadBuilt(c).status(),
+              {"gather", "missing required attribute 'collapsed_slice_dims'"});
+}
+
 TEST(Format, RejectsForeignAndDamagedBytes) {
   std::vector<uint8_t> bytes = SmallExecutable();
   ExpectError(Session::LoadMemory({}).status(), {"too small"});

@@ -131,6 +131,24 @@ TEST(BinaryOps, BroadcastAgainstFloat64Reference) {
   }
 }
 
+// Every float op of the op registry has a float64 reference above, so a new
+// row cannot go untested (and the CPU and emulated CUDA providers both run
+// this file).
+TEST(ElementwiseOps, EveryRegistryFloatOpHasAReferenceCase) {
+  auto has = [](const auto& cases, std::string_view kind) {
+    for (const auto& c : cases)
+      if (kind == c.kind) return true;
+    return false;
+  };
+#define BRT_UNARY(e, kind, domain, ...)         \
+  if (std::string_view(#domain) != "kIntegral") \
+    EXPECT_TRUE(has(kUnary, kind)) << kind << " (unary) has no float64 reference case";
+#define BRT_BINARY(e, kind, domain, ...)        \
+  if (std::string_view(#domain) != "kIntegral") \
+    EXPECT_TRUE(has(kBinary, kind)) << kind << " (binary) has no float64 reference case";
+#include "brt/ops.def"
+}
+
 // f32 tensors of 2^16 elements or more run on oneDNN primitives (exp, log,
 // tanh, logistic, sqrt, abs, negate; add, subtract, multiply, divide with one
 // broadcast operand); the float64 references must still hold.
