@@ -80,11 +80,12 @@ ELEMENTWISE = {
     "sine": (jax.lax.sin, np.sin), "cosine": (jax.lax.cos, np.cos),
     "floor": (jax.lax.floor, np.floor), "ceil": (jax.lax.ceil, np.ceil),
     "round_nearest_even": (lambda x: jax.lax.round(x, jax.lax.RoundingMethod.TO_NEAREST_EVEN), np.rint),
-    "sign": (jax.lax.sign, np.sign), "erf": (jax.lax.erf, None),
+    "sign": (jax.lax.sign, np.sign), "erf": (jax.lax.erf, None), "cbrt": (jax.lax.cbrt, np.cbrt),
     "add": (jax.lax.add, np.add), "subtract": (jax.lax.sub, np.subtract),
     "multiply": (jax.lax.mul, np.multiply), "divide": (jax.lax.div, np.divide),
     "maximum": (jax.lax.max, np.maximum), "minimum": (jax.lax.min, np.minimum),
     "power": (jax.lax.pow, np.power), "remainder": (jax.lax.rem, np.fmod),
+    "atan2": (jax.lax.atan2, np.arctan2),
 }
 
 

@@ -46,6 +46,7 @@ CASES = {
     "rounding_sign": (lambda x: jnp.floor(x) + jnp.ceil(x) + jnp.round(x) + jnp.sign(x) + -x, [normal(6, 3) * 3]),
     "expm1_log1p": (lambda x: jnp.expm1(x) + jnp.log1p(x), [normal(9) * 0.01]),
     "erf": (lambda x: jax.scipy.special.erf(x), [normal(4, 4)]),
+    "atan2_cbrt": (lambda a, b: jnp.arctan2(a, b) + jnp.cbrt(a), [normal(5, 6), normal(5, 6)]),
     "binary_broadcast": (lambda a, b: (a + b) * (a - b) / (jnp.abs(b) + 1) + jnp.maximum(a, b) - jnp.minimum(a, b),
                          [normal(3, 4, 5), normal(4, 1)]),
     "power_remainder": (lambda a, b: a ** b + jnp.fmod(a, b), [positive(10), positive(10)]),

@@ -31,6 +31,7 @@ const UnaryCase kUnary[] = {
     {"logistic", [](double x) { return 1 / (1 + std::exp(-x)); }, -6, 6},
     {"sine", [](double x) { return std::sin(x); }, -6, 6},
     {"cosine", [](double x) { return std::cos(x); }, -6, 6},
+    {"cbrt", [](double x) { return std::cbrt(x); }, -8, 8},
     {"floor", [](double x) { return std::floor(x); }, -5, 5},
     {"ceil", [](double x) { return std::ceil(x); }, -5, 5},
     {"round_nearest_even", [](double x) { return std::nearbyint(x); }, -5, 5},
@@ -93,6 +94,7 @@ const BinaryCase kBinary[] = {
     {"minimum", [](double a, double b) { return std::min(a, b); }, -2, 2},
     {"power", [](double a, double b) { return std::pow(a, b); }, 0.1, 2},
     {"remainder", [](double a, double b) { return std::fmod(a, b); }, 0.5, 5},
+    {"atan2", [](double a, double b) { return std::atan2(a, b); }, -2, 2},
 };
 
 // (lhs shape, rhs shape, result shape): numpy broadcasting incl. rank 0 and size 0.
