@@ -1,0 +1,178 @@
+// Dispatch: BuildDispatch flattens the prepared ops into (run, state,
+// buffers, queue) entries; RunOps is the hot loop: op by op (eager or
+// profiled) or one recorded graph replayed on a single queue. It does not
+// allocate or look anything up by name.
+#include "session_impl.h"
+
+#include <chrono>
+#include <cstring>
+
+namespace brt {
+
+Status RequestContext::Impl::BuildDispatch() {
+  DropGraph();
+  DropEvents();
+  dispatch.clear();
+  graph_queue = nullptr;
+  ran_eagerly = false;
+  graph_off_reason.clear();
+  const size_t n = spec->ops.size();
+  std::vector<QueueSlot*> slots(n, nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    const LoadedProvider* p = fs->ops[i].provider;
+    if (!p->api->create_queue) continue;
+    auto q = QueueFor(p, fs->ops[i].stream);
+    if (!q.ok()) return q.status();
+    slots[i] = *q;
+  }
+  bool pending = false;       // device work the host has not waited for
+  QueueSlot* only = nullptr;  // the one queue every op runs on, if there is one
+  bool one_queue = true;
+  for (size_t i = 0; i < n; ++i) {
+    QueueSlot* slot = slots[i];
+    DispatchEntry e{spec->ops[i].kernel.run, instances[i],
+                    buffers.data() + spec->ops[i].buffers_begin, slot ? slot->queue : nullptr,
+                    !slot && pending};
+    if (!slot) pending = false;
+    if (slot) pending = true;
+    dispatch.push_back(e);
+
+    const BrtKernel& k = spec->ops[i].kernel;
+    if (!slot || (only && slot != only)) one_queue = false;
+    only = slot;
+    if (graph_off_reason.empty() && BRT_STRUCT_HAS(BrtKernel, &k, flags) &&
+        (k.flags & BRT_KERNEL_NOT_CAPTURABLE))
+      graph_off_reason =
+          "op #" + std::to_string(i) + " '" + fs->ops[i].kind + "' cannot be recorded into a graph";
+  }
+  const bool several_streams =
+      std::any_of(queues.begin(), queues.end(), [](const auto& q) { return q->stream != 0; });
+  if (several_streams) BRT_RETURN_IF_ERROR(OrderStreams(slots));
+  if (!only) return Status::Ok();  // host work only: nothing to record
+  const BrtProviderApi* api = only->provider->api;
+  if (!one_queue && graph_off_reason.empty())
+    graph_off_reason = "its ops run on more than one queue or on the host";
+  if (graph_off_reason.empty() &&
+      !(BRT_STRUCT_HAS(BrtProviderApi, api, begin_capture) && api->begin_capture &&
+        api->end_capture && api->launch_graph && api->destroy_graph))
+    graph_off_reason = "provider '" + only->provider->name() + "' cannot record graphs";
+  if (graph_off_reason.empty()) graph_queue = only;
+  return Status::Ok();
+}
+
+Status RequestContext::Impl::Synchronize() {
+  for (auto& q : queues)
+    if (q->provider->api->synchronize_queue(q->queue, &error) != BRT_OK)
+      return Status(StatusCode::kInternal, "function '" + fs->info.name + "': waiting for '" +
+                                               q->provider->name() + "': " + error.message);
+  return Status::Ok();
+}
+
+void RequestContext::Impl::DropGraph() {
+  if (graph && graph_queue) graph_queue->provider->api->destroy_graph(graph);
+  graph = nullptr;
+  graph_buffers.clear();
+}
+
+Status RequestContext::Impl::Execute() {
+  replayed = false;
+  Status status = RunTransfers(before);
+  // Host ops read what came from a device: wait for it first.
+  if (status.ok() &&
+      std::any_of(before.begin(), before.end(), [](const Transfer& t) { return t.direction == 1; }))
+    status = Synchronize();
+  if (status.ok()) status = Order(fork);
+  if (status.ok()) status = RunOps();
+  if (status.ok()) status = Order(join);
+  if (status.ok()) status = RunTransfers(after);
+  Status synced = Synchronize();
+  if (status.ok() && synced.ok())
+    for (const Transfer& t : after)
+      if (t.pinned && t.bytes) std::memcpy(t.binding, t.pinned, t.bytes);
+  return status.ok() ? synced : status;
+}
+
+Status RequestContext::Impl::RunOps() {
+  const size_t n = dispatch.size();
+  const DispatchEntry* ops = dispatch.data();
+  auto failed = [&](size_t i) {
+    return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" +
+                                             std::to_string(i) + " '" + fs->ops[i].kind +
+                                             "' failed: " + error.message);
+  };
+  if (profiling) {
+    last_profile.resize(n);
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < n; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK)
+        return failed(i);
+      // Device ops are timed to completion.
+      if (ops[i].queue && fs->ops[i].provider->api->synchronize_queue(ops[i].queue, &error))
+        return failed(i);
+      const auto t1 = std::chrono::steady_clock::now();
+      last_profile[i] = {static_cast<int>(i), fs->ops[i].kind.c_str(),
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - start).count(),
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()};
+    }
+    return Status::Ok();
+  }
+  if (graph_queue && graphs_enabled && ran_eagerly) {
+    const BrtProviderApi* api = graph_queue->provider->api;
+    if (!graph || graph_buffers != buffers) {
+      DropGraph();
+      if (api->begin_capture(graph_queue->queue, &error) != BRT_OK) {
+        std::fprintf(stderr, "brt: function '%s' runs op by op: starting a graph capture: %s\n",
+                     fs->info.name.c_str(), error.message);
+        graph_queue = nullptr;
+        return RunOps();
+      }
+      for (size_t i = 0; i < n; ++i)
+        if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK) {
+          Status s = failed(i);
+          BrtErrorBuffer ignored{};
+          void* partial = nullptr;
+          if (api->end_capture(graph_queue->queue, &partial, &ignored) == BRT_OK && partial)
+            api->destroy_graph(partial);
+          return s;
+        }
+      if (api->end_capture(graph_queue->queue, &graph, &error) != BRT_OK) {
+        graph = nullptr;
+        return Status(StatusCode::kInternal,
+                      "function '" + fs->info.name + "': recording its graph: " + error.message);
+      }
+      graph_buffers = buffers;
+    }
+    if (api->launch_graph(graph, graph_queue->queue, &error) != BRT_OK)
+      return Status(StatusCode::kInternal,
+                    "function '" + fs->info.name + "': replaying its graph: " + error.message);
+    replayed = true;
+    return Status::Ok();
+  }
+  if (graphs_enabled && !graph_off_reason.empty() && !graph_fallback_said) {
+    graph_fallback_said = true;
+    std::fprintf(stderr, "brt: function '%s' runs op by op, not as a graph: %s\n",
+                 fs->info.name.c_str(), graph_off_reason.c_str());
+  }
+  if (order.empty()) {  // one queue per provider: the hot loop
+    for (size_t i = 0; i < n; ++i) {
+      if (ops[i].sync_before && !Synchronize().ok()) return failed(i);
+      if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK)
+        return failed(i);
+    }
+    ran_eagerly = true;
+    return Status::Ok();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const DispatchEntry& op = ops[i];
+    const StreamOrder& o = order[i];
+    if (op.sync_before && !Synchronize().ok()) return failed(i);
+    for (uint32_t w = 0; w < o.waits_count; ++w)
+      if (o.api->wait_event(op.queue, waits[o.waits_begin + w], &error) != BRT_OK) return failed(i);
+    if (op.run(op.instance, op.buffers, op.queue, &error) != BRT_OK) return failed(i);
+    if (o.record && o.api->record_event(o.record, op.queue, &error) != BRT_OK) return failed(i);
+  }
+  return Status::Ok();
+}
+
+}  // namespace brt

@@ -1,0 +1,268 @@
+// libbrt's private view of a loaded Session and a RequestContext, shared by
+// the files of the run pipeline, one per stage:
+//   session.cc          load: providers, functions, arguments, weights; the
+//                       Session API
+//   resolve.cc          each op to a provider's kernel (at load)
+//   specialize.cc       shapes for bound symbolic dims, prepared kernels and
+//                       the memory plan; binding a context's buffers to them
+//   dispatch.cc         the per-op dispatch table and the hot loop (eager,
+//                       profiled, or a recorded graph)
+//   streams.cc          work queues, cross-stream events, staged transfers
+//   request_context.cc  the RequestContext API: bind, run, outputs
+// Ownership: a Session::Impl owns its FunctionStates, which own their
+// Specializations (shared with the contexts using them); a
+// RequestContext::Impl owns its queues, events, arenas and kernel instances.
+// Threads: a Session::Impl is immutable after Init except the specialization
+// cache (FunctionState::mu) and the allocator map (allocators_mu); a
+// RequestContext::Impl is used by one thread at a time (its RunAsync thread
+// while a run is in flight).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "allocator.h"
+#include "brt/session.h"
+#include "format.h"
+#include "plugin_loader.h"
+#include "work_queue.h"
+
+namespace brt {
+
+using core::LoadedProvider;
+
+inline std::string Str(const flatbuffers::String* s) {
+  return s ? std::string(s->c_str(), s->size()) : "";
+}
+
+template <typename T>
+size_t Len(const flatbuffers::Vector<T>* v) {
+  return v ? v->size() : 0;
+}
+
+struct ValueMeta {
+  DType dtype;
+  std::vector<Dim> dims;
+  Device device;
+};
+
+struct ResolvedOp {
+  std::string kind;
+  const LoadedProvider* provider = nullptr;
+  BrtKernel kernel{};
+  std::vector<uint32_t> operands, results;
+  std::vector<BrtAttr> attrs;             // point into the executable's bytes
+  const fb::Kernel* generated = nullptr;  // the kernel its "kernel" attribute names
+  int stream = 0;                         // device ops on other streams may overlap it
+};
+
+// An op prepared for concrete shapes.
+struct PreparedOp {
+  BrtKernel kernel{};
+  void* state = nullptr;
+  uint32_t buffers_begin = 0;
+};
+
+// A function's ops prepared for one assignment of its symbolic dims, and the
+// arena layout for it. Immutable and shared by every context using it.
+struct Specialization {
+  std::vector<std::vector<int64_t>> shapes;  // per value
+  std::vector<size_t> bytes;                 // per value
+  std::vector<PreparedOp> ops;
+  std::vector<uint32_t> buffer_values;  // per op: operands then results
+  std::vector<int> value_arena;         // per value, -1 when not in an arena
+  std::vector<int64_t> value_offset;
+  std::vector<std::pair<Device, int64_t>> arenas;
+
+  ~Specialization() {
+    for (PreparedOp& op : ops)
+      if (op.state && op.kernel.release_state) op.kernel.release_state(op.state);
+  }
+};
+
+struct FunctionState {
+  FunctionInfo info;
+  const fb::Function* fn = nullptr;
+  std::vector<ValueMeta> values;
+  std::vector<ResolvedOp> ops;
+  std::vector<std::string> symbols;
+  bool use_file_plan = false;
+  std::vector<const void*> weight_data;       // per argument; null unless a weight
+  std::vector<const void*> host_weight_data;  // the same, when it is in host memory
+  std::vector<const void*> constant_data;     // per value: a weight's bytes, else null
+
+  std::mutex mu;
+  std::map<std::vector<int64_t>, std::shared_ptr<const Specialization>> specializations;
+};
+
+struct Session::Impl {
+  core::VerifiedExecutable exe;
+  std::string producer;
+  std::vector<std::shared_ptr<const LoadedProvider>> providers;
+  std::vector<std::unique_ptr<FunctionState>> functions;
+  std::vector<FunctionInfo> infos;
+  std::shared_ptr<core::Allocator> host_allocator = std::make_shared<core::HostAllocator>();
+  std::mutex allocators_mu;
+  std::map<std::pair<int, int>, std::shared_ptr<core::Allocator>> device_allocators;
+  std::vector<std::shared_ptr<void>> device_weights;  // uploaded once at load
+
+  Status Init(const SessionOptions& options);
+  Status InitFunction(const fb::Function& fn, FunctionState* fs);
+  // Resolves each op of fn to the first provider whose table takes it.
+  Status ResolveOps(const fb::Function& fn, FunctionState* fs, const std::string& where);
+  Expected<std::shared_ptr<const Specialization>> Specialize(FunctionState& fs,
+                                                             const std::vector<int64_t>& symbols);
+  std::shared_ptr<core::Allocator> AllocatorFor(Device device);
+  // The first loaded provider whose kernels run on this device kind.
+  const LoadedProvider* ProviderFor(DeviceKind kind) const {
+    for (const auto& p : providers)
+      if (p->api->device_kind == static_cast<int32_t>(kind)) return p.get();
+    return nullptr;
+  }
+  Expected<const void*> UploadWeight(const std::string& name, Device device, const void* host,
+                                     size_t bytes);
+};
+
+struct QueueSlot {
+  const LoadedProvider* provider;
+  void* queue;
+  int stream = 0;
+};
+
+struct RequestContext::Impl {
+  std::shared_ptr<const Session> session;
+  Session::Impl* s = nullptr;
+  FunctionState* fs = nullptr;
+
+  std::vector<Tensor> bindings;  // per argument; undefined when unbound
+  std::vector<Tensor> outputs;   // per argument, after a run
+
+  std::vector<int64_t> spec_key;
+  std::shared_ptr<const Specialization> spec;
+  std::vector<std::shared_ptr<void>> arenas;
+  std::vector<void*> instances;  // per op: its instance, or the shared state
+  std::vector<void*> value_ptrs;
+  std::vector<void*> buffers;
+  // The hot loop's view of the ops: just what run() needs, contiguous.
+  struct DispatchEntry {
+    decltype(BrtKernel::run) run;
+    void* instance;
+    void* const* buffers;
+    void* queue;       // the provider's queue for this context, or null
+    bool sync_before;  // wait for every queue first (a host op after device work)
+  };
+  std::vector<DispatchEntry> dispatch;
+  // Per op, only when ops run on several streams (kept out of the hot entries).
+  struct StreamOrder {
+    uint32_t waits_begin = 0;  // events in `waits` the op's queue waits for first
+    uint32_t waits_count = 0;
+    void* record = nullptr;  // an event to record after it, when another queue waits
+    const BrtProviderApi* api = nullptr;
+  };
+  std::vector<StreamOrder> order;
+
+  // One work queue per provider and stream (CUDA: a CUDA stream), made on the
+  // first run; stream 0 may be the caller's (SetQueue).
+  std::vector<std::unique_ptr<QueueSlot>> queues;
+  Expected<QueueSlot*> QueueFor(const LoadedProvider* p, int stream = 0);
+  // Events ordering the queues of several streams: made once per dispatch
+  // build and reused by every run. `waits` lists the events ops wait for;
+  // fork makes other streams wait for stream 0 (the staged inputs), join
+  // makes stream 0 wait for them (before outputs go back).
+  struct EventRec {
+    const BrtProviderApi* api;
+    void* event;
+  };
+  std::vector<EventRec> events;
+  std::vector<void*> waits;
+  struct CrossQueue {
+    const BrtProviderApi* api;
+    void* event;
+    void* from;  // the queue that records it
+    void* to;    // the queue that waits for it
+  };
+  std::vector<CrossQueue> fork, join;
+  Expected<void*> NewEvent(const LoadedProvider* p);
+  void DropEvents();
+  Status Order(const std::vector<CrossQueue>& edges);
+  // Copies between a binding and a staging buffer on the argument's device,
+  // queued before and after the ops.
+  // With page-locked host memory from the provider, the device copy runs
+  // between it and the staging buffer asynchronously; the host copies the
+  // binding into it before, or out of it after the queues are done.
+  struct Transfer {
+    QueueSlot* slot;
+    int ordinal;
+    void* dst;
+    const void* src;
+    size_t bytes;
+    int32_t direction;  // 0 host->device, 1 device->host
+    void* pinned;       // page-locked bounce buffer, or null
+    void* binding;      // the host binding the bounce buffer stands for
+  };
+  std::vector<Transfer> before, after;
+  struct StagingBuffers {
+    std::shared_ptr<void> device, pinned;
+    size_t bytes = 0;
+  };
+  std::vector<StagingBuffers> staging;  // per argument
+  Expected<void*> Staging(size_t arg, size_t bytes);
+  // The argument's page-locked bounce buffer, or null without one.
+  void* Pinned(size_t arg);
+  Status AddTransfer(std::vector<Transfer>& list, Device dst_device, void* dst, Device src_device,
+                     const void* src, size_t bytes);
+  Status RunTransfers(const std::vector<Transfer>& list);
+  Status Synchronize();
+
+  // CUDA graphs: the recorded ops and the buffer addresses they were recorded with.
+  bool graphs_enabled = true;
+  QueueSlot* graph_queue = nullptr;  // set when every op can be recorded on one queue
+  void* graph = nullptr;
+  std::vector<void*> graph_buffers;
+  bool replayed = false;
+  // The first run after a dispatch is built (a new specialization or queue)
+  // goes op by op: lazy module loading, PTX JIT and the libraries' first
+  // calls must not happen inside a capture. Later runs record and replay.
+  bool ran_eagerly = false;
+  bool graph_fallback_said = false;
+  std::string graph_off_reason;  // why the ops cannot be recorded, if so
+  Status BuildDispatch();
+  Status InstallQueue(Device device, bool wrap, void* native_queue);
+  Status OrderStreams(const std::vector<QueueSlot*>& slots);
+  void DropGraph();
+  Status RunOps();
+
+  std::unique_ptr<core::ThreadQueue> queue;
+  bool in_flight = false;
+  bool profiling = false;
+  std::vector<OpProfile> last_profile;
+  Status async_status;
+  BrtErrorBuffer error{};
+
+  ~Impl() {
+    DropGraph();
+    DropEvents();
+    ReleaseInstances();
+    for (auto& q : queues)
+      if (q->queue) q->provider->api->destroy_queue(q->queue);
+  }
+
+  Expected<size_t> Find(ArgRef ref) const;
+  Status CheckTensor(size_t arg, const Tensor& t) const;
+  // Fills symbol_values from the bound arguments (reusing its storage, so a
+  // run does not allocate).
+  Status ResolveSymbols(bool require_all);
+  std::vector<int64_t> symbol_values;
+  std::vector<size_t> symbol_source;
+  Status PrepareRun();
+  Status Execute();
+  void ReleaseInstances();
+  std::string ArgName(size_t arg) const {
+    return "'" + fs->info.arguments[arg].name + "' (argument " + std::to_string(arg) + ")";
+  }
+};
+
+}  // namespace brt
