@@ -204,18 +204,22 @@ struct UnaryKind {
   const char* kind;
   Unary op;
   bool on_float;
+  Domain domain;
 };
 struct BinaryKind {
   const char* kind;
   Binary op;
   bool on_float;
+  Domain domain;
 };
 inline constexpr UnaryKind kUnaryKinds[] = {
-#define BRT_UNARY(e, kind, ...) {kind, Unary::e, UnarySupports<Unary::e, float>()},
+#define BRT_UNARY(e, kind, domain, ...) \
+  {kind, Unary::e, UnarySupports<Unary::e, float>(), Domain::domain},
 #include "brt/ops.def"
 };
 inline constexpr BinaryKind kBinaryKinds[] = {
-#define BRT_BINARY(e, kind, ...) {kind, Binary::e, BinarySupports<Binary::e, float>()},
+#define BRT_BINARY(e, kind, domain, ...) \
+  {kind, Binary::e, BinarySupports<Binary::e, float>(), Domain::domain},
 #include "brt/ops.def"
 };
 

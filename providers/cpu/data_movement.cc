@@ -150,16 +150,16 @@ class DynamicSliceKernel final : public CpuKernel {
 
 void RegisterDataMovement(std::vector<KernelDef>& defs) {
   for (const char* kind : {"broadcast_in_dim", "transpose", "slice", "reverse"})
-    defs.push_back({kind, kAllTypes, false, &Make<StridedViewKernel>});
-  defs.push_back({"reshape", kAllTypes, false, &Make<ReshapeKernel>});
-  defs.push_back({"concatenate", kAllTypes, false, &Make<ConcatenateKernel>});
-  defs.push_back({"pad", kAllTypes, false, &Make<PadKernel>});
+    defs.push_back({kind, kAllTypes, &Make<StridedViewKernel>});
+  defs.push_back({"reshape", kAllTypes, &Make<ReshapeKernel>});
+  defs.push_back({"concatenate", kAllTypes, &Make<ConcatenateKernel>});
+  defs.push_back({"pad", kAllTypes, &Make<PadKernel>});
   std::vector<int32_t> iota_types = kAllTypes;
   iota_types.erase(std::find(iota_types.begin(), iota_types.end(), BRT_DTYPE_I1));
-  defs.push_back({"iota", iota_types, false, &Make<IotaKernel>});
-  defs.push_back({"constant", kAllTypes, false, &Make<ConstantKernel>});
-  defs.push_back({"dynamic_slice", kAllTypes, false, &Make<DynamicSliceKernel>});
-  defs.push_back({"dynamic_update_slice", kAllTypes, false, &Make<DynamicSliceKernel>});
+  defs.push_back({"iota", iota_types, &Make<IotaKernel>});
+  defs.push_back({"constant", kAllTypes, &Make<ConstantKernel>});
+  defs.push_back({"dynamic_slice", kAllTypes, &Make<DynamicSliceKernel>});
+  defs.push_back({"dynamic_update_slice", kAllTypes, &Make<DynamicSliceKernel>});
 }
 
 }  // namespace brt::cpu

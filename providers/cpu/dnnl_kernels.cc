@@ -736,19 +736,15 @@ class Guarded final : public CpuKernel {
 void RegisterDnnl(std::vector<KernelDef>& defs) {
   std::vector<int32_t> dot_types = kAllTypes;
   dot_types.erase(std::find(dot_types.begin(), dot_types.end(), BRT_DTYPE_I1));
-  defs.push_back({"dot_general", dot_types, false, &Make<DotGeneralKernel>});
-  defs.push_back({"brt.matmul",
-                  {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16},
-                  false,
-                  &Make<DotGeneralKernel>});
+  defs.push_back({"dot_general", dot_types, &Make<DotGeneralKernel>});
   defs.push_back(
-      {"convolution", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, &Make<Guarded<ConvolutionKernel>>});
+      {"brt.matmul", {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16}, &Make<DotGeneralKernel>});
   defs.push_back(
-      {"brt.conv", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, &Make<Guarded<ConvolutionKernel>>});
+      {"convolution", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, &Make<Guarded<ConvolutionKernel>>});
+  defs.push_back({"brt.conv", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, &Make<Guarded<ConvolutionKernel>>});
+  defs.push_back({"brt.softmax", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, &Make<Guarded<SoftmaxKernel>>});
   defs.push_back(
-      {"brt.softmax", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, &Make<Guarded<SoftmaxKernel>>});
-  defs.push_back(
-      {"brt.layer_norm", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, false, &Make<Guarded<LayerNormKernel>>});
+      {"brt.layer_norm", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, &Make<Guarded<LayerNormKernel>>});
 }
 
 }  // namespace brt::cpu

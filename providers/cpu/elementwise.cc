@@ -482,31 +482,16 @@ std::vector<int32_t> Without(std::vector<int32_t> types, int32_t drop) {
 
 void RegisterElementwise(std::vector<KernelDef>& defs) {
   const std::vector<int32_t> numeric = Without(kAllTypes, BRT_DTYPE_I1);
-  std::vector<int32_t> signed_numeric = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
-                                         BRT_DTYPE_F64, BRT_DTYPE_I8,  BRT_DTYPE_I32,
-                                         BRT_DTYPE_I64};
-  for (const auto& e : kUnaryOps) {
-    std::vector<int32_t> types = kFloatTypes;
-    if (e.op == Unary::kNegate || e.op == Unary::kAbs || e.op == Unary::kSign)
-      types = signed_numeric;
-    if (e.op == Unary::kNot)
-      types = {BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
-    defs.push_back({e.kind, types, false, &Make<UnaryKernel>});
-  }
-  for (const auto& e : kBinaryOps) {
-    std::vector<int32_t> types = numeric;
-    if (e.op == Binary::kAnd || e.op == Binary::kOr)
-      types = {BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
-    if (e.op == Binary::kMax || e.op == Binary::kMin) types = kAllTypes;
-    defs.push_back({e.kind, types, false, &Make<BinaryKernel>});
-  }
-  defs.push_back({"compare", kAllTypes, true, &Make<CompareKernel>});
-  defs.push_back({"select", kAllTypes, false, &Make<TernaryKernel>});
-  defs.push_back({"clamp", numeric, false, &Make<TernaryKernel>});
-  defs.push_back({"convert", kAllTypes, false, &Make<ConvertKernel>});
+  for (const UnaryKind& u : kUnaryKinds)
+    defs.push_back({u.kind, ElementwiseDTypes(u.domain, true), &Make<UnaryKernel>});
+  for (const BinaryKind& b : kBinaryKinds)
+    defs.push_back({b.kind, ElementwiseDTypes(b.domain, false), &Make<BinaryKernel>});
+  defs.push_back({"compare", kAllTypes, &Make<CompareKernel>, true});
+  defs.push_back({"select", kAllTypes, &Make<TernaryKernel>});
+  defs.push_back({"clamp", numeric, &Make<TernaryKernel>});
+  defs.push_back({"convert", kAllTypes, &Make<ConvertKernel>});
   defs.push_back({"brt.fused_elementwise",
                   {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16},
-                  false,
                   &Make<FusedElementwiseKernel>});
 }
 

@@ -119,8 +119,8 @@ class ScatterKernel final : public CpuKernel {
 }  // namespace
 
 void RegisterIndexing(std::vector<KernelDef>& defs) {
-  defs.push_back({"gather", kAllTypes, false, &Make<GatherKernel>});
-  defs.push_back({"scatter", kAllTypes, false, &Make<ScatterKernel>});
+  defs.push_back({"gather", kAllTypes, &Make<GatherKernel>});
+  defs.push_back({"scatter", kAllTypes, &Make<ScatterKernel>});
 }
 
 }  // namespace brt::cpu

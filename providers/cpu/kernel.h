@@ -15,6 +15,7 @@
 
 #include "brt/provider_abi.h"
 #include "common/op_info.h"
+#include "common/provider_glue.h"
 
 namespace brt::cpu {
 
@@ -38,12 +39,8 @@ class CpuKernel : public Runnable {
   virtual std::unique_ptr<Runnable> CreateInstance() const { return nullptr; }
 };
 
-struct KernelDef {
-  const char* kind;
-  std::vector<int32_t> dtypes;  // accepted dtypes of the key tensor
-  bool key_is_operand;          // key: operand 0 (e.g. compare) or result 0
-  std::unique_ptr<CpuKernel> (*create)();
-};
+// A row of the CPU kernel table.
+using KernelDef = ops::KernelRow<std::unique_ptr<CpuKernel> (*)()>;
 
 // A oneDNN kernel for a large f32 elementwise op (unary: exp, log, tanh,
 // logistic, sqrt, abs, negate; binary: add, subtract, multiply, divide, with

@@ -1,9 +1,5 @@
 // The CPU provider's plugin entry point, kernel registry and shared helpers.
-#include <cstdlib>
-#include <cstring>
-#include <string>
 
-#include "common/abi_guard.h"
 #include "kernel.h"
 
 namespace brt::cpu {
@@ -79,7 +75,7 @@ int32_t Prepare(const void* kernel_data, const BrtOpDesc* desc, void** state,
       error,
       [&] {
         OpInfo op(*desc);
-        std::unique_ptr<CpuKernel> k = def.create();
+        std::unique_ptr<CpuKernel> k = def.make();
         k->Prepare(op);
         *state = k.release();
       },
@@ -103,77 +99,22 @@ int32_t RunKernel(void* kernel, void* const* buffers, void*, BrtErrorBuffer* err
   return AbiGuard(error, [&] { static_cast<Runnable*>(kernel)->Run(buffers); });
 }
 
-bool Contains(const std::vector<int32_t>& v, int32_t x) {
-  for (int32_t y : v)
-    if (y == x) return true;
-  return false;
-}
-
-int32_t ResolveKernel(const BrtOpSignature* sig, BrtKernel* kernel, BrtErrorBuffer* error) {
-  const auto& defs = Registry();
-  bool kind_known = false;
-  for (size_t i = 0; i < defs.size(); ++i) {
-    const KernelDef& def = defs[i];
-    if (std::strcmp(def.kind, sig->kind) != 0) continue;
-    kind_known = true;
-    const int32_t* types = def.key_is_operand ? sig->operand_dtypes : sig->result_dtypes;
-    int32_t count = def.key_is_operand ? sig->num_operands : sig->num_results;
-    if (count < 1 || !Contains(def.dtypes, types[0])) continue;
-    *kernel = BrtKernel{sizeof(BrtKernel), &def,       &Prepare, &ReleaseState, &CreateInstance,
-                        &ReleaseInstance,  &RunKernel, 0u};
-    return BRT_OK;
-  }
-  return ReportAbiError(
-      error, BRT_ERROR_UNSUPPORTED,
-      kind_known ? std::string("op '") + sig->kind + "' is not implemented for these dtypes"
-                 : std::string("unknown op '") + sig->kind + "'");
-}
-
 int32_t DeviceCount() { return 1; }
 
-void* Allocate(int32_t, size_t bytes, size_t alignment) {
-  size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-  return std::aligned_alloc(alignment, rounded ? rounded : alignment);
-}
-
-void Deallocate(int32_t, void* ptr) { std::free(ptr); }
-
-int32_t Copy(int32_t, void* dst, const void* src, size_t bytes, int32_t, void*, BrtErrorBuffer*) {
-  if (bytes) std::memcpy(dst, src, bytes);
-  return BRT_OK;
-}
-
-int32_t KernelCount() { return static_cast<int32_t>(Registry().size()); }
-
-int32_t KernelInfo(int32_t index, BrtKernelInfo* info) {
-  static const std::vector<std::string> dtype_lists = [] {
-    std::vector<std::string> lists;
-    for (const KernelDef& def : Registry()) {
-      std::string s;
-      for (int32_t t : def.dtypes) s += (s.empty() ? "" : ",") + std::string(DTypeName(t));
-      lists.push_back(s);
-    }
-    return lists;
-  }();
-  if (index < 0 || index >= KernelCount()) return BRT_ERROR_INVALID_ARGUMENT;
-  *info = BrtKernelInfo{Registry()[index].kind, BRT_DEVICE_CPU, dtype_lists[index].c_str()};
-  return BRT_OK;
-}
+const KernelTable<KernelDef> kTable = {
+    &Registry,
+    {&Prepare, &ReleaseState, &CreateInstance, &ReleaseInstance, &RunKernel},
+    BRT_DEVICE_CPU,
+    "cpu"};
 
 // Host work runs in order on the calling thread: no queues, no graphs.
 const BrtProviderApi kApi = [] {
-  BrtProviderApi a{};
-  a.struct_size = sizeof(BrtProviderApi);
-  a.abi_version = BRT_PROVIDER_ABI_VERSION;
-  a.name = "cpu";
-  a.device_kind = BRT_DEVICE_CPU;
+  BrtProviderApi a = ProviderApiHeader("cpu", BRT_DEVICE_CPU);
   a.device_count = &DeviceCount;
-  a.allocate = &Allocate;
-  a.deallocate = &Deallocate;
-  a.copy = &Copy;
-  a.resolve_kernel = &ResolveKernel;
-  a.kernel_count = &KernelCount;
-  a.kernel_info = &KernelInfo;
+  a.allocate = &HostAllocate;
+  a.deallocate = &HostDeallocate;
+  a.copy = &HostCopy;
+  SetKernelTable<kTable>(a);
   return a;
 }();
 

@@ -187,12 +187,10 @@ void RegisterReductions(std::vector<KernelDef>& defs) {
   defs.push_back({"reduce",
                   {BRT_DTYPE_F32, BRT_DTYPE_F64, BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32,
                    BRT_DTYPE_I64, BRT_DTYPE_U8},
-                  false,
                   &Make<ReduceKernel>});
   defs.push_back(
       {"reduce_window",
        {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I32, BRT_DTYPE_I64},
-       false,
        &Make<ReduceWindowKernel>});
 }
 

@@ -452,55 +452,16 @@ int32_t RunKernel(void* runnable, void* const* buffers, void* queue, BrtErrorBuf
 
 Kernel* MakeOwnDot(const OpInfo& op) { return new DotKernel(op); }
 
-int32_t ResolveFrom(const std::vector<TableRow>& rows, PrepareFn prepare, const BrtOpSignature* sig,
-                    BrtKernel* kernel, BrtErrorBuffer* e) {
-  for (const TableRow& row : rows) {
-    if (std::strcmp(row.kind, sig->kind)) continue;
-    const int32_t count = row.key_is_operand ? sig->num_operands : sig->num_results;
-    const int32_t key = count < 1            ? BRT_DTYPE_INVALID
-                        : row.key_is_operand ? sig->operand_dtypes[0]
-                                             : sig->result_dtypes[0];
-    if (std::find(row.dtypes.begin(), row.dtypes.end(), key) == row.dtypes.end())
-      return Report(e, BRT_ERROR_UNSUPPORTED,
-                    std::string(sig->kind) + " on CUDA takes " + row.dtype_names + ", not " +
-                        ops::DTypeName(key));
-    *kernel = {};
-    kernel->struct_size = sizeof(BrtKernel);
-    kernel->kernel_data = &row;
-    kernel->prepare = prepare;
-    kernel->release_state = ReleaseKernel;
-    kernel->create_instance = CreateInstance;
-    kernel->release_instance = ReleaseInstance;
-    kernel->run = RunKernel;
-    kernel->flags = row.capturable ? 0u : BRT_KERNEL_NOT_CAPTURABLE;
-    return BRT_OK;
-  }
-  return Report(e, BRT_ERROR_UNSUPPORTED,
-                std::string("no CUDA kernel for '") + sig->kind + "' in this version");
+ops::KernelEntryPoints EntryPoints(PrepareFn prepare) {
+  return {prepare, ReleaseKernel, CreateInstance, ReleaseInstance, RunKernel};
 }
 
-int32_t KernelInfoFrom(const std::vector<TableRow>& rows, int32_t i, BrtKernelInfo* info) {
-  if (i < 0 || i >= static_cast<int32_t>(rows.size())) return BRT_ERROR_INVALID_ARGUMENT;
-  *info = {rows[i].kind, BRT_DEVICE_CUDA, rows[i].dtype_names.c_str()};
-  return BRT_OK;
-}
-
-std::vector<TableRow> OwnKernelRows() {
+std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
   std::vector<TableRow> t;
-  for (const ops::UnaryKind& u : ops::kUnaryKinds) {
-    const bool sign =
-        u.op == ops::Unary::kNegate || u.op == ops::Unary::kAbs || u.op == ops::Unary::kSign;
-    t.push_back({u.kind,
-                 u.op == ops::Unary::kNot ? kLogical
-                 : sign                   ? kSigned
-                                          : kFloats,
-                 &Make<ElementwiseKernel>});
-  }
-  for (const ops::BinaryKind& b : ops::kBinaryKinds) {
-    const bool logical = b.op == ops::Binary::kAnd || b.op == ops::Binary::kOr;
-    const bool any = b.op == ops::Binary::kMax || b.op == ops::Binary::kMin;
-    t.push_back({b.kind, logical ? kLogical : any ? kAll : kNumeric, &Make<ElementwiseKernel>});
-  }
+  for (const ops::UnaryKind& u : ops::kUnaryKinds)
+    t.push_back({u.kind, ops::ElementwiseDTypes(u.domain, true), &Make<ElementwiseKernel>});
+  for (const ops::BinaryKind& b : ops::kBinaryKinds)
+    t.push_back({b.kind, ops::ElementwiseDTypes(b.domain, false), &Make<ElementwiseKernel>});
   t.push_back({"compare", kAll, &Make<ElementwiseKernel>, true});
   t.push_back({"select", kAll, &Make<ElementwiseKernel>});
   t.push_back({"clamp", kNumeric, &Make<ElementwiseKernel>});
@@ -520,8 +481,10 @@ std::vector<TableRow> OwnKernelRows() {
       {"reduce_window",
        {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I32, BRT_DTYPE_I64},
        &Make<ReduceWindowKernel>});
-  t.push_back({"dot_general", kNumeric, &Make<DotKernel>});
-  t.push_back({"brt.matmul", kNumeric, &Make<DotKernel>});
+  t.push_back({"dot_general", kNumeric, matmul});
+  t.push_back({"brt.matmul", kNumeric, matmul});
+  t.push_back({"convolution", kHalfAndSingle, convolution});
+  t.push_back({"brt.conv", kHalfAndSingle, convolution});
   t.push_back({"brt.softmax", kFloats, &Make<SoftmaxKernel>});
   t.push_back({"brt.layer_norm", kFloats, &Make<LayerNormKernel>});
   // From pageable host memory a copy is not recordable into a graph.

@@ -716,18 +716,8 @@ Kernel* MakeMatmul(const OpInfo& op) {
   return MakeOwnDot(op);
 }
 
-std::vector<TableRow> Table() {
-  std::vector<TableRow> t = OwnKernelRows();
-  for (TableRow& row : t)
-    if (!std::strcmp(row.kind, "dot_general") || !std::strcmp(row.kind, "brt.matmul"))
-      row.make = &MakeMatmul;
-  t.push_back({"convolution", kHalfAndSingle, &Make<ConvKernel>});
-  t.push_back({"brt.conv", kHalfAndSingle, &Make<ConvKernel>});
-  return t;
-}
-
 const std::vector<TableRow>& Rows() {
-  static const std::vector<TableRow> rows = Table();
+  static const std::vector<TableRow> rows = KernelRows(&MakeMatmul, &Make<ConvKernel>);
   return rows;
 }
 
@@ -746,13 +736,8 @@ int32_t PrepareKernel(const void* data, const BrtOpDesc* op, void** state, BrtEr
   });
 }
 
-int32_t ResolveKernel(const BrtOpSignature* sig, BrtKernel* kernel, BrtErrorBuffer* e) {
-  return ResolveFrom(Rows(), PrepareKernel, sig, kernel, e);
-}
-
-int32_t KernelCount() { return static_cast<int32_t>(Rows().size()); }
-
-int32_t KernelInfo(int32_t i, BrtKernelInfo* info) { return KernelInfoFrom(Rows(), i, info); }
+const ops::KernelTable<TableRow> kTable = {&Rows, EntryPoints(PrepareKernel), BRT_DEVICE_CUDA,
+                                           "CUDA"};
 
 }  // namespace
 }  // namespace brt::cuda
@@ -762,11 +747,7 @@ extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_prov
   using namespace brt::cuda;
   if (core_abi_version != BRT_PROVIDER_ABI_VERSION) return nullptr;
   static const BrtProviderApi api = [] {
-    BrtProviderApi a{};
-    a.struct_size = sizeof(BrtProviderApi);
-    a.abi_version = BRT_PROVIDER_ABI_VERSION;
-    a.name = "cuda";
-    a.device_kind = BRT_DEVICE_CUDA;
+    BrtProviderApi a = brt::ops::ProviderApiHeader("cuda", BRT_DEVICE_CUDA);
     a.device_count = DeviceCount;
     a.allocate = Allocate;
     a.deallocate = Deallocate;
@@ -774,9 +755,7 @@ extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_prov
     a.create_queue = CreateQueue;
     a.destroy_queue = DestroyQueue;
     a.synchronize_queue = SynchronizeQueue;
-    a.resolve_kernel = ResolveKernel;
-    a.kernel_count = KernelCount;
-    a.kernel_info = KernelInfo;
+    brt::ops::SetKernelTable<kTable>(a);
     a.wrap_queue = WrapQueue;
     a.trim = Trim;
     a.reserved_bytes = ReservedBytes;

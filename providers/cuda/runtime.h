@@ -15,6 +15,7 @@
 #include "brt/provider_abi.h"
 #include "common/abi_guard.h"
 #include "common/op_plans.h"
+#include "common/provider_glue.h"
 
 namespace brt::cuda {
 
@@ -106,13 +107,8 @@ inline const std::vector<int32_t> kAll = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYP
 inline const std::vector<int32_t> kFloats = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
                                              BRT_DTYPE_F64};
 inline const std::vector<int32_t> kHalfAndSingle = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16};
-inline const std::vector<int32_t> kSigned = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
-                                             BRT_DTYPE_F64, BRT_DTYPE_I8,  BRT_DTYPE_I32,
-                                             BRT_DTYPE_I64};
 inline const std::vector<int32_t> kNumeric = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
                                               BRT_DTYPE_F64, BRT_DTYPE_I8,  BRT_DTYPE_I32,
-                                              BRT_DTYPE_I64, BRT_DTYPE_U8};
-inline const std::vector<int32_t> kLogical = {BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32,
                                               BRT_DTYPE_I64, BRT_DTYPE_U8};
 
 using MakeFn = Kernel* (*)(const OpInfo&);
@@ -121,38 +117,20 @@ Kernel* Make(const OpInfo& op) {
   return new K(op);
 }
 
-struct TableRow {
-  TableRow(const char* k, std::vector<int32_t> types, MakeFn m, bool key_operand = false,
-           bool capture = true, bool generated = false)
-      : kind(k),
-        dtypes(std::move(types)),
-        make(m),
-        key_is_operand(key_operand),
-        capturable(capture),
-        may_be_generated(generated) {
-    for (int32_t d : dtypes)
-      dtype_names += (dtype_names.empty() ? "" : ",") + std::string(ops::DTypeName(d));
-  }
-  const char* kind;
-  std::vector<int32_t> dtypes;  // of result 0, or operand 0 when key_is_operand
-  MakeFn make;
-  bool key_is_operand;
-  bool capturable;
-  bool may_be_generated;  // runs the executable's PTX when it has a kernel
-  std::string dtype_names;
-};
+using TableRow = ops::KernelRow<MakeFn>;
 
 using PrepareFn = int32_t (*)(const void* kernel_data, const BrtOpDesc* op, void** state,
                               BrtErrorBuffer* error);
 
-// brt's own kernels (own_kernels.cc): every row but the library-backed ones.
-std::vector<TableRow> OwnKernelRows();
+// The provider's table: brt's own kernels (own_kernels.cc), with matmuls
+// (dot_general, brt.matmul) and convolutions (convolution, brt.conv) made by
+// the given library-backed factories.
+std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution);
 // dot_general / brt.matmul by brt's own kernel, for any layout and dtype.
 Kernel* MakeOwnDot(const ops::OpInfo& op);
 
-// The ABI entry points over a table; `prepare` builds a row's kernel.
-int32_t ResolveFrom(const std::vector<TableRow>& rows, PrepareFn prepare, const BrtOpSignature* sig,
-                    BrtKernel* kernel, BrtErrorBuffer* e);
-int32_t KernelInfoFrom(const std::vector<TableRow>& rows, int32_t i, BrtKernelInfo* info);
+// The CUDA kernel lifecycle (instances, runs on a queue's device) around a
+// provider's `prepare`, which builds a row's kernel.
+ops::KernelEntryPoints EntryPoints(PrepareFn prepare);
 
 }  // namespace brt::cuda

@@ -209,18 +209,8 @@ class EmulatedConv final : public Kernel {
   ConvLaunchPlan c_;
 };
 
-std::vector<TableRow> Table() {
-  std::vector<TableRow> t = OwnKernelRows();
-  for (TableRow& row : t)
-    if (!std::strcmp(row.kind, "dot_general") || !std::strcmp(row.kind, "brt.matmul"))
-      row.make = &MakeEmulatedMatmul;
-  t.push_back({"convolution", kHalfAndSingle, &Make<EmulatedConv>});
-  t.push_back({"brt.conv", kHalfAndSingle, &Make<EmulatedConv>});
-  return t;
-}
-
 const std::vector<TableRow>& Rows() {
-  static const std::vector<TableRow> rows = Table();
+  static const std::vector<TableRow> rows = KernelRows(&MakeEmulatedMatmul, &Make<EmulatedConv>);
   return rows;
 }
 
@@ -238,18 +228,6 @@ int32_t Prepare(const void* data, const BrtOpDesc* op, void** state, BrtErrorBuf
 
 int32_t DeviceCount() { return 1; }
 
-void* Allocate(int32_t, size_t bytes, size_t alignment) {
-  const size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-  return std::aligned_alloc(alignment, rounded ? rounded : alignment);
-}
-
-void Deallocate(int32_t, void* p) { std::free(p); }
-
-int32_t Copy(int32_t, void* dst, const void* src, size_t bytes, int32_t, void*, BrtErrorBuffer*) {
-  if (bytes) std::memcpy(dst, src, bytes);
-  return BRT_OK;
-}
-
 int32_t CreateQueue(int32_t, void** queue, BrtErrorBuffer*) {
   *queue = new Queue;
   return BRT_OK;
@@ -259,13 +237,7 @@ void DestroyQueue(void* queue) { delete static_cast<Queue*>(queue); }
 
 int32_t SynchronizeQueue(void*, BrtErrorBuffer*) { return BRT_OK; }
 
-int32_t ResolveKernel(const BrtOpSignature* sig, BrtKernel* kernel, BrtErrorBuffer* e) {
-  return ResolveFrom(Rows(), Prepare, sig, kernel, e);
-}
-
-int32_t KernelCount() { return static_cast<int32_t>(Rows().size()); }
-
-int32_t KernelInfo(int32_t i, BrtKernelInfo* info) { return KernelInfoFrom(Rows(), i, info); }
+const ops::KernelTable<TableRow> kTable = {&Rows, EntryPoints(Prepare), BRT_DEVICE_CUDA, "CUDA"};
 
 }  // namespace
 }  // namespace brt::cuda
@@ -275,21 +247,15 @@ extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_prov
   using namespace brt::cuda;
   if (core_abi_version != BRT_PROVIDER_ABI_VERSION) return nullptr;
   static const BrtProviderApi api = [] {
-    BrtProviderApi a{};
-    a.struct_size = sizeof(BrtProviderApi);
-    a.abi_version = BRT_PROVIDER_ABI_VERSION;
-    a.name = "cuda";
-    a.device_kind = BRT_DEVICE_CUDA;
+    BrtProviderApi a = brt::ops::ProviderApiHeader("cuda", BRT_DEVICE_CUDA);
     a.device_count = DeviceCount;
-    a.allocate = Allocate;
-    a.deallocate = Deallocate;
-    a.copy = Copy;
+    a.allocate = brt::ops::HostAllocate;
+    a.deallocate = brt::ops::HostDeallocate;
+    a.copy = brt::ops::HostCopy;
     a.create_queue = CreateQueue;
     a.destroy_queue = DestroyQueue;
     a.synchronize_queue = SynchronizeQueue;
-    a.resolve_kernel = ResolveKernel;
-    a.kernel_count = KernelCount;
-    a.kernel_info = KernelInfo;
+    brt::ops::SetKernelTable<kTable>(a);
     return a;
   }();
   return &api;

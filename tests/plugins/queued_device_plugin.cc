@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "brt/provider_abi.h"
+#include "common/provider_glue.h"
 
 namespace {
 
@@ -281,11 +282,7 @@ int32_t KernelInfo(int32_t i, BrtKernelInfo* info) {
 
 extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_provider_get(uint32_t) {
   static BrtProviderApi api = [] {
-    BrtProviderApi a{};
-    a.struct_size = sizeof(BrtProviderApi);
-    a.abi_version = BRT_PROVIDER_ABI_VERSION;
-    a.name = "queued_test_device";
-    a.device_kind = BRT_DEVICE_CUDA;
+    BrtProviderApi a = brt::ops::ProviderApiHeader("queued_test_device", BRT_DEVICE_CUDA);
     a.device_count = DeviceCount;
     a.allocate = Allocate;
     a.deallocate = Deallocate;
