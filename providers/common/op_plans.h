@@ -119,8 +119,6 @@ struct LayerNormPlan {
 };
 LayerNormPlan PlanLayerNorm(const OpInfo& op);
 
-// The activation of brt.matmul and brt.conv; gelu is the exact (erf) form.
-enum class Activation { kNone, kRelu, kTanh, kGelu };
 Activation ParseActivation(const OpInfo& op);
 
 // dot_general / brt.matmul: batch, contracting and free dims of each side;

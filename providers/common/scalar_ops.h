@@ -249,6 +249,25 @@ BRT_HD inline V ApplyBinaryAt(Binary op, V a, V b) {
   return a;
 }
 
+// The activation of brt.matmul and brt.conv epilogues; gelu is the exact
+// (erf) form; NaN propagates through relu, as through maximum.
+enum class Activation { kNone, kRelu, kTanh, kGelu };
+
+template <typename C>
+BRT_HD inline C Activate(Activation a, C x) {
+  switch (a) {
+    case Activation::kRelu:
+      return ApplyBinary<Binary::kMax, C>(x, C(0));
+    case Activation::kTanh:
+      return ApplyUnary<Unary::kTanh, C>(x);
+    case Activation::kGelu:
+      return C(0.5) * x * (C(1) + ApplyUnary<Unary::kErf, C>(x * C(0.70710678118654752)));
+    case Activation::kNone:
+      break;
+  }
+  return x;
+}
+
 // The reducers of reduce and reduce_window; and/or take integers or i1.
 enum class Reducer { kAdd, kMul, kMax, kMin, kAnd, kOr };
 

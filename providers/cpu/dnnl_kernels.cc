@@ -335,10 +335,7 @@ class NaiveDotKernel final : public CpuKernel {
           C value = static_cast<C>(acc);
           if constexpr (std::is_floating_point_v<C>) {
             if (biasv) value += C(static_cast<const T*>(biasv)[n]);
-            if (k.epilogue_.activation == Activation::kRelu) value = value > 0 ? value : C(0);
-            if (k.epilogue_.activation == Activation::kTanh) value = std::tanh(value);
-            if (k.epilogue_.activation == Activation::kGelu)
-              value = C(0.5) * value * (C(1) + std::erf(value * C(0.7071067811865476)));
+            value = Activate(k.epilogue_.activation, value);
           }
           o[(bi * k.M_ + m) * k.N_ + n] = T(value);
         }

@@ -137,21 +137,6 @@ __device__ void Offsets(const Space& s, long long i, int count, long long* off) 
   }
 }
 
-template <typename C>
-__device__ C ActivationOf(int a, C x) {
-  switch (static_cast<Activation>(a)) {
-    case Activation::kRelu:
-      return x > C(0) ? x : (x != x ? x : C(0));
-    case Activation::kTanh:
-      return tanh(x);
-    case Activation::kGelu:
-      return C(0.5) * x * (C(1) + erf(x * C(0.70710678118654752)));
-    case Activation::kNone:
-      break;
-  }
-  return x;
-}
-
 // --- elementwise --------------------------------------------------------------
 
 template <typename T>
@@ -181,7 +166,7 @@ __global__ void SameTypeKernel(ElementwiseParams p, const void* a, const void* b
       }
       default:
         if constexpr (ops::kIsFloat<C>)
-          r = ActivationOf<C>(p.op, LoadAt<T>(a, off[0]));
+          r = ops::Activate<C>(static_cast<Activation>(p.op), LoadAt<T>(a, off[0]));
         else
           r = LoadAt<T>(a, off[0]);
         break;
@@ -596,7 +581,7 @@ __global__ void DotKernel(DotParams p, const T* lhs, const T* rhs, const T* bias
       acc = ops::ApplyBinary<Binary::kAdd, C>(acc, prod);
     }
     if (p.bias) acc = ops::ApplyBinary<Binary::kAdd, C>(acc, Num<T>::Load(bias[o % p.n_free]));
-    if constexpr (ops::kIsFloat<C>) acc = ActivationOf<C>(static_cast<int>(p.activation), acc);
+    if constexpr (ops::kIsFloat<C>) acc = ops::Activate<C>(p.activation, acc);
     out[o] = Num<T>::Store(acc);
   }
 }

@@ -53,20 +53,6 @@ void Store(int32_t dtype, void* p, int64_t i, double v) {
     static_cast<float*>(p)[i] = f;
 }
 
-double Activate(ops::Activation a, double x) {
-  switch (a) {
-    case ops::Activation::kRelu:
-      return x > 0 ? x : 0;
-    case ops::Activation::kTanh:
-      return std::tanh(x);
-    case ops::Activation::kGelu:
-      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case ops::Activation::kNone:
-      break;
-  }
-  return x;
-}
-
 // What MatmulKernel's cublasLtMatmul computes for its GemmPlan.
 class EmulatedGemm final : public Kernel {
  public:
@@ -103,7 +89,8 @@ class EmulatedGemm final : public Kernel {
                      Load(g_.dtype, bm, batch * g_.stride_b + bi);
             }
             if (g_.bias) acc += Load(g_.dtype, b[2], i);
-            Store(g_.dtype, c, batch * g_.stride_c + i + j * g_.ldc, Activate(g_.activation, acc));
+            Store(g_.dtype, c, batch * g_.stride_c + i + j * g_.ldc,
+                  ops::Activate(g_.activation, acc));
           }
     }
 
