@@ -34,37 +34,14 @@ std::string Status::ToString() const {
   return std::string(StatusCodeName(code_)) + ": " + message_;
 }
 
-namespace {
-struct DTypeEntry {
-  DType dtype;
-  const char* name;
-  size_t size;
-};
-constexpr DTypeEntry kDTypes[] = {
-    {DType::kF32, "f32", 4}, {DType::kF16, "f16", 2}, {DType::kBF16, "bf16", 2},
-    {DType::kF64, "f64", 8}, {DType::kI1, "i1", 1},   {DType::kI8, "i8", 1},
-    {DType::kI32, "i32", 4}, {DType::kI64, "i64", 8}, {DType::kU8, "u8", 1},
-};
-const DTypeEntry* FindDType(DType dtype) {
-  for (const auto& e : kDTypes)
-    if (e.dtype == dtype) return &e;
-  return nullptr;
-}
-}  // namespace
+size_t DTypeSize(DType dtype) { return brt_dtype_size(static_cast<int32_t>(dtype)); }
 
-size_t DTypeSize(DType dtype) {
-  const DTypeEntry* e = FindDType(dtype);
-  return e ? e->size : 0;
-}
-
-const char* DTypeName(DType dtype) {
-  const DTypeEntry* e = FindDType(dtype);
-  return e ? e->name : "invalid";
-}
+const char* DTypeName(DType dtype) { return brt_dtype_name(static_cast<int32_t>(dtype)); }
 
 std::optional<DType> ParseDType(std::string_view name) {
-  for (const auto& e : kDTypes)
-    if (name == e.name) return e.dtype;
+  // The codes are numbered from 1 without gaps.
+  for (int32_t code = BRT_DTYPE_INVALID + 1; brt_dtype_size(code) != 0; ++code)
+    if (name == brt_dtype_name(code)) return static_cast<DType>(code);
   return std::nullopt;
 }
 

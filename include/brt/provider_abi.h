@@ -54,6 +54,32 @@ static inline size_t brt_dtype_size(int32_t dtype) {
   return 0;
 }
 
+/* The name of a BRT_DTYPE_* code ("f32", "bf16", ...); "invalid" for an
+ * unknown code. */
+static inline const char* brt_dtype_name(int32_t dtype) {
+  switch (dtype) {
+    case BRT_DTYPE_F32:
+      return "f32";
+    case BRT_DTYPE_F16:
+      return "f16";
+    case BRT_DTYPE_BF16:
+      return "bf16";
+    case BRT_DTYPE_F64:
+      return "f64";
+    case BRT_DTYPE_I1:
+      return "i1";
+    case BRT_DTYPE_I8:
+      return "i8";
+    case BRT_DTYPE_I32:
+      return "i32";
+    case BRT_DTYPE_I64:
+      return "i64";
+    case BRT_DTYPE_U8:
+      return "u8";
+  }
+  return "invalid";
+}
+
 enum { BRT_DEVICE_CPU = 0, BRT_DEVICE_CUDA = 1 };
 
 enum {

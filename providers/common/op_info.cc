@@ -1,34 +1,10 @@
-// OpInfo, dtype names and StridedCopy (see op_info.h).
+// OpInfo and StridedCopy (see op_info.h).
 #include "common/op_info.h"
 
 #include <cmath>
 #include <cstring>
 
 namespace brt::ops {
-
-const char* DTypeName(int32_t dtype) {
-  switch (dtype) {
-    case BRT_DTYPE_F32:
-      return "f32";
-    case BRT_DTYPE_F16:
-      return "f16";
-    case BRT_DTYPE_BF16:
-      return "bf16";
-    case BRT_DTYPE_F64:
-      return "f64";
-    case BRT_DTYPE_I1:
-      return "i1";
-    case BRT_DTYPE_I8:
-      return "i8";
-    case BRT_DTYPE_I32:
-      return "i32";
-    case BRT_DTYPE_I64:
-      return "i64";
-    case BRT_DTYPE_U8:
-      return "u8";
-  }
-  return "invalid";
-}
 
 bool IsFloat(int32_t dtype) {
   return dtype == BRT_DTYPE_F32 || dtype == BRT_DTYPE_F16 || dtype == BRT_DTYPE_BF16 ||

@@ -22,7 +22,7 @@ struct UnsupportedError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-const char* DTypeName(int32_t dtype);
+inline const char* DTypeName(int32_t dtype) { return brt_dtype_name(dtype); }
 bool IsFloat(int32_t dtype);
 std::string FormatDims(const std::vector<int64_t>& dims);
 
