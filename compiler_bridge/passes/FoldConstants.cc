@@ -10,6 +10,9 @@
 #include "passes/Passes.h"
 
 namespace brt::bridge {
+
+#define GEN_PASS_DEF_FOLDCONSTANTS
+#include "passes/Passes.h.inc"
 namespace {
 
 constexpr int64_t kFoldMaxBytes = 4096;
@@ -57,12 +60,8 @@ mlir::DenseElementsAttr FromBytes(mlir::RankedTensorType type, const uint8_t* da
       llvm::ArrayRef<char>(reinterpret_cast<const char*>(data), static_cast<size_t>(Bytes(type))));
 }
 
-struct FoldConstants : mlir::PassWrapper<FoldConstants, mlir::OperationPass<mlir::func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FoldConstants)
-  llvm::StringRef getArgument() const override { return "brt-fold-constants"; }
-  llvm::StringRef getDescription() const override {
-    return "Evaluate small ops of constants at compile time (with the runtime's CPU provider)";
-  }
+struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
+  using FoldConstantsBase::FoldConstantsBase;
 
   // Runs `k` on constant operands; nullopt when it cannot be folded.
   static std::optional<std::vector<mlir::DenseElementsAttr>> Evaluate(KernelOp k) {
@@ -149,8 +148,5 @@ struct FoldConstants : mlir::PassWrapper<FoldConstants, mlir::OperationPass<mlir
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> CreateFoldConstantsPass() { return std::make_unique<FoldConstants>(); }
-void RegisterFoldConstantsPass() { mlir::PassRegistration<FoldConstants>(); }
 
 }  // namespace brt::bridge

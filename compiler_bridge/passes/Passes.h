@@ -1,52 +1,36 @@
-// Passes over the brt dialect. Each has a lit test in tests/lit/.
+// The compiler's passes over the brt dialect, declared in Passes.td (one file
+// per pass under passes/, each with a lit test in tests/lit/): the generated
+// create<Name>() constructors, and the pipeline (Pipeline.cc).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace brt::bridge {
 
 // The discardable attribute holding an op's device ("cpu" or "cuda").
 inline constexpr const char* kDeviceAttr = "brt.device";
-// Places every op for `target` (cpu or cuda): kinds the CUDA provider does
-// not run stay on the CPU, with brt.copy where values cross devices.
-std::unique_ptr<mlir::Pass> CreatePlacePass(const std::string& target);
-void RegisterPlacePass();
+// The discardable attribute holding an op's generated kernel (a dictionary:
+// name, target, source, image, block_size), from brt-generate-cuda-kernels.
+inline constexpr const char* kGeneratedKernelAttr = "brt.generated_kernel";
 
-// Small ops of constants, evaluated by the runtime's CPU provider.
-std::unique_ptr<mlir::Pass> CreateFoldConstantsPass();
-void RegisterFoldConstantsPass();
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
 
-// Shape and dtype rules of the common kinds, errors at the source location.
-std::unique_ptr<mlir::Pass> CreateVerifyPass();
-void RegisterVerifyPass();
-
-// softmax (reduce-max, subtract, exp, reduce-add, divide over one axis) ->
-// one brt.softmax.
-std::unique_ptr<mlir::Pass> CreateFuseSoftmaxPass();
-// Single-use chains of f32/f16/bf16 elementwise ops -> brt.fused_elementwise,
-// folding NumPy-compatible broadcasts and scalar constants into it.
-std::unique_ptr<mlir::Pass> CreateFuseElementwisePass();
-
-// (x - mean) * rsqrt(var + eps) * scale + shift over the last dim ->
-// brt.layer_norm.
-std::unique_ptr<mlir::Pass> CreateFuseLayerNormPass();
-// dot_general(transpose(x), ...) -> dot_general(x, ...) with remapped dims.
-std::unique_ptr<mlir::Pass> CreateFoldTransposeIntoDotPass();
-
-// dot_general / convolution + bias add + relu/tanh/gelu -> brt.matmul / brt.conv.
-std::unique_ptr<mlir::Pass> CreateFuseEpiloguesPass();
-
+// Registers every pass with MLIR's registry, for brt-opt.
 void RegisterPasses();
 
-// The compiler's pipeline, in order: a name for dumps and the pass.
+// The compiler's pipeline for `target` (cpu or cuda; generated kernels' PTX
+// for `cuda_arch`), in order: a name for dumps and the pass.
 struct PipelineStep {
   std::string name;
   std::unique_ptr<mlir::Pass> pass;
 };
-std::vector<PipelineStep> CompilerPipeline(const std::string& target);
+std::vector<PipelineStep> CompilerPipeline(const std::string& target,
+                                           const std::string& cuda_arch = "compute_80");
 
 }  // namespace brt::bridge

@@ -8,6 +8,9 @@
 #include "passes/Passes.h"
 
 namespace brt::bridge {
+
+#define GEN_PASS_DEF_PLACE
+#include "passes/Passes.h.inc"
 namespace {
 
 // Kinds the CUDA provider runs; the rest stay on the CPU.
@@ -16,16 +19,8 @@ bool RunsOnCuda(llvm::StringRef kind) {
   return info && info->cuda;
 }
 
-struct Place : mlir::PassWrapper<Place, mlir::OperationPass<mlir::func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(Place)
-  Place() = default;
-  Place(const Place& other) : PassWrapper(other) {}
-  explicit Place(llvm::StringRef t) { target = t.str(); }
-  llvm::StringRef getArgument() const override { return "brt-place"; }
-  llvm::StringRef getDescription() const override {
-    return "Place ops on devices and insert copies";
-  }
-  Option<std::string> target{*this, "target", llvm::cl::desc("cpu or cuda"), llvm::cl::init("cpu")};
+struct PlacePass : impl::PlaceBase<PlacePass> {
+  using PlaceBase::PlaceBase;
 
   void runOnOperation() override {
     if (target != "cpu" && target != "cuda") {
@@ -70,10 +65,4 @@ struct Place : mlir::PassWrapper<Place, mlir::OperationPass<mlir::func::FuncOp>>
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> CreatePlacePass(const std::string& target) {
-  return std::make_unique<Place>(target);
-}
-void RegisterPlacePass() { mlir::PassRegistration<Place>(); }
-
 }  // namespace brt::bridge

@@ -7,6 +7,9 @@
 #include "passes/Passes.h"
 
 namespace brt::bridge {
+
+#define GEN_PASS_DEF_VERIFY
+#include "passes/Passes.h.inc"
 namespace {
 
 mlir::RankedTensorType TypeOf(mlir::Value v) {
@@ -126,12 +129,8 @@ bool CheckKernel(KernelOp k) {
   return true;  // other kinds: checked by the runtime's kernels at load
 }
 
-struct VerifyShapes : mlir::PassWrapper<VerifyShapes, mlir::OperationPass<mlir::func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyShapes)
-  llvm::StringRef getArgument() const override { return "brt-verify"; }
-  llvm::StringRef getDescription() const override {
-    return "Check shapes and dtypes of brt.kernel ops";
-  }
+struct VerifyPass : impl::VerifyBase<VerifyPass> {
+  using VerifyBase::VerifyBase;
   void runOnOperation() override {
     bool ok = true;
     getOperation().walk([&](KernelOp k) { ok = CheckKernel(k) && ok; });
@@ -140,8 +139,5 @@ struct VerifyShapes : mlir::PassWrapper<VerifyShapes, mlir::OperationPass<mlir::
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> CreateVerifyPass() { return std::make_unique<VerifyShapes>(); }
-void RegisterVerifyPass() { mlir::PassRegistration<VerifyShapes>(); }
 
 }  // namespace brt::bridge

@@ -129,27 +129,20 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
     auto d = op->getAttrOfType<mlir::StringAttr>(kDeviceAttr);
     return d && d.getValue() == "cuda" ? Device{DeviceKind::kCuda, 0} : Device{DeviceKind::kCpu, 0};
   };
-  // Generated CUDA kernels: CUDA C -> PTX (NVRTC), embedded by name.
-  auto generate = [&](KernelOp k, std::vector<Attribute>& attrs) -> Status {
-    CudaKernel kernel;
-    const std::string name = "brt_kernel_" + std::to_string(codegen ? codegen->kernels : 0);
-    const bool made = k.getKind() == "brt.fused_elementwise"
-                          ? GenerateFusedElementwise(k, name, &kernel)
-                          : GenerateRowReduce(k, name, &kernel);
-    if (!made) return Status::Ok();  // the CUDA provider's own kernel runs it
-    std::string ptx, error;
-    if (!CompileToPtx(kernel, options.cuda_arch, &ptx, &error))
-      return Status(StatusCode::kInternal, Where(k.getLoc()) + ": " + error);
+  // Kernels brt-generate-cuda-kernels attached: embedded by name.
+  auto embed = [&](KernelOp k, mlir::DictionaryAttr g, std::vector<Attribute>& attrs) {
+    const std::string name = g.getAs<mlir::StringAttr>("name").str();
+    const llvm::StringRef source = g.getAs<mlir::StringAttr>("source").getValue();
+    const llvm::StringRef image = g.getAs<mlir::StringAttr>("image").getValue();
     if (!options.kernel_dump_dir.empty()) {
-      std::ofstream(options.kernel_dump_dir + "/" + name + ".cu") << kernel.source;
-      std::ofstream(options.kernel_dump_dir + "/" + name + ".ptx") << ptx;
+      std::ofstream(options.kernel_dump_dir + "/" + name + ".cu") << source.str();
+      std::ofstream(options.kernel_dump_dir + "/" + name + ".ptx") << image.str();
     }
-    builder.AddKernel(name, "ptx:" + options.cuda_arch,
-                      std::vector<uint8_t>(ptx.begin(), ptx.end()), kernel.source);
+    builder.AddKernel(name, g.getAs<mlir::StringAttr>("target").str(),
+                      std::vector<uint8_t>(image.begin(), image.end()), source.str());
     attrs.emplace_back("kernel", name);
-    attrs.emplace_back("block_size", static_cast<int64_t>(kernel.block_size));
-    if (codegen) ++codegen->kernels, codegen->ptx_bytes += ptx.size();
-    return Status::Ok();
+    attrs.emplace_back("block_size", g.getAs<mlir::IntegerAttr>("block_size").getInt());
+    if (codegen) ++codegen->kernels, codegen->ptx_bytes += image.size();
   };
   int weights = 0;
   for (mlir::Operation& op : main.getBody().front()) {
@@ -196,9 +189,7 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
         return Status(StatusCode::kInvalidArgument,
                       Where(op.getLoc()) + ": attribute '" + na.getName().str() + "' of '" +
                           k.getKind().str() + "' cannot be serialized");
-    if (device_of(k).kind == DeviceKind::kCuda &&
-        (k.getKind() == "brt.fused_elementwise" || k.getKind() == "reduce"))
-      BRT_RETURN_IF_ERROR(generate(k, attrs));
+    if (auto g = k->getAttrOfType<mlir::DictionaryAttr>(kGeneratedKernelAttr)) embed(k, g, attrs);
     std::vector<ValueId> out =
         k.getKind() == "brt.copy"
             ? std::vector<ValueId>{f.Copy(operands.at(0), device_of(k))}

@@ -15,8 +15,7 @@ inline constexpr size_t kInlineConstantBytes = 256;
 
 struct SerializeOptions {
   std::string target = "cpu";
-  std::string cuda_arch = "compute_80";  // PTX runs on sm_80 and newer
-  std::string kernel_dump_dir;           // if set: each generated kernel as .cu and .ptx
+  std::string kernel_dump_dir;  // if set: each generated kernel as .cu and .ptx
 };
 
 struct CodegenReport {
@@ -25,10 +24,9 @@ struct CodegenReport {
 };
 
 // Writes `module` (func.func @main of brt.kernel ops, placed by brt-place) to
-// `path`. For ops placed on CUDA it generates fused elementwise and row
-// reduction kernels, compiles them to PTX with NVRTC and embeds them (the op
-// names its kernel in the `kernel` attribute). On failure returns a message
-// with the location.
+// `path`. The kernels brt-generate-cuda-kernels attached to ops are embedded
+// in the kernel table (the op names its kernel in the `kernel` attribute).
+// On failure returns a message with the location.
 Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const std::string& path,
                        const SerializeOptions& options, BuildReport* report,
                        CodegenReport* codegen);

@@ -79,9 +79,13 @@ int main(int argc, char** argv) {
   if (!dump_dir.empty() && !Dump(dump_dir, "00-import.mlir", *imported.module))
     return std::fprintf(stderr, "brt-compile: cannot write to '%s'\n", dump_dir.c_str()), 1;
   int step_number = 1;
-  for (brt::bridge::PipelineStep& step : brt::bridge::CompilerPipeline(target)) {
+  const std::string cuda_arch = "compute_80";  // PTX runs on sm_80 and newer
+  for (brt::bridge::PipelineStep& step : brt::bridge::CompilerPipeline(target, cuda_arch)) {
     mlir::PassManager pm(&context);
-    pm.addNestedPass<mlir::func::FuncOp>(std::move(step.pass));
+    if (step.pass->getOpName() == mlir::ModuleOp::getOperationName())
+      pm.addPass(std::move(step.pass));
+    else
+      pm.addNestedPass<mlir::func::FuncOp>(std::move(step.pass));
     std::string diagnostic;
     mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic& d) {
       if (diagnostic.empty()) {
@@ -117,7 +121,7 @@ int main(int argc, char** argv) {
     std::printf("stablehlo ops: %d (after import, before fusion)\n", imported.source_ops);
     if (target == "cuda")
       std::printf("generated CUDA kernels: %d (PTX %s, %zu bytes)\n", codegen.kernels,
-                  options.cuda_arch.c_str(), codegen.ptx_bytes);
+                  cuda_arch.c_str(), codegen.ptx_bytes);
     for (const auto& f : report.functions)
       std::printf(
           "function %s: %d runtime ops; planned arena %lld bytes; lower bound %lld bytes live at "

@@ -12,3 +12,6 @@ tools_dir = os.environ.get("LLVM_TOOLS_DIR", "/usr/lib/llvm-22/bin")
 config.environment["PATH"] = os.pathsep.join([bin_dir, tools_dir, os.environ.get("PATH", "")])
 # Outputs go to the build tree (ctest sets BRT_LIT_OUTPUT_DIR), never into the sources.
 config.test_exec_root = os.environ.get("BRT_LIT_OUTPUT_DIR", os.path.join(bin_dir, "..", "lit"))
+# Kernel generation needs NVRTC (ctest says whether brt-compile has it).
+if os.environ.get("BRT_HAVE_NVRTC") == "1":
+    config.available_features.add("nvrtc")

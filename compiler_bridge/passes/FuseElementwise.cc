@@ -1,0 +1,138 @@
+// brt-fuse-elementwise: single-use chains of f32/f16/bf16 elementwise ops
+// become one brt.fused_elementwise, with NumPy-compatible broadcasts and
+// scalar constants folded in.
+#include "BrtDialect.h"
+#include "OpKinds.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "passes/Passes.h"
+#include "passes/Patterns.h"
+
+namespace brt::bridge {
+
+#define GEN_PASS_DEF_FUSEELEMENTWISE
+#include "passes/Passes.h.inc"
+
+namespace {
+
+bool IsFusable(KernelOp k) {
+  if (!k || k->getNumResults() != 1 || !IsElementwise(FindKind(k.getKind()))) return false;
+  auto is_float = [](mlir::Type t) {
+    mlir::Type e = mlir::cast<mlir::RankedTensorType>(t).getElementType();
+    return e.isF32() || e.isF16() || e.isBF16();
+  };
+  auto is_pred = [](mlir::Type t) {
+    return mlir::cast<mlir::RankedTensorType>(t).getElementType().isInteger(1);
+  };
+  const mlir::Type result = k.getResult(0).getType();
+  if (k.getKind() == "compare") return is_float(k.getInputs()[0].getType()) && is_pred(result);
+  if (!is_float(result)) return false;
+  for (mlir::Value v : k.getInputs())
+    if (!is_float(v.getType()) && !(k.getKind() == "select" && is_pred(v.getType()))) return false;
+  return true;
+}
+
+struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
+  void runOnOperation() override {
+    // Groups: a fusable producer whose only user is a fusable consumer of the
+    // same shape joins the consumer's group. Each group is a tree whose root
+    // is the one op used outside it.
+    llvm::EquivalenceClasses<mlir::Operation*> groups;
+    llvm::SmallVector<KernelOp> order;
+    getOperation().walk([&](KernelOp k) {
+      if (!IsFusable(k)) return;
+      order.push_back(k);
+      groups.insert(k);
+      for (mlir::Value v : k.getInputs()) {
+        KernelOp p = v.getDefiningOp<KernelOp>();
+        if (IsFusable(p) && v.hasOneUse() &&
+            TypeOf(v).getShape() == TypeOf(k.getResult(0)).getShape())
+          groups.unionSets(p, k);
+      }
+    });
+    llvm::MapVector<mlir::Operation*, llvm::SmallVector<KernelOp>> members;
+    for (KernelOp k : order) members[groups.getLeaderValue(k)].push_back(k);
+    for (auto& [leader, ops] : members) {
+      KernelOp root = ops.back();  // block order: the root comes last
+      if (ops.size() < 2 || !mlir::isa<mlir::FloatType>(TypeOf(root.getResult(0)).getElementType()))
+        continue;
+      Fuse(ops, root);
+    }
+  }
+
+  void Fuse(llvm::ArrayRef<KernelOp> ops, KernelOp root) {
+    llvm::DenseMap<mlir::Value, int64_t> reg;  // value -> register
+    llvm::SetVector<mlir::Value> inputs;
+    llvm::SmallVector<double> constants;
+    llvm::SmallVector<std::pair<mlir::Value, double>> constant_values;
+    llvm::DenseSet<mlir::Operation*> in_group;
+    for (KernelOp k : ops) in_group.insert(k);
+    const auto out_shape = TypeOf(root.getResult(0)).getShape();
+    // Operands from outside: scalar constants become immediates; NumPy
+    // broadcasts are read at their source.
+    auto outside = [&](mlir::Value v) -> mlir::Value {
+      if (ScalarConstant(v)) return v;
+      mlir::Value src = v;
+      while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
+      return src;
+    };
+    for (KernelOp k : ops)
+      for (mlir::Value v : k.getInputs()) {
+        if (in_group.count(v.getDefiningOp())) continue;
+        if (auto c = ScalarConstant(v)) {
+          if (!llvm::any_of(constant_values, [&](auto& p) { return p.first == v; }))
+            constant_values.push_back({v, *c});
+          continue;
+        }
+        mlir::Value src = outside(v);
+        if (TypeOf(src).getRank() > static_cast<int64_t>(out_shape.size())) src = v;
+        inputs.insert(src);
+      }
+    if (inputs.empty()) return;  // constants only: nothing to stream, leave it alone
+    for (auto [i, v] : llvm::enumerate(inputs)) reg[v] = static_cast<int64_t>(i);
+    for (auto& [v, c] : constant_values) {
+      reg[v] = static_cast<int64_t>(inputs.size() + constants.size());
+      constants.push_back(c);
+    }
+    auto lookup = [&](mlir::Value v) -> int64_t {
+      if (auto it = reg.find(v); it != reg.end()) return it->second;
+      return reg.lookup(outside(v));
+    };
+    std::string names;
+    llvm::SmallVector<int64_t> program;
+    int64_t next = static_cast<int64_t>(inputs.size() + constants.size());
+    for (KernelOp k : ops) {
+      if (k.getKind() == "convert") {  // float to float: computed in f32 anyway
+        reg[k.getResult(0)] = lookup(k.getInputs()[0]);
+        continue;
+      }
+      std::string name = k.getKind().str();
+      if (name == "compare")
+        name += "_" + k.getParams().getAs<mlir::StringAttr>("comparison_direction").str();
+      names += (names.empty() ? "" : ",") + name;
+      for (int slot = 0; slot < 3; ++slot)
+        program.push_back(
+            slot < static_cast<int>(k.getInputs().size()) ? lookup(k.getInputs()[slot]) : -1);
+      reg[k.getResult(0)] = next++;
+    }
+    if (names.empty() || reg.lookup(root.getResult(0)) != next - 1)
+      return;  // root must be the last instruction
+    mlir::OpBuilder b(root);
+    llvm::SmallVector<mlir::NamedAttribute> params = {
+        b.getNamedAttr("ops", b.getStringAttr(names)),
+        b.getNamedAttr("program", b.getDenseI64ArrayAttr(program))};
+    if (!constants.empty())
+      params.push_back(b.getNamedAttr("constants", b.getDenseF64ArrayAttr(constants)));
+    auto fused = KernelOp::create(b, root.getLoc(), mlir::TypeRange{root.getResult(0).getType()},
+                                  b.getStringAttr("brt.fused_elementwise"), inputs.getArrayRef(),
+                                  b.getDictionaryAttr(params));
+    root.getResult(0).replaceAllUsesWith(fused.getResult(0));
+    for (KernelOp k : llvm::reverse(ops)) k->erase();
+  }
+};
+
+}  // namespace
+}  // namespace brt::bridge

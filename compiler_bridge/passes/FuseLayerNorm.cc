@@ -1,0 +1,104 @@
+// brt-fuse-layer-norm: (x - mean) * rsqrt(var + eps) * scale + shift over the
+// last dim becomes one brt.layer_norm.
+#include "BrtDialect.h"
+#include "OpKinds.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "passes/Passes.h"
+#include "passes/Patterns.h"
+
+namespace brt::bridge {
+
+#define GEN_PASS_DEF_FUSELAYERNORM
+#include "passes/Passes.h.inc"
+
+namespace {
+
+// Matches `k` as binary `kind` with operands (a, b) in either order, calling
+// `match(a, b)` until it succeeds.
+template <typename F>
+bool Commuted(KernelOp k, llvm::StringRef kind, F&& match) {
+  if (!k || k.getKind() != kind || k.getInputs().size() != 2) return false;
+  return match(k.getInputs()[0], k.getInputs()[1]) || match(k.getInputs()[1], k.getInputs()[0]);
+}
+
+// divide(B(reduce_add(v over last)), B(C)) with C the size of the last dim.
+bool IsMeanOverLast(mlir::Value mean, mlir::Value of) {
+  KernelOp div = mean.getDefiningOp<KernelOp>();
+  if (!div || div.getKind() != "divide") return false;
+  const int64_t rank = TypeOf(of).getRank();
+  KernelOp sum = Kernel(StripBroadcasts(div.getInputs()[0]), "reduce");
+  auto n = ScalarConstant(div.getInputs()[1]);
+  return ReducesOver(sum, "add", rank - 1) && sum.getInputs()[0] == of &&
+         ScalarConstant(sum.getInputs()[1]) == 0.0 && n &&
+         *n == static_cast<double>(TypeOf(of).getShape().back());
+}
+
+struct FuseLayerNormPass : impl::FuseLayerNormBase<FuseLayerNormPass> {
+  // add(multiply(multiply(d, B(rsqrt(add(var, B(eps))))), B(g)), B(b)) with
+  // d = x - B(mean(x)), var = mean(d * d), over the last dimension.
+  void runOnOperation() override {
+    llvm::SmallVector<KernelOp> adds;
+    getOperation().walk([&](KernelOp k) {
+      if (k.getKind() == "add") adds.push_back(k);
+    });
+    for (KernelOp add : adds) {
+      mlir::Value x, scale, shift;
+      double eps = 0;
+      auto normalized = [&](mlir::Value v) {  // multiply(d, B(rsqrt(var + eps)))
+        return Commuted(v.getDefiningOp<KernelOp>(), "multiply", [&](mlir::Value d, mlir::Value r) {
+          KernelOp sub = Kernel(d, "subtract");
+          KernelOp rsqrt = Kernel(StripBroadcasts(r), "rsqrt");
+          if (!sub || !rsqrt) return false;
+          return Commuted(
+              rsqrt.getInputs()[0].getDefiningOp<KernelOp>(), "add",
+              [&](mlir::Value var, mlir::Value e) {
+                auto eps_value = ScalarConstant(e);
+                KernelOp square = Kernel(
+                    StripBroadcasts(var.getDefiningOp<KernelOp>() &&
+                                            var.getDefiningOp<KernelOp>().getKind() == "divide"
+                                        ? var.getDefiningOp<KernelOp>().getInputs()[0]
+                                        : mlir::Value()),
+                    "reduce");
+                if (!eps_value || !square) return false;
+                KernelOp mul = Kernel(square.getInputs()[0], "multiply");
+                if (!mul || mul.getInputs()[0] != d || mul.getInputs()[1] != d) return false;
+                if (!IsMeanOverLast(var, mul.getResult(0))) return false;
+                if (!IsMeanOverLast(StripBroadcasts(sub.getInputs()[1]), sub.getInputs()[0]))
+                  return false;
+                x = sub.getInputs()[0], eps = *eps_value;
+                return true;
+              });
+        });
+      };
+      auto is_vector = [&](mlir::Value v) {
+        auto t = TypeOf(v);
+        return t.getRank() == 1 && t.getElementType().isF32();
+      };
+      const bool matched = Commuted(add, "add", [&](mlir::Value scaled, mlir::Value b) {
+        return Commuted(scaled.getDefiningOp<KernelOp>(), "multiply",
+                        [&](mlir::Value n, mlir::Value g) {
+                          if (!normalized(n) || !is_vector(StripBroadcasts(g)) ||
+                              !is_vector(StripBroadcasts(b)))
+                            return false;
+                          scale = StripBroadcasts(g), shift = StripBroadcasts(b);
+                          return true;
+                        });
+      });
+      if (!matched || TypeOf(x) != TypeOf(add.getResult(0)) ||
+          !TypeOf(x).getElementType().isF32() ||
+          TypeOf(scale).getShape()[0] != TypeOf(x).getShape().back() ||
+          TypeOf(shift) != TypeOf(scale))
+        continue;
+      mlir::OpBuilder b(add);
+      auto fused = KernelOp::create(
+          b, add.getLoc(), mlir::TypeRange{add.getResult(0).getType()},
+          b.getStringAttr("brt.layer_norm"), mlir::ValueRange{x, scale, shift},
+          b.getDictionaryAttr({b.getNamedAttr("epsilon", b.getF64FloatAttr(eps))}));
+      add.getResult(0).replaceAllUsesWith(fused.getResult(0));
+      add->erase();
+    }
+  }
+};
+
+}  // namespace
+}  // namespace brt::bridge

@@ -1,0 +1,54 @@
+// brt-generate-cuda-kernels: for each op placed on cuda that the code
+// generator takes (brt.fused_elementwise, reduce over trailing dims), its CUDA
+// C (codegen/CudaCodegen.h), compiled to PTX by NVRTC, attached to the op as
+// brt.generated_kernel = {name, target, source, image, block_size}. The
+// serializer embeds it in the executable's kernel table; an op without one is
+// run by the CUDA provider's own kernel.
+#include "BrtDialect.h"
+#include "codegen/CudaCodegen.h"
+#include "passes/Passes.h"
+
+namespace brt::bridge {
+
+#define GEN_PASS_DEF_GENERATECUDAKERNELS
+#include "passes/Passes.h.inc"
+
+namespace {
+
+struct GenerateCudaKernelsPass : impl::GenerateCudaKernelsBase<GenerateCudaKernelsPass> {
+  using GenerateCudaKernelsBase::GenerateCudaKernelsBase;
+
+  void runOnOperation() override {
+    int count = 0;
+    mlir::WalkResult walked = getOperation().walk([&](KernelOp k) {
+      auto device = k->getAttrOfType<mlir::StringAttr>(kDeviceAttr);
+      if (!device || device.getValue() != "cuda") return mlir::WalkResult::advance();
+      CudaKernel kernel;
+      const std::string name = "brt_kernel_" + std::to_string(count);
+      const bool made = k.getKind() == "brt.fused_elementwise"
+                            ? GenerateFusedElementwise(k, name, &kernel)
+                        : k.getKind() == "reduce" ? GenerateRowReduce(k, name, &kernel)
+                                                  : false;
+      if (!made) return mlir::WalkResult::advance();
+      std::string ptx, error;
+      if (!CompileToPtx(kernel, arch, &ptx, &error)) {
+        k.emitError() << error;
+        return mlir::WalkResult::interrupt();
+      }
+      mlir::Builder b(k);
+      k->setAttr(kGeneratedKernelAttr,
+                 b.getDictionaryAttr(
+                     {b.getNamedAttr("name", b.getStringAttr(name)),
+                      b.getNamedAttr("target", b.getStringAttr("ptx:" + arch)),
+                      b.getNamedAttr("source", b.getStringAttr(kernel.source)),
+                      b.getNamedAttr("image", b.getStringAttr(ptx)),
+                      b.getNamedAttr("block_size", b.getI64IntegerAttr(kernel.block_size))}));
+      ++count;
+      return mlir::WalkResult::advance();
+    });
+    if (walked.wasInterrupted()) signalPassFailure();
+  }
+};
+
+}  // namespace
+}  // namespace brt::bridge

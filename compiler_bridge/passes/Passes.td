@@ -1,0 +1,50 @@
+// The brt compiler's passes: names, summaries and options (mlir-tblgen
+// -gen-pass-decls makes their base classes, constructors and registration).
+// Each pass lives in its own file under passes/ and has a lit test in
+// tests/lit/; Pipeline.cc orders them.
+#ifndef BRT_PASSES_TD
+#define BRT_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Verify : Pass<"brt-verify", "mlir::func::FuncOp"> {
+  let summary = "Check shapes and dtypes of brt.kernel ops";
+}
+
+def FoldConstants : Pass<"brt-fold-constants", "mlir::func::FuncOp"> {
+  let summary = "Evaluate small ops of constants at compile time (with the runtime's CPU provider)";
+}
+
+def FoldTransposeIntoDot : Pass<"brt-fold-transpose-into-dot", "mlir::func::FuncOp"> {
+  let summary = "Fold transposes into dot_general operands";
+}
+
+def FuseSoftmax : Pass<"brt-fuse-softmax", "mlir::func::FuncOp"> {
+  let summary = "Fuse softmax patterns into brt.softmax";
+}
+
+def FuseLayerNorm : Pass<"brt-fuse-layer-norm", "mlir::func::FuncOp"> {
+  let summary = "Fuse layer-norm patterns into brt.layer_norm";
+}
+
+def FuseEpilogues : Pass<"brt-fuse-epilogues", "mlir::func::FuncOp"> {
+  let summary = "Fuse bias add and relu/tanh/gelu into the matmul or convolution producing them";
+}
+
+def FuseElementwise : Pass<"brt-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse chains of elementwise ops into brt.fused_elementwise";
+}
+
+def GenerateCudaKernels : Pass<"brt-generate-cuda-kernels", "mlir::ModuleOp"> {
+  let summary = "Generate CUDA C for the fused elementwise and row reduce ops placed on cuda, "
+                "compiled to PTX with NVRTC and attached to each op (brt.generated_kernel)";
+  let options = [Option<"arch", "arch", "std::string", /*default=*/"\"compute_80\"",
+                        "the virtual architecture of the PTX (runs on it and newer)">];
+}
+
+def Place : Pass<"brt-place", "mlir::func::FuncOp"> {
+  let summary = "Place ops on devices and insert copies";
+  let options = [Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or cuda">];
+}
+
+#endif  // BRT_PASSES_TD

@@ -1,0 +1,55 @@
+// Matching helpers shared by the fusion passes: what a value's defining
+// brt.kernel is, seen through broadcasts and splat constants.
+#pragma once
+
+#include <optional>
+
+#include "BrtDialect.h"
+
+namespace brt::bridge {
+
+inline KernelOp Kernel(mlir::Value v, llvm::StringRef kind) {
+  auto k = v.getDefiningOp<KernelOp>();
+  return k && k.getKind() == kind ? k : KernelOp();
+}
+
+inline mlir::RankedTensorType TypeOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType());
+}
+
+// broadcast_in_dim that only aligns an operand NumPy-style (its dims go to
+// the trailing result dims, in order): a consumer that broadcasts can read the
+// operand directly.
+inline mlir::Value NumpyBroadcastSource(mlir::Value v) {
+  KernelOp b = Kernel(v, "broadcast_in_dim");
+  if (!b) return nullptr;
+  auto dims = b.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions");
+  const int64_t in_rank = TypeOf(b.getInputs()[0]).getRank(), out_rank = TypeOf(v).getRank();
+  if (!dims || static_cast<int64_t>(dims.size()) != in_rank) return nullptr;
+  for (int64_t i = 0; i < in_rank; ++i)
+    if (dims[i] != out_rank - in_rank + i) return nullptr;
+  return b.getInputs()[0];
+}
+
+// Follows broadcasts back to what they broadcast.
+inline mlir::Value StripBroadcasts(mlir::Value v) {
+  while (KernelOp b = Kernel(v, "broadcast_in_dim")) v = b.getInputs()[0];
+  return v;
+}
+
+inline std::optional<double> ScalarConstant(mlir::Value v) {
+  KernelOp c = Kernel(StripBroadcasts(v), "constant");
+  if (!c) return std::nullopt;
+  auto value = c.getParams().getAs<mlir::DenseFPElementsAttr>("value");
+  if (!value || !value.isSplat()) return std::nullopt;
+  return value.getSplatValue<llvm::APFloat>().convertToDouble();
+}
+
+inline bool ReducesOver(KernelOp r, llvm::StringRef reducer, int64_t axis) {
+  if (!r || r.getKind() != "reduce") return false;
+  auto dims = r.getParams().getAs<mlir::DenseI64ArrayAttr>("dimensions");
+  auto red = r.getParams().getAs<mlir::StringAttr>("reducer");
+  return dims && dims.size() == 1 && dims[0] == axis && red && red.getValue() == reducer;
+}
+
+}  // namespace brt::bridge

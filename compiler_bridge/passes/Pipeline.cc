@@ -1,0 +1,33 @@
+// The compiler's pipeline, in order, and the passes' registration for
+// brt-opt.
+#include "mlir/Transforms/Passes.h"
+#include "passes/Passes.h"
+
+namespace brt::bridge {
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+void RegisterPasses() { registerBrtPasses(); }
+
+std::vector<PipelineStep> CompilerPipeline(const std::string& target,
+                                           const std::string& cuda_arch) {
+  std::vector<PipelineStep> steps;
+  steps.push_back({"verify", createVerify()});
+  steps.push_back({"fold-constants", createFoldConstants()});
+  steps.push_back({"cse", mlir::createCSEPass()});
+  steps.push_back({"fold-transpose-into-dot", createFoldTransposeIntoDot()});
+  steps.push_back({"fuse-softmax", createFuseSoftmax()});
+  steps.push_back({"fuse-layer-norm", createFuseLayerNorm()});
+  steps.push_back({"fuse-epilogues", createFuseEpilogues()});
+  steps.push_back({"canonicalize", mlir::createCanonicalizerPass()});
+  steps.push_back({"fuse-elementwise", createFuseElementwise()});
+  steps.push_back({"cleanup", mlir::createCanonicalizerPass()});
+  steps.push_back({"place", createPlace(PlaceOptions{target})});
+  if (target == "cuda")
+    steps.push_back({"generate-cuda-kernels",
+                     createGenerateCudaKernels(GenerateCudaKernelsOptions{cuda_arch})});
+  return steps;
+}
+
+}  // namespace brt::bridge
