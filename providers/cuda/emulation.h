@@ -1,4 +1,4 @@
-// Host emulation of the few CUDA kernel-language pieces kernels.cu uses, so
+// Host emulation of the few CUDA kernel-language pieces kernels_*.cu use, so
 // its kernels can be compiled as C++ and tested on machines without a GPU
 // (tests/plugins/emulated_cuda_provider.cc). Blocks run one after another on
 // the calling thread with one thread each: grid-stride loops then cover

@@ -1,4 +1,4 @@
-// Launchers for brt's own CUDA kernels (kernels.cu), callable from host C++.
+// Launchers for brt's own CUDA kernels (kernels_*.cu), callable from host C++.
 // Each takes the layout a plan from providers/common computed, in elements,
 // and enqueues one or two kernels on `stream`; none allocates or synchronizes.
 #pragma once

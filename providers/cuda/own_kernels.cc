@@ -1,5 +1,5 @@
 // brt's own CUDA kernels behind the kernel interface: each reads its op
-// through a plan from providers/common and launches kernels.cu. They touch
+// through a plan from providers/common and launches kernels_*.cu. They touch
 // the CUDA runtime only through runtime.h, so the host emulation runs them too.
 #include <algorithm>
 #include <cstring>
@@ -78,7 +78,7 @@ class ElementwiseKernel final : public Kernel {
 };
 
 // brt.fused_elementwise without generated code: the program interpreted per
-// element in registers (kernels.cu).
+// element in registers (kernels_*.cu).
 class FusedKernel final : public Kernel {
  public:
   explicit FusedKernel(const OpInfo& op) {

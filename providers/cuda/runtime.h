@@ -27,6 +27,10 @@ inline void Check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
     throw Error(BRT_ERROR_INTERNAL, std::string(what) + ": " + cudaGetErrorString(e));
 }
+inline void Check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw Error(BRT_ERROR_INTERNAL, std::string(what) + ": cuBLASLt status " + std::to_string(s));
+}
 inline int32_t Report(BrtErrorBuffer* e, int32_t code, const std::string& message) {
   return ops::ReportAbiError(e, code, message);
 }
@@ -100,7 +104,7 @@ class DeviceBuffer {
 };
 
 // Unary, binary, compare, select, clamp and convert: one kernel over the
-// broadcast index space of the operands (kernels.cu).
+// broadcast index space of the operands (kernels_*.cu).
 inline const std::vector<int32_t> kAll = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
                                           BRT_DTYPE_F64, BRT_DTYPE_I1,  BRT_DTYPE_I8,
                                           BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
@@ -128,6 +132,13 @@ using PrepareFn = int32_t (*)(const void* kernel_data, const BrtOpDesc* op, void
 std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution);
 // dot_general / brt.matmul by brt's own kernel, for any layout and dtype.
 Kernel* MakeOwnDot(const ops::OpInfo& op);
+// dot_general / brt.matmul through cuBLASLt where it takes the op, else the
+// own kernel (library_kernels.cc).
+Kernel* MakeMatmul(const ops::OpInfo& op);
+// convolution / brt.conv through cuDNN (library_kernels.cc).
+Kernel* MakeConvolution(const ops::OpInfo& op);
+// The op's generated kernel, from the executable's PTX (generated_kernel.cc).
+Kernel* MakeGeneratedKernel(const BrtOpDesc* op);
 
 // The CUDA kernel lifecycle (instances, runs on a queue's device) around a
 // provider's `prepare`, which builds a row's kernel.

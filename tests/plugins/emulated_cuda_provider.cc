@@ -1,5 +1,5 @@
 // A CUDA-kind provider that runs the CUDA provider's own kernels
-// (own_kernels.cc over kernels.cu) on the host: device memory is host
+// (own_kernels.cc over kernels_*.cu) on the host: device memory is host
 // memory, a queue runs its work at once, and blocks run one after another
 // (emulation.h). In place of cuBLASLt and cuDNN it computes, on the host,
 // what the provider's calls to them compute, from the same plans

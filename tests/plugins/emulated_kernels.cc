@@ -1,3 +1,6 @@
-// kernels.cu compiled as C++ for the host emulation (see emulation.h).
+// brt's CUDA kernel files compiled as C++ for the host emulation (see
+// emulation.h).
 #define BRT_CUDA_EMULATION 1
-#include "cuda/kernels.cu"
+#include "cuda/kernels_data.cu"
+#include "cuda/kernels_elementwise.cu"
+#include "cuda/kernels_math.cu"

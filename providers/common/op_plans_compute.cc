@@ -1,0 +1,208 @@
+// Op plans (see op_plans.h) for softmax, layer norm, dot_general and
+// brt.matmul (with their epilogues) and convolution.
+#include "common/op_plans.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace brt::ops {
+
+SoftmaxPlan PlanSoftmax(const OpInfo& op) {
+  op.RequireOperands(1);
+  op.RequireSameDTypes();
+  op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from operand shape");
+  const std::vector<int64_t>& dims = op.in[0].dims;
+  const int r = op.in[0].rank();
+  SoftmaxPlan p;
+  p.axis = op.Int("axis", r - 1);
+  op.Require(r > 0 && p.axis >= 0 && p.axis < r,
+             "axis " + std::to_string(p.axis) + " is outside the rank");
+  for (int d = 0; d < r; ++d) (d < p.axis ? p.outer : d == p.axis ? p.size : p.inner) *= dims[d];
+  return p;
+}
+
+LayerNormPlan PlanLayerNorm(const OpInfo& op) {
+  op.RequireOperands(3);
+  const TensorInfo& x = op.in[0];
+  op.Require(x.rank() >= 1 && x.dims == op.out[0].dims && x.dtype == op.out[0].dtype,
+             "result must match the operand");
+  LayerNormPlan p;
+  p.cols = x.dims.back();
+  p.rows = p.cols ? x.numel / p.cols : 0;
+  for (int i = 1; i <= 2; ++i)
+    op.Require(op.in[i].dims == std::vector<int64_t>{p.cols} && op.in[i].dtype == BRT_DTYPE_F32,
+               "scale and shift must be f32 of shape [" + std::to_string(p.cols) + "]");
+  p.epsilon = op.Float("epsilon", 1e-5);
+  op.Require(p.epsilon >= 0, "epsilon must be non-negative");
+  return p;
+}
+
+Activation ParseActivation(const OpInfo& op) {
+  const std::string act = op.String("activation", "none");
+  static const std::pair<const char*, Activation> kActivations[] = {{"none", Activation::kNone},
+                                                                    {"relu", Activation::kRelu},
+                                                                    {"tanh", Activation::kTanh},
+                                                                    {"gelu", Activation::kGelu}};
+  for (auto [name, a] : kActivations)
+    if (act == name) return a;
+  throw KernelError(op.kind + ": activation '" + act + "' is not none, relu, tanh or gelu");
+}
+
+DotDims PlanDot(const OpInfo& op) {
+  // brt.matmul: dot_general plus an optional bias operand (see Epilogue).
+  op.Require(
+      (op.in.size() == 2 || (op.kind == "brt.matmul" && op.in.size() == 3)) && op.out.size() == 1,
+      "expected 2 operands" + std::string(op.kind == "brt.matmul" ? " (3 with a bias)" : "") +
+          " and 1 result");
+  const TensorInfo& l = op.in[0];
+  const TensorInfo& r = op.in[1];
+  DotDims d;
+  d.lb = op.Ints("lhs_batching_dimensions", {});
+  d.rb = op.Ints("rhs_batching_dimensions", {});
+  d.lc = op.Ints("lhs_contracting_dimensions");
+  d.rc = op.Ints("rhs_contracting_dimensions");
+  op.Require(d.lb.size() == d.rb.size(),
+             "lhs and rhs have different numbers of batching dimensions");
+  op.Require(d.lc.size() == d.rc.size(),
+             "lhs and rhs have different numbers of contracting dimensions");
+  std::vector<int64_t> lall = d.lb, rall = d.rb;
+  lall.insert(lall.end(), d.lc.begin(), d.lc.end());
+  rall.insert(rall.end(), d.rc.begin(), d.rc.end());
+  op.RequireDims(lall, l.rank(), "lhs batching+contracting dimensions");
+  op.RequireDims(rall, r.rank(), "rhs batching+contracting dimensions");
+  for (size_t i = 0; i < d.lb.size(); ++i) {
+    op.Require(l.dims[d.lb[i]] == r.dims[d.rb[i]], "batching dimension sizes differ");
+    d.B *= l.dims[d.lb[i]];
+  }
+  for (size_t i = 0; i < d.lc.size(); ++i) {
+    op.Require(l.dims[d.lc[i]] == r.dims[d.rc[i]], "contracting dimension sizes differ: lhs " +
+                                                       FormatDims(l.dims) + ", rhs " +
+                                                       FormatDims(r.dims));
+    d.K *= l.dims[d.lc[i]];
+  }
+  std::vector<int64_t> out_dims;
+  for (int64_t b : d.lb) out_dims.push_back(l.dims[b]);
+  for (int i = 0; i < l.rank(); ++i)
+    if (std::find(lall.begin(), lall.end(), i) == lall.end())
+      d.lf.push_back(i), d.M *= l.dims[i], out_dims.push_back(l.dims[i]);
+  for (int i = 0; i < r.rank(); ++i)
+    if (std::find(rall.begin(), rall.end(), i) == rall.end())
+      d.rf.push_back(i), d.N *= r.dims[i], out_dims.push_back(r.dims[i]);
+  op.Require(out_dims == op.out[0].dims,
+             "result shape " + FormatDims(op.out[0].dims) + " should be " + FormatDims(out_dims));
+  return d;
+}
+
+Epilogue PlanEpilogue(const OpInfo& op, const DotDims& d) {
+  Epilogue e;
+  if (op.kind != "brt.matmul") return e;
+  if (op.in.size() == 3) {
+    std::vector<int64_t> free;
+    for (int64_t f : d.rf) free.push_back(op.in[1].dims[f]);
+    op.Require(op.in[2].dims == free && op.in[2].dtype == op.out[0].dtype,
+               "bias must have the rhs free dimensions " + FormatDims(free) +
+                   " and the result dtype, got " + FormatDims(op.in[2].dims) + " " +
+                   DTypeName(op.in[2].dtype));
+    e.bias = true;
+    e.result = 3;
+  }
+  e.activation = ParseActivation(op);
+  return e;
+}
+
+ConvPlan PlanConvolution(const OpInfo& op) {
+  const bool fused = op.kind == "brt.conv";
+  op.Require((op.in.size() == 2 || (fused && op.in.size() == 3)) && op.out.size() == 1,
+             fused ? "expected 2 operands (3 with a bias) and 1 result"
+                   : "expected 2 operands and 1 result");
+  op.RequireSameDTypes();
+  ConvPlan p;
+  p.activation = fused ? ParseActivation(op) : Activation::kNone;
+  p.has_bias = op.in.size() == 3;
+  const TensorInfo& in = op.in[0];
+  const TensorInfo& k = op.in[1];
+  const TensorInfo& out = op.out[0];
+  const int r = in.rank();
+  op.Require(r >= 3 && r <= 5 && k.rank() == r && out.rank() == r,
+             "supports 1 to 3 spatial dimensions with equal ranks");
+  const int ns = r - 2;
+  p.spatial = ns;
+  auto spatial = [&](const char* name, int64_t first) {
+    std::vector<int64_t> def(ns);
+    std::iota(def.begin(), def.end(), first);
+    return op.Ints(name, def);
+  };
+  const int64_t ib = op.Int("input_batch_dimension", 0), ifd = op.Int("input_feature_dimension", 1);
+  const int64_t ko = op.Int("kernel_output_feature_dimension", 0),
+                ki = op.Int("kernel_input_feature_dimension", 1);
+  const int64_t ob = op.Int("output_batch_dimension", 0),
+                of = op.Int("output_feature_dimension", 1);
+  const std::vector<int64_t> is = spatial("input_spatial_dimensions", 2);
+  const std::vector<int64_t> ks = spatial("kernel_spatial_dimensions", 2);
+  const std::vector<int64_t> os = spatial("output_spatial_dimensions", 2);
+  op.Require(static_cast<int>(is.size()) == ns && static_cast<int>(ks.size()) == ns &&
+                 static_cast<int>(os.size()) == ns,
+             "spatial dimension lists must have rank-2 entries");
+  std::vector<int64_t> iall = {ib, ifd}, kall = {ko, ki}, oall = {ob, of};
+  iall.insert(iall.end(), is.begin(), is.end());
+  kall.insert(kall.end(), ks.begin(), ks.end());
+  oall.insert(oall.end(), os.begin(), os.end());
+  op.RequireDims(iall, r, "input dimension numbers");
+  op.RequireDims(kall, r, "kernel dimension numbers");
+  op.RequireDims(oall, r, "output dimension numbers");
+  const std::vector<int64_t> strides = op.Ints("window_strides", std::vector<int64_t>(ns, 1));
+  const std::vector<int64_t> padding = op.Ints("padding", std::vector<int64_t>(2 * ns, 0));
+  const std::vector<int64_t> lhs_dil = op.Ints("lhs_dilation", std::vector<int64_t>(ns, 1));
+  const std::vector<int64_t> rhs_dil = op.Ints("rhs_dilation", std::vector<int64_t>(ns, 1));
+  p.groups = op.Int("feature_group_count", 1);
+  const int64_t batch_groups = op.Int("batch_group_count", 1);
+  op.Require(static_cast<int>(strides.size()) == ns && static_cast<int>(padding.size()) == 2 * ns &&
+                 static_cast<int>(lhs_dil.size()) == ns && static_cast<int>(rhs_dil.size()) == ns,
+             "window attributes must have one entry per spatial dimension (padding: two)");
+  if (batch_groups != 1)
+    throw UnsupportedError("convolution: batch_group_count > 1 is not supported yet");
+  for (int64_t v : lhs_dil)
+    if (v != 1)
+      throw UnsupportedError(
+          "convolution: lhs_dilation (transposed convolution) is not supported yet");
+  for (int64_t v : padding)
+    if (v < 0) throw UnsupportedError("convolution: negative padding is not supported yet");
+  const int64_t N = in.dims[ib], C = in.dims[ifd], O = k.dims[ko], I = k.dims[ki];
+  op.Require(p.groups >= 1 && C == I * p.groups && O % p.groups == 0,
+             "feature_group_count " + std::to_string(p.groups) + " does not fit input features " +
+                 std::to_string(C) + ", kernel input features " + std::to_string(I) +
+                 " and output features " + std::to_string(O));
+  op.Require(out.dims[ob] == N && out.dims[of] == O, "result batch/feature sizes do not match");
+  const auto istr = in.Strides(), kstr = k.Strides(), ostr = out.Strides();
+  p.src_dims = {N, C}, p.src_strides = {istr[ib], istr[ifd]};
+  p.wei_dims = {O, I}, p.wei_strides = {kstr[ko], kstr[ki]};
+  p.dst_dims = {N, O}, p.dst_strides = {ostr[ob], ostr[of]};
+  p.result_feature_dim = of;
+  p.empty_result = N == 0 || O == 0;
+  for (int s = 0; s < ns; ++s) {
+    const int64_t x = in.dims[is[s]], w = k.dims[ks[s]], y = out.dims[os[s]];
+    op.Require(strides[s] > 0 && rhs_dil[s] > 0, "strides and dilations must be positive");
+    const int64_t span = op.Add(op.Mul(w - 1, rhs_dil[s]), 1);
+    const int64_t padded = op.Add(op.Add(x, padding[2 * s]), padding[2 * s + 1]);
+    const int64_t expect = padded < span ? 0 : (padded - span) / strides[s] + 1;
+    op.Require(y == expect, "output spatial dimension " + std::to_string(s) + " is " +
+                                std::to_string(y) + ", the window gives " + std::to_string(expect));
+    p.empty_result = p.empty_result || y == 0;
+    p.src_dims.push_back(x), p.src_strides.push_back(istr[is[s]]);
+    p.wei_dims.push_back(w), p.wei_strides.push_back(kstr[ks[s]]);
+    p.dst_dims.push_back(y), p.dst_strides.push_back(ostr[os[s]]);
+    p.strides.push_back(strides[s]), p.dilations.push_back(rhs_dil[s]);
+    p.pad_lo.push_back(padding[2 * s]), p.pad_hi.push_back(padding[2 * s + 1]);
+  }
+  if (p.has_bias)
+    op.Require(op.in[2].dims == std::vector<int64_t>{O},
+               "bias must have shape [" + std::to_string(O) + "] (the output features), got " +
+                   FormatDims(op.in[2].dims));
+  p.empty_contraction = !p.empty_result && (C == 0 || k.numel == 0);
+  if (p.empty_contraction && (p.has_bias || p.activation != Activation::kNone))
+    throw UnsupportedError(
+        "brt.conv: an empty contraction with a bias or activation is not supported");
+  return p;
+}
+
+}  // namespace brt::ops

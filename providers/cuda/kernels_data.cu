@@ -1,0 +1,257 @@
+// brt's own CUDA kernels for data movement (strided copies, fill, iota) and
+// gather / scatter.
+#include "kernel_support.cuh"
+
+namespace brt::cuda {
+namespace {
+
+// --- data movement ------------------------------------------------------------------
+
+template <typename T>
+__global__ void StridedCopyKernel(CopyParams p, const T* src, T* dst) {
+  long long start = 0;
+  for (int d = 0; d < p.num_starts; ++d) {
+    long long s = p.start_is_i64[d] ? *static_cast<const long long*>(p.starts[d])
+                                    : *static_cast<const int*>(p.starts[d]);
+    s = s < 0 ? 0 : (s > p.start_max[d] ? p.start_max[d] : s);
+    start += s * p.start_strides[d];
+  }
+  if (p.starts_offset_dst)
+    dst += start;
+  else
+    src += start;
+  BRT_GRID_STRIDE(i, p.n) {
+    long long so = 0, dof = 0, r = i;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      const long long idx = r % p.dims[d];
+      r /= p.dims[d];
+      so += idx * p.src_strides[d];
+      dof += idx * p.dst_strides[d];
+    }
+    dst[dof] = src[so];
+  }
+}
+
+template <typename T>
+__global__ void FillKernel(long long n, const T* value, T* dst) {
+  const T v = *value;
+  BRT_GRID_STRIDE(i, n) { dst[i] = v; }
+}
+
+template <typename T>
+__global__ void IotaKernel(long long n, long long size, long long stride, void* out) {
+  using C = typename Num<T>::C;
+  BRT_GRID_STRIDE(i, n) { StoreAt<T>(out, i, static_cast<C>((i / stride) % size)); }
+}
+
+// Copies of 1, 2, 4 or 8 bytes per element move the same bits for every dtype.
+template <typename F>
+bool BySize(size_t elem_size, F&& f) {
+  switch (elem_size) {
+    case 1:
+      return f(Tag<uint8_t>{}), true;
+    case 2:
+      return f(Tag<uint16_t>{}), true;
+    case 4:
+      return f(Tag<uint32_t>{}), true;
+    case 8:
+      return f(Tag<unsigned long long>{}), true;
+  }
+  return false;
+}
+
+// --- gather / scatter ------------------------------------------------------------------
+
+__device__ long long ReadIndex(const void* indices, bool i64, long long at) {
+  return i64 ? static_cast<const long long*>(indices)[at] : static_cast<const int*>(indices)[at];
+}
+
+// The operand offset of iterated element e; false when a scatter window
+// falls outside the operand (gather clamps instead).
+__device__ bool IndexedOffset(const IndexingParams& p, const void* indices, long long e, bool clamp,
+                              long long* offset) {
+  long long ioff = 0, woff = 0;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    const long long idx = e % p.dims[d];
+    e /= p.dims[d];
+    ioff += idx * p.batch_strides[d];
+    woff += idx * p.window_strides[d];
+  }
+  long long soff = 0;
+  for (int k = 0; k < p.num_starts; ++k) {
+    long long s = ReadIndex(indices, p.index_i64, ioff + k * p.vector_stride);
+    if (clamp)
+      s = s < 0 ? 0 : (s > p.start_max[k] ? p.start_max[k] : s);
+    else if (s < 0 || s > p.start_max[k])
+      return false;
+    soff += s * p.start_strides[k];
+  }
+  *offset = soff + woff;
+  return true;
+}
+
+template <typename T>
+__global__ void GatherKernel(IndexingParams p, const T* operand, const void* indices, T* out) {
+  BRT_GRID_STRIDE(e, p.n) {
+    long long at = 0;
+    IndexedOffset(p, indices, e, true, &at);
+    out[e] = operand[at];
+  }
+}
+
+// Atomic add for types without a native one: compare-and-swap on the aligned
+// 32-bit word holding the element.
+template <typename T>
+__device__ void AtomicAddNarrow(T* address, T value) {
+  auto* word =
+      reinterpret_cast<unsigned int*>(reinterpret_cast<uintptr_t>(address) & ~uintptr_t{3});
+  const unsigned shift = (reinterpret_cast<uintptr_t>(address) & 3) * 8;
+  unsigned int old = *word, assumed;
+  do {
+    assumed = old;
+    const T current = static_cast<T>((assumed >> shift) & 0xFFu);
+    const unsigned char sum = static_cast<unsigned char>(static_cast<unsigned char>(current) +
+                                                         static_cast<unsigned char>(value));
+    const unsigned int next =
+        (assumed & ~(0xFFu << shift)) | (static_cast<unsigned int>(sum) << shift);
+    old = atomicCAS(word, assumed, next);
+  } while (assumed != old);
+}
+
+template <typename T>
+__device__ void AtomicAddTo(T* address, T value) {
+  if constexpr (sizeof(T) == 1) {
+    AtomicAddNarrow(address, value);
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(address),
+              static_cast<unsigned long long>(value));  // wraps, as the CPU's sums do
+  } else {
+    atomicAdd(address, value);
+  }
+}
+
+template <typename T>
+__global__ void ScatterKernel(IndexingParams p, bool add, const void* indices, const T* updates,
+                              T* out) {
+  BRT_GRID_STRIDE(e, p.n) {
+    long long at = 0;
+    if (!IndexedOffset(p, indices, e, false, &at)) continue;
+    if (add) {
+      if constexpr (!std::is_same_v<T, Bool8>) AtomicAddTo(out + at, updates[e]);
+    } else {
+      out[at] = updates[e];
+    }
+  }
+}
+
+}  // namespace
+
+cudaError_t LaunchStridedCopy(const CopyParams& p, size_t elem_size, const void* src, void* dst,
+                              cudaStream_t stream) {
+  if (p.n == 0) return cudaSuccess;
+  const bool known = BySize(elem_size, [&](auto t) {
+    using T = typename decltype(t)::type;
+    Launch(&StridedCopyKernel<T>, Blocks(p.n), kThreads, stream, p, static_cast<const T*>(src),
+           static_cast<T*>(dst));
+  });
+  return known ? LastError() : cudaErrorInvalidValue;
+}
+
+cudaError_t LaunchFill(long long n, size_t elem_size, const void* value, void* dst,
+                       cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const bool known = BySize(elem_size, [&](auto t) {
+    using T = typename decltype(t)::type;
+    Launch(&FillKernel<T>, Blocks(n), kThreads, stream, n, static_cast<const T*>(value),
+           static_cast<T*>(dst));
+  });
+  return known ? LastError() : cudaErrorInvalidValue;
+}
+
+cudaError_t LaunchIota(long long n, long long size, long long stride, int32_t dtype, void* out,
+                       cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const bool known = Dispatch(dtype, [&](auto t) {
+    Launch(&IotaKernel<typename decltype(t)::type>, Blocks(n), kThreads, stream, n, size, stride,
+           out);
+  });
+  return known ? LastError() : cudaErrorInvalidValue;
+}
+
+IndexingParams MakeIndexing(const ops::IndexPlan& plan) {
+  IndexingParams p;
+  p.rank = plan.rank();
+  p.n = plan.numel;
+  p.vector_stride = plan.vector_stride;
+  p.index_i64 = plan.index_dtype == BRT_DTYPE_I64;
+  for (int d = 0; d < p.rank; ++d)
+    p.dims[d] = plan.dims[d], p.batch_strides[d] = plan.batch_strides[d],
+    p.window_strides[d] = plan.window_strides[d];
+  p.num_starts = static_cast<int>(plan.start_strides.size());
+  for (int k = 0; k < p.num_starts; ++k)
+    p.start_strides[k] = plan.start_strides[k], p.start_max[k] = plan.start_max[k];
+  return p;
+}
+
+cudaError_t LaunchGather(const IndexingParams& p, size_t elem_size, const void* operand,
+                         const void* indices, void* out, cudaStream_t stream) {
+  if (p.n == 0) return cudaSuccess;
+  const bool known = BySize(elem_size, [&](auto t) {
+    using T = typename decltype(t)::type;
+    Launch(&GatherKernel<T>, Blocks(p.n), kThreads, stream, p, static_cast<const T*>(operand),
+           indices, static_cast<T*>(out));
+  });
+  return known ? LastError() : cudaErrorInvalidValue;
+}
+
+cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool add, const void* indices,
+                          const void* updates, void* out, cudaStream_t stream) {
+  if (p.n == 0) return cudaSuccess;
+  const bool known = Dispatch(dtype, [&](auto t) {
+    using T = typename decltype(t)::type;
+    Launch(&ScatterKernel<T>, Blocks(p.n), kThreads, stream, p, add, indices,
+           static_cast<const T*>(updates), static_cast<T*>(out));
+  });
+  return known ? LastError() : cudaErrorInvalidValue;
+}
+
+ReduceParams MakeReduce(const ops::ReducePlan& plan) {
+  ReduceParams p;
+  p.reducer = plan.reducer;
+  p.out_n = plan.out_numel;
+  p.reduced_n = plan.out_numel ? plan.in_numel / plan.out_numel : 0;
+  // Operand strides of the collapsed runs, then split into kept and reduced.
+  long long stride = 1;
+  long long strides[kMaxRank];
+  for (int d = plan.rank - 1; d >= 0; --d) strides[d] = stride, stride *= plan.dims[d];
+  for (int d = 0; d < plan.rank; ++d) {
+    if (plan.ostr[d] != 0) {
+      p.kept_dims[p.kept_rank] = plan.dims[d], p.kept_strides[p.kept_rank++] = strides[d];
+    } else {
+      p.reduced_dims[p.reduced_rank] = plan.dims[d];
+      p.reduced_strides[p.reduced_rank++] = strides[d];
+    }
+  }
+  if (p.kept_rank == 0) p.kept_dims[0] = 1, p.kept_rank = 1;
+  if (p.reduced_rank == 0) p.reduced_dims[0] = 1, p.reduced_rank = 1;
+  p.rows = plan.ostr[plan.rank - 1] == 0;
+  // Split long reductions so the GPU has enough blocks: rows want about 1024
+  // blocks of at least 2048 elements, columns 256 blocks of at least 32.
+  if (p.rows && p.out_n < 1024 && p.reduced_n >= 4096)
+    p.splits =
+        static_cast<int>(std::min<long long>((1024 + p.out_n - 1) / p.out_n, p.reduced_n / 2048));
+  if (!p.rows && Blocks(p.out_n) < 256 && p.reduced_n >= 64)
+    p.splits = static_cast<int>(std::min<long long>(256 / Blocks(p.out_n), p.reduced_n / 32));
+  p.splits = std::max(1, std::min(p.splits, 65535));
+  return p;
+}
+
+size_t ReduceScratchBytes(const ReduceParams& p, int32_t dtype) {
+  if (p.splits == 1) return 0;
+  size_t compute_size = 0;
+  Dispatch(dtype,
+           [&](auto t) { compute_size = sizeof(typename Num<typename decltype(t)::type>::C); });
+  return static_cast<size_t>(p.out_n) * p.splits * compute_size;
+}
+
+}  // namespace brt::cuda
