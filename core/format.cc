@@ -10,7 +10,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "op_schema.h"
+#include "brt/op_registry.h"
 
 namespace brt::core {
 namespace {

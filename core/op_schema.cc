@@ -1,6 +1,6 @@
-#include "op_schema.h"
+#include "brt/op_registry.h"
 
-namespace brt::core {
+namespace brt {
 namespace {
 
 // The registry's flags and classes matter to the compiler, not the loader.
@@ -20,4 +20,4 @@ const OpSchema* FindOpSchema(std::string_view kind) {
   return nullptr;
 }
 
-}  // namespace brt::core
+}  // namespace brt

@@ -4,11 +4,10 @@
 // the op, its signature and each provider's reason.
 #include "session_impl.h"
 
-#include "op_schema.h"
+#include "brt/op_registry.h"
 
 namespace brt {
 
-using core::FindOpSchema;
 
 namespace {
 

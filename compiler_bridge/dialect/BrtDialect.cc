@@ -1,5 +1,7 @@
 #include "BrtDialect.h"
 
+#include "brt/op_registry.h"
+
 #include "BrtOpsDialect.cpp.inc"
 
 #define GET_OP_CLASSES
@@ -12,6 +14,72 @@ void BrtDialect::initialize() {
 #define GET_OP_LIST
 #include "BrtOps.cpp.inc"
       >();
+}
+
+namespace {
+
+// Whether a params entry has the attribute kind the registry asks for.
+bool HasAttrKind(mlir::Attribute a, int32_t kind) {
+  switch (kind) {
+    case BRT_ATTR_INT:
+      return mlir::isa<mlir::IntegerAttr>(a);
+    case BRT_ATTR_FLOAT:
+      return mlir::isa<mlir::FloatAttr>(a);
+    case BRT_ATTR_INTS:
+      return mlir::isa<mlir::DenseI64ArrayAttr>(a);
+    case BRT_ATTR_FLOATS:
+      return mlir::isa<mlir::DenseF64ArrayAttr>(a);
+    case BRT_ATTR_STRING:
+      return mlir::isa<mlir::StringAttr>(a);
+    case BRT_ATTR_BYTES:
+      return mlir::isa<mlir::ElementsAttr>(a);
+  }
+  return false;
+}
+
+const char* AttrKindName(int32_t kind) {
+  switch (kind) {
+    case BRT_ATTR_INT:
+      return "an integer";
+    case BRT_ATTR_FLOAT:
+      return "a float";
+    case BRT_ATTR_INTS:
+      return "an i64 array";
+    case BRT_ATTR_FLOATS:
+      return "an f64 array";
+    case BRT_ATTR_STRING:
+      return "a string";
+    case BRT_ATTR_BYTES:
+      return "dense elements";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+mlir::LogicalResult KernelOp::verify() {
+  const OpSchema* schema = FindOpSchema(getKind());
+  if (!schema) return mlir::success();
+  const int n = static_cast<int>(getInputs().size());
+  if (n < schema->min_operands || (schema->max_operands >= 0 && n > schema->max_operands))
+    return emitOpError() << "'" << getKind() << "' takes "
+                         << (schema->min_operands == schema->max_operands
+                                 ? std::to_string(schema->min_operands)
+                                 : "at least " + std::to_string(schema->min_operands))
+                         << " operands, got " << n;
+  if (static_cast<int>(getOutputs().size()) != schema->num_results)
+    return emitOpError() << "'" << getKind() << "' has " << schema->num_results << " result, got "
+                         << getOutputs().size();
+  for (const RequiredAttr& required : schema->attrs) {
+    if (!required.name) break;
+    mlir::Attribute a = getParams().get(required.name);
+    if (!a)
+      return emitOpError() << "'" << getKind() << "' needs attribute '" << required.name << "'";
+    if (!HasAttrKind(a, required.kind))
+      return emitOpError() << "'" << getKind() << "' attribute '" << required.name << "' must be "
+                           << AttrKindName(required.kind);
+  }
+  return mlir::success();
 }
 
 }  // namespace brt::bridge

@@ -24,6 +24,13 @@ def Brt_KernelOp : Brt_Op<"kernel", [Pure]> {
   let arguments = (ins StrAttr:$kind, Variadic<AnyRankedTensor>:$inputs, DictionaryAttr:$params);
   let results = (outs Variadic<AnyRankedTensor>:$outputs);
   let assemblyFormat = "$kind `(` $inputs `)` $params attr-dict `:` functional-type($inputs, $outputs)";
+  let description = [{
+    A kind of the op registry (brt/ops.def) is verified against it: operand
+    count, one result, and each required attribute present with its type.
+    Any other kind is a plugin's own, left to the runtime (which loads it
+    only when a loaded provider declares it).
+  }];
+  let hasVerifier = 1;
 }
 
 #endif  // BRT_OPS_TD

@@ -1,0 +1,30 @@
+// The op registry's facts as the loader checks them: arity and required
+// attributes of every kind in brt/ops.def. The compiler's verifier and plugin
+// authors read the same table. A kind not listed here is a plugin's own: it
+// loads only when a loaded provider lists it in its kernel table.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "brt/provider_abi.h"
+
+namespace brt {
+
+struct RequiredAttr {
+  const char* name;
+  int32_t kind;  // BRT_ATTR_*
+};
+
+struct OpSchema {
+  const char* kind;
+  int min_operands;
+  int max_operands;  // -1: no limit
+  int num_results;
+  RequiredAttr attrs[6];  // terminated by a null name
+};
+
+// nullptr for a kind the registry does not have.
+const OpSchema* FindOpSchema(std::string_view kind);
+
+}  // namespace brt
