@@ -1,5 +1,6 @@
 #include "OpKinds.h"
 
+#include "common/scalar_ops.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace brt::bridge {
@@ -8,7 +9,7 @@ namespace {
 using enum KindClass;
 // The registry's flag words.
 constexpr unsigned kStableHlo = 1, kCuda = 2;
-enum class Domain { kFloat, kNumeric, kAll, kIntegral };
+using ops::Domain;
 
 constexpr KindInfo kKinds[] = {
 #define BRT_UNARY(e, kind, domain, flags, float_expr, int_expr) \
