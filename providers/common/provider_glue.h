@@ -140,6 +140,44 @@ inline BrtProviderApi ProviderApiHeader(const char* name, int32_t device_kind) {
   return api;
 }
 
+// brt_provider_get's body: the table MakeApi builds, made once, for a core
+// that speaks this ABI version (nullptr otherwise, which the core reports).
+template <BrtProviderApi (*MakeApi)()>
+const BrtProviderApi* ServeProviderApi(uint32_t core_abi_version) {
+  if (core_abi_version != BRT_PROVIDER_ABI_VERSION) return nullptr;
+  static const BrtProviderApi api = MakeApi();
+  return &api;
+}
+
+// Defines the plugin's exported brt_provider_get, serving make_api's table.
+#define BRT_DEFINE_PROVIDER_ENTRY_POINT(make_api)                                           \
+  extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_provider_get( \
+      uint32_t core_abi_version) {                                                          \
+    return ::brt::ops::ServeProviderApi<&make_api>(core_abi_version);                       \
+  }
+
+// Groups of ABI entries as (field, function name): a provider whose functions
+// carry these names sets a group with BRT_SET_ENTRIES(api, BRT_QUEUE_ENTRIES).
+#define BRT_MEMORY_ENTRIES(X) \
+  X(device_count, DeviceCount) X(allocate, Allocate) X(deallocate, Deallocate) X(copy, Copy)
+#define BRT_KERNEL_TABLE_ENTRIES(X) \
+  X(resolve_kernel, ResolveKernel) X(kernel_count, KernelCount) X(kernel_info, KernelInfo)
+#define BRT_QUEUE_ENTRIES(X) \
+  X(create_queue, CreateQueue) X(destroy_queue, DestroyQueue) X(synchronize_queue, SynchronizeQueue)
+#define BRT_GRAPH_ENTRIES(X)     \
+  X(begin_capture, BeginCapture) \
+  X(end_capture, EndCapture) X(launch_graph, LaunchGraph) X(destroy_graph, DestroyGraph)
+#define BRT_EVENT_ENTRIES(X)   \
+  X(create_event, CreateEvent) \
+  X(destroy_event, DestroyEvent) X(record_event, RecordEvent) X(wait_event, WaitEvent)
+#define BRT_PINNED_HOST_ENTRIES(X) X(allocate_host, AllocateHost) X(free_host, FreeHost)
+#define BRT_SET_ENTRY_(field, function) brt_api_.field = function;
+#define BRT_SET_ENTRIES(api, GROUP) \
+  do {                              \
+    BrtProviderApi& brt_api_ = api; \
+    GROUP(BRT_SET_ENTRY_)           \
+  } while (0)
+
 // allocate/deallocate/copy for device memory that is host memory.
 inline void* HostAllocate(int32_t, size_t bytes, size_t alignment) {
   const size_t rounded = (bytes + alignment - 1) / alignment * alignment;

@@ -108,7 +108,7 @@ const KernelTable<KernelDef> kTable = {
     "cpu"};
 
 // Host work runs in order on the calling thread: no queues, no graphs.
-const BrtProviderApi kApi = [] {
+BrtProviderApi MakeApi() {
   BrtProviderApi a = ProviderApiHeader("cpu", BRT_DEVICE_CPU);
   a.device_count = &DeviceCount;
   a.allocate = &HostAllocate;
@@ -116,13 +116,9 @@ const BrtProviderApi kApi = [] {
   a.copy = &HostCopy;
   SetKernelTable<kTable>(a);
   return a;
-}();
+}
 
 }  // namespace
 }  // namespace brt::cpu
 
-extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_provider_get(
-    uint32_t core_abi_version) {
-  if (core_abi_version != BRT_PROVIDER_ABI_VERSION) return nullptr;
-  return &brt::cpu::kApi;
-}
+BRT_DEFINE_PROVIDER_ENTRY_POINT(brt::cpu::MakeApi)

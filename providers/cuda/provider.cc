@@ -304,37 +304,21 @@ int32_t PrepareKernel(const void* data, const BrtOpDesc* op, void** state, BrtEr
 const ops::KernelTable<TableRow> kTable = {&Rows, EntryPoints(PrepareKernel), BRT_DEVICE_CUDA,
                                            "CUDA"};
 
+BrtProviderApi MakeApi() {
+  BrtProviderApi a = ops::ProviderApiHeader("cuda", BRT_DEVICE_CUDA);
+  BRT_SET_ENTRIES(a, BRT_MEMORY_ENTRIES);
+  BRT_SET_ENTRIES(a, BRT_QUEUE_ENTRIES);
+  ops::SetKernelTable<kTable>(a);
+  a.wrap_queue = WrapQueue;
+  a.trim = Trim;
+  a.reserved_bytes = ReservedBytes;
+  BRT_SET_ENTRIES(a, BRT_GRAPH_ENTRIES);
+  BRT_SET_ENTRIES(a, BRT_EVENT_ENTRIES);
+  BRT_SET_ENTRIES(a, BRT_PINNED_HOST_ENTRIES);
+  return a;
+}
+
 }  // namespace
 }  // namespace brt::cuda
 
-extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_provider_get(
-    uint32_t core_abi_version) {
-  using namespace brt::cuda;
-  if (core_abi_version != BRT_PROVIDER_ABI_VERSION) return nullptr;
-  static const BrtProviderApi api = [] {
-    BrtProviderApi a = brt::ops::ProviderApiHeader("cuda", BRT_DEVICE_CUDA);
-    a.device_count = DeviceCount;
-    a.allocate = Allocate;
-    a.deallocate = Deallocate;
-    a.copy = Copy;
-    a.create_queue = CreateQueue;
-    a.destroy_queue = DestroyQueue;
-    a.synchronize_queue = SynchronizeQueue;
-    brt::ops::SetKernelTable<kTable>(a);
-    a.wrap_queue = WrapQueue;
-    a.trim = Trim;
-    a.reserved_bytes = ReservedBytes;
-    a.begin_capture = BeginCapture;
-    a.end_capture = EndCapture;
-    a.launch_graph = LaunchGraph;
-    a.destroy_graph = DestroyGraph;
-    a.create_event = CreateEvent;
-    a.destroy_event = DestroyEvent;
-    a.record_event = RecordEvent;
-    a.wait_event = WaitEvent;
-    a.allocate_host = AllocateHost;
-    a.free_host = FreeHost;
-    return a;
-  }();
-  return &api;
-}
+BRT_DEFINE_PROVIDER_ENTRY_POINT(brt::cuda::MakeApi)

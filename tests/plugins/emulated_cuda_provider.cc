@@ -226,24 +226,18 @@ int32_t SynchronizeQueue(void*, BrtErrorBuffer*) { return BRT_OK; }
 
 const ops::KernelTable<TableRow> kTable = {&Rows, EntryPoints(Prepare), BRT_DEVICE_CUDA, "CUDA"};
 
+BrtProviderApi MakeApi() {
+  BrtProviderApi a = ops::ProviderApiHeader("cuda", BRT_DEVICE_CUDA);
+  a.device_count = DeviceCount;
+  a.allocate = ops::HostAllocate;
+  a.deallocate = ops::HostDeallocate;
+  a.copy = ops::HostCopy;
+  BRT_SET_ENTRIES(a, BRT_QUEUE_ENTRIES);
+  ops::SetKernelTable<kTable>(a);
+  return a;
+}
+
 }  // namespace
 }  // namespace brt::cuda
 
-extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_provider_get(
-    uint32_t core_abi_version) {
-  using namespace brt::cuda;
-  if (core_abi_version != BRT_PROVIDER_ABI_VERSION) return nullptr;
-  static const BrtProviderApi api = [] {
-    BrtProviderApi a = brt::ops::ProviderApiHeader("cuda", BRT_DEVICE_CUDA);
-    a.device_count = DeviceCount;
-    a.allocate = brt::ops::HostAllocate;
-    a.deallocate = brt::ops::HostDeallocate;
-    a.copy = brt::ops::HostCopy;
-    a.create_queue = CreateQueue;
-    a.destroy_queue = DestroyQueue;
-    a.synchronize_queue = SynchronizeQueue;
-    brt::ops::SetKernelTable<kTable>(a);
-    return a;
-  }();
-  return &api;
-}
+BRT_DEFINE_PROVIDER_ENTRY_POINT(brt::cuda::MakeApi)

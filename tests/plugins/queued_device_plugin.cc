@@ -128,7 +128,7 @@ int32_t Run(void* state, void* const* b, void* queue, BrtErrorBuffer* e) {
 
 const char* const kKinds[] = {"negate", "add", "exponential"};
 
-int32_t Resolve(const BrtOpSignature* sig, BrtKernel* k, BrtErrorBuffer* e) {
+int32_t ResolveKernel(const BrtOpSignature* sig, BrtKernel* k, BrtErrorBuffer* e) {
   for (int i = 0; i < 3; ++i)
     if (!std::strcmp(sig->kind, kKinds[i])) {
       *k = {};
@@ -194,7 +194,7 @@ int32_t WrapQueue(int32_t, void* native, void** q, BrtErrorBuffer*) {
 
 void DestroyQueue(void* q) { delete static_cast<Queue*>(q); }
 
-int32_t Synchronize(void* q, BrtErrorBuffer* e) {
+int32_t SynchronizeQueue(void* q, BrtErrorBuffer* e) {
   Queue* queue = Target(q);
   if (queue->capturing) return Fail(e, "synchronize during capture");
   RunUpTo(queue, queue->first + queue->pending.size());
@@ -278,36 +278,21 @@ int32_t KernelInfo(int32_t i, BrtKernelInfo* info) {
   return BRT_OK;
 }
 
+BrtProviderApi MakeApi() {
+  BrtProviderApi a = brt::ops::ProviderApiHeader("queued_test_device", BRT_DEVICE_CUDA);
+  BRT_SET_ENTRIES(a, BRT_MEMORY_ENTRIES);
+  BRT_SET_ENTRIES(a, BRT_QUEUE_ENTRIES);
+  BRT_SET_ENTRIES(a, BRT_KERNEL_TABLE_ENTRIES);
+  a.wrap_queue = WrapQueue;
+  BRT_SET_ENTRIES(a, BRT_GRAPH_ENTRIES);
+  BRT_SET_ENTRIES(a, BRT_EVENT_ENTRIES);
+  BRT_SET_ENTRIES(a, BRT_PINNED_HOST_ENTRIES);
+  return a;
+}
+
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const BrtProviderApi* brt_provider_get(uint32_t) {
-  static BrtProviderApi api = [] {
-    BrtProviderApi a = brt::ops::ProviderApiHeader("queued_test_device", BRT_DEVICE_CUDA);
-    a.device_count = DeviceCount;
-    a.allocate = Allocate;
-    a.deallocate = Deallocate;
-    a.copy = Copy;
-    a.create_queue = CreateQueue;
-    a.destroy_queue = DestroyQueue;
-    a.synchronize_queue = Synchronize;
-    a.resolve_kernel = Resolve;
-    a.kernel_count = KernelCount;
-    a.kernel_info = KernelInfo;
-    a.wrap_queue = WrapQueue;
-    a.begin_capture = BeginCapture;
-    a.end_capture = EndCapture;
-    a.launch_graph = LaunchGraph;
-    a.destroy_graph = DestroyGraph;
-    a.create_event = CreateEvent;
-    a.destroy_event = DestroyEvent;
-    a.record_event = RecordEvent;
-    a.wait_event = WaitEvent;
-    a.allocate_host = AllocateHost;
-    a.free_host = FreeHost;
-    return a;
-  }();
-  return &api;
-}
+BRT_DEFINE_PROVIDER_ENTRY_POINT(MakeApi)
 
 // For the test: counters, and device memory it can bind directly.
 extern "C" __attribute__((visibility("default"))) void queued_device_counters(int* out) {
