@@ -12,23 +12,21 @@ constexpr unsigned kStableHlo = 1, kCuda = 2;
 using ops::Domain;
 
 constexpr KindInfo kKinds[] = {
+#define BRT_ELEMENTWISE_KIND(cls, kind, domain, flags, float_expr) \
+  {kind,                                                           \
+   cls,                                                            \
+   ((flags)&kStableHlo) != 0,                                      \
+   ((flags)&kCuda) != 0,                                           \
+   #float_expr,                                                    \
+   Domain::domain != Domain::kIntegral},
 #define BRT_UNARY(e, kind, domain, flags, float_expr, int_expr) \
-  {kind,                                                        \
-   kUnary,                                                      \
-   ((flags)&kStableHlo) != 0,                                   \
-   ((flags)&kCuda) != 0,                                        \
-   #float_expr,                                                 \
-   Domain::domain != Domain::kIntegral},
+  BRT_ELEMENTWISE_KIND(kUnary, kind, domain, flags, float_expr)
 #define BRT_BINARY(e, kind, domain, flags, float_expr, int_expr) \
-  {kind,                                                         \
-   kBinary,                                                      \
-   ((flags)&kStableHlo) != 0,                                    \
-   ((flags)&kCuda) != 0,                                         \
-   #float_expr,                                                  \
-   Domain::domain != Domain::kIntegral},
+  BRT_ELEMENTWISE_KIND(kBinary, kind, domain, flags, float_expr)
 #define BRT_OP(kind, min_operands, max_operands, cls, flags, ...) \
   {kind, cls, ((flags)&kStableHlo) != 0, ((flags)&kCuda) != 0, nullptr, false},
 #include "brt/ops.def"
+#undef BRT_ELEMENTWISE_KIND
 };
 
 }  // namespace

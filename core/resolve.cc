@@ -8,7 +8,6 @@
 
 namespace brt {
 
-
 namespace {
 
 // Whether a provider's kernel table lists `kind` (how a plugin declares a

@@ -271,26 +271,33 @@ BRT_HD inline C Activate(Activation a, C x) {
 // The reducers of reduce and reduce_window; and/or take integers or i1.
 enum class Reducer { kAdd, kMul, kMax, kMin, kAnd, kOr };
 
+// The elementwise op a reducer combines with.
+constexpr Binary ReducerOp(Reducer r) {
+  switch (r) {
+    case Reducer::kAdd:
+      return Binary::kAdd;
+    case Reducer::kMul:
+      return Binary::kMul;
+    case Reducer::kMax:
+      return Binary::kMax;
+    case Reducer::kMin:
+      return Binary::kMin;
+    case Reducer::kAnd:
+      return Binary::kAnd;
+    case Reducer::kOr:
+      break;
+  }
+  return Binary::kOr;
+}
+
 template <Reducer R, typename C>
 BRT_HD inline C Combine(C a, C b) {
+  // On i1, add reduces as or and multiply as and.
   if constexpr (std::is_same_v<C, bool>) {
     if constexpr (R == Reducer::kAnd || R == Reducer::kMin || R == Reducer::kMul) return a && b;
     return a || b;
-  } else if constexpr (std::is_integral_v<C>) {
-    using U = std::make_unsigned_t<C>;
-    if constexpr (R == Reducer::kAdd) return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
-    if constexpr (R == Reducer::kMul)
-      return static_cast<C>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b));
-    if constexpr (R == Reducer::kMax) return a > b ? a : b;
-    if constexpr (R == Reducer::kMin) return a < b ? a : b;
-    if constexpr (R == Reducer::kAnd) return static_cast<C>(a & b);
-    return static_cast<C>(a | b);
   } else {
-    if constexpr (R == Reducer::kAdd) return a + b;
-    if constexpr (R == Reducer::kMul) return a * b;
-    if constexpr (R == Reducer::kMax) return (a > b || std::isnan(a)) ? a : b;
-    if constexpr (R == Reducer::kMin) return (a < b || std::isnan(a)) ? a : b;
-    return a;  // and/or are rejected for floats in Prepare
+    return ApplyBinary<ReducerOp(R), C>(a, b);  // and/or are refused for floats in Prepare
   }
 }
 
