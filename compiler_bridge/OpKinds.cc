@@ -1,5 +1,7 @@
 #include "OpKinds.h"
 
+#include "brt/op_registry.h"
+
 #include "common/scalar_ops.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -7,8 +9,7 @@ namespace brt::bridge {
 namespace {
 
 using enum KindClass;
-// The registry's flag words.
-constexpr unsigned kStableHlo = 1, kCuda = 2;
+using namespace op_flags;
 using ops::Domain;
 
 constexpr KindInfo kKinds[] = {

@@ -28,6 +28,7 @@ struct FunctionBuilder::Data {
     ValueId value;
     int weight = -1;
     std::string alias_of;
+    std::vector<std::string> sharding;
   };
   struct OpRec {
     std::string kind;
@@ -40,6 +41,7 @@ struct FunctionBuilder::Data {
   std::vector<ValueRec> values;
   std::vector<ArgRec> args;
   std::vector<OpRec> ops;
+  std::vector<std::pair<std::string, int64_t>> mesh;
   // Weights are appended to the executable's list when it is serialized.
   std::vector<std::shared_ptr<const std::vector<uint8_t>>> weights;
 
@@ -56,14 +58,14 @@ FunctionBuilder::FunctionBuilder(std::string name) : data_(std::make_shared<Data
 ValueId FunctionBuilder::Input(std::string name, DType dtype, std::vector<Dim> dims,
                                Device device) {
   ValueId v = data_->AddValue(name, {dtype, std::move(dims)}, device);
-  data_->args.push_back({std::move(name), fb::ArgRole::Input, v, -1, {}});
+  data_->args.push_back({std::move(name), fb::ArgRole::Input, v, -1, {}, {}});
   return v;
 }
 
 ValueId FunctionBuilder::State(std::string name, DType dtype, std::vector<Dim> dims,
                                Device device) {
   ValueId v = data_->AddValue(name, {dtype, std::move(dims)}, device);
-  data_->args.push_back({std::move(name), fb::ArgRole::State, v, -1, {}});
+  data_->args.push_back({std::move(name), fb::ArgRole::State, v, -1, {}, {}});
   return v;
 }
 
@@ -73,8 +75,12 @@ ValueId FunctionBuilder::Weight(std::string name, DType dtype, std::vector<int64
   ValueId v = data_->AddValue(name, {dtype, std::move(d)}, device);
   data_->weights.push_back(
       std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end()));
-  data_->args.push_back(
-      {std::move(name), fb::ArgRole::Weight, v, static_cast<int>(data_->weights.size() - 1), {}});
+  data_->args.push_back({std::move(name),
+                         fb::ArgRole::Weight,
+                         v,
+                         static_cast<int>(data_->weights.size() - 1),
+                         {},
+                         {}});
   return v;
 }
 
@@ -97,7 +103,21 @@ ValueId FunctionBuilder::Copy(ValueId value, Device to, int stream) {
 }
 
 void FunctionBuilder::Output(std::string name, ValueId value, std::string alias_of) {
-  data_->args.push_back({std::move(name), fb::ArgRole::Output, value, -1, std::move(alias_of)});
+  data_->args.push_back({std::move(name), fb::ArgRole::Output, value, -1, std::move(alias_of), {}});
+}
+
+void FunctionBuilder::SetMesh(std::vector<std::pair<std::string, int64_t>> axes) {
+  data_->mesh = std::move(axes);
+}
+
+Status FunctionBuilder::SetSharding(std::string_view argument, std::vector<std::string> per_dim) {
+  for (auto& a : data_->args)
+    if (a.name == argument) {
+      a.sharding = std::move(per_dim);
+      return Status::Ok();
+    }
+  return Status(StatusCode::kNotFound, "function '" + data_->name + "' has no argument named '" +
+                                           std::string(argument) + "'");
 }
 
 const TensorType& FunctionBuilder::type(ValueId value) const {
@@ -193,7 +213,9 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
           if (d.args[k].name == a.alias_of) alias = static_cast<int>(k);
       if (a.role == fb::ArgRole::Output) is_output[a.value] = true;
       int weight = a.weight < 0 ? -1 : static_cast<int>(weight_base + a.weight);
-      args.push_back(fb::CreateArgument(b, b.CreateString(a.name), a.role, a.value, weight, alias));
+      auto sharding = a.sharding.empty() ? 0 : b.CreateVectorOfStrings(a.sharding);
+      args.push_back(
+          fb::CreateArgument(b, b.CreateString(a.name), a.role, a.value, weight, alias, sharding));
     }
     for (size_t w = 0; w < d.weights.size(); ++w)
       segments.push_back(
@@ -256,8 +278,12 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
       plan = fb::CreateMemoryPlan(b, b.CreateVector(arena_tables), b.CreateVector(value_arena),
                                   b.CreateVector(value_offset));
     }
+    std::vector<flatbuffers::Offset<fb::MeshAxis>> mesh;
+    for (const auto& [axis, size] : d.mesh)
+      mesh.push_back(fb::CreateMeshAxis(b, b.CreateString(axis), size));
     fns.push_back(fb::CreateFunction(b, b.CreateString(d.name), b.CreateVector(values),
-                                     b.CreateVector(args), b.CreateVector(ops), plan));
+                                     b.CreateVector(args), b.CreateVector(ops), plan,
+                                     mesh.empty() ? 0 : b.CreateVector(mesh)));
   }
   std::vector<flatbuffers::Offset<flatbuffers::String>> target_names;
   for (DeviceKind t : targets) target_names.push_back(b.CreateString(DeviceKindName(t)));

@@ -202,6 +202,31 @@ Status CheckFunction(const fb::Function& f, const fb::Executable& root) {
           !SameType(*f.values()->Get(a->value()), *f.values()->Get(target->value())))
         return Invalid(arg + ": aliased argument has a different dtype or shape");
     }
+    if (Len(a->sharding())) {
+      if (a->value() < num_values && Len(a->sharding()) != Len(f.values()->Get(a->value())->dims()))
+        return Invalid(arg + ": its sharding has " + std::to_string(Len(a->sharding())) +
+                       " entries, not one per dimension");
+      for (size_t d = 0; d < Len(a->sharding()); ++d)
+        for (std::string_view axes = Str(a->sharding()->Get(d)); !axes.empty();) {
+          const size_t comma = std::min(axes.find(','), axes.size());
+          const std::string_view axis = axes.substr(0, comma);
+          bool known = false;
+          for (size_t m = 0; m < Len(f.mesh()) && !known; ++m)
+            known = Str(f.mesh()->Get(m)->name()) == axis;
+          if (!known)
+            return Invalid(arg + ": its sharding names mesh axis '" + std::string(axis) +
+                           "', which the function's mesh does not have");
+          axes.remove_prefix(std::min(comma + 1, axes.size()));
+        }
+    }
+  }
+  int64_t mesh_ranks = 1;
+  for (size_t m = 0; m < Len(f.mesh()); ++m) {
+    const int64_t size = f.mesh()->Get(m)->size();
+    if (size < 1 || size > (1 << 20) || (mesh_ranks *= size) > (1 << 20))
+      return Invalid(where() + ": mesh axis '" + std::string(Str(f.mesh()->Get(m)->name())) +
+                     "' has size " + std::to_string(size) +
+                     " (the mesh must have 1 to 2^20 ranks)");
   }
 
   size_t num_ops = Len(f.ops());

@@ -3,12 +3,13 @@
 namespace brt {
 namespace {
 
-// The registry's flags and classes matter to the compiler, not the loader.
+using namespace op_flags;
+// The registry's classes matter to the compiler, not the loader.
 constexpr OpSchema kSchemas[] = {
-#define BRT_UNARY(e, kind, ...) {kind, 1, 1, 1, {}},
-#define BRT_BINARY(e, kind, ...) {kind, 2, 2, 1, {}},
+#define BRT_UNARY(e, kind, domain, flags, ...) {kind, flags, 1, 1, 1, {}},
+#define BRT_BINARY(e, kind, domain, flags, ...) {kind, flags, 2, 2, 1, {}},
 #define BRT_OP(kind, min_operands, max_operands, cls, flags, ...) \
-  {kind, min_operands, max_operands, 1, {__VA_ARGS__}},
+  {kind, flags, min_operands, max_operands, 1, {__VA_ARGS__}},
 #include "brt/ops.def"
 };
 

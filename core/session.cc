@@ -51,6 +51,7 @@ Status Session::Impl::Init(const SessionOptions& options) {
     if (!p.ok()) return p.status();
     providers.push_back(*p);
   }
+  BRT_RETURN_IF_ERROR(LoadCollectiveProviders(options));
   const fb::Executable& root = *exe.root;
   for (size_t i = 0; i < Len(root.functions()); ++i) {
     auto fs = std::make_unique<FunctionState>();
@@ -58,6 +59,7 @@ Status Session::Impl::Init(const SessionOptions& options) {
     infos.push_back(fs->info);
     functions.push_back(std::move(fs));
   }
+  BRT_RETURN_IF_ERROR(SetUpCollectives(options));
   // Static functions are prepared now, so every kernel error shows at load.
   for (auto& fs : functions)
     if (fs->symbols.empty()) {
@@ -71,6 +73,8 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
   fs->fn = &fn;
   fs->info.name = Str(fn.name());
   std::string where = "function '" + fs->info.name + "'";
+  for (size_t m = 0; m < Len(fn.mesh()); ++m)
+    fs->info.mesh.push_back({Str(fn.mesh()->Get(m)->name()), fn.mesh()->Get(m)->size()});
   for (size_t v = 0; v < Len(fn.values()); ++v) {
     const fb::Value* val = fn.values()->Get(v);
     fs->values.push_back({core::ToDType(val->dtype()), core::ValueDims(*val),
@@ -92,9 +96,15 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
   for (size_t a = 0; a < Len(fn.arguments()); ++a) {
     const fb::Argument* arg = fn.arguments()->Get(a);
     const ValueMeta& vm = fs->values[arg->value()];
-    ArgumentInfo info{Str(arg->name()), static_cast<ArgRole>(arg->role()),
-                      vm.dtype,         vm.dims,
-                      vm.device,        arg->alias_argument()};
+    ArgumentInfo info{Str(arg->name()),
+                      static_cast<ArgRole>(arg->role()),
+                      vm.dtype,
+                      vm.dims,
+                      vm.device,
+                      arg->alias_argument(),
+                      {}};
+    for (size_t d = 0; d < Len(arg->sharding()); ++d)
+      info.sharding.push_back(arg->sharding()->Get(d)->str());
     const void* weight = nullptr;
     const void* host_weight = nullptr;
     if (info.role == ArgRole::kWeight) {

@@ -57,6 +57,9 @@ struct ResolvedOp {
   std::vector<BrtAttr> attrs;             // point into the executable's bytes
   const fb::Kernel* generated = nullptr;  // the kernel its "kernel" attribute names
   int stream = 0;                         // device ops on other streams may overlap it
+  bool collective = false;                // the registry's kCollective
+  void* comm = nullptr;                   // a collective's group communicator
+  int comm_rank = 0, comm_size = 1;
 };
 
 // An op prepared for concrete shapes.
@@ -98,10 +101,23 @@ struct FunctionState {
   std::map<std::vector<int64_t>, std::shared_ptr<const Specialization>> specializations;
 };
 
+// The communicators of one collectives provider: the world, and one per
+// distinct replica-group set (keyed by its flattened groups and group size).
+struct Communicators {
+  const LoadedProvider* provider = nullptr;
+  void* world = nullptr;
+  std::map<std::vector<int64_t>, void*> groups;
+  ~Communicators();
+};
+
 struct Session::Impl {
   core::VerifiedExecutable exe;
   std::string producer;
   std::vector<std::shared_ptr<const LoadedProvider>> providers;
+  int rank = 0, world_size = 1;
+  // Declared before `functions`: prepared collectives hold communicators,
+  // so the communicators go last.
+  std::vector<std::unique_ptr<Communicators>> comms;
   std::vector<std::unique_ptr<FunctionState>> functions;
   std::vector<FunctionInfo> infos;
   std::shared_ptr<core::Allocator> host_allocator = std::make_shared<core::HostAllocator>();
@@ -110,6 +126,12 @@ struct Session::Impl {
   std::vector<std::shared_ptr<void>> device_weights;  // uploaded once at load
 
   Status Init(const SessionOptions& options);
+  // collectives.cc: the collectives providers a program with collectives
+  // needs, loaded when SessionOptions does not name them.
+  Status LoadCollectiveProviders(const SessionOptions& options);
+  // collectives.cc: rank discovery, then each collectives provider's world
+  // communicator and each op's group communicator, in program order.
+  Status SetUpCollectives(const SessionOptions& options);
   Status InitFunction(const fb::Function& fn, FunctionState* fs);
   // Resolves each op of fn to the first provider whose table takes it.
   Status ResolveOps(const fb::Function& fn, FunctionState* fs, const std::string& where);

@@ -62,6 +62,11 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
     desc.num_attrs = static_cast<int32_t>(r.attrs.size());
     desc.attrs = r.attrs.data();
     desc.operand_constants = constants.data();
+    desc.comm = r.comm;
+    desc.comm_rank = r.comm_rank;
+    desc.comm_size = r.comm_size;
+    desc.world_rank = rank;
+    desc.world_size = world_size;
     if (r.generated) {
       desc.kernel_name = r.generated->name()->c_str();
       desc.kernel_target = r.generated->target() ? r.generated->target()->c_str() : "";

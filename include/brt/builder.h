@@ -12,6 +12,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -62,6 +64,13 @@ class FunctionBuilder {
   ValueId Copy(ValueId value, Device to, int stream = 0);
   // Declares a result. alias_of names an input/state argument written in place.
   void Output(std::string name, ValueId value, std::string alias_of = {});
+
+  // A per-rank program: the device mesh it runs on (axis name and size; the
+  // world size is their product) and, per argument dimension, the mesh axes
+  // it is split over ("x", "x,y", or "" for whole), so callers can slice
+  // global arrays and assemble results.
+  void SetMesh(std::vector<std::pair<std::string, int64_t>> axes);
+  Status SetSharding(std::string_view argument, std::vector<std::string> per_dim);
 
   const TensorType& type(ValueId value) const;
 

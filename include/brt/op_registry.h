@@ -16,8 +16,16 @@ struct RequiredAttr {
   int32_t kind;  // BRT_ATTR_*
 };
 
+// The flag words of ops.def rows.
+namespace op_flags {
+inline constexpr unsigned kStableHlo = 1;   // imported from the StableHLO op of this name
+inline constexpr unsigned kCuda = 2;        // runs on CUDA devices
+inline constexpr unsigned kCollective = 4;  // exchanges data between ranks (a communicator)
+}  // namespace op_flags
+
 struct OpSchema {
   const char* kind;
+  unsigned flags;  // op_flags::*
   int min_operands;
   int max_operands;  // -1: no limit
   int num_results;

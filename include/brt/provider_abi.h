@@ -159,6 +159,16 @@ typedef struct BrtOpDesc {
   const char* kernel_target;
   const uint8_t* kernel_image;
   uint64_t kernel_image_size;
+  /* For a collective op (a kind with the registry's kCollective flag): the
+   * communicator of its replica group, made by this provider's comm_create
+   * or comm_split; this rank's position in the group and the group's size.
+   * NULL / 0 / 1 for other ops. */
+  void* comm;
+  int32_t comm_rank;
+  int32_t comm_size;
+  /* This rank in the world communicator (partition_id, source_target_pairs). */
+  int32_t world_rank;
+  int32_t world_size;
 } BrtOpDesc;
 
 /* The functions of one kernel.
@@ -198,6 +208,26 @@ typedef struct BrtKernelInfo {
   int32_t device;
   const char* dtypes; /* comma-separated dtype names, e.g. "f32,f16" */
 } BrtKernelInfo;
+
+/* What comm_create needs: who this process is among the ranks, and what the
+ * ranks must agree on before they exchange data. */
+typedef struct BrtCommConfig {
+  uint32_t struct_size;
+  int32_t rank;
+  int32_t world_size;
+  int32_t local_rank; /* the device ordinal on a multi-GPU node */
+  /* Hash of the executable's metadata and the function names: every rank
+   * must load the same program. A mismatch fails comm_create on every rank
+   * with both hashes in the message. */
+  uint64_t program_hash;
+  /* "host:port" of rank 0's rendezvous (MASTER_ADDR:MASTER_PORT) for
+   * providers that bootstrap over TCP; NULL when the launcher (mpirun) has
+   * wired the ranks. */
+  const char* rendezvous;
+  /* A collective that waits longer than this for a peer fails, naming the
+   * ranks it waits for. */
+  double timeout_seconds;
+} BrtCommConfig;
 
 typedef struct BrtProviderApi {
   uint32_t struct_size;
@@ -257,6 +287,18 @@ typedef struct BrtProviderApi {
    * copies from it can run asynchronously. */
   void* (*allocate_host)(size_t bytes);
   void (*free_host)(void* ptr);
+  /* Collectives providers (mpi, nccl). comm_create joins the world of
+   * config->world_size ranks (collective: every rank calls it);
+   * comm_split makes the communicator of the ranks passing the same color,
+   * ordered by key (collective over the parent, called in the same order on
+   * every rank; color < 0: this rank is in no group and gets NULL). A
+   * communicator whose peer failed is aborted: its pending and later
+   * collectives fail instead of waiting. comm_destroy frees one. */
+  int32_t (*comm_create)(const BrtCommConfig* config, void** comm, BrtErrorBuffer* error);
+  int32_t (*comm_split)(void* parent, int32_t color, int32_t key, void** comm,
+                        BrtErrorBuffer* error);
+  void (*comm_abort)(void* comm);
+  void (*comm_destroy)(void* comm);
 } BrtProviderApi;
 
 typedef const BrtProviderApi* (*BrtProviderGetFn)(uint32_t core_abi_version);

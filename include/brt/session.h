@@ -25,6 +25,14 @@ struct ArgumentInfo {
   Device device;
   // For an output written in place of an input/state argument: its index.
   int alias_argument = -1;
+  // A per-rank program's argument: per dimension, the mesh axes it is split
+  // over ("x", "x,y") or "" where whole. Empty: not partitioned.
+  std::vector<std::string> sharding;
+};
+
+struct MeshAxis {
+  std::string name;
+  int64_t size = 1;
 };
 
 struct FunctionInfo {
@@ -35,6 +43,9 @@ struct FunctionInfo {
   // the outputs in result order.
   std::vector<int> input_indices;
   std::vector<int> output_indices;
+  // A per-rank program's device mesh (it runs on the product of the sizes
+  // ranks); empty for a single-rank program.
+  std::vector<MeshAxis> mesh;
 };
 
 struct SessionOptions {
@@ -43,6 +54,20 @@ struct SessionOptions {
   // a .so. Earlier providers are preferred when several can run an op.
   std::vector<std::string> providers = {"cpu"};
   std::vector<std::string> search_paths;
+
+  // Multi-rank programs (docs/distributed.md). This process's rank and the
+  // number of ranks; -1: from the launcher's environment (BRT_RANK /
+  // BRT_WORLD_SIZE, then mpirun's OMPI_COMM_WORLD_*, PMI_*, then torchrun's
+  // RANK / WORLD_SIZE). Given here and in the environment, they must agree.
+  int rank = -1;
+  int world_size = -1;
+  // "host:port" where rank 0 serves the rendezvous of providers that need
+  // one (NCCL without mpirun); empty: MASTER_ADDR:MASTER_PORT.
+  std::string rendezvous;
+  // A collective waiting longer than this for its peers fails, naming them
+  // (a peer seen dead on this host fails it at once). 0: $BRT_COLLECTIVE_TIMEOUT
+  // or 300 s.
+  double collective_timeout_seconds = 0;
 };
 
 struct AllocatorStats {
@@ -160,6 +185,10 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string& producer() const;
   // Names of the loaded providers, in preference order.
   std::vector<std::string> provider_names() const;
+  // This process's rank and the world size (0 and 1 unless the executable
+  // has collectives).
+  int rank() const;
+  int world_size() const;
 
   Expected<std::unique_ptr<RequestContext>> NewRequest(std::string_view function = {}) const;
 

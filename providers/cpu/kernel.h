@@ -1,5 +1,5 @@
 // Shared pieces of the CPU provider: the kernel interface, the kernel
-// registry and 16-bit float types. The op view (OpInfo) and the per-op plans
+// registry and per-dtype dispatch. The op view (OpInfo) and the per-op plans
 // are providers/common's, shared with the CUDA provider. Depends only on the
 // plugin ABI (include/brt/provider_abi.h) and providers/common.
 #pragma once
@@ -16,6 +16,7 @@
 #include "brt/provider_abi.h"
 #include "common/op_info.h"
 #include "common/provider_glue.h"
+#include "common/small_floats.h"
 
 namespace brt::cpu {
 
@@ -74,50 +75,6 @@ inline const std::vector<int32_t> kIntTypes = {BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_
 inline const std::vector<int32_t> kAllTypes = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
                                                BRT_DTYPE_F64, BRT_DTYPE_I1,  BRT_DTYPE_I8,
                                                BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
-
-// ---------------------------------------------------------------------------
-// 16-bit floats, stored as bits, computed in float.
-
-inline float BitsToFloat(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-inline uint32_t FloatToBits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-
-struct BFloat16 {
-  uint16_t bits = 0;
-  BFloat16() = default;
-  BFloat16(float f) {  // NOLINT: converts like a built-in float type
-    uint32_t b = FloatToBits(f);
-    if (std::isnan(f)) {
-      bits = static_cast<uint16_t>((b >> 16) | 0x40);
-    } else {
-      b += 0x7FFF + ((b >> 16) & 1);  // round to nearest even
-      bits = static_cast<uint16_t>(b >> 16);
-    }
-  }
-  operator float() const { return BitsToFloat(static_cast<uint32_t>(bits) << 16); }
-};
-
-struct Half {
-  uint16_t bits = 0;
-  Half() = default;
-  Half(float f);  // NOLINT
-  operator float() const;
-};
-
-// i1 storage: one byte, any non-zero byte reads as true.
-struct Bool8 {
-  uint8_t v = 0;
-  Bool8() = default;
-  Bool8(bool b) : v(b ? 1 : 0) {}  // NOLINT
-  operator bool() const { return v != 0; }
-};
 
 template <typename T>
 struct ComputeType {

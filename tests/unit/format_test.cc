@@ -69,7 +69,7 @@ TEST(Format, RejectsForeignAndDamagedBytes) {
 }
 
 TEST(Format, RefusesNewerVersionsNamingBoth) {
-  for (auto [major, minor] : {std::pair<int, int>{1, 1}, {2, 0}, {0, 3}}) {
+  for (auto [major, minor] : {std::pair<int, int>{1, 2}, {2, 0}, {0, 3}}) {
     std::vector<uint8_t> bytes = SmallExecutable();
     auto* root = fb::GetMutableSizePrefixedExecutable(bytes.data());
     ASSERT_TRUE(root->mutate_format_major(major) && root->mutate_format_minor(minor));
@@ -77,7 +77,7 @@ TEST(Format, RefusesNewerVersionsNamingBoth) {
     auto s = Session::LoadMemory(bytes);
     ExpectError(
         s.status(),
-        {"format version " + std::to_string(major) + "." + std::to_string(minor), "(format 1.0)"});
+        {"format version " + std::to_string(major) + "." + std::to_string(minor), "(format 1.1)"});
     EXPECT_EQ(s.status().code(), StatusCode::kUnsupported);
   }
 }
@@ -136,6 +136,37 @@ TEST(Format, LoadsAFileLargerThanTwoGibibytes) {
   ASSERT_TRUE(ctx->Run().ok());
   const float* y = ctx->Output("y")->data_as<float>();
   EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{6 + 1, 4.5f + 2, 3 + 3, 1.5f + 4}));
+}
+
+}  // namespace
+}  // namespace brt::test
+
+namespace brt::test {
+namespace {
+
+// A per-rank program keeps its mesh and argument shardings for callers
+// that slice global arrays; a sharding naming an unknown axis is refused.
+TEST(Format, KeepsTheMeshAndShardingsOfAPerRankProgram) {
+  auto build = [](std::string axis) {
+    ExecutableBuilder b;
+    auto& f = b.AddFunction("main");
+    auto x = f.Input("x", DType::kF32, {2, 3});
+    f.Output("y", f.Op("exponential", {x}, {{DType::kF32, {2, 3}}})[0]);
+    f.SetMesh({{"data", 2}, {"model", 4}});
+    EXPECT_TRUE(f.SetSharding("x", {axis, ""}).ok());
+    EXPECT_FALSE(f.SetSharding("nope", {}).ok());
+    return b.Serialize().value();
+  };
+  auto session = Session::LoadMemory(build("data,model"));
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  const FunctionInfo& info = (*session)->functions()[0];
+  ASSERT_EQ(info.mesh.size(), 2u);
+  EXPECT_EQ(info.mesh[1].name, "model");
+  EXPECT_EQ(info.mesh[1].size, 4);
+  EXPECT_EQ(info.arguments[0].sharding, (std::vector<std::string>{"data,model", ""}));
+  EXPECT_TRUE(info.arguments[1].sharding.empty());
+  ExpectError(Session::LoadMemory(build("data,pipe")).status(),
+              {"argument #0 'x'", "mesh axis 'pipe'"});
 }
 
 }  // namespace

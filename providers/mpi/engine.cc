@@ -1,0 +1,222 @@
+#include "engine.h"
+
+#include <signal.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+namespace brt::mpi {
+namespace {
+
+double EnvDouble(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::atof(v) : 0.0;
+}
+
+// A process on this host that has exited (gone, or a zombie not yet reaped).
+bool ProcessGone(int pid) {
+  if (pid <= 0) return false;
+  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string pid_field, name, state;
+  if (!(stat >> pid_field >> name >> state)) return false;
+  return state == "Z" || state == "X";
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+}  // namespace
+
+Engine& Engine::Get() {
+  static Engine engine;
+  return engine;
+}
+
+Engine::Engine() {
+  link_delay_us_ = EnvDouble("BRT_MPI_LINK_DELAY_US");
+  link_gbps_ = EnvDouble("BRT_MPI_LINK_GBPS");
+  thread_ = new std::thread([this] { Loop(); });
+}
+
+Engine::~Engine() {
+  if (initialized_here_ && !lost_peer_)
+    Call([] {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized) MPI_Finalize();
+      return std::string();
+    });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  thread_->join();
+  delete thread_;
+}
+
+std::string Engine::Call(std::function<std::string()> fn) {
+  std::string result;
+  bool finished = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back([&] {
+      std::string r = fn();
+      std::lock_guard<std::mutex> inner(mu_);
+      result = std::move(r);
+      finished = true;
+    });
+  }
+  work_cv_.notify_all();
+  std::unique_lock<std::mutex> lock(mu_);
+  done_cv_.wait(lock, [&] { return finished; });
+  return result;
+}
+
+void Engine::Start(Transfer& t) {
+  t.done = false;
+  t.error.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    incoming_.push_back(&t);
+  }
+  work_cv_.notify_all();
+}
+
+std::string Engine::Wait(Transfer& t) {
+  std::unique_lock<std::mutex> lock(mu_);
+  done_cv_.wait(lock, [&] { return t.done; });
+  return t.error;
+}
+
+void Engine::Fail(Transfer& t, const std::string& message) {
+  t.error = message;
+  t.done = true;
+}
+
+void Abort(const Comm& c, const std::string& reason) {
+  World& w = *c.world;
+  if (!w.aborted.exchange(true)) w.abort_reason = reason;
+  Engine::Get().NoteAbort();
+}
+
+void Engine::Progress(Transfer& t, Clock::time_point now) {
+  if (t.requests.empty()) {
+    if (now >= t.ready_at) t.done = true;
+    return;
+  }
+  int complete = 0;
+  int rc = MPI_Testall(static_cast<int>(t.requests.size()), t.requests.data(), &complete,
+                       MPI_STATUSES_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    Abort(*t.comm, t.what + ": MPI: " + std::string(text, len));
+    return Fail(t, t.comm->world->abort_reason);
+  }
+  if (complete) t.requests.clear();
+  if (complete && now >= t.ready_at) t.done = true;
+}
+
+// Every 100 ms while transfers wait: a member on this host whose process is
+// gone fails them (and aborts the world); so does a wait past the timeout.
+void Engine::Watch(Clock::time_point now) {
+  if (now - last_watch_ < std::chrono::milliseconds(100)) return;
+  last_watch_ = now;
+  static const std::string here = HostName();
+  for (Transfer* t : active_) {
+    const Comm& c = *t->comm;
+    World& w = *c.world;
+    if (w.aborted) {
+      Fail(*t, t->what + ": " + w.abort_reason);
+      continue;
+    }
+    if (now - t->posted < std::chrono::milliseconds(200)) continue;
+    for (int member : c.world_ranks) {
+      if (member == w.rank || member >= static_cast<int>(w.peers.size())) continue;
+      const Peer& p = w.peers[member];
+      if (p.host == here && ProcessGone(p.pid)) {
+        Abort(c, "rank " + std::to_string(member) + " (pid " + std::to_string(p.pid) + " on " +
+                     p.host + ") is gone: lost rank " + std::to_string(member));
+        Fail(*t, t->what + " on rank " + std::to_string(w.rank) + ": " + w.abort_reason);
+        break;
+      }
+    }
+    if (t->done) continue;
+    const double waited = std::chrono::duration<double>(now - t->posted).count();
+    if (waited > w.timeout_seconds) {
+      std::string members;
+      for (int m : c.world_ranks)
+        if (m != w.rank) members += (members.empty() ? "" : ", ") + std::to_string(m);
+      Abort(c, "no progress for " + std::to_string(static_cast<int>(waited)) +
+                   " s waiting for ranks " + members +
+                   " (BRT_COLLECTIVE_TIMEOUT; a lost rank on another host?)");
+      Fail(*t, t->what + " on rank " + std::to_string(w.rank) + ": " + w.abort_reason);
+    }
+  }
+}
+
+void Engine::Loop() {
+  std::vector<std::function<void()>> calls;
+  std::vector<Transfer*> incoming;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (active_.empty())
+        work_cv_.wait(lock, [&] { return stop_ || !calls_.empty() || !incoming_.empty(); });
+      if (stop_ && calls_.empty() && incoming_.empty() && active_.empty()) return;
+      calls.swap(calls_);
+      incoming.swap(incoming_);
+    }
+    for (auto& call : calls) call();
+    if (!calls.empty()) done_cv_.notify_all();
+    calls.clear();
+    const Clock::time_point now = Clock::now();
+    bool finished = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (Transfer* t : incoming) {
+        t->posted = now;
+        double us = link_delay_us_;
+        if (link_gbps_ > 0) us += static_cast<double>(t->wire_bytes) / (link_gbps_ * 1e3);
+        t->ready_at = now + std::chrono::microseconds(static_cast<int64_t>(us));
+        if (t->comm->world->aborted) {
+          Fail(*t, t->what + ": " + t->comm->world->abort_reason);
+          finished = true;
+          continue;
+        }
+        t->requests.clear();
+        t->post(t->requests);
+        active_.push_back(t);
+      }
+      incoming.clear();
+      for (Transfer* t : active_)
+        if (!t->done) Progress(*t, now);
+      Watch(now);
+      for (size_t i = 0; i < active_.size();)
+        if (active_[i]->done) {
+          finished = true;
+          active_[i] = active_.back();
+          active_.pop_back();
+        } else {
+          ++i;
+        }
+    }
+    if (finished) done_cv_.notify_all();
+    if (!active_.empty()) {
+      // Poll gently: ranks may share cores with each other's compute.
+      timespec pause{0, 20000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+}
+
+}  // namespace brt::mpi

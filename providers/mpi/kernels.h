@@ -1,0 +1,61 @@
+// The MPI provider's kernels: StableHLO collectives on host buffers, and
+// the overlapped all_gather+matmul / matmul+reduce_scatter. A kernel is an
+// immutable plan made by Prepare; each request context gets an instance
+// with its own scratch and transfer, so contexts run concurrently.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/op_info.h"
+#include "common/provider_glue.h"
+#include "engine.h"
+
+namespace brt::mpi {
+
+using namespace brt::ops;  // NOLINT: the op view shared with other providers
+
+struct Scratch {
+  std::vector<char> a, b, c;
+  Transfer transfer;
+};
+
+class CollectiveKernel {
+ public:
+  virtual ~CollectiveKernel() = default;
+  // Before Prepare: the op's group communicator (desc.comm, a Comm*).
+  void Attach(const BrtOpDesc& desc) { comm_ = static_cast<const Comm*>(desc.comm); }
+  virtual void Prepare(const OpInfo& op, const BrtOpDesc& desc) = 0;
+  // Bytes of each of the instance's scratch buffers a, b and c.
+  virtual size_t ScratchBytes() const { return 0; }
+  virtual void Run(void* const* buffers, Scratch& s) const = 0;
+
+ protected:
+  // Runs t on the engine; a failure becomes the op's error.
+  static void RunTransfer(Transfer& t);
+  static void WaitTransfer(Transfer& t);
+  const Comm* comm_ = nullptr;
+};
+
+using KernelDef = KernelRow<std::unique_ptr<CollectiveKernel> (*)()>;
+
+template <typename K>
+std::unique_ptr<CollectiveKernel> Make() {
+  return std::make_unique<K>();
+}
+
+// The MPI type of a dtype, and the MPI op of a reducer for it (16-bit
+// floats use brt's own types and ops).
+MPI_Datatype MpiType(int32_t dtype);
+MPI_Op MpiReduceOp(const std::string& reducer, int32_t dtype);
+
+// A tensor viewed as [outer, blocks, chunk] rearranged to [blocks, outer,
+// chunk] (Pack) and back (Unpack); chunk in bytes.
+void PackBlocks(char* dst, const char* src, int64_t outer, int64_t blocks, size_t chunk);
+void UnpackBlocks(char* dst, const char* src, int64_t outer, int64_t blocks, size_t chunk);
+
+void RegisterCollectives(std::vector<KernelDef>& defs);
+void RegisterOverlapped(std::vector<KernelDef>& defs);
+
+}  // namespace brt::mpi

@@ -1,0 +1,207 @@
+// The MPI collectives provider: host buffers, OpenMPI underneath. Its kernels
+// run on the calling thread like the CPU provider's; their MPI calls go to
+// the engine's comm thread (engine.h). comm_create initializes MPI when
+// nobody has (the process was launched by mpirun, or is a singleton), checks
+// that MPI's world is the one brt was told about, and that every rank loaded
+// the same program.
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "kernels.h"
+
+namespace brt::mpi {
+namespace {
+
+const std::vector<KernelDef>& Registry() {
+  static const std::vector<KernelDef> defs = [] {
+    std::vector<KernelDef> d;
+    RegisterCollectives(d);
+    RegisterOverlapped(d);
+    return d;
+  }();
+  return defs;
+}
+
+struct Instance {
+  const CollectiveKernel* kernel;
+  Scratch scratch;
+};
+
+int32_t Prepare(const void* kernel_data, const BrtOpDesc* desc, void** state,
+                BrtErrorBuffer* error) {
+  const KernelDef& def = *static_cast<const KernelDef*>(kernel_data);
+  return AbiGuard(
+      error,
+      [&] {
+        OpInfo op(*desc);
+        op.Require(BRT_STRUCT_HAS(BrtOpDesc, desc, world_size) && desc->comm,
+                   "no communicator: the core did not set one up for this collective");
+        std::unique_ptr<CollectiveKernel> k = def.make();
+        k->Attach(*desc);
+        k->Prepare(op, *desc);
+        *state = k.release();
+      },
+      BRT_ERROR_INVALID_ARGUMENT);
+}
+
+void ReleaseState(void* state) { delete static_cast<CollectiveKernel*>(state); }
+
+int32_t CreateInstance(void* state, void** instance, BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] {
+    auto* k = static_cast<const CollectiveKernel*>(state);
+    auto inst = std::make_unique<Instance>();
+    inst->kernel = k;
+    const size_t bytes = k->ScratchBytes();
+    inst->scratch.a.resize(bytes);
+    inst->scratch.b.resize(bytes);
+    inst->scratch.c.resize(bytes);
+    *instance = inst.release();
+  });
+}
+
+void ReleaseInstance(void* instance) { delete static_cast<Instance*>(instance); }
+
+int32_t RunKernel(void* instance, void* const* buffers, void*, BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] {
+    auto* inst = static_cast<Instance*>(instance);
+    inst->kernel->Run(buffers, inst->scratch);
+  });
+}
+
+int32_t DeviceCount() { return 1; }
+
+std::string MpiError(int rc) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  return std::string(text, len);
+}
+
+// What each rank tells the others when it joins.
+struct JoinRecord {
+  uint64_t program_hash;
+  int32_t pid;
+  char host[64];
+};
+
+int32_t CommCreate(const BrtCommConfig* config, void** out, BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] {
+    auto world = std::make_shared<World>();
+    world->rank = config->rank;
+    world->size = config->world_size;
+    world->timeout_seconds = config->timeout_seconds > 0 ? config->timeout_seconds : 300;
+    auto comm = std::make_unique<Comm>();
+    comm->world = world;
+    Engine& engine = Engine::Get();
+    std::string failed = engine.Call([&]() -> std::string {
+      int initialized = 0;
+      MPI_Initialized(&initialized);
+      if (!initialized) {
+        int provided = 0;
+        int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+        if (rc != MPI_SUCCESS) return "MPI_Init_thread: " + MpiError(rc);
+        Engine::Get().set_initialized_here();
+      }
+      int mpi_rank = 0, mpi_size = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+      MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
+      if (mpi_rank != config->rank || mpi_size != config->world_size)
+        return "brt was told rank " + std::to_string(config->rank) + " of " +
+               std::to_string(config->world_size) + ", but MPI's world says rank " +
+               std::to_string(mpi_rank) + " of " + std::to_string(mpi_size) +
+               " (launch with mpirun -np " + std::to_string(config->world_size) + ")";
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm->comm);
+      MPI_Comm_set_errhandler(comm->comm, MPI_ERRORS_RETURN);
+      JoinRecord mine{config->program_hash, static_cast<int32_t>(getpid()), {}};
+      gethostname(mine.host, sizeof(mine.host) - 1);
+      std::vector<JoinRecord> all(mpi_size);
+      int rc = MPI_Allgather(&mine, sizeof(JoinRecord), MPI_BYTE, all.data(), sizeof(JoinRecord),
+                             MPI_BYTE, comm->comm);
+      if (rc != MPI_SUCCESS) return "exchanging program hashes: " + MpiError(rc);
+      for (int r = 0; r < mpi_size; ++r) {
+        world->peers.push_back({all[r].pid, all[r].host});
+        if (all[r].program_hash != config->program_hash) {
+          char text[256];
+          std::snprintf(text, sizeof(text),
+                        "the ranks loaded different programs: executable hash %016" PRIx64
+                        " here on rank %d, %016" PRIx64
+                        " on rank %d (every rank must load the "
+                        "same .brtx)",
+                        config->program_hash, mpi_rank, all[r].program_hash, r);
+          return text;
+        }
+      }
+      return "";
+    });
+    if (!failed.empty()) throw AbiError(BRT_ERROR_INVALID_ARGUMENT, failed);
+    comm->rank = config->rank;
+    comm->size = config->world_size;
+    for (int r = 0; r < comm->size; ++r) comm->world_ranks.push_back(r);
+    *out = comm.release();
+  });
+}
+
+int32_t CommSplit(void* parent_handle, int32_t color, int32_t key, void** out,
+                  BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] {
+    const Comm& parent = *static_cast<const Comm*>(parent_handle);
+    auto comm = std::make_unique<Comm>();
+    comm->world = parent.world;
+    std::string failed = Engine::Get().Call([&]() -> std::string {
+      int rc = MPI_Comm_split(parent.comm, color < 0 ? MPI_UNDEFINED : color, key, &comm->comm);
+      if (rc != MPI_SUCCESS) return "MPI_Comm_split: " + MpiError(rc);
+      if (comm->comm == MPI_COMM_NULL) return "";
+      MPI_Comm_rank(comm->comm, &comm->rank);
+      MPI_Comm_size(comm->comm, &comm->size);
+      const int mine = parent.world->rank;
+      comm->world_ranks.resize(comm->size);
+      rc = MPI_Allgather(&mine, 1, MPI_INT, comm->world_ranks.data(), 1, MPI_INT, comm->comm);
+      return rc == MPI_SUCCESS ? "" : "MPI_Allgather: " + MpiError(rc);
+    });
+    if (!failed.empty()) throw AbiError(BRT_ERROR_INTERNAL, failed);
+    *out = comm->comm == MPI_COMM_NULL ? nullptr : comm.release();
+  });
+}
+
+void CommAbort(void* handle) {
+  if (handle) Abort(*static_cast<Comm*>(handle), "aborted by the runtime");
+}
+
+void CommDestroy(void* handle) {
+  auto* comm = static_cast<Comm*>(handle);
+  if (!comm) return;
+  // A communicator whose peers are gone cannot be freed collectively.
+  if (!comm->world->aborted)
+    Engine::Get().Call([comm] {
+      MPI_Comm_free(&comm->comm);
+      return std::string();
+    });
+  delete comm;
+}
+
+const KernelTable<KernelDef> kTable = {
+    &Registry,
+    {&Prepare, &ReleaseState, &CreateInstance, &ReleaseInstance, &RunKernel},
+    BRT_DEVICE_CPU,
+    "mpi"};
+
+BrtProviderApi MakeApi() {
+  BrtProviderApi a = ProviderApiHeader("mpi", BRT_DEVICE_CPU);
+  a.device_count = &DeviceCount;
+  a.allocate = &HostAllocate;
+  a.deallocate = &HostDeallocate;
+  a.copy = &HostCopy;
+  SetKernelTable<kTable>(a);
+  a.comm_create = &CommCreate;
+  a.comm_split = &CommSplit;
+  a.comm_abort = &CommAbort;
+  a.comm_destroy = &CommDestroy;
+  return a;
+}
+
+}  // namespace
+}  // namespace brt::mpi
+
+BRT_DEFINE_PROVIDER_ENTRY_POINT(brt::mpi::MakeApi)

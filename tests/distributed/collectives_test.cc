@@ -1,0 +1,336 @@
+// The collectives, run multi-rank: ctest starts this under mpirun with 2 and
+// 4 ranks. Every rank makes every rank's input from the same seeds, so each
+// computes the float64 reference of what it must receive by itself.
+#include <cstdlib>
+
+#include "../unit/test_util.h"
+
+namespace brt::test {
+namespace {
+
+// The world this process is in (the mpi provider would refuse a mismatch).
+int WorldRank() { return std::atoi(std::getenv("OMPI_COMM_WORLD_RANK") ?: "0"); }
+int WorldSize() { return std::atoi(std::getenv("OMPI_COMM_WORLD_SIZE") ?: "1"); }
+
+// A tensor in float64 with its shape.
+struct Ref {
+  std::vector<int64_t> shape;
+  std::vector<double> v;
+};
+
+int64_t Prod(const std::vector<int64_t>& s, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= s[i];
+  return p;
+}
+
+Ref Concat(const std::vector<Ref>& parts, int dim) {
+  Ref out{parts[0].shape, {}};
+  out.shape[dim] *= static_cast<int64_t>(parts.size());
+  const int64_t outer = Prod(parts[0].shape, 0, dim);
+  const int64_t chunk = Prod(parts[0].shape, dim, parts[0].shape.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (const Ref& p : parts)
+      out.v.insert(out.v.end(), p.v.begin() + o * chunk, p.v.begin() + (o + 1) * chunk);
+  return out;
+}
+
+std::vector<Ref> Split(const Ref& t, int dim, int n) {
+  std::vector<Ref> parts(n, Ref{t.shape, {}});
+  for (Ref& p : parts) p.shape[dim] /= n;
+  const int64_t outer = Prod(t.shape, 0, dim);
+  const int64_t chunk = Prod(parts[0].shape, dim, t.shape.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int k = 0; k < n; ++k) {
+      auto from = t.v.begin() + (o * n + k) * chunk;
+      parts[k].v.insert(parts[k].v.end(), from, from + chunk);
+    }
+  return parts;
+}
+
+// Every rank's input for a case: seeds differ per case and per rank.
+std::vector<HostTensor> Inputs(DType dtype, std::vector<int64_t> shape, int seed) {
+  std::vector<HostTensor> all;
+  for (int r = 0; r < WorldSize(); ++r) {
+    std::mt19937_64 rng(static_cast<uint64_t>(seed) * 1000 + r);
+    all.push_back(Random(dtype, shape, rng, -2, 2));
+  }
+  return all;
+}
+
+Ref ToRef(const HostTensor& t) { return {t.shape, t.ToDouble()}; }
+
+// Runs the one-op program on this rank's input.
+HostTensor RunCollective(const std::string& kind, const HostTensor& input,
+                         std::vector<int64_t> out_shape, std::vector<Attribute> attrs) {
+  OpRun op{kind, {input}, {{input.dtype, Dims(out_shape)}}, std::move(attrs)};
+  return MustRunOp(op)[0];
+}
+
+// Replica groups to test with: two interleaved groups on 4 ranks, and the
+// whole world in reverse order otherwise (the order sets the gather order).
+std::vector<std::vector<int64_t>> Groups() {
+  const int n = WorldSize();
+  if (n == 4) return {{0, 2}, {1, 3}};
+  std::vector<int64_t> all;
+  for (int r = n - 1; r >= 0; --r) all.push_back(r);
+  return {all};
+}
+
+std::vector<Attribute> GroupAttrs(const std::vector<std::vector<int64_t>>& groups) {
+  std::vector<int64_t> flat;
+  for (const auto& g : groups) flat.insert(flat.end(), g.begin(), g.end());
+  return {{"replica_groups", flat}, {"group_size", static_cast<int64_t>(groups[0].size())}};
+}
+
+// This rank's group and its position in it.
+std::pair<std::vector<int64_t>, int> MyGroup(const std::vector<std::vector<int64_t>>& groups) {
+  for (const auto& g : groups)
+    for (size_t k = 0; k < g.size(); ++k)
+      if (g[k] == WorldRank()) return {g, static_cast<int>(k)};
+  return {{}, -1};
+}
+
+double Combine(const std::string& reducer, double a, double b) {
+  if (reducer == "add") return a + b;
+  if (reducer == "mul") return a * b;
+  if (reducer == "max") return std::max(a, b);
+  return std::min(a, b);
+}
+
+Ref ReduceOver(const std::vector<HostTensor>& all, const std::vector<int64_t>& members,
+               const std::string& reducer) {
+  Ref out = ToRef(all[members[0]]);
+  for (size_t m = 1; m < members.size(); ++m) {
+    const std::vector<double> v = all[members[m]].ToDouble();
+    for (size_t i = 0; i < v.size(); ++i) out.v[i] = Combine(reducer, out.v[i], v[i]);
+  }
+  return out;
+}
+
+std::vector<int64_t> World() {
+  std::vector<int64_t> w;
+  for (int r = 0; r < WorldSize(); ++r) w.push_back(r);
+  return w;
+}
+
+TEST(Collectives, AllReduceEveryReducerAndDType) {
+  int seed = 1;
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF64, DType::kI32})
+    for (std::string reducer : {"add", "max", "min", "mul"}) {
+      SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + reducer);
+      auto all = Inputs(dtype, {3, 5}, seed++);
+      HostTensor out =
+          RunCollective("all_reduce", all[WorldRank()], {3, 5}, {{"reducer", reducer}});
+      Ref ref = ReduceOver(all, World(), reducer);
+      // bf16 sums round at every step of the reduction.
+      const double tol = dtype == DType::kBF16 ? 2e-2 : 1e-6;
+      if (dtype == DType::kI32) {
+        EXPECT_EQ(out.ToDouble(), ref.v);
+      } else {
+        EXPECT_LE(RelError(out.ToDouble(), ref.v), tol);
+      }
+    }
+}
+
+TEST(Collectives, AllReduceOverReplicaGroups) {
+  auto groups = Groups();
+  auto all = Inputs(DType::kF32, {4, 3}, 20);
+  auto attrs = GroupAttrs(groups);
+  attrs.push_back({"reducer", "add"});
+  HostTensor out = RunCollective("all_reduce", all[WorldRank()], {4, 3}, attrs);
+  EXPECT_LE(RelError(out.ToDouble(), ReduceOver(all, MyGroup(groups).first, "add").v), 1e-6);
+}
+
+TEST(Collectives, AllGatherAlongEachDimension) {
+  const int n = WorldSize();
+  for (int dim : {0, 1}) {
+    SCOPED_TRACE("dim " + std::to_string(dim));
+    auto all = Inputs(DType::kF32, {2, 3}, 30 + dim);
+    std::vector<int64_t> out_shape = {2, 3};
+    out_shape[dim] *= n;
+    HostTensor out = RunCollective("all_gather", all[WorldRank()], out_shape,
+                                   {{"all_gather_dim", int64_t{dim}}});
+    std::vector<Ref> parts;
+    for (const auto& t : all) parts.push_back(ToRef(t));
+    EXPECT_EQ(out.ToDouble(), Concat(parts, dim).v);
+  }
+}
+
+TEST(Collectives, AllGatherFollowsTheGroupOrder) {
+  auto groups = Groups();
+  auto [members, position] = MyGroup(groups);
+  auto all = Inputs(DType::kF32, {2, 3}, 35);
+  auto attrs = GroupAttrs(groups);
+  attrs.push_back({"all_gather_dim", int64_t{1}});
+  const int64_t g = static_cast<int64_t>(members.size());
+  HostTensor out = RunCollective("all_gather", all[WorldRank()], {2, 3 * g}, attrs);
+  std::vector<Ref> parts;
+  for (int64_t m : members) parts.push_back(ToRef(all[m]));
+  EXPECT_EQ(out.ToDouble(), Concat(parts, 1).v);
+}
+
+TEST(Collectives, ReduceScatterAlongEachDimension) {
+  const int n = WorldSize();
+  for (int dim : {0, 1}) {
+    SCOPED_TRACE("dim " + std::to_string(dim));
+    std::vector<int64_t> in_shape = {2, 3};
+    in_shape[dim] *= n;
+    auto all = Inputs(DType::kF32, in_shape, 40 + dim);
+    HostTensor out = RunCollective("reduce_scatter", all[WorldRank()], {2, 3},
+                                   {{"scatter_dimension", int64_t{dim}}, {"reducer", "add"}});
+    Ref sum = ReduceOver(all, World(), "add");
+    EXPECT_LE(RelError(out.ToDouble(), Split(sum, dim, n)[WorldRank()].v), 1e-6);
+  }
+}
+
+TEST(Collectives, AllToAll) {
+  const int n = WorldSize();
+  auto all = Inputs(DType::kF32, {2, 3 * n}, 50);
+  HostTensor out = RunCollective("all_to_all", all[WorldRank()], {2 * n, 3},
+                                 {{"split_dimension", int64_t{1}},
+                                  {"concat_dimension", int64_t{0}},
+                                  {"split_count", int64_t{n}}});
+  std::vector<Ref> received;
+  for (int src = 0; src < n; ++src) received.push_back(Split(ToRef(all[src]), 1, n)[WorldRank()]);
+  EXPECT_EQ(out.ToDouble(), Concat(received, 0).v);
+}
+
+TEST(Collectives, CollectivePermuteRingAndPartial) {
+  const int n = WorldSize(), me = WorldRank();
+  auto all = Inputs(DType::kF32, {3, 2}, 60);
+  std::vector<int64_t> ring;
+  for (int r = 0; r < n; ++r) ring.insert(ring.end(), {r, (r + 1) % n});
+  HostTensor out =
+      RunCollective("collective_permute", all[me], {3, 2}, {{"source_target_pairs", ring}});
+  EXPECT_EQ(out.ToDouble(), all[(me - 1 + n) % n].ToDouble());
+  // Only 0 -> 1: everyone else receives zeros.
+  HostTensor partial = RunCollective("collective_permute", all[me], {3, 2},
+                                     {{"source_target_pairs", std::vector<int64_t>{0, 1}}});
+  EXPECT_EQ(partial.ToDouble(), me == 1 ? all[0].ToDouble() : std::vector<double>(6, 0.0));
+}
+
+TEST(Collectives, PartitionIdIsTheRank) {
+  OpRun op{"partition_id", {}, {{DType::kI32, {}}}};
+  EXPECT_EQ(MustRunOp(op)[0].ToDouble(), std::vector<double>{double(WorldRank())});
+}
+
+// x[rows, K] @ w (w given as [K, N], or as [N, K] when transposed).
+Ref Matmul(const Ref& x, const Ref& w, bool transposed) {
+  const int64_t rows = x.shape[0], k = x.shape[1];
+  const int64_t n = transposed ? w.shape[0] : w.shape[1];
+  Ref out{{rows, n}, std::vector<double>(rows * n, 0.0)};
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p)
+        out.v[i * n + j] += x.v[i * k + p] * (transposed ? w.v[j * k + p] : w.v[p * n + j]);
+  return out;
+}
+
+TEST(Collectives, AllGatherMatmulEqualsGatherThenMatmul) {
+  const int n = WorldSize();
+  for (bool transposed : {false, true}) {
+    SCOPED_TRACE(transposed ? "rhs [N, K]" : "rhs [K, N]");
+    auto xs = Inputs(DType::kF32, {3, 8}, 70);
+    std::mt19937_64 rng(71);
+    HostTensor w = Random(
+        DType::kF32, transposed ? std::vector<int64_t>{5, 8} : std::vector<int64_t>{8, 5}, rng);
+    OpRun op{"brt.all_gather_matmul",
+             {xs[WorldRank()], w},
+             {{DType::kF32, Dims({3 * n, 5})}},
+             {{"all_gather_dim", int64_t{0}},
+              {"lhs_contracting_dimensions", std::vector<int64_t>{1}},
+              {"rhs_contracting_dimensions", std::vector<int64_t>{transposed ? 1 : 0}}}};
+    HostTensor out = MustRunOp(op)[0];
+    std::vector<Ref> parts;
+    for (const auto& x : xs) parts.push_back(ToRef(x));
+    EXPECT_LE(RelError(out.ToDouble(), Matmul(Concat(parts, 0), ToRef(w), transposed).v), 1e-5);
+  }
+}
+
+TEST(Collectives, MatmulReduceScatterEqualsMatmulThenScatter) {
+  const int n = WorldSize();
+  auto xs = Inputs(DType::kF32, {2 * n, 8}, 80);
+  std::mt19937_64 rng(81);
+  // Each rank holds its own slice of the contraction: w differs per rank.
+  auto ws = Inputs(DType::kF32, {8, 5}, 82);
+  OpRun op{"brt.matmul_reduce_scatter",
+           {xs[WorldRank()], ws[WorldRank()]},
+           {{DType::kF32, Dims({2, 5})}},
+           {{"scatter_dimension", int64_t{0}},
+            {"lhs_contracting_dimensions", std::vector<int64_t>{1}},
+            {"rhs_contracting_dimensions", std::vector<int64_t>{0}}}};
+  HostTensor out = MustRunOp(op)[0];
+  Ref sum{{2 * n, 5}, std::vector<double>(2 * n * 5, 0.0)};
+  for (int r = 0; r < n; ++r) {
+    Ref p = Matmul(ToRef(xs[r]), ToRef(ws[r]), false);
+    for (size_t i = 0; i < p.v.size(); ++i) sum.v[i] += p.v[i];
+  }
+  EXPECT_LE(RelError(out.ToDouble(), Split(sum, 0, n)[WorldRank()].v), 1e-5);
+}
+
+// Run with BRT_TEST_MISMATCH=1: rank 1 loads a different program; every rank
+// must refuse it, naming both hashes.
+TEST(Collectives, MismatchedExecutablesAreRefusedOnEveryRank) {
+  if (!std::getenv("BRT_TEST_MISMATCH")) GTEST_SKIP() << "run by the mismatch ctest entry";
+  HostTensor x = Inputs(DType::kF32, {2, 3}, 90)[WorldRank()];
+  const std::string reducer = WorldRank() == 1 ? "max" : "add";
+  OpRun op{"all_reduce", {x}, {{DType::kF32, Dims({2, 3})}}, {{"reducer", reducer}}};
+  auto result = RunOp(op);
+  ASSERT_FALSE(result.ok());
+  ExpectError(result.status(), {"loaded different programs", "executable hash"});
+}
+
+// Without a launcher (run by a plain ctest entry).
+TEST(RankDiscovery, AProgramWithCollectivesNeedsARank) {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE")) GTEST_SKIP() << "runs outside mpirun";
+  std::mt19937_64 rng(5);
+  OpRun op{"all_reduce",
+           {Random(DType::kF32, {2}, rng)},
+           {{DType::kF32, Dims({2})}},
+           {{"reducer", "add"}}};
+  ExpectError(RunOp(op).status(),
+              {"op #0 'all_reduce'", "does not know its rank", "mpirun", "BRT_RANK"});
+}
+
+TEST(RankDiscovery, OptionsAndEnvironmentMustAgree) {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE")) GTEST_SKIP() << "runs outside mpirun";
+  ExecutableBuilder b;
+  auto& f = b.AddFunction("main");
+  auto x = f.Input("x", DType::kF32, {2});
+  f.Output("y", f.Op("all_reduce", {x}, {{DType::kF32, {2}}}, {{"reducer", "add"}})[0]);
+  setenv("BRT_RANK", "1", 1);
+  setenv("BRT_WORLD_SIZE", "2", 1);
+  SessionOptions options;
+  options.rank = 0;
+  options.world_size = 1;
+  ExpectError(LoadBuilt(b, options).status(),
+              {"SessionOptions say rank 0 of 1", "BRT_RANK/BRT_WORLD_SIZE", "rank 1 of 2"});
+  unsetenv("BRT_RANK");
+  unsetenv("BRT_WORLD_SIZE");
+}
+
+// A single process is a world of one: MPI starts as a singleton.
+TEST(RankDiscovery, AWorldOfOneRunsWithoutALauncher) {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE")) GTEST_SKIP() << "runs outside mpirun";
+  ExecutableBuilder b;
+  auto& f = b.AddFunction("main");
+  auto x = f.Input("x", DType::kF32, {3});
+  f.Output("y", f.Op("all_reduce", {x}, {{DType::kF32, {3}}}, {{"reducer", "add"}})[0]);
+  SessionOptions options;
+  options.rank = 0;
+  options.world_size = 1;
+  auto session = LoadBuilt(b, options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  EXPECT_EQ((*session)->world_size(), 1);
+  std::vector<float> in = {1.5f, -2.0f, 3.25f}, out(3, 0.0f);
+  auto ctx = (*session)->NewRequest();
+  ASSERT_TRUE(ctx.ok());
+  ASSERT_TRUE((*ctx)->Bind("x", Tensor::Borrow(in.data(), DType::kF32, {3})).ok());
+  ASSERT_TRUE((*ctx)->Bind("y", Tensor::Borrow(out.data(), DType::kF32, {3})).ok());
+  ASSERT_TRUE((*ctx)->Run().ok());
+  EXPECT_EQ(out, in);
+}
+
+}  // namespace
+}  // namespace brt::test
