@@ -3,6 +3,7 @@
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "import/OpaqueAttrs.h"
+#include "import/PerRank.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/SourceMgr.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,7 +20,10 @@ using mlir::Value;
 // Attributes that do not change what the runtime computes.
 bool Ignored(llvm::StringRef name) {
   return name == "precision_config" || name == "indices_are_sorted" || name == "unique_indices" ||
-         name == "compare_type" || name == "result_accuracy";
+         name == "compare_type" || name == "result_accuracy" ||
+         // Collectives: JAX's channel ids identify nothing, and its replica
+         // groups always hold global device ids (partition ids).
+         name == "channel_handle" || name == "use_global_device_ids";
 }
 
 std::string Where(mlir::Location loc) {
@@ -38,6 +42,12 @@ class Importer {
  private:
   bool ImportFunction(mlir::func::FuncOp fn, llvm::ArrayRef<Value> args,
                       llvm::SmallVectorImpl<Value>& results, int depth);
+  // A body ending in func.return (or sdy.return: a shard_map's).
+  bool ImportBlock(mlir::Block& block, Operation* owner, llvm::ArrayRef<Value> args,
+                   llvm::SmallVectorImpl<Value>& results, int depth);
+  bool ImportCollective(Operation& op, llvm::StringRef kind, llvm::ArrayRef<Value> operands,
+                        llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                        llvm::DenseMap<Value, Value>& map);
   bool ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportErfc(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map);
   bool Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
@@ -70,6 +80,9 @@ bool Importer::CheckType(mlir::Type type, Operation& op) {
       e.isSignlessInteger(8) || e.isSignlessInteger(32) || e.isSignlessInteger(64) ||
       e.isUnsignedInteger(8))
     return true;
+  // partition_id's ui32 (and the index arithmetic JAX does on it) runs as
+  // i32: the same for values below 2^31.
+  if (e.isUnsignedInteger(32)) return true;
   std::string s;
   llvm::raw_string_ostream os(s);
   e.print(os);
@@ -239,10 +252,59 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
       return Fail(op, "scatter with several operands is not supported yet");
     if (!Reducer(op, kind, params)) return false;
   }
+  if (kind == "all_reduce" || kind == "all_gather" || kind == "reduce_scatter" ||
+      kind == "all_to_all")
+    return ImportCollective(op, kind, operands, params, map);
   auto k = KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr(kind), operands,
                             b_.getDictionaryAttr(params));
   for (auto [from, to] : llvm::zip(op.getResults(), k.getResults())) map[from] = to;
   return true;
+}
+
+// Collectives: replica_groups (a 2-D dense array) arrive flattened; their
+// row length becomes group_size. A variadic all_reduce (JAX's psum of
+// several arrays) becomes one op per operand.
+bool Importer::ImportCollective(Operation& op, llvm::StringRef kind, llvm::ArrayRef<Value> operands,
+                                llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                                llvm::DenseMap<Value, Value>& map) {
+  mlir::Attribute groups = op.getAttr("replica_groups");
+  if (!groups)
+    if (auto props = mlir::dyn_cast_or_null<mlir::DictionaryAttr>(op.getPropertiesAsAttribute()))
+      groups = props.get("replica_groups");
+  if (auto dense = mlir::dyn_cast_or_null<mlir::DenseIntElementsAttr>(groups)) {
+    auto shape = dense.getType().getShape();
+    if (shape.size() != 2) return Fail(op, "replica_groups must be a 2-D array");
+    for (const llvm::APInt& v : dense.getValues<llvm::APInt>())
+      if (v.isNegative())
+        return Fail(op, "replica_groups of unequal sizes (padded with -1) are not supported");
+    params.push_back(b_.getNamedAttr("group_size", b_.getI64IntegerAttr(shape[1])));
+  }
+  if ((kind == "all_reduce" || kind == "reduce_scatter") && !Reducer(op, kind, params))
+    return false;
+  if (kind != "all_reduce" && operands.size() != 1)
+    return Fail(op, kind.str() + " with several operands is not supported");
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    auto k = KernelOp::create(b_, op.getLoc(), mlir::TypeRange{op.getResult(i).getType()},
+                              b_.getStringAttr(kind), mlir::ValueRange{operand},
+                              b_.getDictionaryAttr(params));
+    map[op.getResult(i)] = k.getResult(0);
+  }
+  return true;
+}
+
+bool Importer::ImportBlock(mlir::Block& block, Operation* owner, llvm::ArrayRef<Value> args,
+                           llvm::SmallVectorImpl<Value>& results, int depth) {
+  llvm::DenseMap<Value, Value> map;
+  for (auto [from, to] : llvm::zip(block.getArguments(), args)) map[from] = to;
+  for (Operation& op : block) {
+    const llvm::StringRef name = op.getName().getStringRef();
+    if (name == "func.return" || name == "sdy.return") {
+      for (Value v : op.getOperands()) results.push_back(map.lookup(v));
+      return true;
+    }
+    if (!ImportOp(op, map, depth)) return false;
+  }
+  return Fail(*owner, "function has no return");
 }
 
 bool Importer::ImportFunction(mlir::func::FuncOp fn, llvm::ArrayRef<Value> args,
@@ -250,16 +312,7 @@ bool Importer::ImportFunction(mlir::func::FuncOp fn, llvm::ArrayRef<Value> args,
   if (depth > 64) return Fail(*fn, "calls nested deeper than 64 (recursion?)");
   if (fn.getBody().getBlocks().size() != 1)
     return Fail(*fn, "functions with control flow are not supported");
-  llvm::DenseMap<Value, Value> map;
-  for (auto [from, to] : llvm::zip(fn.getArguments(), args)) map[from] = to;
-  for (Operation& op : fn.getBody().front()) {
-    if (op.getName().getStringRef() == "func.return") {
-      for (Value v : op.getOperands()) results.push_back(map.lookup(v));
-      return true;
-    }
-    if (!ImportOp(op, map, depth)) return false;
-  }
-  return Fail(*fn, "function has no return");
+  return ImportBlock(fn.getBody().front(), fn, args, results, depth);
 }
 
 ImportResult Importer::Run() {
@@ -274,19 +327,49 @@ ImportResult Importer::Run() {
     result.error = "no function named 'main' in the module";
     return result;
   }
-  for (mlir::Type t : main.getFunctionType().getInputs())
+  // A shard_map program: the rank's function is the per-device body.
+  PerRankProgram per_rank;
+  std::string sharding_error;
+  if (!FindPerRankProgram(source_, main, per_rank, &sharding_error)) {
+    result.error = Where(main.getLoc()) + ": " + sharding_error;
+    return result;
+  }
+  mlir::FunctionType type = main.getFunctionType();
+  if (per_rank.body) {
+    llvm::SmallVector<mlir::Type> results;
+    for (Value v : per_rank.body->getTerminator()->getOperands()) results.push_back(v.getType());
+    type = b_.getFunctionType(per_rank.body->getArgumentTypes(), results);
+  }
+  for (mlir::Type t : type.getInputs())
     if (!CheckType(t, *main)) return result.error = error_, std::move(result);
   auto module = mlir::ModuleOp::create(b_.getUnknownLoc());
   b_.setInsertionPointToEnd(module.getBody());
-  auto fn = mlir::func::FuncOp::create(b_, main.getLoc(), "main", main.getFunctionType());
+  auto fn = mlir::func::FuncOp::create(b_, main.getLoc(), "main", type);
   b_.setInsertionPointToEnd(fn.addEntryBlock());
   llvm::SmallVector<Value> args(fn.getArguments().begin(), fn.getArguments().end()), results;
-  if (!ImportFunction(main, args, results, 0)) {
+  const bool imported = per_rank.body ? ImportBlock(*per_rank.body, main, args, results, 0)
+                                      : ImportFunction(main, args, results, 0);
+  if (!imported) {
     module->erase();
     result.error = error_;
     return result;
   }
   mlir::func::ReturnOp::create(b_, main.getLoc(), results);
+  if (per_rank.body) {
+    std::string mesh;
+    for (const auto& [axis, size] : per_rank.mesh)
+      mesh += (mesh.empty() ? "" : ",") + axis + "=" + std::to_string(size);
+    fn->setAttr(kMeshAttr, b_.getStringAttr(mesh));
+    auto strings = [&](const std::vector<std::string>& dims) {
+      llvm::SmallVector<mlir::Attribute> a;
+      for (const std::string& d : dims) a.push_back(b_.getStringAttr(d));
+      return b_.getArrayAttr(a);
+    };
+    for (size_t i = 0; i < per_rank.arg_sharding.size() && i < fn.getNumArguments(); ++i)
+      fn.setArgAttr(i, kShardingAttr, strings(per_rank.arg_sharding[i]));
+    for (size_t i = 0; i < per_rank.result_sharding.size() && i < fn.getNumResults(); ++i)
+      fn.setResultAttr(i, kShardingAttr, strings(per_rank.result_sharding[i]));
+  }
   result.module = module;
   result.source_ops = source_ops_;
   (void)publics;
@@ -317,8 +400,12 @@ ImportResult ImportStableHlo(mlir::MLIRContext& context, llvm::StringRef text,
   llvm::SourceMgr sources;
   sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, source_name),
                              llvm::SMLoc());
-  mlir::OwningOpRef<mlir::ModuleOp> source =
-      mlir::parseSourceFile<mlir::ModuleOp>(sources, &context);
+  // Not verified after parsing: a func.call inside a shard_map's region (an
+  // unregistered sdy.manual_computation, which MLIR takes for a possible
+  // symbol table) would fail to find its callee. The importer checks what it
+  // reads, and the brt module it makes is verified.
+  mlir::ParserConfig config(&context, /*verifyAfterParse=*/false);
+  mlir::OwningOpRef<mlir::ModuleOp> source = mlir::parseSourceFile<mlir::ModuleOp>(sources, config);
   if (!source) {
     result.error = diagnostics.empty() ? "cannot parse " + source_name.str() : diagnostics;
     return result;

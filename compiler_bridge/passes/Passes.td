@@ -19,6 +19,11 @@ def FoldTransposeIntoDot : Pass<"brt-fold-transpose-into-dot", "mlir::func::Func
   let summary = "Fold transposes into dot_general operands";
 }
 
+def FuseCollectiveMatmul : Pass<"brt-fuse-collective-matmul", "mlir::func::FuncOp"> {
+  let summary = "Fuse all_gather into the matmul it feeds and a matmul into the reduce_scatter "
+                "it feeds, so the communication overlaps the GEMM";
+}
+
 def FuseSoftmax : Pass<"brt-fuse-softmax", "mlir::func::FuncOp"> {
   let summary = "Fuse softmax patterns into brt.softmax";
 }

@@ -17,6 +17,7 @@ std::vector<PipelineStep> CompilerPipeline(const std::string& target,
   steps.push_back({"fold-constants", createFoldConstants()});
   steps.push_back({"cse", mlir::createCSEPass()});
   steps.push_back({"fold-transpose-into-dot", createFoldTransposeIntoDot()});
+  steps.push_back({"fuse-collective-matmul", createFuseCollectiveMatmul()});
   steps.push_back({"fuse-softmax", createFuseSoftmax()});
   steps.push_back({"fuse-layer-norm", createFuseLayerNorm()});
   steps.push_back({"fuse-epilogues", createFuseEpilogues()});

@@ -4,6 +4,7 @@
 
 #include "BrtDialect.h"
 #include "codegen/CudaCodegen.h"
+#include "import/PerRank.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -125,6 +126,29 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
     TensorType t = ToTensorType(arg.getType());
     ids[arg] = f.Input("arg" + std::to_string(i), t.dtype, t.dims, target);
   }
+  // A per-rank (shard_map) program: its mesh and shardings, set by the importer.
+  if (auto mesh = main->getAttrOfType<mlir::StringAttr>(kMeshAttr)) {
+    std::vector<std::pair<std::string, int64_t>> axes;
+    for (llvm::StringRef rest = mesh.getValue(); !rest.empty();) {
+      auto [axis, tail] = rest.split(',');
+      auto [name, size] = axis.split('=');
+      axes.emplace_back(name.str(), std::stoll(size.str()));
+      rest = tail;
+    }
+    f.SetMesh(std::move(axes));
+  }
+  auto sharding_of = [](mlir::ArrayAttr a) {
+    std::vector<std::string> dims;
+    for (mlir::Attribute d : a) dims.push_back(mlir::cast<mlir::StringAttr>(d).str());
+    return dims;
+  };
+  std::vector<std::pair<std::string, std::vector<std::string>>> shardings;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i)
+    if (auto a = main.getArgAttrOfType<mlir::ArrayAttr>(i, kShardingAttr))
+      shardings.emplace_back("arg" + std::to_string(i), sharding_of(a));
+  for (unsigned i = 0; i < main.getNumResults(); ++i)
+    if (auto a = main.getResultAttrOfType<mlir::ArrayAttr>(i, kShardingAttr))
+      shardings.emplace_back("result" + std::to_string(i), sharding_of(a));
   auto device_of = [&](mlir::Operation* op) {
     auto d = op->getAttrOfType<mlir::StringAttr>(kDeviceAttr);
     return d && d.getValue() == "cuda" ? Device{DeviceKind::kCuda, 0} : Device{DeviceKind::kCpu, 0};
@@ -196,6 +220,7 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
             : f.Op(k.getKind().str(), operands, results, std::move(attrs), device_of(k));
     for (auto [r, id] : llvm::zip(k.getResults(), out)) ids[r] = id;
   }
+  for (auto& [argument, dims] : shardings) BRT_RETURN_IF_ERROR(f.SetSharding(argument, dims));
   return builder.Save(path, report);
 }
 

@@ -5,6 +5,7 @@ with the project; on PYTHONPATH as build/python). `export_stablehlo` and
 `compile` work without it: they turn a JAX function into StableHLO text and
 into a .brtx executable (calling the `brt-compile` tool).
 """
+from . import distributed
 from .compiler import CompileError, compile, export_stablehlo, find_tool
 
 try:
@@ -12,4 +13,4 @@ try:
 except ImportError:  # the pure-Python part still works
     pass
 
-__all__ = ["CompileError", "RequestContext", "Session", "compile", "export_stablehlo", "find_tool"]
+__all__ = ["CompileError", "distributed", "RequestContext", "Session", "compile", "export_stablehlo", "find_tool"]

@@ -203,6 +203,7 @@ nb::dict ArgumentDict(const brt::ArgumentInfo& a) {
   d["shape"] = nb::tuple(shape);
   d["device"] =
       std::string(brt::DeviceKindName(a.device.kind)) + ":" + std::to_string(a.device.ordinal);
+  if (!a.sharding.empty()) d["sharding"] = nb::tuple(nb::cast(a.sharding));
   return d;
 }
 
@@ -300,12 +301,20 @@ NB_MODULE(_brt, m) {
                    [](PyRequest& r) { return r.context().last_run_replayed_graph(); });
 
   nb::class_<brt::Session>(m, "Session")
-      .def(nb::new_([](const std::string& path, std::optional<std::vector<std::string>> providers) {
+      .def(nb::new_([](const std::string& path, std::optional<std::vector<std::string>> providers,
+                       std::optional<int> rank, std::optional<int> world_size) {
              brt::SessionOptions options;
              if (providers) options.providers = *providers;
+             if (rank) options.rank = *rank;
+             if (world_size) options.world_size = *world_size;
              return Take(brt::Session::LoadFile(path, options));
            }),
-           nb::arg("path"), nb::arg("providers") = nb::none(), "Loads a .brtx (memory-mapped).")
+           nb::arg("path"), nb::arg("providers") = nb::none(), nb::arg("rank") = nb::none(),
+           nb::arg("world_size") = nb::none(),
+           "Loads a .brtx (memory-mapped). A program with collectives takes its rank and world "
+           "size from mpirun's (or torchrun's) environment, or from rank= and world_size=.")
+      .def_prop_ro("rank", &brt::Session::rank)
+      .def_prop_ro("world_size", &brt::Session::world_size)
       .def_prop_ro("functions",
                    [](const brt::Session& s) {
                      nb::list fns;
@@ -315,6 +324,10 @@ NB_MODULE(_brt, m) {
                        nb::list args;
                        for (const auto& a : f.arguments) args.append(ArgumentDict(a));
                        d["arguments"] = args;
+                       nb::list mesh;
+                       for (const brt::MeshAxis& axis : f.mesh)
+                         mesh.append(nb::make_tuple(axis.name, axis.size));
+                       d["mesh"] = mesh;
                        fns.append(d);
                      }
                      return fns;
