@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -25,6 +26,26 @@ bool ProcessGone(int pid) {
   if (!(stat >> pid_field >> name >> state)) return false;
   return state == "Z" || state == "X";
 }
+
+// A rank that gives up because a peer is gone leaves a note naming the lost
+// rank, so peers that see it leave next blame the rank really lost, not it.
+std::string NotePath(const World& w, int rank) {
+  const Peer& first = w.peers.empty() ? Peer{} : w.peers[0];
+  return "/dev/shm/brt-lost-rank-" + first.host + "-" + std::to_string(first.pid) + "-" +
+         std::to_string(rank);
+}
+
+int LostRankNoted(const World& w, int rank) {
+  std::ifstream note(NotePath(w, rank));
+  int lost = -1;
+  return note >> lost ? lost : -1;
+}
+
+}  // namespace
+
+void ForgetLostRankNote(const World& w) { std::remove(NotePath(w, w.rank).c_str()); }
+
+namespace {
 
 std::string HostName() {
   char buf[256] = {};
@@ -143,12 +164,18 @@ void Engine::Watch(Clock::time_point now) {
     for (int member : c.world_ranks) {
       if (member == w.rank || member >= static_cast<int>(w.peers.size())) continue;
       const Peer& p = w.peers[member];
-      if (p.host == here && ProcessGone(p.pid)) {
-        Abort(c, "rank " + std::to_string(member) + " (pid " + std::to_string(p.pid) + " on " +
-                     p.host + ") is gone: lost rank " + std::to_string(member));
-        Fail(*t, t->what + " on rank " + std::to_string(w.rank) + ": " + w.abort_reason);
-        break;
-      }
+      if (p.host != here || !ProcessGone(p.pid)) continue;
+      const int noted = LostRankNoted(w, member);
+      const int lost = noted >= 0 ? noted : member;
+      std::string reason =
+          noted >= 0 ? "rank " + std::to_string(member) + " left after it lost rank " +
+                           std::to_string(noted)
+                     : "rank " + std::to_string(member) + " (pid " + std::to_string(p.pid) +
+                           " on " + p.host + ") is gone";
+      Abort(c, reason + ": lost rank " + std::to_string(lost));
+      std::ofstream(NotePath(w, w.rank)) << lost << "\n";
+      Fail(*t, t->what + " on rank " + std::to_string(w.rank) + ": " + w.abort_reason);
+      break;
     }
     if (t->done) continue;
     const double waited = std::chrono::duration<double>(now - t->posted).count();

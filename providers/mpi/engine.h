@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace brt::mpi {
@@ -105,6 +106,10 @@ class Engine {
   double link_delay_us_ = 0, link_gbps_ = 0;
   std::thread* thread_ = nullptr;
 };
+
+// Removes the note this rank leaves when it gives up on a lost peer (in
+// /dev/shm, keyed by rank 0's pid and host), at the start of a job.
+void ForgetLostRankNote(const World& w);
 
 // Aborts c's world: later and pending transfers on it fail with `reason`.
 void Abort(const Comm& c, const std::string& reason);

@@ -122,6 +122,7 @@ int32_t CommCreate(const BrtCommConfig* config, void** out, BrtErrorBuffer* erro
       if (rc != MPI_SUCCESS) return "exchanging program hashes: " + MpiError(rc);
       for (int r = 0; r < mpi_size; ++r) {
         world->peers.push_back({all[r].pid, all[r].host});
+        if (r == mpi_rank) ForgetLostRankNote(*world);
         if (all[r].program_hash != config->program_hash) {
           char text[256];
           std::snprintf(text, sizeof(text),

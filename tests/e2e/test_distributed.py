@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -48,3 +49,24 @@ def test_shard_map_programs_match_jax_on_every_rank(build_dir, tmp_path, ranks):
     # Every rank reported every result.
     per_rank = {r: {(c, o) for rr, c, o, _ in reports if rr == r} for r, *_ in reports}
     assert len(per_rank) == ranks and len({frozenset(v) for v in per_rank.values()}) == 1
+
+
+@pytest.mark.parametrize("launcher_keeps_going", [False, True])
+def test_a_lost_rank_ends_the_others_with_an_error_naming_it(build_dir, launcher_keeps_going):
+    # By default mpirun itself ends the job when a rank dies; with
+    # --enable-recovery it leaves the survivors running, and brt's watchdog
+    # must end them (each names the lost rank, never hangs).
+    cmd = mpirun() + (["--enable-recovery"] if launcher_keeps_going else []) + [
+        "-np", "4", str(build_dir / "tests" / "lost_rank")]
+    start = time.monotonic()
+    ran = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    elapsed = time.monotonic() - start
+    out = ran.stdout + ran.stderr
+    assert elapsed < 30, out
+    assert "finished" not in out, out
+    if launcher_keeps_going:
+        for rank in range(3):
+            assert re.search(rf"rank {rank}, iteration \d+: .*lost rank 3", out), out
+    else:
+        assert ran.returncode != 0, out
+        assert re.search(r"rank 3\b", out), out
