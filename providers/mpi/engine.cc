@@ -1,7 +1,6 @@
 #include "engine.h"
 
 #include <signal.h>
-#include <time.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -106,6 +105,15 @@ void Engine::Start(Transfer& t) {
   t.error.clear();
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // The simulated link starts sending when the kernel posts, as a NIC
+    // would, not when the comm thread (which may wait for a core) gets to it.
+    const Clock::time_point now = Clock::now();
+    t.posted = now;
+    const double wire_us =
+        link_gbps_ > 0 ? static_cast<double>(t.wire_bytes) / (link_gbps_ * 1e3) : 0;
+    const Clock::time_point on_link = std::max(now, link_free_);
+    link_free_ = on_link + std::chrono::microseconds(static_cast<int64_t>(wire_us));
+    t.ready_at = link_free_ + std::chrono::microseconds(static_cast<int64_t>(link_delay_us_));
     incoming_.push_back(&t);
   }
   work_cv_.notify_all();
@@ -167,11 +175,10 @@ void Engine::Watch(Clock::time_point now) {
       if (p.host != here || !ProcessGone(p.pid)) continue;
       const int noted = LostRankNoted(w, member);
       const int lost = noted >= 0 ? noted : member;
-      std::string reason =
-          noted >= 0 ? "rank " + std::to_string(member) + " left after it lost rank " +
-                           std::to_string(noted)
-                     : "rank " + std::to_string(member) + " (pid " + std::to_string(p.pid) +
-                           " on " + p.host + ") is gone";
+      std::string reason = noted >= 0 ? "rank " + std::to_string(member) +
+                                            " left after it lost rank " + std::to_string(noted)
+                                      : "rank " + std::to_string(member) + " (pid " +
+                                            std::to_string(p.pid) + " on " + p.host + ") is gone";
       Abort(c, reason + ": lost rank " + std::to_string(lost));
       std::ofstream(NotePath(w, w.rank)) << lost << "\n";
       Fail(*t, t->what + " on rank " + std::to_string(w.rank) + ": " + w.abort_reason);
@@ -192,6 +199,9 @@ void Engine::Watch(Clock::time_point now) {
 }
 
 void Engine::Loop() {
+  constexpr auto kMinPoll = std::chrono::microseconds(20),
+                 kMaxPoll = std::chrono::microseconds(500);
+  std::chrono::microseconds backoff = kMinPoll;
   std::vector<std::function<void()>> calls;
   std::vector<Transfer*> incoming;
   for (;;) {
@@ -203,6 +213,7 @@ void Engine::Loop() {
       calls.swap(calls_);
       incoming.swap(incoming_);
     }
+    const bool got_work = !calls.empty() || !incoming.empty();
     for (auto& call : calls) call();
     if (!calls.empty()) done_cv_.notify_all();
     calls.clear();
@@ -211,10 +222,6 @@ void Engine::Loop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (Transfer* t : incoming) {
-        t->posted = now;
-        double us = link_delay_us_;
-        if (link_gbps_ > 0) us += static_cast<double>(t->wire_bytes) / (link_gbps_ * 1e3);
-        t->ready_at = now + std::chrono::microseconds(static_cast<int64_t>(us));
         if (t->comm->world->aborted) {
           Fail(*t, t->what + ": " + t->comm->world->abort_reason);
           finished = true;
@@ -230,6 +237,7 @@ void Engine::Loop() {
       Watch(now);
       for (size_t i = 0; i < active_.size();)
         if (active_[i]->done) {
+          active_[i]->completed = now;
           finished = true;
           active_[i] = active_.back();
           active_.pop_back();
@@ -238,11 +246,23 @@ void Engine::Loop() {
         }
     }
     if (finished) done_cv_.notify_all();
-    if (!active_.empty()) {
-      // Poll gently: ranks may share cores with each other's compute.
-      timespec pause{0, 20000};
-      nanosleep(&pause, nullptr);
+    if (active_.empty()) continue;
+    // Poll with backoff: the ranks' compute shares the cores. A transfer whose
+    // data has arrived only waits out the simulated link: sleep to that.
+    backoff = finished || got_work ? kMinPoll : std::min(backoff * 2, kMaxPoll);
+    Clock::time_point wake = Clock::now() + backoff;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      bool all_arrived = true;
+      Clock::time_point first_ready = Clock::time_point::max();
+      for (Transfer* t : active_) {
+        all_arrived &= t->requests.empty();
+        first_ready = std::min(first_ready, t->ready_at);
+      }
+      if (all_arrived) wake = first_ready;
     }
+    std::unique_lock<std::mutex> lock(mu_);
+    work_cv_.wait_until(lock, wake, [&] { return stop_ || !calls_.empty() || !incoming_.empty(); });
   }
 }
 

@@ -56,7 +56,7 @@ struct Transfer {
 
   // Owned by the engine while in flight.
   std::vector<MPI_Request> requests;
-  Clock::time_point posted, ready_at;
+  Clock::time_point posted, ready_at, completed;
   bool done = false;
   std::string error;
 };
@@ -100,10 +100,12 @@ class Engine {
   bool initialized_here_ = false;
   bool lost_peer_ = false;
   Clock::time_point last_watch_{};
-  // The simulated link (BRT_MPI_LINK_DELAY_US, BRT_MPI_LINK_GBPS): a
-  // transfer completes no sooner than latency + bytes / bandwidth after it
-  // was posted. The comm thread sleeps meanwhile, costing no CPU.
+  // The simulated link (BRT_MPI_LINK_DELAY_US, BRT_MPI_LINK_GBPS): one link
+  // per rank, transfers queued on it; each completes no sooner than its
+  // latency plus bytes / bandwidth after the link is free. The comm thread
+  // sleeps meanwhile, costing no CPU.
   double link_delay_us_ = 0, link_gbps_ = 0;
+  Clock::time_point link_free_{};
   std::thread* thread_ = nullptr;
 };
 

@@ -4,7 +4,9 @@
 // with its own scratch and transfer, so contexts run concurrently.
 #pragma once
 
+#include <cstdlib>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -16,9 +18,32 @@ namespace brt::mpi {
 
 using namespace brt::ops;  // NOLINT: the op view shared with other providers
 
+// Page-aligned host memory: the chunks the ring moves and the GEMM reads.
+class Buffer {
+ public:
+  void resize(size_t bytes) {
+    const size_t rounded = (bytes + kPage - 1) / kPage * kPage;
+    data_.reset(rounded ? static_cast<char*>(std::aligned_alloc(kPage, rounded)) : nullptr);
+    if (rounded && !data_) throw std::bad_alloc();
+  }
+  char* data() const { return data_.get(); }
+
+ private:
+  static constexpr size_t kPage = 4096;
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, Free> data_;
+};
+
+// Rows of a chunk the overlapped kernels move and multiply at a time.
+inline constexpr int kMaxPieces = 8;
+
 struct Scratch {
-  std::vector<char> a, b, c;
+  Buffer a, b, c;
   Transfer transfer;
+  // The overlapped kernels' transfers: per piece, this step's and the last.
+  Transfer pieces[2][kMaxPieces];
 };
 
 class CollectiveKernel {

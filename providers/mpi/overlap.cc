@@ -4,8 +4,8 @@
 // thread while the comm thread moves chunk i+1. The results equal the
 // unfused ops' (the reduce_scatter sums in ring order).
 //
-// BRT_MPI_TRACE=1 prints, per ring step, when its GEMM started and ended and
-// when its transfer landed (microseconds from the op's start) on stderr.
+// BRT_MPI_TRACE=1 prints on stderr when each piece's GEMM started and ended
+// and when each piece sent landed (microseconds from the op's start).
 #include <cstdio>
 #include <cstdlib>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -18,10 +18,6 @@ namespace {
 bool Tracing() {
   static const bool on = std::getenv("BRT_MPI_TRACE") != nullptr;
   return on;
-}
-
-double Micros(Clock::time_point from) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - from).count();
 }
 
 // One f32 GEMM shape, run on different row blocks: [rows, K] x [K, N] ->
@@ -80,6 +76,51 @@ MatmulShape PlanMatmul(const OpInfo& op) {
   return s;
 }
 
+// A chunk's rows are moved and multiplied in pieces, so the GEMM of one piece
+// runs while the next lands: as many as divide the rows, up to kMaxPieces,
+// of at least 16 rows each.
+int Pieces(int64_t rows) {
+  for (int p = kMaxPieces; p > 1; p /= 2)
+    if (rows % p == 0 && rows / p >= 16) return p;
+  return 1;
+}
+
+// Sends `send` to the next rank of the ring and receives `recv` from the
+// previous one.
+void StartRingStep(Transfer& t, const Comm* c, const void* send, void* recv, size_t bytes, int tag,
+                   const char* what) {
+  const int n = c->size, r = c->rank, count = static_cast<int>(bytes);
+  t.comm = c;
+  t.what = what;
+  t.wire_bytes = bytes;
+  t.post = [=](std::vector<MPI_Request>& req) {
+    req.resize(2);
+    MPI_Irecv(recv, count, MPI_BYTE, (r - 1 + n) % n, tag, c->comm, &req[0]);
+    MPI_Isend(send, count, MPI_BYTE, (r + 1) % n, tag, c->comm, &req[1]);
+  };
+  Engine::Get().Start(t);
+}
+
+// BRT_MPI_TRACE lines: a piece's GEMM, and when a piece sent in a step landed.
+void TraceGemm(const char* op, int rank, int step, int piece, Clock::time_point start,
+               Clock::time_point gemm_start) {
+  if (!Tracing()) return;
+  auto us = [&](Clock::time_point t) {
+    return std::chrono::duration<double, std::micro>(t - start).count();
+  };
+  std::fprintf(stderr,
+               "brt-trace rank=%d op=%s event=gemm step=%d piece=%d start_us=%.1f end_us=%.1f\n",
+               rank, op, step, piece, us(gemm_start), us(Clock::now()));
+}
+
+void TraceLanded(const char* op, int rank, int step, int piece, Clock::time_point start,
+                 const Transfer& t) {
+  if (!Tracing()) return;
+  std::fprintf(stderr, "brt-trace rank=%d op=%s event=landed step=%d piece=%d at_us=%.1f\n", rank,
+               op, step, piece,
+               std::chrono::duration<double, std::micro>(t.completed - start).count());
+}
+
 class AllGatherMatmul final : public CollectiveKernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
@@ -90,11 +131,15 @@ class AllGatherMatmul final : public CollectiveKernel {
     expect.push_back(shape_.n);
     op.Require(op.out[0].dims == expect,
                "result shape " + FormatDims(op.out[0].dims) + " is not " + FormatDims(expect));
-    gemm_.Prepare(shape_.rows, shape_.k, shape_.n, shape_.rhs_transposed);
+    pieces_ = Pieces(shape_.rows);
+    gemm_.Prepare(shape_.rows / pieces_, shape_.k, shape_.n, shape_.rhs_transposed);
   }
   size_t ScratchBytes() const override {
     return static_cast<size_t>(shape_.rows * shape_.k) * sizeof(float);
   }
+  // Step s multiplies the chunk of rank r - s, which arrived during step
+  // s - 1, piece by piece; each piece goes on to rank r + 1 as soon as it
+  // has landed, while the GEMM works on it.
   void Run(void* const* buffers, Scratch& s) const override {
     const Comm* c = comm_;
     const int n = c->size, r = c->rank;
@@ -103,42 +148,34 @@ class AllGatherMatmul final : public CollectiveKernel {
     const float* cur = static_cast<const float*>(buffers[0]);
     float* next = reinterpret_cast<float*>(s.a.data());
     float* spare = reinterpret_cast<float*>(s.b.data());
-    const int bytes = static_cast<int>(ScratchBytes());
+    const int64_t piece_rows = shape_.rows / pieces_;
+    const int64_t piece_elems = piece_rows * shape_.k;
     const auto start = Clock::now();
     for (int step = 0; step < n; ++step) {
       const int block = (r - step + n) % n;
-      const bool more = step + 1 < n;
-      if (more) {
-        const void* send = cur;
-        void* recv = next;
-        s.transfer.comm = c;
-        s.transfer.what = "all_gather_matmul ring step " + std::to_string(step);
-        s.transfer.wire_bytes = static_cast<size_t>(bytes);
-        s.transfer.post = [=](std::vector<MPI_Request>& req) {
-          req.resize(2);
-          MPI_Irecv(recv, bytes, MPI_BYTE, (r - 1 + n) % n, 1, c->comm, &req[0]);
-          MPI_Isend(send, bytes, MPI_BYTE, (r + 1) % n, 1, c->comm, &req[1]);
-        };
-        Engine::Get().Start(s.transfer);
+      Transfer* now = s.pieces[step % 2];
+      Transfer* before = s.pieces[(step + 1) % 2];
+      for (int p = 0; p < pieces_; ++p) {
+        if (step > 0) {
+          WaitTransfer(before[p]);  // piece p of `cur` has landed
+          TraceLanded("all_gather_matmul", r, step - 1, p, start, before[p]);
+        }
+        if (step + 1 < n)
+          StartRingStep(now[p], c, cur + p * piece_elems, next + p * piece_elems,
+                        piece_elems * sizeof(float), 16 + p, "all_gather_matmul ring step");
+        const auto gemm_start = Clock::now();
+        gemm_.Run(cur + p * piece_elems, rhs,
+                  out + (block * shape_.rows + p * piece_rows) * shape_.n);
+        TraceGemm("all_gather_matmul", r, step, p, start, gemm_start);
       }
-      const double gemm_start = Micros(start);
-      gemm_.Run(cur, rhs, out + block * shape_.rows * shape_.n);
-      const double gemm_end = Micros(start);
-      if (more) WaitTransfer(s.transfer);
-      if (Tracing())
-        std::fprintf(stderr,
-                     "brt-trace rank=%d op=all_gather_matmul step=%d gemm_start_us=%.1f "
-                     "gemm_end_us=%.1f landed_us=%.1f\n",
-                     r, step, gemm_start, gemm_end, more ? Micros(start) : gemm_end);
-      if (more) {
-        cur = next;
-        std::swap(next, spare);
-      }
+      cur = next;
+      std::swap(next, spare);
     }
   }
 
  private:
   MatmulShape shape_;
+  int pieces_ = 1;
   ChunkGemm gemm_;
 };
 
@@ -155,63 +192,56 @@ class MatmulReduceScatter final : public CollectiveKernel {
     op.Require(op.out[0].dims == expect,
                "result shape " + FormatDims(op.out[0].dims) + " is not " + FormatDims(expect));
     block_rows_ = shape_.rows / desc.comm_size;
-    gemm_.Prepare(block_rows_, shape_.k, shape_.n, shape_.rhs_transposed);
+    pieces_ = Pieces(block_rows_);
+    gemm_.Prepare(block_rows_ / pieces_, shape_.k, shape_.n, shape_.rhs_transposed);
   }
   size_t ScratchBytes() const override {
     return static_cast<size_t>(block_rows_ * shape_.n) * sizeof(float);
   }
+  // Step s computes this rank's partial product of block r - 1 - s, piece by
+  // piece, adds the running sum of it that arrived from rank r - 1, and
+  // passes it on to rank r + 1; after n - 1 steps block r is complete.
   void Run(void* const* buffers, Scratch& s) const override {
     const Comm* c = comm_;
     const int n = c->size, r = c->rank;
     const float* lhs = static_cast<const float*>(buffers[0]);
     const float* rhs = static_cast<const float*>(buffers[1]);
     float* out = static_cast<float*>(buffers[2]);
-    const int64_t block_elems = block_rows_ * shape_.n;
-    auto rows_of = [&](int block) { return lhs + block * block_rows_ * shape_.k; };
-    if (n == 1) return gemm_.Run(lhs, rhs, out);
+    const int64_t piece_rows = block_rows_ / pieces_;
+    const int64_t piece_elems = piece_rows * shape_.n;
     float* acc = reinterpret_cast<float*>(s.a.data());
     float* recv = reinterpret_cast<float*>(s.b.data());
     float* part = reinterpret_cast<float*>(s.c.data());
-    const int bytes = static_cast<int>(ScratchBytes());
     const auto start = Clock::now();
-    auto post = [&](int step) {
-      s.transfer.comm = c;
-      s.transfer.what = "matmul_reduce_scatter ring step " + std::to_string(step);
-      s.transfer.wire_bytes = static_cast<size_t>(bytes);
-      const void* send = acc;
-      void* into = recv;
-      s.transfer.post = [=](std::vector<MPI_Request>& req) {
-        req.resize(2);
-        MPI_Irecv(into, bytes, MPI_BYTE, (r - 1 + n) % n, 2, c->comm, &req[0]);
-        MPI_Isend(send, bytes, MPI_BYTE, (r + 1) % n, 2, c->comm, &req[1]);
-      };
-      Engine::Get().Start(s.transfer);
-    };
-    double gemm_start = Micros(start);
-    gemm_.Run(rows_of((r - 1 + n) % n), rhs, acc);
-    double gemm_end = Micros(start);
-    post(0);
-    for (int step = 1; step < n; ++step) {
+    for (int step = 0; step < n; ++step) {
       const int block = ((r - 1 - step) % n + n) % n;
-      const double prev_start = gemm_start, prev_end = gemm_end;
-      gemm_start = Micros(start);
-      gemm_.Run(rows_of(block), rhs, part);
-      gemm_end = Micros(start);
-      WaitTransfer(s.transfer);
-      if (Tracing())
-        std::fprintf(stderr,
-                     "brt-trace rank=%d op=matmul_reduce_scatter step=%d gemm_start_us=%.1f "
-                     "gemm_end_us=%.1f landed_us=%.1f\n",
-                     r, step - 1, prev_start, prev_end, Micros(start));
-      float* dst = step + 1 == n ? out : acc;
-      for (int64_t i = 0; i < block_elems; ++i) dst[i] = recv[i] + part[i];
-      if (step + 1 < n) post(step);
+      const bool last = step + 1 == n;
+      Transfer* now = s.pieces[step % 2];
+      Transfer* before = s.pieces[(step + 1) % 2];
+      for (int p = 0; p < pieces_; ++p) {
+        const float* rows = lhs + (block * block_rows_ + p * piece_rows) * shape_.k;
+        float* dst = (last ? out : acc) + p * piece_elems;
+        const auto gemm_start = Clock::now();
+        gemm_.Run(rows, rhs, step == 0 ? dst : part + p * piece_elems);
+        TraceGemm("matmul_reduce_scatter", r, step, p, start, gemm_start);
+        if (step > 0) {
+          WaitTransfer(before[p]);  // the running sum's piece p has landed
+          TraceLanded("matmul_reduce_scatter", r, step - 1, p, start, before[p]);
+          const float* in = recv + p * piece_elems;
+          const float* mine = part + p * piece_elems;
+          for (int64_t i = 0; i < piece_elems; ++i) dst[i] = in[i] + mine[i];
+        }
+        if (!last)
+          StartRingStep(now[p], c, dst, recv + p * piece_elems, piece_elems * sizeof(float), 48 + p,
+                        "matmul_reduce_scatter ring step");
+      }
     }
   }
 
  private:
   MatmulShape shape_;
   int64_t block_rows_ = 0;
+  int pieces_ = 1;
   ChunkGemm gemm_;
 };
 

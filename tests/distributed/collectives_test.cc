@@ -229,44 +229,48 @@ Ref Matmul(const Ref& x, const Ref& w, bool transposed) {
 
 TEST(Collectives, AllGatherMatmulEqualsGatherThenMatmul) {
   const int n = WorldSize();
-  for (bool transposed : {false, true}) {
-    SCOPED_TRACE(transposed ? "rhs [N, K]" : "rhs [K, N]");
-    auto xs = Inputs(DType::kF32, {3, 8}, 70);
-    std::mt19937_64 rng(71);
-    HostTensor w = Random(
-        DType::kF32, transposed ? std::vector<int64_t>{5, 8} : std::vector<int64_t>{8, 5}, rng);
-    OpRun op{"brt.all_gather_matmul",
-             {xs[WorldRank()], w},
-             {{DType::kF32, Dims({3 * n, 5})}},
-             {{"all_gather_dim", int64_t{0}},
-              {"lhs_contracting_dimensions", std::vector<int64_t>{1}},
-              {"rhs_contracting_dimensions", std::vector<int64_t>{transposed ? 1 : 0}}}};
-    HostTensor out = MustRunOp(op)[0];
-    std::vector<Ref> parts;
-    for (const auto& x : xs) parts.push_back(ToRef(x));
-    EXPECT_LE(RelError(out.ToDouble(), Matmul(Concat(parts, 0), ToRef(w), transposed).v), 1e-5);
-  }
+  // 3 rows move as one piece, 64 rows in four pieces of 16.
+  for (int64_t rows : {3, 64})
+    for (bool transposed : {false, true}) {
+      SCOPED_TRACE(std::to_string(rows) + (transposed ? " rows, rhs [N, K]" : " rows, rhs [K, N]"));
+      auto xs = Inputs(DType::kF32, {rows, 8}, 70);
+      std::mt19937_64 rng(71);
+      HostTensor w = Random(
+          DType::kF32, transposed ? std::vector<int64_t>{5, 8} : std::vector<int64_t>{8, 5}, rng);
+      OpRun op{"brt.all_gather_matmul",
+               {xs[WorldRank()], w},
+               {{DType::kF32, Dims({rows * n, 5})}},
+               {{"all_gather_dim", int64_t{0}},
+                {"lhs_contracting_dimensions", std::vector<int64_t>{1}},
+                {"rhs_contracting_dimensions", std::vector<int64_t>{transposed ? 1 : 0}}}};
+      HostTensor out = MustRunOp(op)[0];
+      std::vector<Ref> parts;
+      for (const auto& x : xs) parts.push_back(ToRef(x));
+      EXPECT_LE(RelError(out.ToDouble(), Matmul(Concat(parts, 0), ToRef(w), transposed).v), 1e-5);
+    }
 }
 
 TEST(Collectives, MatmulReduceScatterEqualsMatmulThenScatter) {
   const int n = WorldSize();
-  auto xs = Inputs(DType::kF32, {2 * n, 8}, 80);
-  std::mt19937_64 rng(81);
-  // Each rank holds its own slice of the contraction: w differs per rank.
-  auto ws = Inputs(DType::kF32, {8, 5}, 82);
-  OpRun op{"brt.matmul_reduce_scatter",
-           {xs[WorldRank()], ws[WorldRank()]},
-           {{DType::kF32, Dims({2, 5})}},
-           {{"scatter_dimension", int64_t{0}},
-            {"lhs_contracting_dimensions", std::vector<int64_t>{1}},
-            {"rhs_contracting_dimensions", std::vector<int64_t>{0}}}};
-  HostTensor out = MustRunOp(op)[0];
-  Ref sum{{2 * n, 5}, std::vector<double>(2 * n * 5, 0.0)};
-  for (int r = 0; r < n; ++r) {
-    Ref p = Matmul(ToRef(xs[r]), ToRef(ws[r]), false);
-    for (size_t i = 0; i < p.v.size(); ++i) sum.v[i] += p.v[i];
+  for (int64_t rows : {2, 64}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows per rank");
+    auto xs = Inputs(DType::kF32, {rows * n, 8}, 80);
+    // Each rank holds its own slice of the contraction: w differs per rank.
+    auto ws = Inputs(DType::kF32, {8, 5}, 82);
+    OpRun op{"brt.matmul_reduce_scatter",
+             {xs[WorldRank()], ws[WorldRank()]},
+             {{DType::kF32, Dims({rows, 5})}},
+             {{"scatter_dimension", int64_t{0}},
+              {"lhs_contracting_dimensions", std::vector<int64_t>{1}},
+              {"rhs_contracting_dimensions", std::vector<int64_t>{0}}}};
+    HostTensor out = MustRunOp(op)[0];
+    Ref sum{{rows * n, 5}, std::vector<double>(rows * n * 5, 0.0)};
+    for (int r = 0; r < n; ++r) {
+      Ref p = Matmul(ToRef(xs[r]), ToRef(ws[r]), false);
+      for (size_t i = 0; i < p.v.size(); ++i) sum.v[i] += p.v[i];
+    }
+    EXPECT_LE(RelError(out.ToDouble(), Split(sum, 0, n)[WorldRank()].v), 1e-5);
   }
-  EXPECT_LE(RelError(out.ToDouble(), Split(sum, 0, n)[WorldRank()].v), 1e-5);
 }
 
 // Run with BRT_TEST_MISMATCH=1: rank 1 loads a different program; every rank
