@@ -38,7 +38,9 @@ const char kUsage[] =
     "usage: brt-bench model.brtx [--function NAME] [--provider cpu|cuda|PATH] [--warmup N]\n"
     "                 [--iters N | --duration S] [--concurrency K] [--inputs DIR | --random-inputs "
     "SEED]\n"
-    "                 [--json out.json] [--trace out.json]\n";
+    "                 [--json out.json] [--trace out.json] [--all-ranks]\n"
+    "Under mpirun every rank runs the same --iters, one request at a time; rank 0 prints\n"
+    "(all ranks with --all-ranks) and --json/--trace files get a .rank<r> suffix.\n";
 
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "brt-bench: %s\n", message.c_str());
@@ -64,6 +66,7 @@ double Percentile(const std::vector<double>& sorted, double q) {
 struct Options {
   std::string model, function, provider = "cpu", inputs_dir, json, trace;
   int warmup = 10, concurrency = 1;
+  bool all_ranks = false;
   int64_t iters = 100;
   double duration = 0;  // seconds; overrides iters when set
   uint64_t seed = 0;
@@ -113,6 +116,8 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* error) {
       ok = number(&o->concurrency);
     else if (a == "--random-inputs")
       ok = number(&o->seed);
+    else if (a == "--all-ranks")
+      o->all_ranks = true;
     else if (a.rfind("-", 0) == 0)
       return *error = "unknown option '" + a + "'", false;
     else if (o->model.empty())
@@ -158,6 +163,17 @@ int main(int argc, char** argv) {
   auto info = (*session)->function(o.function);
   if (!info.ok()) return Fail(kUsageError, info.status().message());
   const brt::FunctionInfo& fn = **info;
+  // Ranks of a multi-rank program must issue the same collectives in the
+  // same order: the same number of runs, one at a time.
+  const int rank = (*session)->rank(), world_size = (*session)->world_size();
+  if (world_size > 1 && (o.duration > 0 || o.concurrency > 1))
+    return Fail(kUsageError,
+                "a multi-rank program runs the same number of requests on every rank, one at a "
+                "time: use --iters (not --duration) and --concurrency 1");
+  if (world_size > 1 && rank != 0 && !o.all_ranks && !std::freopen("/dev/null", "w", stdout))
+    return Fail(1, "cannot silence rank " + std::to_string(rank));
+  o.json = o.json.empty() ? o.json : brt::tools::RankSuffixed(o.json, rank, world_size);
+  o.trace = o.trace.empty() ? o.trace : brt::tools::RankSuffixed(o.trace, rank, world_size);
 
   // Inputs: DIR/<argument name>.npy, or random data.
   std::vector<brt::Tensor> inputs;
@@ -235,11 +251,12 @@ int main(int argc, char** argv) {
              std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration));
   // A live progress line once the run takes more than a couple of seconds.
   const bool tty = isatty(STDERR_FILENO);
+  const bool report = world_size == 1 || rank == 0 || o.all_ranks;
   auto last_report = start;
   while (!stop && (o.duration > 0 ? Clock::now() < deadline : done.load() < o.iters)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     const auto now = Clock::now();
-    if (now - start > std::chrono::seconds(2) &&
+    if (report && now - start > std::chrono::seconds(2) &&
         now - last_report > std::chrono::milliseconds(tty ? 500 : 5000)) {
       last_report = now;
       const double elapsed = std::chrono::duration<double>(now - start).count();
@@ -254,7 +271,7 @@ int main(int argc, char** argv) {
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   const double cpu = CpuSeconds() - cpu_start;
   for (auto& t : threads) t.join();
-  if (tty && wall > 2) std::fputs("\n", stderr);
+  if (report && tty && wall > 2) std::fputs("\n", stderr);
   if (failed) return Fail(1, error);
   std::vector<double> all;
   for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
@@ -277,6 +294,7 @@ int main(int argc, char** argv) {
   const brt::AllocatorStats mem = (*session)->allocator_stats();
   const double runs_per_s = static_cast<double>(all.size()) / wall;
 
+  if (world_size > 1) std::printf("rank %d of %d\n", rank, world_size);
   std::printf("model %s, function %s, provider %s, %d thread(s)\n", o.model.c_str(),
               fn.name.c_str(), o.provider.c_str(), o.concurrency);
   std::printf("load %.3f ms, first run %.3f ms, %zu timed runs in %.3f s\n", load_ms, first_run_ms,

@@ -26,7 +26,11 @@ constexpr int kExecutableError = 3;
 const char kUsage[] =
     "usage: brt-run model.brtx [--function NAME] [--inputs a.npy b.npy ...] [--input "
     "NAME=file.npy]\n"
-    "               [--random-inputs SEED] [--out DIR] [--provider cpu|cuda|PATH[,...]]\n";
+    "               [--random-inputs SEED] [--out DIR] [--provider cpu|cuda|PATH[,...]]\n"
+    "               [--all-ranks]\n"
+    "Under mpirun each rank runs its part of a multi-rank program: \"{rank}\" in an input\n"
+    "path becomes the rank, outputs are written as out<i>.rank<r>.npy, and only rank 0\n"
+    "prints unless --all-ranks.\n";
 
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "brt-run: %s\n", message.c_str());
@@ -80,6 +84,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   std::vector<std::pair<std::string, std::string>> named;
   std::optional<uint64_t> seed;
+  bool all_ranks = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::optional<std::string> {
@@ -110,6 +115,8 @@ int main(int argc, char** argv) {
           return Fail(kUsageError, "--input takes NAME=file.npy, got '" + *v + "'");
         named.emplace_back(v->substr(0, eq), v->substr(eq + 1));
       }
+    } else if (a == "--all-ranks") {
+      all_ranks = true;
     } else if (a == "--inputs") {
       while (i + 1 < argc && std::strncmp(argv[i + 1], "--", 2) != 0)
         positional.push_back(argv[++i]);
@@ -145,6 +152,10 @@ int main(int argc, char** argv) {
   auto info = (*session)->function(function);
   if (!info.ok()) return Fail(kUsageError, info.status().message());
   const brt::FunctionInfo& fn = **info;
+  const int rank = (*session)->rank(), world_size = (*session)->world_size();
+  const bool quiet = world_size > 1 && rank != 0 && !all_ranks;
+  const std::string prefix =
+      world_size > 1 && all_ranks ? "[rank " + std::to_string(rank) + "] " : "";
 
   auto ctx = (*session)->NewRequest(fn.name);
   if (!ctx.ok()) return Fail(kUsageError, ctx.status().message());
@@ -156,7 +167,7 @@ int main(int argc, char** argv) {
   auto bind_file = [&](int arg, const std::string& file) -> int {
     if (bound[arg])
       return Fail(kUsageError, "input '" + fn.arguments[arg].name + "' is given twice");
-    auto t = brt::tools::ReadNpy(file);
+    auto t = brt::tools::ReadNpy(brt::tools::ForRank(file, rank));
     if (!t.ok())
       return Fail(kUsageError, "input '" + fn.arguments[arg].name + "': " + t.status().message());
     brt::Status s = (*ctx)->Bind(arg, *t, brt::Ownership::kRuntimeOwned);
@@ -204,10 +215,13 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < fn.output_indices.size(); ++i) {
     auto t = (*ctx)->Output(fn.output_indices[i]);
     if (!t.ok()) return Fail(1, t.status().message());
-    std::printf("out%zu %s: %s\n", i, fn.arguments[fn.output_indices[i]].name.c_str(),
-                Summary(*t).c_str());
+    if (!quiet)
+      std::printf("%sout%zu %s: %s\n", prefix.c_str(), i,
+                  fn.arguments[fn.output_indices[i]].name.c_str(), Summary(*t).c_str());
     if (!out_dir.empty()) {
-      brt::Status s = brt::tools::WriteNpy(out_dir + "/out" + std::to_string(i) + ".npy", *t);
+      const std::string path =
+          brt::tools::RankSuffixed(out_dir + "/out" + std::to_string(i) + ".npy", rank, world_size);
+      brt::Status s = brt::tools::WriteNpy(path, *t);
       if (!s.ok()) return Fail(1, s.message());
     }
   }

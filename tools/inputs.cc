@@ -59,4 +59,18 @@ Expected<Tensor> RandomTensor(const ArgumentInfo& arg, std::mt19937_64& rng) {
   return t;
 }
 
+std::string ForRank(std::string path, int rank) {
+  for (size_t at = path.find("{rank}"); at != std::string::npos; at = path.find("{rank}", at))
+    path.replace(at, 6, std::to_string(rank));
+  return path;
+}
+
+std::string RankSuffixed(const std::string& path, int rank, int world_size) {
+  if (world_size <= 1) return path;
+  const size_t slash = path.rfind('/');
+  size_t dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) dot = path.size();
+  return path.substr(0, dot) + ".rank" + std::to_string(rank) + path.substr(dot);
+}
+
 }  // namespace brt::tools

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <random>
+#include <string>
 
 #include "brt/session.h"
 
@@ -10,5 +11,12 @@ namespace brt::tools {
 // Uniform in [-1, 1] for floats, [0, 10) for integers, 0/1 for i1. Fails for
 // symbolic dimensions (the caller must give such inputs as files).
 Expected<Tensor> RandomTensor(const ArgumentInfo& arg, std::mt19937_64& rng);
+
+// Under mpirun (a Session with several ranks): `path` with "{rank}"
+// replaced by the rank, and, for files a tool writes, ".rank<r>" before the
+// extension so ranks do not overwrite each other ("out0.npy" ->
+// "out0.rank1.npy"). Unchanged for a single rank.
+std::string ForRank(std::string path, int rank);
+std::string RankSuffixed(const std::string& path, int rank, int world_size);
 
 }  // namespace brt::tools

@@ -70,3 +70,31 @@ def test_a_lost_rank_ends_the_others_with_an_error_naming_it(build_dir, launcher
     else:
         assert ran.returncode != 0, out
         assert re.search(r"rank 3\b", out), out
+
+
+def test_brt_run_under_mpirun_reads_and_writes_per_rank_files(build_dir, tmp_path):
+    import numpy as np
+
+    env = python_env(build_dir)
+    prepared = subprocess.run([sys.executable, str(HERE / "distributed_cases.py"), "prepare", "2", str(tmp_path)],
+                              env=env, capture_output=True, text=True, timeout=600)
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    x, w1, w2 = (np.load(tmp_path / "tp_mlp.npz")[f"arr_{i}"] for i in range(3))
+    want = np.load(tmp_path / "tp_mlp.expected.npz")["arr_0"]
+    # tp_mlp's shardings: x and w2 split by rows, w1 by columns, the result by rows.
+    for r in range(2):
+        rows, cols = slice(r * x.shape[0] // 2, (r + 1) * x.shape[0] // 2), slice(r * 32, (r + 1) * 32)
+        np.save(tmp_path / f"x.{r}.npy", x[rows])
+        np.save(tmp_path / f"w1.{r}.npy", w1[:, cols])
+        np.save(tmp_path / f"w2.{r}.npy", w2[cols, :])
+    out = tmp_path / "out"
+    ran = subprocess.run(mpirun() + ["-np", "2", str(build_dir / "bin" / "brt-run"), str(tmp_path / "tp_mlp.brtx"),
+                                     "--inputs", str(tmp_path / "x.{rank}.npy"), str(tmp_path / "w1.{rank}.npy"),
+                                     str(tmp_path / "w2.{rank}.npy"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.stdout.count("out0 result0") == 1, ran.stdout  # rank 0 only
+    for r in range(2):
+        got = np.load(out / f"out0.rank{r}.npy")
+        expect = want[r * want.shape[0] // 2:(r + 1) * want.shape[0] // 2]
+        assert np.linalg.norm(got - expect) / np.linalg.norm(expect) < 1e-5
