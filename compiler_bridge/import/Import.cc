@@ -262,11 +262,13 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
 }
 
 // Collectives: replica_groups (a 2-D dense array) arrive flattened; their
-// row length becomes group_size. A variadic all_reduce (JAX's psum of
-// several arrays) becomes one op per operand.
+// row length becomes group_size.
 bool Importer::ImportCollective(Operation& op, llvm::StringRef kind, llvm::ArrayRef<Value> operands,
                                 llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
                                 llvm::DenseMap<Value, Value>& map) {
+  if (operands.size() != 1)
+    return Fail(op,
+                kind.str() + " with several operands is not supported (JAX emits one per array)");
   mlir::Attribute groups = op.getAttr("replica_groups");
   if (!groups)
     if (auto props = mlir::dyn_cast_or_null<mlir::DictionaryAttr>(op.getPropertiesAsAttribute()))
@@ -281,14 +283,9 @@ bool Importer::ImportCollective(Operation& op, llvm::StringRef kind, llvm::Array
   }
   if ((kind == "all_reduce" || kind == "reduce_scatter") && !Reducer(op, kind, params))
     return false;
-  if (kind != "all_reduce" && operands.size() != 1)
-    return Fail(op, kind.str() + " with several operands is not supported");
-  for (auto [i, operand] : llvm::enumerate(operands)) {
-    auto k = KernelOp::create(b_, op.getLoc(), mlir::TypeRange{op.getResult(i).getType()},
-                              b_.getStringAttr(kind), mlir::ValueRange{operand},
-                              b_.getDictionaryAttr(params));
-    map[op.getResult(i)] = k.getResult(0);
-  }
+  auto k = KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr(kind), operands,
+                            b_.getDictionaryAttr(params));
+  map[op.getResult(0)] = k.getResult(0);
   return true;
 }
 
