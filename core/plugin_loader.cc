@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -73,11 +74,16 @@ Expected<std::shared_ptr<const LoadedProvider>> OpenPlugin(const std::string& pa
                                                 std::to_string(api->abi_version) +
                                                 ", this runtime speaks version " +
                                                 std::to_string(BRT_PROVIDER_ABI_VERSION));
-  if (api->struct_size < sizeof(BrtProviderApi) || !api->resolve_kernel)
+  // Fields after kernel_info were appended to ABI v1: a plugin built against
+  // an older header has a shorter table, and the core checks struct_size
+  // before it uses any of them (BRT_STRUCT_HAS).
+  constexpr size_t kRequired = offsetof(BrtProviderApi, kernel_info) + sizeof(api->kernel_info);
+  if (api->struct_size < kRequired || !api->resolve_kernel || !api->device_count ||
+      !api->kernel_count || !api->kernel_info)
     return Status(StatusCode::kUnsupported,
                   "provider '" + path + "' has an incomplete function table (" +
-                      std::to_string(api->struct_size) + " bytes, expected " +
-                      std::to_string(sizeof(BrtProviderApi)) + ")");
+                      std::to_string(api->struct_size) + " bytes, at least " +
+                      std::to_string(kRequired) + " expected)");
   auto provider = std::make_shared<LoadedProvider>();
   provider->path = key;
   provider->api = api;

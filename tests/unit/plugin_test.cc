@@ -41,6 +41,28 @@ TEST(Plugins, AbiMismatchNamesBothVersions) {
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
 }
 
+// Fields appended to the ABI table (queues, graphs, events, pinned memory,
+// communicators) are optional: a plugin built before them still loads and
+// runs, and the core never reads past its struct_size (the plugin poisons
+// the rest).
+TEST(Plugins, APluginWithTheFirstV1TableStillLoadsAndRuns) {
+  ExecutableBuilder b;
+  FunctionBuilder& f = b.AddFunction("main");
+  auto x = f.Input("x", DType::kF32, {4});
+  f.Output("y", f.Op("negate", {x}, {{DType::kF32, {4}}})[0]);
+  SessionOptions options;
+  options.providers = {BRT_TEST_OLDER_TABLE_PLUGIN};
+  auto session = LoadBuilt(b, options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  std::vector<float> in = {1.5f, -2.0f, 0.25f, 8.0f}, out(4, 0.0f);
+  auto ctx = (*session)->NewRequest();
+  ASSERT_TRUE(ctx.ok());
+  ASSERT_TRUE((*ctx)->Bind("x", Tensor::Borrow(in.data(), DType::kF32, {4})).ok());
+  ASSERT_TRUE((*ctx)->Bind("y", Tensor::Borrow(out.data(), DType::kF32, {4})).ok());
+  ASSERT_TRUE((*ctx)->Run().ok());
+  EXPECT_EQ(out, (std::vector<float>{-1.5f, 2.0f, -0.25f, -8.0f}));
+}
+
 TEST(Plugins, LibraryWithoutEntryPointIsRefused) {
   ExpectError(LoadWith({BRT_TEST_NOT_A_PROVIDER}), {"is not a brt provider", "brt_provider_get"});
 }
