@@ -25,16 +25,20 @@ Status RequestContext::Impl::BuildDispatch() {
     if (!q.ok()) return q.status();
     slots[i] = *q;
   }
-  bool pending = false;       // device work the host has not waited for
+  // Device work the host has not waited for, and the provider it is queued
+  // on: events order one provider's queues, so work moving to another
+  // provider's queue (a collective on the nccl provider after cuda compute)
+  // waits for it on the host.
+  const LoadedProvider* pending = nullptr;
   QueueSlot* only = nullptr;  // the one queue every op runs on, if there is one
   bool one_queue = true;
   for (size_t i = 0; i < n; ++i) {
     QueueSlot* slot = slots[i];
+    const bool other_provider = slot && pending && slot->provider != pending;
     DispatchEntry e{spec->ops[i].kernel.run, instances[i],
                     buffers.data() + spec->ops[i].buffers_begin, slot ? slot->queue : nullptr,
-                    !slot && pending};
-    if (!slot) pending = false;
-    if (slot) pending = true;
+                    (!slot && pending) || other_provider};
+    pending = slot ? slot->provider : nullptr;
     dispatch.push_back(e);
 
     const BrtKernel& k = spec->ops[i].kernel;

@@ -55,7 +55,9 @@ no_skips() {
   fi
 }
 export BRT_TEST_DEVICE=cuda
-for t in ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test; do
+# nccl_test: the nccl provider, a world of one (needs libnccl.so.2: the
+# system's or PyTorch's nvidia-nccl wheel, found through nvidia_libs above).
+for t in ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test nccl_test; do
   if $gpu/bin/$t >"$OUT/$t.log" 2>&1; then r=passed; else r=FAILED; status=1; fi
   summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?' "$OUT/$t.log" | sed 's/, listed below://' | tr '\n' ' ')
   why=$(grep -m1 -E "a GPU is visible|no usable CUDA device" "$OUT/$t.log" || true)

@@ -7,7 +7,7 @@ import pytest
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "ops.md"
 
 
-@pytest.mark.parametrize("provider,marker", [("cpu", "kernels"), ("cuda", "kernels-cuda"), ("mpi", "kernels-mpi")])
+@pytest.mark.parametrize("provider,marker", [("cpu", "kernels"), ("cuda", "kernels-cuda"), ("mpi", "kernels-mpi"), ("nccl", "kernels-nccl")])
 def test_kernel_table_matches_registry(build_dir, provider, marker):
     if not (build_dir / "lib" / f"libbrt_provider_{provider}.so").exists():
         pytest.skip(f"the {provider} provider is not built here")

@@ -1,0 +1,435 @@
+// The NCCL collectives provider: StableHLO collectives on CUDA device
+// buffers, on its own CUDA streams (the core gives each provider its queues
+// and synchronizes where work crosses providers). Communicators: the world
+// from a unique id that rank 0 makes and shares through the TCP rendezvous
+// (MASTER_ADDR:MASTER_PORT; a world of one needs none), replica groups by
+// ncclCommSplit. A failed peer or a wait past the timeout aborts every
+// communicator (ncclCommAbort) so no rank hangs.
+//
+// Gathers, scatters and all_to_all work along the outermost dimension that
+// is not 1 (dimension 0 in practice); other layouts are refused at load.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "common/provider_glue.h"
+#include "common/rendezvous.h"
+
+namespace brt::nccl {
+namespace {
+
+using namespace brt::ops;  // NOLINT: the op view shared with other providers
+
+struct Comm {
+  ncclComm_t comm = nullptr;
+  int rank = 0, size = 1;
+};
+
+// Every live communicator, so a failure aborts them all; and the timeout.
+struct CommRegistry {
+  std::mutex mu;
+  std::set<Comm*> comms;
+  double timeout_seconds = 300;
+  std::string failure;
+};
+CommRegistry& Comms() {
+  static CommRegistry r;
+  return r;
+}
+
+void CheckNccl(ncclResult_t rc, const std::string& what) {
+  if (rc != ncclSuccess && rc != ncclInProgress)
+    throw AbiError(BRT_ERROR_INTERNAL,
+                   what + ": " + ncclGetErrorString(rc) + " (" + ncclGetLastError(nullptr) + ")");
+}
+
+void CheckCuda(cudaError_t rc, const std::string& what) {
+  if (rc != cudaSuccess) throw AbiError(BRT_ERROR_INTERNAL, what + ": " + cudaGetErrorString(rc));
+}
+
+ncclDataType_t NcclType(int32_t dtype) {
+  switch (dtype) {
+    case BRT_DTYPE_F32:
+      return ncclFloat32;
+    case BRT_DTYPE_F16:
+      return ncclFloat16;
+    case BRT_DTYPE_BF16:
+      return ncclBfloat16;
+    case BRT_DTYPE_F64:
+      return ncclFloat64;
+    case BRT_DTYPE_I8:
+      return ncclInt8;
+    case BRT_DTYPE_I32:
+      return ncclInt32;
+    case BRT_DTYPE_I64:
+      return ncclInt64;
+    case BRT_DTYPE_U8:
+      return ncclUint8;
+  }
+  throw KernelError(std::string("NCCL takes no ") + DTypeName(dtype));
+}
+
+ncclRedOp_t NcclOp(const OpInfo& op) {
+  const std::string r = op.String("reducer");
+  if (r == "add") return ncclSum;
+  if (r == "mul") return ncclProd;
+  if (r == "max") return ncclMax;
+  if (r == "min") return ncclMin;
+  throw KernelError(op.kind + ": reducer '" + r + "' is not add, mul, max or min");
+}
+
+// The dims before `dim` must all be 1: NCCL moves contiguous rank blocks.
+void RequireOutermost(const OpInfo& op, const TensorInfo& t, int64_t dim, const char* what) {
+  op.Require(dim >= 0 && dim < t.rank(), std::string(what) + " out of range");
+  for (int64_t d = 0; d < dim; ++d)
+    op.Require(t.dims[d] == 1, std::string(what) + " " + std::to_string(dim) +
+                                   " is not the outermost dimension; the nccl provider moves "
+                                   "contiguous rank blocks only");
+}
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void Prepare(const OpInfo& op, const BrtOpDesc& desc) = 0;
+  virtual void Run(void* const* buffers, cudaStream_t stream) const = 0;
+  void Attach(const Comm* comm) { comm_ = comm; }
+
+ protected:
+  const Comm* comm_ = nullptr;
+};
+
+class AllReduce final : public Kernel {
+ public:
+  void Prepare(const OpInfo& op, const BrtOpDesc&) override {
+    op.RequireSameDTypes();
+    type_ = NcclType(op.in[0].dtype);
+    red_ = NcclOp(op);
+    count_ = static_cast<size_t>(op.in[0].numel);
+  }
+  void Run(void* const* b, cudaStream_t s) const override {
+    CheckNccl(ncclAllReduce(b[0], b[1], count_, type_, red_, comm_->comm, s), "ncclAllReduce");
+  }
+
+ private:
+  ncclDataType_t type_{};
+  ncclRedOp_t red_{};
+  size_t count_ = 0;
+};
+
+class AllGather final : public Kernel {
+ public:
+  void Prepare(const OpInfo& op, const BrtOpDesc&) override {
+    op.RequireSameDTypes();
+    RequireOutermost(op, op.out[0], op.Int("all_gather_dim"), "all_gather_dim");
+    type_ = NcclType(op.in[0].dtype);
+    count_ = static_cast<size_t>(op.in[0].numel);
+  }
+  void Run(void* const* b, cudaStream_t s) const override {
+    CheckNccl(ncclAllGather(b[0], b[1], count_, type_, comm_->comm, s), "ncclAllGather");
+  }
+
+ private:
+  ncclDataType_t type_{};
+  size_t count_ = 0;
+};
+
+class ReduceScatter final : public Kernel {
+ public:
+  void Prepare(const OpInfo& op, const BrtOpDesc&) override {
+    op.RequireSameDTypes();
+    RequireOutermost(op, op.in[0], op.Int("scatter_dimension"), "scatter_dimension");
+    type_ = NcclType(op.in[0].dtype);
+    red_ = NcclOp(op);
+    count_ = static_cast<size_t>(op.out[0].numel);
+  }
+  void Run(void* const* b, cudaStream_t s) const override {
+    CheckNccl(ncclReduceScatter(b[0], b[1], count_, type_, red_, comm_->comm, s),
+              "ncclReduceScatter");
+  }
+
+ private:
+  ncclDataType_t type_{};
+  ncclRedOp_t red_{};
+  size_t count_ = 0;
+};
+
+class AllToAll final : public Kernel {
+ public:
+  void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
+    op.RequireSameDTypes();
+    RequireOutermost(op, op.in[0], op.Int("split_dimension"), "split_dimension");
+    RequireOutermost(op, op.out[0], op.Int("concat_dimension"), "concat_dimension");
+    op.Require(op.Int("split_count") == desc.comm_size, "split_count is not the group size");
+    type_ = NcclType(op.in[0].dtype);
+    chunk_ = static_cast<size_t>(op.in[0].numel / desc.comm_size);
+    chunk_bytes_ = chunk_ * brt_dtype_size(op.in[0].dtype);
+  }
+  void Run(void* const* b, cudaStream_t s) const override {
+    const char* in = static_cast<const char*>(b[0]);
+    char* out = static_cast<char*>(b[1]);
+    CheckNccl(ncclGroupStart(), "ncclGroupStart");
+    for (int peer = 0; peer < comm_->size; ++peer) {
+      CheckNccl(ncclSend(in + peer * chunk_bytes_, chunk_, type_, peer, comm_->comm, s),
+                "ncclSend");
+      CheckNccl(ncclRecv(out + peer * chunk_bytes_, chunk_, type_, peer, comm_->comm, s),
+                "ncclRecv");
+    }
+    CheckNccl(ncclGroupEnd(), "ncclGroupEnd");
+  }
+
+ private:
+  ncclDataType_t type_{};
+  size_t chunk_ = 0, chunk_bytes_ = 0;
+};
+
+class CollectivePermute final : public Kernel {
+ public:
+  void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
+    op.RequireSameDTypes();
+    const std::vector<int64_t> pairs = op.Ints("source_target_pairs");
+    op.Require(pairs.size() % 2 == 0, "source_target_pairs has an odd number of entries");
+    for (size_t i = 0; i < pairs.size(); i += 2) {
+      if (pairs[i] == desc.world_rank) to_ = static_cast<int>(pairs[i + 1]);
+      if (pairs[i + 1] == desc.world_rank) from_ = static_cast<int>(pairs[i]);
+    }
+    type_ = NcclType(op.in[0].dtype);
+    count_ = static_cast<size_t>(op.in[0].numel);
+    bytes_ = op.in[0].bytes();
+  }
+  void Run(void* const* b, cudaStream_t s) const override {
+    if (from_ < 0) CheckCuda(cudaMemsetAsync(b[1], 0, bytes_, s), "cudaMemsetAsync");
+    if (from_ < 0 && to_ < 0) return;
+    CheckNccl(ncclGroupStart(), "ncclGroupStart");
+    if (to_ >= 0) CheckNccl(ncclSend(b[0], count_, type_, to_, comm_->comm, s), "ncclSend");
+    if (from_ >= 0) CheckNccl(ncclRecv(b[1], count_, type_, from_, comm_->comm, s), "ncclRecv");
+    CheckNccl(ncclGroupEnd(), "ncclGroupEnd");
+  }
+
+ private:
+  int from_ = -1, to_ = -1;
+  ncclDataType_t type_{};
+  size_t count_ = 0, bytes_ = 0;
+};
+
+// The rank as an i32, copied from this state (host memory: not capturable).
+class PartitionId final : public Kernel {
+ public:
+  void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
+    op.Require(op.out[0].dtype == BRT_DTYPE_I32 && op.out[0].numel == 1,
+               "the result must be one i32");
+    id_ = desc.world_rank;
+  }
+  void Run(void* const* b, cudaStream_t s) const override {
+    CheckCuda(cudaMemcpyAsync(b[0], &id_, sizeof(id_), cudaMemcpyHostToDevice, s),
+              "cudaMemcpyAsync");
+  }
+
+ private:
+  int32_t id_ = 0;
+};
+
+using KernelDef = KernelRow<std::unique_ptr<Kernel> (*)()>;
+
+template <typename K>
+std::unique_ptr<Kernel> Make() {
+  return std::make_unique<K>();
+}
+
+const std::vector<KernelDef>& Registry() {
+  static const std::vector<KernelDef> defs = [] {
+    const std::vector<int32_t> types = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64,
+                                        BRT_DTYPE_I8,  BRT_DTYPE_I32, BRT_DTYPE_I64,  BRT_DTYPE_U8};
+    std::vector<KernelDef> d;
+    d.emplace_back("all_reduce", types, &Make<AllReduce>);
+    d.emplace_back("all_gather", types, &Make<AllGather>);
+    d.emplace_back("reduce_scatter", types, &Make<ReduceScatter>);
+    d.emplace_back("all_to_all", types, &Make<AllToAll>);
+    d.emplace_back("collective_permute", types, &Make<CollectivePermute>);
+    d.emplace_back("partition_id", std::vector<int32_t>{BRT_DTYPE_I32}, &Make<PartitionId>,
+                   /*key_is_operand=*/false, /*capturable=*/false);
+    return d;
+  }();
+  return defs;
+}
+
+int32_t Prepare(const void* kernel_data, const BrtOpDesc* desc, void** state,
+                BrtErrorBuffer* error) {
+  const KernelDef& def = *static_cast<const KernelDef*>(kernel_data);
+  return AbiGuard(
+      error,
+      [&] {
+        OpInfo op(*desc);
+        op.Require(BRT_STRUCT_HAS(BrtOpDesc, desc, world_size) && desc->comm,
+                   "no communicator: the core did not set one up for this collective");
+        std::unique_ptr<Kernel> k = def.make();
+        k->Attach(static_cast<const Comm*>(desc->comm));
+        k->Prepare(op, *desc);
+        *state = k.release();
+      },
+      BRT_ERROR_INVALID_ARGUMENT);
+}
+
+void ReleaseState(void* state) { delete static_cast<Kernel*>(state); }
+
+int32_t RunKernel(void* state, void* const* buffers, void* queue, BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] {
+    static_cast<const Kernel*>(state)->Run(buffers, static_cast<cudaStream_t>(queue));
+  });
+}
+
+int32_t DeviceCount() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+void AbortAll(const std::string& why) {
+  CommRegistry& r = Comms();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.failure.empty()) r.failure = why;
+  for (Comm* c : r.comms)
+    if (c->comm) ncclCommAbort(c->comm), c->comm = nullptr;
+}
+
+int32_t CreateQueue(int32_t, void** queue, BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] {
+    cudaStream_t s = nullptr;
+    CheckCuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    *queue = s;
+  });
+}
+
+void DestroyQueue(void* queue) { cudaStreamDestroy(static_cast<cudaStream_t>(queue)); }
+
+// Waits for the queue while watching the communicators: an asynchronous NCCL
+// error (a peer gone) or a wait past the timeout aborts them all.
+int32_t SynchronizeQueue(void* queue, BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] {
+    CommRegistry& r = Comms();
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      const cudaError_t rc = cudaStreamQuery(static_cast<cudaStream_t>(queue));
+      if (rc == cudaSuccess) return;
+      if (rc != cudaErrorNotReady) CheckCuda(rc, "waiting for the collectives");
+      {
+        std::lock_guard<std::mutex> lock(r.mu);
+        if (!r.failure.empty()) throw AbiError(BRT_ERROR_INTERNAL, r.failure);
+        for (Comm* c : r.comms) {
+          ncclResult_t async = ncclSuccess;
+          if (c->comm && ncclCommGetAsyncError(c->comm, &async) == ncclSuccess &&
+              async != ncclSuccess && async != ncclInProgress) {
+            r.failure = std::string("NCCL: ") + ncclGetErrorString(async) +
+                        " (a peer rank failed or is gone)";
+            break;
+          }
+        }
+      }
+      const double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (waited > r.timeout_seconds)
+        AbortAll("no progress for " + std::to_string(static_cast<int>(waited)) +
+                 " s (BRT_COLLECTIVE_TIMEOUT; a lost rank?)");
+      {
+        std::lock_guard<std::mutex> lock(r.mu);
+        if (!r.failure.empty()) {
+          const std::string why = r.failure;
+          for (Comm* c : r.comms)
+            if (c->comm) ncclCommAbort(c->comm), c->comm = nullptr;
+          throw AbiError(BRT_ERROR_INTERNAL, why);
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+}
+
+int32_t CommCreate(const BrtCommConfig* config, void** out, BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] {
+    ncclUniqueId id{};
+    if (config->rank == 0) CheckNccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    if (config->world_size > 1) {
+      if (!config->rendezvous)
+        throw AbiError(BRT_ERROR_INVALID_ARGUMENT,
+                       "the nccl provider needs a rendezvous for " +
+                           std::to_string(config->world_size) +
+                           " ranks: set MASTER_ADDR and MASTER_PORT (or SessionOptions "
+                           "rendezvous)");
+      std::vector<uint8_t> blob(reinterpret_cast<uint8_t*>(&id),
+                                reinterpret_cast<uint8_t*>(&id) + sizeof(id));
+      RendezvousResult r = Rendezvous(config->rendezvous, config->rank, config->world_size,
+                                      config->program_hash, blob, config->timeout_seconds);
+      if (!r.error.empty()) throw AbiError(BRT_ERROR_INVALID_ARGUMENT, r.error);
+      if (r.blob.size() != sizeof(id))
+        throw AbiError(BRT_ERROR_INTERNAL, "the rendezvous sent a malformed NCCL unique id");
+      std::memcpy(&id, r.blob.data(), sizeof(id));
+    }
+    auto comm = std::make_unique<Comm>();
+    CheckNccl(ncclCommInitRank(&comm->comm, config->world_size, id, config->rank),
+              "ncclCommInitRank");
+    comm->rank = config->rank;
+    comm->size = config->world_size;
+    CommRegistry& reg = Comms();
+    std::lock_guard<std::mutex> lock(reg.mu);
+    reg.timeout_seconds = config->timeout_seconds > 0 ? config->timeout_seconds : 300;
+    reg.comms.insert(comm.get());
+    *out = comm.release();
+  });
+}
+
+int32_t CommSplit(void* parent, int32_t color, int32_t key, void** out, BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] {
+    auto comm = std::make_unique<Comm>();
+    CheckNccl(ncclCommSplit(static_cast<Comm*>(parent)->comm,
+                            color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &comm->comm, nullptr),
+              "ncclCommSplit");
+    *out = nullptr;
+    if (!comm->comm) return;
+    CheckNccl(ncclCommUserRank(comm->comm, &comm->rank), "ncclCommUserRank");
+    CheckNccl(ncclCommCount(comm->comm, &comm->size), "ncclCommCount");
+    CommRegistry& reg = Comms();
+    std::lock_guard<std::mutex> lock(reg.mu);
+    reg.comms.insert(comm.get());
+    *out = comm.release();
+  });
+}
+
+void CommAbort(void*) { AbortAll("aborted by the runtime"); }
+
+void CommDestroy(void* handle) {
+  auto* comm = static_cast<Comm*>(handle);
+  if (!comm) return;
+  CommRegistry& reg = Comms();
+  {
+    std::lock_guard<std::mutex> lock(reg.mu);
+    reg.comms.erase(comm);
+  }
+  if (comm->comm) ncclCommDestroy(comm->comm);
+  delete comm;
+}
+
+const KernelTable<KernelDef> kTable = {
+    &Registry, {&Prepare, &ReleaseState, nullptr, nullptr, &RunKernel}, BRT_DEVICE_CUDA, "nccl"};
+
+// Memory, copies and graphs stay with the cuda provider (loaded first: the
+// core takes a device's memory from the first provider of its kind).
+BrtProviderApi MakeApi() {
+  BrtProviderApi a = ProviderApiHeader("nccl", BRT_DEVICE_CUDA);
+  a.device_count = &DeviceCount;
+  BRT_SET_ENTRIES(a, BRT_QUEUE_ENTRIES);
+  SetKernelTable<kTable>(a);
+  a.comm_create = &CommCreate;
+  a.comm_split = &CommSplit;
+  a.comm_abort = &CommAbort;
+  a.comm_destroy = &CommDestroy;
+  return a;
+}
+
+}  // namespace
+}  // namespace brt::nccl
+
+BRT_DEFINE_PROVIDER_ENTRY_POINT(brt::nccl::MakeApi)

@@ -1,0 +1,70 @@
+// The nccl provider on one GPU (a world of one: NCCL refuses two ranks on
+// one device): every collective around CUDA compute, against host
+// references. Skips, saying why, without a GPU.
+#include "../unit/test_util.h"
+
+namespace brt::test {
+namespace {
+
+const Device kGpu{DeviceKind::kCuda, 0};
+
+// x -> negate -> <collective> -> negate: the collective runs on the nccl
+// provider's stream between the cuda provider's kernels.
+std::vector<float> RunOnGpu(const std::string& kind, std::vector<int64_t> in_shape,
+                            std::vector<int64_t> out_shape, std::vector<Attribute> attrs,
+                            const std::vector<float>& input) {
+  ExecutableBuilder b;
+  auto& f = b.AddFunction("main");
+  auto x = f.Input("x", DType::kF32, Dims(in_shape), kGpu);
+  auto a = f.Op("negate", {x}, {{DType::kF32, Dims(in_shape)}}, {}, kGpu)[0];
+  auto c = f.Op(kind, {a}, {{DType::kF32, Dims(out_shape)}}, attrs, kGpu)[0];
+  f.Output("y", f.Op("negate", {c}, {{DType::kF32, Dims(out_shape)}}, {}, kGpu)[0]);
+  SessionOptions options;
+  options.providers = {"cuda"};
+  options.rank = 0;
+  options.world_size = 1;
+  auto session = LoadBuilt(b, options);
+  if (!session.ok() && session.status().message().find("sees no cuda device") != std::string::npos)
+    return {};
+  EXPECT_TRUE(session.ok()) << session.status().message();
+  if (!session.ok()) return {};
+  std::vector<float> out(NumElements(out_shape).value_or(0));
+  auto ctx = (*session)->NewRequest();
+  EXPECT_TRUE(
+      (*ctx)
+          ->Bind("x", Tensor::Borrow(const_cast<float*>(input.data()), DType::kF32, in_shape))
+          .ok());
+  EXPECT_TRUE((*ctx)->Bind("y", Tensor::Borrow(out.data(), DType::kF32, out_shape)).ok());
+  Status s = (*ctx)->Run();
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+TEST(Nccl, CollectivesOfAWorldOfOneOnTheGpu) {
+  std::mt19937_64 rng(3);
+  HostTensor x = Random(DType::kF32, {4, 6}, rng);
+  std::vector<float> in(x.as<float>(), x.as<float>() + 24);
+  auto out = RunOnGpu("all_reduce", {4, 6}, {4, 6}, {{"reducer", "add"}}, in);
+  if (out.empty()) GTEST_SKIP() << "no usable CUDA device";
+  EXPECT_EQ(out, in);
+  EXPECT_EQ(RunOnGpu("all_gather", {4, 6}, {4, 6}, {{"all_gather_dim", int64_t{0}}}, in), in);
+  EXPECT_EQ(RunOnGpu("reduce_scatter", {4, 6}, {4, 6},
+                     {{"scatter_dimension", int64_t{0}}, {"reducer", "max"}}, in),
+            in);
+  EXPECT_EQ(RunOnGpu("all_to_all", {4, 6}, {4, 6},
+                     {{"split_dimension", int64_t{0}},
+                      {"concat_dimension", int64_t{0}},
+                      {"split_count", int64_t{1}}},
+                     in),
+            in);
+  EXPECT_EQ(RunOnGpu("collective_permute", {4, 6}, {4, 6},
+                     {{"source_target_pairs", std::vector<int64_t>{0, 0}}}, in),
+            in);
+  // No pair sends to rank 0: zeros (negated twice).
+  EXPECT_EQ(RunOnGpu("collective_permute", {4, 6}, {4, 6},
+                     {{"source_target_pairs", std::vector<int64_t>{}}}, in),
+            std::vector<float>(24, 0.0f));
+}
+
+}  // namespace
+}  // namespace brt::test
