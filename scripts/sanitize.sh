@@ -23,7 +23,8 @@ if [ "$which" = asan ] || [ "$which" = all ]; then
 fi
 if [ "$which" = tsan ] || [ "$which" = all ]; then
   cmake -S . -B build-tsan "${common[@]}" -DBRT_SANITIZE=thread >/dev/null
-  cmake --build build-tsan --target concurrency_test session_test device_queue_test
+  cmake --build build-tsan --target concurrency_test session_test device_queue_test \
+    collectives_test brt_provider_mpi
   # libgomp and oneDNN are not instrumented, so TSan cannot see their
   # synchronisation: oneDNN runs single-threaded here (no OpenMP worker
   # threads) and accesses inside those libraries are suppressed
@@ -32,4 +33,10 @@ if [ "$which" = tsan ] || [ "$which" = all ]; then
   build-tsan/tests/concurrency_test
   build-tsan/tests/session_test
   build-tsan/tests/device_queue_test
+  # The mpi provider's comm thread and the ranks' callers, two ranks. OpenMPI
+  # is not instrumented: only its own internals are suppressed.
+  if command -v mpirun >/dev/null; then
+    mpirun --oversubscribe --allow-run-as-root -np 2 -x OMP_NUM_THREADS -x TSAN_OPTIONS \
+      build-tsan/tests/collectives_test
+  fi
 fi
