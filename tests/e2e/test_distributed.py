@@ -22,8 +22,8 @@ def mpirun():
     return [path, "--oversubscribe", "--allow-run-as-root"]
 
 
-def python_env(build_dir):
-    if not list((build_dir / "python" / "brt").glob("_brt*.so")):
+def python_env(build_dir, need_extension=True):
+    if need_extension and not list((build_dir / "python" / "brt").glob("_brt*.so")):
         pytest.skip("the Python extension is not built here (BRT_BUILD_PYTHON=OFF)")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), str(ROOT / "python")])
@@ -31,14 +31,31 @@ def python_env(build_dir):
     return env
 
 
+@pytest.fixture(scope="module")
+def prepared(build_dir, tmp_path_factory):
+    """prepared(ranks): a directory with the cases compiled for that many ranks
+    (JAX and brt-compile only), made once per module."""
+    made = {}
+
+    def get(ranks):
+        if ranks not in made:
+            d = tmp_path_factory.mktemp(f"cases{ranks}")
+            r = subprocess.run([sys.executable, str(HERE / "distributed_cases.py"), "prepare", str(ranks), str(d)],
+                               env=python_env(build_dir, need_extension=False), capture_output=True, text=True,
+                               timeout=600)
+            assert r.returncode == 0, r.stderr[-3000:]
+            made[ranks] = d
+        return made[ranks]
+
+    return get
+
+
 @pytest.mark.parametrize("ranks", [2, 4])
-def test_shard_map_programs_match_jax_on_every_rank(build_dir, tmp_path, ranks):
+def test_shard_map_programs_match_jax_on_every_rank(build_dir, prepared, ranks):
     env = python_env(build_dir)
     script = str(HERE / "distributed_cases.py")
-    prepared = subprocess.run([sys.executable, script, "prepare", str(ranks), str(tmp_path)], env=env,
-                              capture_output=True, text=True, timeout=600)
-    assert prepared.returncode == 0, prepared.stderr[-3000:]
-    ran = subprocess.run(mpirun() + ["-np", str(ranks), sys.executable, script, "run", str(tmp_path)],
+    cases = prepared(ranks)
+    ran = subprocess.run(mpirun() + ["-np", str(ranks), sys.executable, script, "run", str(cases)],
                          env=env, capture_output=True, text=True, timeout=600)
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
     # mpirun may glue the ranks' lines together: find the reports anywhere.
@@ -74,15 +91,12 @@ def test_a_lost_rank_ends_the_others_with_an_error_naming_it(build_dir, launcher
         assert re.search(r"rank 3\b", out), out
 
 
-def test_brt_run_under_mpirun_reads_and_writes_per_rank_files(build_dir, tmp_path):
+def test_brt_run_under_mpirun_reads_and_writes_per_rank_files(build_dir, prepared, tmp_path):
     import numpy as np
 
-    env = python_env(build_dir)
-    prepared = subprocess.run([sys.executable, str(HERE / "distributed_cases.py"), "prepare", "2", str(tmp_path)],
-                              env=env, capture_output=True, text=True, timeout=600)
-    assert prepared.returncode == 0, prepared.stderr[-3000:]
-    x, w1, w2 = (np.load(tmp_path / "tp_mlp.npz")[f"arr_{i}"] for i in range(3))
-    want = np.load(tmp_path / "tp_mlp.expected.npz")["arr_0"]
+    cases = prepared(2)
+    x, w1, w2 = (np.load(cases / "tp_mlp.npz")[f"arr_{i}"] for i in range(3))
+    want = np.load(cases / "tp_mlp.expected.npz")["arr_0"]
     # tp_mlp's shardings: x and w2 split by rows, w1 by columns, the result by rows.
     for r in range(2):
         rows, cols = slice(r * x.shape[0] // 2, (r + 1) * x.shape[0] // 2), slice(r * 32, (r + 1) * 32)
@@ -90,7 +104,7 @@ def test_brt_run_under_mpirun_reads_and_writes_per_rank_files(build_dir, tmp_pat
         np.save(tmp_path / f"w1.{r}.npy", w1[:, cols])
         np.save(tmp_path / f"w2.{r}.npy", w2[cols, :])
     out = tmp_path / "out"
-    ran = subprocess.run(mpirun() + ["-np", "2", str(build_dir / "bin" / "brt-run"), str(tmp_path / "tp_mlp.brtx"),
+    ran = subprocess.run(mpirun() + ["-np", "2", str(build_dir / "bin" / "brt-run"), str(cases / "tp_mlp.brtx"),
                                      "--inputs", str(tmp_path / "x.{rank}.npy"), str(tmp_path / "w1.{rank}.npy"),
                                      str(tmp_path / "w2.{rank}.npy"), "--out", str(out)],
                          capture_output=True, text=True, timeout=120)
@@ -100,3 +114,16 @@ def test_brt_run_under_mpirun_reads_and_writes_per_rank_files(build_dir, tmp_pat
         got = np.load(out / f"out0.rank{r}.npy")
         expect = want[r * want.shape[0] // 2:(r + 1) * want.shape[0] // 2]
         assert np.linalg.norm(got - expect) / np.linalg.norm(expect) < 1e-5
+
+
+def test_brt_bench_under_mpirun_prints_once_and_refuses_uneven_runs(build_dir, prepared, tmp_path):
+    bench = [str(build_dir / "bin" / "brt-bench"), str(prepared(2) / "tp_mlp.brtx"), "--random-inputs", "1"]
+    ran = subprocess.run(mpirun() + ["-np", "2"] + bench + ["--iters", "20", "--json", str(tmp_path / "b.json")],
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.stdout.count("rank 0 of 2") == 1 and "rank 1 of 2" not in ran.stdout, ran.stdout
+    assert "brt.all_gather_matmul" in ran.stdout and "brt.matmul_reduce_scatter" in ran.stdout
+    assert (tmp_path / "b.rank0.json").exists() and (tmp_path / "b.rank1.json").exists()
+    refused = subprocess.run(mpirun() + ["-np", "2"] + bench + ["--duration", "1"],
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0 and "use --iters (not --duration)" in refused.stderr, refused.stderr
