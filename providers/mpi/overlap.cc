@@ -6,8 +6,10 @@
 //
 // BRT_MPI_TRACE=1 prints on stderr when each piece's GEMM started and ended
 // and when each piece sent landed (microseconds from the op's start).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels.h"
@@ -78,10 +80,12 @@ MatmulShape PlanMatmul(const OpInfo& op) {
 
 // A chunk's rows are moved and multiplied in pieces, so the GEMM of one piece
 // runs while the next lands: as many as divide the rows, up to kMaxPieces,
-// of at least 16 rows each.
-int Pieces(int64_t rows) {
+// of at least `min_rows` rows each (smaller GEMMs lose more than the
+// pipeline gains: bench/results/2026-11-23-overlap-mpi-cpu.md).
+constexpr int64_t kMinPieceRows = 64;
+int Pieces(int64_t rows, int64_t min_rows) {
   for (int p = kMaxPieces; p > 1; p /= 2)
-    if (rows % p == 0 && rows / p >= 16) return p;
+    if (rows % p == 0 && rows / p >= min_rows) return p;
   return 1;
 }
 
@@ -131,7 +135,7 @@ class AllGatherMatmul final : public CollectiveKernel {
     expect.push_back(shape_.n);
     op.Require(op.out[0].dims == expect,
                "result shape " + FormatDims(op.out[0].dims) + " is not " + FormatDims(expect));
-    pieces_ = Pieces(shape_.rows);
+    pieces_ = Pieces(shape_.rows, kMinPieceRows);
     gemm_.Prepare(shape_.rows / pieces_, shape_.k, shape_.n, shape_.rhs_transposed);
   }
   size_t ScratchBytes() const override {
@@ -192,7 +196,7 @@ class MatmulReduceScatter final : public CollectiveKernel {
     op.Require(op.out[0].dims == expect,
                "result shape " + FormatDims(op.out[0].dims) + " is not " + FormatDims(expect));
     block_rows_ = shape_.rows / desc.comm_size;
-    pieces_ = Pieces(block_rows_);
+    pieces_ = Pieces(block_rows_, kMinPieceRows);
     gemm_.Prepare(block_rows_ / pieces_, shape_.k, shape_.n, shape_.rhs_transposed);
   }
   size_t ScratchBytes() const override {

@@ -229,8 +229,8 @@ Ref Matmul(const Ref& x, const Ref& w, bool transposed) {
 
 TEST(Collectives, AllGatherMatmulEqualsGatherThenMatmul) {
   const int n = WorldSize();
-  // 3 rows move as one piece, 64 rows in four pieces of 16.
-  for (int64_t rows : {3, 64})
+  // 3 rows move as one piece, 256 rows in four pieces of 64.
+  for (int64_t rows : {3, 256})
     for (bool transposed : {false, true}) {
       SCOPED_TRACE(std::to_string(rows) + (transposed ? " rows, rhs [N, K]" : " rows, rhs [K, N]"));
       auto xs = Inputs(DType::kF32, {rows, 8}, 70);
@@ -252,7 +252,8 @@ TEST(Collectives, AllGatherMatmulEqualsGatherThenMatmul) {
 
 TEST(Collectives, MatmulReduceScatterEqualsMatmulThenScatter) {
   const int n = WorldSize();
-  for (int64_t rows : {2, 64}) {
+  // 2 rows per block move whole, 256 in four pieces of 64.
+  for (int64_t rows : {2, 256}) {
     SCOPED_TRACE(std::to_string(rows) + " rows per rank");
     auto xs = Inputs(DType::kF32, {rows * n, 8}, 80);
     // Each rank holds its own slice of the contraction: w differs per rank.
