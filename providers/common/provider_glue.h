@@ -87,6 +87,28 @@ int32_t ResolveFromTable(const std::vector<Row>& rows, const KernelEntryPoints& 
                             ", not " + DTypeName(key));
 }
 
+// prepare() of a collectives provider's row: the op must come with the
+// communicator the core made for its replica groups. The row's make() gives a
+// kernel with Attach(const BrtOpDesc&) (taking desc.comm) and
+// Prepare(const OpInfo&, const BrtOpDesc&).
+template <typename Row>
+int32_t PrepareCollective(const void* kernel_data, const BrtOpDesc* desc, void** state,
+                          BrtErrorBuffer* error) {
+  const Row& row = *static_cast<const Row*>(kernel_data);
+  return AbiGuard(
+      error,
+      [&] {
+        OpInfo op(*desc);
+        op.Require(BRT_STRUCT_HAS(BrtOpDesc, desc, world_size) && desc->comm,
+                   "no communicator: the core did not set one up for this collective");
+        auto kernel = row.make();
+        kernel->Attach(*desc);
+        kernel->Prepare(op, *desc);
+        *state = kernel.release();
+      },
+      BRT_ERROR_INVALID_ARGUMENT);
+}
+
 // kernel_info over a table.
 template <typename Row>
 int32_t KernelInfoFromTable(const std::vector<Row>& rows, int32_t device_kind, int32_t index,

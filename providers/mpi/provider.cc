@@ -29,23 +29,6 @@ struct Instance {
   Scratch scratch;
 };
 
-int32_t Prepare(const void* kernel_data, const BrtOpDesc* desc, void** state,
-                BrtErrorBuffer* error) {
-  const KernelDef& def = *static_cast<const KernelDef*>(kernel_data);
-  return AbiGuard(
-      error,
-      [&] {
-        OpInfo op(*desc);
-        op.Require(BRT_STRUCT_HAS(BrtOpDesc, desc, world_size) && desc->comm,
-                   "no communicator: the core did not set one up for this collective");
-        std::unique_ptr<CollectiveKernel> k = def.make();
-        k->Attach(*desc);
-        k->Prepare(op, *desc);
-        *state = k.release();
-      },
-      BRT_ERROR_INVALID_ARGUMENT);
-}
-
 void ReleaseState(void* state) { delete static_cast<CollectiveKernel*>(state); }
 
 int32_t CreateInstance(void* state, void** instance, BrtErrorBuffer* error) {
@@ -184,7 +167,7 @@ void CommDestroy(void* handle) {
 
 const KernelTable<KernelDef> kTable = {
     &Registry,
-    {&Prepare, &ReleaseState, &CreateInstance, &ReleaseInstance, &RunKernel},
+    {&PrepareCollective<KernelDef>, &ReleaseState, &CreateInstance, &ReleaseInstance, &RunKernel},
     BRT_DEVICE_CPU,
     "mpi"};
 

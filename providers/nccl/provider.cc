@@ -98,7 +98,7 @@ class Kernel {
   virtual ~Kernel() = default;
   virtual void Prepare(const OpInfo& op, const BrtOpDesc& desc) = 0;
   virtual void Run(void* const* buffers, cudaStream_t stream) const = 0;
-  void Attach(const Comm* comm) { comm_ = comm; }
+  void Attach(const BrtOpDesc& desc) { comm_ = static_cast<const Comm*>(desc.comm); }
 
  protected:
   const Comm* comm_ = nullptr;
@@ -258,23 +258,6 @@ const std::vector<KernelDef>& Registry() {
   return defs;
 }
 
-int32_t Prepare(const void* kernel_data, const BrtOpDesc* desc, void** state,
-                BrtErrorBuffer* error) {
-  const KernelDef& def = *static_cast<const KernelDef*>(kernel_data);
-  return AbiGuard(
-      error,
-      [&] {
-        OpInfo op(*desc);
-        op.Require(BRT_STRUCT_HAS(BrtOpDesc, desc, world_size) && desc->comm,
-                   "no communicator: the core did not set one up for this collective");
-        std::unique_ptr<Kernel> k = def.make();
-        k->Attach(static_cast<const Comm*>(desc->comm));
-        k->Prepare(op, *desc);
-        *state = k.release();
-      },
-      BRT_ERROR_INVALID_ARGUMENT);
-}
-
 void ReleaseState(void* state) { delete static_cast<Kernel*>(state); }
 
 int32_t RunKernel(void* state, void* const* buffers, void* queue, BrtErrorBuffer* error) {
@@ -413,7 +396,10 @@ void CommDestroy(void* handle) {
 }
 
 const KernelTable<KernelDef> kTable = {
-    &Registry, {&Prepare, &ReleaseState, nullptr, nullptr, &RunKernel}, BRT_DEVICE_CUDA, "nccl"};
+    &Registry,
+    {&PrepareCollective<KernelDef>, &ReleaseState, nullptr, nullptr, &RunKernel},
+    BRT_DEVICE_CUDA,
+    "nccl"};
 
 // Memory, copies and graphs stay with the cuda provider (loaded first: the
 // core takes a device's memory from the first provider of its kind).
