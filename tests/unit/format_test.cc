@@ -147,17 +147,19 @@ namespace {
 // A per-rank program keeps its mesh and argument shardings for callers
 // that slice global arrays; a sharding naming an unknown axis is refused.
 TEST(Format, KeepsTheMeshAndShardingsOfAPerRankProgram) {
-  auto build = [](std::string axis) {
-    ExecutableBuilder b;
+  auto build = [](ExecutableBuilder& b, std::string axis) {
     auto& f = b.AddFunction("main");
     auto x = f.Input("x", DType::kF32, {2, 3});
     f.Output("y", f.Op("exponential", {x}, {{DType::kF32, {2, 3}}})[0]);
     f.SetMesh({{"data", 2}, {"model", 4}});
     EXPECT_TRUE(f.SetSharding("x", {axis, ""}).ok());
     EXPECT_FALSE(f.SetSharding("nope", {}).ok());
-    return b.Serialize().value();
   };
-  auto session = Session::LoadMemory(build("data,model"));
+  // Through LoadBuilt: the fuzzer's seeds then include a per-rank program.
+  ExecutableBuilder good, bad;
+  build(good, "data,model");
+  build(bad, "data,pipe");
+  auto session = LoadBuilt(good);
   ASSERT_TRUE(session.ok()) << session.status().message();
   const FunctionInfo& info = (*session)->functions()[0];
   ASSERT_EQ(info.mesh.size(), 2u);
@@ -165,8 +167,7 @@ TEST(Format, KeepsTheMeshAndShardingsOfAPerRankProgram) {
   EXPECT_EQ(info.mesh[1].size, 4);
   EXPECT_EQ(info.arguments[0].sharding, (std::vector<std::string>{"data,model", ""}));
   EXPECT_TRUE(info.arguments[1].sharding.empty());
-  ExpectError(Session::LoadMemory(build("data,pipe")).status(),
-              {"argument #0 'x'", "mesh axis 'pipe'"});
+  ExpectError(LoadBuilt(bad).status(), {"argument #0 'x'", "mesh axis 'pipe'"});
 }
 
 }  // namespace
