@@ -40,7 +40,7 @@ class Buffer {
 inline constexpr int kMaxPieces = 8;
 
 struct Scratch {
-  Buffer a, b, c;
+  Buffer a, b;
   Transfer transfer;
   // The overlapped kernels' transfers: per piece, this step's and the last.
   Transfer pieces[2][kMaxPieces];
@@ -52,7 +52,7 @@ class CollectiveKernel {
   // Before Prepare: the op's group communicator (desc.comm, a Comm*).
   void Attach(const BrtOpDesc& desc) { comm_ = static_cast<const Comm*>(desc.comm); }
   virtual void Prepare(const OpInfo& op, const BrtOpDesc& desc) = 0;
-  // Bytes of each of the instance's scratch buffers a, b and c.
+  // Bytes of each of the instance's scratch buffers a and b.
   virtual size_t ScratchBytes() const { return 0; }
   virtual void Run(void* const* buffers, Scratch& s) const = 0;
 

@@ -33,14 +33,21 @@ class ChunkGemm {
                         rhs_transposed ? memory::dims{1, k} : memory::dims{n, 1});
     dst_ = memory::desc({rows, n}, memory::data_type::f32, {n, 1});
     prim_ = dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), src_, wei_, dst_));
+    dnnl::post_ops sum;
+    sum.append_sum(1.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(sum);
+    accumulate_ = dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), src_, wei_, dst_, attr));
   }
-  void Run(const float* lhs, const float* rhs, float* out) const {
+  // out = lhs x rhs, or out += lhs x rhs when accumulating.
+  void Run(const float* lhs, const float* rhs, float* out, bool accumulate = false) const {
     using dnnl::memory;
     dnnl::stream stream(Engine());
     memory src(src_, Engine(), const_cast<float*>(lhs));
     memory wei(wei_, Engine(), const_cast<float*>(rhs));
     memory dst(dst_, Engine(), out);
-    prim_.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+    (accumulate ? accumulate_ : prim_)
+        .execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
     stream.wait();
   }
 
@@ -50,7 +57,7 @@ class ChunkGemm {
     return engine;
   }
   dnnl::memory::desc src_, wei_, dst_;
-  dnnl::matmul prim_;
+  dnnl::matmul prim_, accumulate_;
 };
 
 // lhs [rows..., K] x rhs [K, N] (or [N, K]): the shapes both fused ops take.
@@ -202,9 +209,12 @@ class MatmulReduceScatter final : public CollectiveKernel {
   size_t ScratchBytes() const override {
     return static_cast<size_t>(block_rows_ * shape_.n) * sizeof(float);
   }
-  // Step s computes this rank's partial product of block r - 1 - s, piece by
-  // piece, adds the running sum of it that arrived from rank r - 1, and
-  // passes it on to rank r + 1; after n - 1 steps block r is complete.
+  // Step s adds this rank's product of block r - 1 - s to the running sum of
+  // that block that arrived from rank r - 1 (the GEMM accumulates into it,
+  // piece by piece as pieces land) and passes it on to rank r + 1; after
+  // n - 1 steps block r is complete, received straight into the output.
+  // Two block buffers alternate: one is sent while the next sum lands in
+  // the other.
   void Run(void* const* buffers, Scratch& s) const override {
     const Comm* c = comm_;
     const int n = c->size, r = c->rank;
@@ -213,31 +223,27 @@ class MatmulReduceScatter final : public CollectiveKernel {
     float* out = static_cast<float*>(buffers[2]);
     const int64_t piece_rows = block_rows_ / pieces_;
     const int64_t piece_elems = piece_rows * shape_.n;
-    float* acc = reinterpret_cast<float*>(s.a.data());
-    float* recv = reinterpret_cast<float*>(s.b.data());
-    float* part = reinterpret_cast<float*>(s.c.data());
+    float* sums[2] = {reinterpret_cast<float*>(s.a.data()), reinterpret_cast<float*>(s.b.data())};
+    // Where step s's running sum lives (it is received there during s - 1).
+    auto sum_of = [&](int step) { return step + 1 == n ? out : sums[step % 2]; };
     const auto start = Clock::now();
     for (int step = 0; step < n; ++step) {
       const int block = ((r - 1 - step) % n + n) % n;
-      const bool last = step + 1 == n;
       Transfer* now = s.pieces[step % 2];
       Transfer* before = s.pieces[(step + 1) % 2];
       for (int p = 0; p < pieces_; ++p) {
         const float* rows = lhs + (block * block_rows_ + p * piece_rows) * shape_.k;
-        float* dst = (last ? out : acc) + p * piece_elems;
-        const auto gemm_start = Clock::now();
-        gemm_.Run(rows, rhs, step == 0 ? dst : part + p * piece_elems);
-        TraceGemm("matmul_reduce_scatter", r, step, p, start, gemm_start);
+        float* sum = sum_of(step) + p * piece_elems;
         if (step > 0) {
           WaitTransfer(before[p]);  // the running sum's piece p has landed
           TraceLanded("matmul_reduce_scatter", r, step - 1, p, start, before[p]);
-          const float* in = recv + p * piece_elems;
-          const float* mine = part + p * piece_elems;
-          for (int64_t i = 0; i < piece_elems; ++i) dst[i] = in[i] + mine[i];
         }
-        if (!last)
-          StartRingStep(now[p], c, dst, recv + p * piece_elems, piece_elems * sizeof(float), 48 + p,
-                        "matmul_reduce_scatter ring step");
+        const auto gemm_start = Clock::now();
+        gemm_.Run(rows, rhs, sum, /*accumulate=*/step > 0);
+        TraceGemm("matmul_reduce_scatter", r, step, p, start, gemm_start);
+        if (step + 1 < n)
+          StartRingStep(now[p], c, sum, sum_of(step + 1) + p * piece_elems,
+                        piece_elems * sizeof(float), 48 + p, "matmul_reduce_scatter ring step");
       }
     }
   }

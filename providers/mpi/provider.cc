@@ -39,7 +39,6 @@ int32_t CreateInstance(void* state, void** instance, BrtErrorBuffer* error) {
     const size_t bytes = k->ScratchBytes();
     inst->scratch.a.resize(bytes);
     inst->scratch.b.resize(bytes);
-    inst->scratch.c.resize(bytes);
     *instance = inst.release();
   });
 }
