@@ -6,6 +6,7 @@
 // every rank loads the same executable (comm_create checks that).
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <set>
 
@@ -131,6 +132,63 @@ Status Session::Impl::LoadCollectiveProviders(const SessionOptions& options) {
   return Status::Ok();
 }
 
+// A provider like nccl needs rank 0's blob (NCCL's unique id) on every rank
+// before its world exists. Without a rendezvous address the blob travels over
+// the world of a provider that can broadcast (mpi, loaded for this when the
+// program does not use it): rank 0 makes it, every rank gets it.
+Expected<std::vector<uint8_t>> Session::Impl::ShareBootstrapBlob(const LoadedProvider& needs,
+                                                                 const BrtCommConfig& config,
+                                                                 const SessionOptions& options) {
+  auto it = std::find_if(comms.begin(), comms.end(), [](const auto& c) {
+    const BrtProviderApi* a = c->provider->api;
+    return BRT_STRUCT_HAS(BrtProviderApi, a, comm_broadcast) && a->comm_broadcast;
+  });
+  if (it == comms.end()) {
+    auto mpi = core::LoadProvider("mpi", options.search_paths);
+    if (!mpi.ok())
+      return Status(
+          mpi.status().code(),
+          "provider '" + needs.name() +
+              "' needs a blob shared by rank 0 and there is no "
+              "rendezvous address (MASTER_ADDR and MASTER_PORT): sharing it over MPI needs "
+              "provider 'mpi': " +
+              mpi.status().message());
+    const BrtProviderApi* a = (*mpi)->api;
+    if (!BRT_STRUCT_HAS(BrtProviderApi, a, comm_broadcast) || !a->comm_broadcast)
+      return Status(StatusCode::kUnsupported, "provider 'mpi' cannot broadcast");
+    providers.push_back(*mpi);
+    auto c = std::make_unique<Communicators>();
+    c->provider = providers.back().get();
+    BrtErrorBuffer err{};
+    if (a->comm_create(&config, &c->world, &err) != BRT_OK)
+      return Status(StatusCode::kInternal, "rank " + std::to_string(rank) +
+                                               ": joining the MPI world to share '" + needs.name() +
+                                               "''s blob: " + err.message);
+    comms.push_back(std::move(c));
+    it = comms.end() - 1;
+  }
+  // [size as 8 bytes][blob], at most 4 KiB: one broadcast.
+  std::vector<uint8_t> message(4096 + 8, 0);
+  BrtErrorBuffer err{};
+  if (rank == 0) {
+    size_t size = 4096;
+    if (needs.api->comm_bootstrap_blob(message.data() + 8, &size, &err) != BRT_OK)
+      return Status(StatusCode::kInternal,
+                    "provider '" + needs.name() + "' making its bootstrap blob: " + err.message);
+    const uint64_t size64 = size;
+    std::memcpy(message.data(), &size64, 8);
+  }
+  const BrtProviderApi* via = (*it)->provider->api;
+  if (via->comm_broadcast((*it)->world, message.data(), message.size(), 0, &err) != BRT_OK)
+    return Status(StatusCode::kInternal, "rank " + std::to_string(rank) + ": sharing provider '" +
+                                             needs.name() + "''s blob: " + err.message);
+  uint64_t size = 0;
+  std::memcpy(&size, message.data(), 8);
+  if (size > 4096) return Status(StatusCode::kInternal, "a bootstrap blob larger than 4 KiB");
+  return std::vector<uint8_t>(message.begin() + 8,
+                              message.begin() + 8 + static_cast<ptrdiff_t>(size));
+}
+
 Status Session::Impl::SetUpCollectives(const SessionOptions& options) {
   std::string first;  // the first collective op, for messages
   for (auto& fs : functions)
@@ -190,9 +248,19 @@ Status Session::Impl::SetUpCollectives(const SessionOptions& options) {
       auto it = std::find_if(comms.begin(), comms.end(),
                              [&](const auto& c) { return c->provider == r.provider; });
       if (it == comms.end()) {
+        std::vector<uint8_t> blob;
+        if (world_size > 1 && !config.rendezvous &&
+            BRT_STRUCT_HAS(BrtProviderApi, api, comm_broadcast) && api->comm_bootstrap_blob) {
+          auto shared = ShareBootstrapBlob(*r.provider, config, options);
+          if (!shared.ok()) return shared.status();
+          blob = std::move(shared).value();
+        }
+        BrtCommConfig with_blob = config;
+        with_blob.bootstrap = blob.empty() ? nullptr : blob.data();
+        with_blob.bootstrap_size = blob.size();
         auto c = std::make_unique<Communicators>();
         c->provider = r.provider;
-        if (api->comm_create(&config, &c->world, &err) != BRT_OK)
+        if (api->comm_create(&with_blob, &c->world, &err) != BRT_OK)
           return Status(StatusCode::kInternal, "rank " + std::to_string(rank) + " of " +
                                                    std::to_string(world_size) + ": provider '" +
                                                    r.provider->name() + "': " + err.message);

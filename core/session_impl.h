@@ -132,6 +132,9 @@ struct Session::Impl {
   // collectives.cc: rank discovery, then each collectives provider's world
   // communicator and each op's group communicator, in program order.
   Status SetUpCollectives(const SessionOptions& options);
+  Expected<std::vector<uint8_t>> ShareBootstrapBlob(const LoadedProvider& needs,
+                                                    const BrtCommConfig& config,
+                                                    const SessionOptions& options);
   Status InitFunction(const fb::Function& fn, FunctionState* fs);
   // Resolves each op of fn to the first provider whose table takes it.
   Status ResolveOps(const fb::Function& fn, FunctionState* fs, const std::string& where);

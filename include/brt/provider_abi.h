@@ -227,6 +227,11 @@ typedef struct BrtCommConfig {
   /* A collective that waits longer than this for a peer fails, naming the
    * ranks it waits for. */
   double timeout_seconds;
+  /* A blob rank 0's provider made with comm_bootstrap_blob, already shared
+   * with every rank by the core (through another collectives provider, e.g.
+   * mpi under mpirun); NULL when there is none. NCCL's unique id. */
+  const void* bootstrap;
+  size_t bootstrap_size;
 } BrtCommConfig;
 
 typedef struct BrtProviderApi {
@@ -299,6 +304,14 @@ typedef struct BrtProviderApi {
                         BrtErrorBuffer* error);
   void (*comm_abort)(void* comm);
   void (*comm_destroy)(void* comm);
+  /* For providers whose world needs a blob from rank 0 (NCCL's unique id):
+   * on rank 0, writes it to buffer (at most *size bytes) and sets *size.
+   * The core shares it over another provider's comm_broadcast when there is
+   * no rendezvous address. */
+  int32_t (*comm_bootstrap_blob)(void* buffer, size_t* size, BrtErrorBuffer* error);
+  /* Broadcasts bytes from the root rank of comm to every rank (collective). */
+  int32_t (*comm_broadcast)(void* comm, void* buffer, size_t bytes, int32_t root,
+                            BrtErrorBuffer* error);
 } BrtProviderApi;
 
 typedef const BrtProviderApi* (*BrtProviderGetFn)(uint32_t core_abi_version);

@@ -148,6 +148,22 @@ int32_t CommSplit(void* parent_handle, int32_t color, int32_t key, void** out,
   });
 }
 
+int32_t CommBroadcast(void* handle, void* buffer, size_t bytes, int32_t root,
+                      BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] {
+    const Comm* c = static_cast<const Comm*>(handle);
+    Transfer t;
+    t.comm = c;
+    t.what = "broadcast";
+    t.post = [=](std::vector<MPI_Request>& r) {
+      r.emplace_back();
+      MPI_Ibcast(buffer, static_cast<int>(bytes), MPI_BYTE, root, c->comm, &r.back());
+    };
+    const std::string failed = Engine::Get().Run(t);
+    if (!failed.empty()) throw AbiError(BRT_ERROR_INTERNAL, failed);
+  });
+}
+
 void CommAbort(void* handle) {
   if (handle) Abort(*static_cast<Comm*>(handle), "aborted by the runtime");
 }
@@ -181,6 +197,7 @@ BrtProviderApi MakeApi() {
   a.comm_split = &CommSplit;
   a.comm_abort = &CommAbort;
   a.comm_destroy = &CommDestroy;
+  a.comm_broadcast = &CommBroadcast;
   return a;
 }
 

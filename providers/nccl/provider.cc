@@ -334,14 +334,20 @@ int32_t SynchronizeQueue(void* queue, BrtErrorBuffer* error) {
 int32_t CommCreate(const BrtCommConfig* config, void** out, BrtErrorBuffer* error) {
   return AbiGuard(error, [&] {
     ncclUniqueId id{};
-    if (config->rank == 0) CheckNccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
-    if (config->world_size > 1) {
+    const bool shared = BRT_STRUCT_HAS(BrtCommConfig, config, bootstrap_size) &&
+                        config->bootstrap && config->bootstrap_size == sizeof(id);
+    if (shared) {
+      std::memcpy(&id, config->bootstrap, sizeof(id));
+    } else if (config->rank == 0) {
+      CheckNccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    }
+    if (config->world_size > 1 && !shared) {
       if (!config->rendezvous)
         throw AbiError(BRT_ERROR_INVALID_ARGUMENT,
-                       "the nccl provider needs a rendezvous for " +
+                       "the nccl provider needs NCCL's unique id shared for " +
                            std::to_string(config->world_size) +
-                           " ranks: set MASTER_ADDR and MASTER_PORT (or SessionOptions "
-                           "rendezvous)");
+                           " ranks: launch with mpirun (brt shares it over MPI) or set "
+                           "MASTER_ADDR and MASTER_PORT (or SessionOptions rendezvous)");
       std::vector<uint8_t> blob(reinterpret_cast<uint8_t*>(&id),
                                 reinterpret_cast<uint8_t*>(&id) + sizeof(id));
       RendezvousResult r = Rendezvous(config->rendezvous, config->rank, config->world_size,
@@ -381,6 +387,16 @@ int32_t CommSplit(void* parent, int32_t color, int32_t key, void** out, BrtError
   });
 }
 
+int32_t CommBootstrapBlob(void* buffer, size_t* size, BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] {
+    ncclUniqueId id{};
+    if (*size < sizeof(id)) throw AbiError(BRT_ERROR_INVALID_ARGUMENT, "buffer too small");
+    CheckNccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    std::memcpy(buffer, &id, sizeof(id));
+    *size = sizeof(id);
+  });
+}
+
 void CommAbort(void*) { AbortAll("aborted by the runtime"); }
 
 void CommDestroy(void* handle) {
@@ -412,6 +428,7 @@ BrtProviderApi MakeApi() {
   a.comm_split = &CommSplit;
   a.comm_abort = &CommAbort;
   a.comm_destroy = &CommDestroy;
+  a.comm_bootstrap_blob = &CommBootstrapBlob;
   return a;
 }
 

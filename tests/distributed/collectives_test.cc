@@ -1,6 +1,8 @@
 // The collectives, run multi-rank: ctest starts this under mpirun with 2 and
 // 4 ranks. Every rank makes every rank's input from the same seeds, so each
 // computes the float64 reference of what it must receive by itself.
+#include <dlfcn.h>
+
 #include <cstdlib>
 
 #include "../unit/test_util.h"
@@ -272,6 +274,31 @@ TEST(Collectives, MatmulReduceScatterEqualsMatmulThenScatter) {
     }
     EXPECT_LE(RelError(out.ToDouble(), Split(sum, 0, n)[WorldRank()].v), 1e-5);
   }
+}
+
+// The mpi provider's comm_broadcast, which shares rank 0's bootstrap blob
+// (NCCL's unique id) under mpirun: driven through the plugin ABI directly.
+TEST(Collectives, BroadcastSharesRankZerosBytes) {
+  void* lib = dlopen(BRT_TEST_MPI_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto get = reinterpret_cast<BrtProviderGetFn>(dlsym(lib, BRT_PROVIDER_ENTRY_SYMBOL));
+  const BrtProviderApi* api = get(BRT_PROVIDER_ABI_VERSION);
+  ASSERT_TRUE(api && api->comm_broadcast);
+  BrtCommConfig config{};
+  config.struct_size = sizeof(config);
+  config.rank = WorldRank();
+  config.world_size = WorldSize();
+  config.program_hash = 42;
+  config.timeout_seconds = 60;
+  BrtErrorBuffer err{};
+  void* world = nullptr;
+  ASSERT_EQ(api->comm_create(&config, &world, &err), BRT_OK) << err.message;
+  std::vector<uint8_t> blob(300, 0);
+  if (WorldRank() == 0)
+    for (size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<uint8_t>(i * 7 + 1);
+  ASSERT_EQ(api->comm_broadcast(world, blob.data(), blob.size(), 0, &err), BRT_OK) << err.message;
+  for (size_t i = 0; i < blob.size(); ++i) ASSERT_EQ(blob[i], static_cast<uint8_t>(i * 7 + 1));
+  api->comm_destroy(world);
 }
 
 // Run with BRT_TEST_MISMATCH=1: rank 1 loads a different program; every rank

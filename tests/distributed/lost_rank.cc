@@ -24,8 +24,9 @@ int main() {
   const int rank = (*session)->rank(), world = (*session)->world_size();
   std::vector<float> in(1024, 1.0f + rank), out(1024);
   auto ctx = (*session)->NewRequest();
-  (*ctx)->Bind("x", brt::Tensor::Borrow(in.data(), brt::DType::kF32, {1024}));
-  (*ctx)->Bind("y", brt::Tensor::Borrow(out.data(), brt::DType::kF32, {1024}));
+  if (!(*ctx)->Bind("x", brt::Tensor::Borrow(in.data(), brt::DType::kF32, {1024})).ok() ||
+      !(*ctx)->Bind("y", brt::Tensor::Borrow(out.data(), brt::DType::kF32, {1024})).ok())
+    return 2;
   for (int it = 0; it < 200; ++it) {
     if (rank == world - 1 && it == 20) raise(SIGKILL);
     brt::Status s = (*ctx)->Run();
