@@ -10,6 +10,8 @@
 #     tests (CUDA tensors)
 #   - bench/gpu_bench.py (bandwidth, matmul vs cuBLAS, encoder block vs
 #     PyTorch eager, torch.compile and JAX/XLA, graph replay vs stream launches)
+#   - bench/chunked_gemm_bench (the overlapped ops' chunk GEMMs at FLUX's
+#     shapes against one GEMM)
 # Exits non-zero when anything fails, and, where a GPU is visible, when
 # anything was skipped. Rehearsed without a GPU by tests/gpu_rehearsal.sh
 # (the emulated provider through BRT_PROVIDER_PATH, and a "GPU visible but
@@ -98,6 +100,14 @@ if cmake -S python -B $py -G Ninja -DCMAKE_PREFIX_PATH="$gpu/install" >"$OUT/pyt
   if [ "$BRT_EXPECT_GPU" = 1 ]; then
     python3 bench/gpu_bench.py --models $gpu/models >>"$report" 2>"$OUT/gpu_bench.log" ||
       { echo "gpu_bench failed: see gpu_bench.log" >>"$report"; status=1; }
+    echo >>"$report"
+    if [ ! -x $gpu/bin/chunked_gemm_bench ]; then
+      echo "- chunked_gemm_bench: not packed (built with NCCL and the benchmarks): FAILED" >>"$report"
+      status=1
+    elif ! $gpu/bin/chunked_gemm_bench >>"$report" 2>"$OUT/chunked_gemm_bench.log"; then
+      echo "chunked_gemm_bench failed: see chunked_gemm_bench.log" >>"$report"
+      status=1
+    fi
   else
     echo "- benchmarks: not run (no GPU)" >>"$report"
   fi

@@ -139,6 +139,18 @@ struct Epilogue {
 };
 Epilogue PlanEpilogue(const OpInfo& op, const DotDims& d);
 
+// brt.all_gather_matmul / brt.matmul_reduce_scatter over a group of
+// `group_size` ranks: lhs [rows..., K] x rhs [K, N] (or [N, K] when
+// rhs_transposed), gathered or scattered along dimension 0. `rows` is the
+// lhs's rows on this rank; the all_gather_matmul result has group_size times
+// as many, the matmul_reduce_scatter result group_size times fewer.
+struct CollectiveMatmulPlan {
+  int64_t rows = 1, k = 0, n = 0;
+  bool rhs_transposed = false;
+  int64_t block_rows = 0;  // rows per rank block of the gathered/scattered dim
+};
+CollectiveMatmulPlan PlanCollectiveMatmul(const OpInfo& op, int64_t group_size);
+
 // convolution / brt.conv with its dimension numbers resolved: dims and
 // element strides in (batch, feature, spatial...) order for the input and
 // result, (output feature, input feature, spatial...) for the kernel.

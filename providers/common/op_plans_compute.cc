@@ -1,5 +1,5 @@
 // Op plans (see op_plans.h) for softmax, layer norm, dot_general and
-// brt.matmul (with their epilogues) and convolution.
+// brt.matmul (with their epilogues), the collective matmuls and convolution.
 #include "common/op_plans.h"
 
 #include <algorithm>
@@ -108,6 +108,42 @@ Epilogue PlanEpilogue(const OpInfo& op, const DotDims& d) {
   }
   e.activation = ParseActivation(op);
   return e;
+}
+
+CollectiveMatmulPlan PlanCollectiveMatmul(const OpInfo& op, int64_t group_size) {
+  op.RequireOperands(2);
+  const bool gather = op.kind == "brt.all_gather_matmul";
+  const char* dim_attr = gather ? "all_gather_dim" : "scatter_dimension";
+  op.Require(op.Int(dim_attr) == 0,
+             std::string(gather ? "gathers" : "scatters") + " along a dimension other than 0");
+  op.Require(op.in[0].dtype == op.in[1].dtype && op.in[0].dtype == op.out[0].dtype,
+             "operands and result must have one dtype");
+  const int lrank = op.in[0].rank();
+  op.Require(lrank >= 2 && op.in[1].rank() == 2, "lhs must have rank >= 2 and rhs rank 2");
+  const auto lc = op.Ints("lhs_contracting_dimensions");
+  const auto rc = op.Ints("rhs_contracting_dimensions");
+  op.Require(lc.size() == 1 && lc[0] == lrank - 1 && rc.size() == 1 && (rc[0] == 0 || rc[0] == 1),
+             "contracts other than the lhs's last dimension with one rhs dimension");
+  CollectiveMatmulPlan p;
+  p.rhs_transposed = rc[0] == 1;
+  p.k = op.in[0].dims.back();
+  p.n = op.in[1].dims[p.rhs_transposed ? 0 : 1];
+  op.Require(op.in[1].dims[rc[0]] == p.k, "contraction sizes differ");
+  for (int d = 0; d < lrank - 1; ++d) p.rows *= op.in[0].dims[d];
+  std::vector<int64_t> expect(op.in[0].dims.begin(), op.in[0].dims.end() - 1);
+  if (gather) {
+    expect[0] *= group_size;
+    p.block_rows = p.rows;
+  } else {
+    op.Require(expect[0] % group_size == 0,
+               "dimension 0 does not split over " + std::to_string(group_size) + " ranks");
+    expect[0] /= group_size;
+    p.block_rows = p.rows / group_size;
+  }
+  expect.push_back(p.n);
+  op.Require(op.out[0].dims == expect,
+             "result shape " + FormatDims(op.out[0].dims) + " is not " + FormatDims(expect));
+  return p;
 }
 
 ConvPlan PlanConvolution(const OpInfo& op) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "brt/provider_abi.h"
+#include "common/cublaslt_util.h"
 #include "kernels.h"
 #include "library_plans.h"
 #include "runtime.h"
@@ -21,14 +22,7 @@ namespace brt::cuda {
 namespace {
 
 cudaDataType_t CudaType(int32_t dtype) {
-  switch (dtype) {
-    case BRT_DTYPE_F32:
-      return CUDA_R_32F;
-    case BRT_DTYPE_F16:
-      return CUDA_R_16F;
-    case BRT_DTYPE_BF16:
-      return CUDA_R_16BF;
-  }
+  if (auto t = ops::CublasLtType(dtype)) return *t;
   throw Error(BRT_ERROR_UNSUPPORTED, "cuBLASLt path takes f32, f16 and bf16");
 }
 
@@ -95,26 +89,10 @@ class MatmulKernel final : public Kernel {
   // The best algorithm for operands aligned to `alignment` bytes, if any.
   bool FindAlgorithm(uint32_t alignment, cublasLtMatmulHeuristicResult_t* algo) const {
     cublasLtMatmulDesc_t desc = NewDesc();
-    cublasLtHandle_t handle = nullptr;
-    cublasLtMatmulPreference_t pref = nullptr;
-    const uint64_t ws = kMatmulWorkspace;
-    int found = 0;
-    cublasStatus_t s = cublasLtCreate(&handle);
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceCreate(&pref);
-    if (s == CUBLAS_STATUS_SUCCESS)
-      s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                                               sizeof(ws));
-    for (auto attr :
-         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-      if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulPreferenceSetAttribute(pref, attr, &alignment, sizeof(alignment));
-    if (s == CUBLAS_STATUS_SUCCESS)
-      s = cublasLtMatmulAlgoGetHeuristic(handle, desc, a_, b_, c_, c_, pref, 1, algo, &found);
-    if (pref) cublasLtMatmulPreferenceDestroy(pref);
-    if (handle) cublasLtDestroy(handle);
+    const bool found =
+        ops::FindCublasLtAlgorithm(nullptr, desc, a_, b_, c_, alignment, kMatmulWorkspace, algo);
     cublasLtMatmulDescDestroy(desc);
-    return s == CUBLAS_STATUS_SUCCESS && found > 0;
+    return found;
   }
 
   cublasLtMatmulDesc_t NewDesc() const {

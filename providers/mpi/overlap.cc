@@ -12,6 +12,7 @@
 #include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "common/op_plans.h"
 #include "kernels.h"
 
 namespace brt::mpi {
@@ -60,29 +61,10 @@ class ChunkGemm {
   dnnl::matmul prim_, accumulate_;
 };
 
-// lhs [rows..., K] x rhs [K, N] (or [N, K]): the shapes both fused ops take.
-struct MatmulShape {
-  int64_t rows = 1, k = 0, n = 0;
-  bool rhs_transposed = false;
-};
-
-MatmulShape PlanMatmul(const OpInfo& op) {
-  op.Require(op.in[0].dtype == BRT_DTYPE_F32 && op.in[1].dtype == BRT_DTYPE_F32 &&
-                 op.out[0].dtype == BRT_DTYPE_F32,
-             "takes f32 only");
-  const int lrank = op.in[0].rank();
-  op.Require(lrank >= 2 && op.in[1].rank() == 2, "lhs must have rank >= 2 and rhs rank 2");
-  const auto lc = op.Ints("lhs_contracting_dimensions");
-  const auto rc = op.Ints("rhs_contracting_dimensions");
-  op.Require(lc.size() == 1 && lc[0] == lrank - 1 && rc.size() == 1 && (rc[0] == 0 || rc[0] == 1),
-             "contracts other than the lhs's last dimension with one rhs dimension");
-  MatmulShape s;
-  s.rhs_transposed = rc[0] == 1;
-  s.k = op.in[0].dims.back();
-  s.n = op.in[1].dims[s.rhs_transposed ? 0 : 1];
-  op.Require(op.in[1].dims[rc[0]] == s.k, "contraction sizes differ");
-  for (int d = 0; d < lrank - 1; ++d) s.rows *= op.in[0].dims[d];
-  return s;
+// The fused ops' plan, for f32 (oneDNN's f32 GEMM).
+CollectiveMatmulPlan PlanF32(const OpInfo& op, int64_t group_size) {
+  op.Require(op.in[0].dtype == BRT_DTYPE_F32, "takes f32 only");
+  return PlanCollectiveMatmul(op, group_size);
 }
 
 // A chunk's rows are moved and multiplied in pieces, so the GEMM of one piece
@@ -135,13 +117,7 @@ void TraceLanded(const char* op, int rank, int step, int piece, Clock::time_poin
 class AllGatherMatmul final : public CollectiveKernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    op.Require(op.Int("all_gather_dim") == 0, "gathers along a dimension other than 0");
-    shape_ = PlanMatmul(op);
-    std::vector<int64_t> expect(op.in[0].dims.begin(), op.in[0].dims.end() - 1);
-    expect[0] *= desc.comm_size;
-    expect.push_back(shape_.n);
-    op.Require(op.out[0].dims == expect,
-               "result shape " + FormatDims(op.out[0].dims) + " is not " + FormatDims(expect));
+    shape_ = PlanF32(op, desc.comm_size);
     pieces_ = Pieces(shape_.rows, kMinPieceRows);
     gemm_.Prepare(shape_.rows / pieces_, shape_.k, shape_.n, shape_.rhs_transposed);
   }
@@ -185,7 +161,7 @@ class AllGatherMatmul final : public CollectiveKernel {
   }
 
  private:
-  MatmulShape shape_;
+  CollectiveMatmulPlan shape_;
   int pieces_ = 1;
   ChunkGemm gemm_;
 };
@@ -193,16 +169,8 @@ class AllGatherMatmul final : public CollectiveKernel {
 class MatmulReduceScatter final : public CollectiveKernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    op.Require(op.Int("scatter_dimension") == 0, "scatters along a dimension other than 0");
-    shape_ = PlanMatmul(op);
-    op.Require(op.in[0].dims[0] % desc.comm_size == 0,
-               "dimension 0 does not split over " + std::to_string(desc.comm_size) + " ranks");
-    std::vector<int64_t> expect(op.in[0].dims.begin(), op.in[0].dims.end() - 1);
-    expect[0] /= desc.comm_size;
-    expect.push_back(shape_.n);
-    op.Require(op.out[0].dims == expect,
-               "result shape " + FormatDims(op.out[0].dims) + " is not " + FormatDims(expect));
-    block_rows_ = shape_.rows / desc.comm_size;
+    shape_ = PlanF32(op, desc.comm_size);
+    block_rows_ = shape_.block_rows;
     pieces_ = Pieces(block_rows_, kMinPieceRows);
     gemm_.Prepare(block_rows_ / pieces_, shape_.k, shape_.n, shape_.rhs_transposed);
   }
@@ -249,7 +217,7 @@ class MatmulReduceScatter final : public CollectiveKernel {
   }
 
  private:
-  MatmulShape shape_;
+  CollectiveMatmulPlan shape_;
   int64_t block_rows_ = 0;
   int pieces_ = 1;
   ChunkGemm gemm_;

@@ -1,47 +1,26 @@
 // The NCCL collectives provider: StableHLO collectives on CUDA device
 // buffers, on its own CUDA streams (the core gives each provider its queues
 // and synchronizes where work crosses providers). Communicators: the world
-// from a unique id that rank 0 makes and shares through the TCP rendezvous
+// from a unique id that rank 0 makes (comm_bootstrap_blob) and the core
+// shares over MPI, or that travels through the TCP rendezvous
 // (MASTER_ADDR:MASTER_PORT; a world of one needs none), replica groups by
 // ncclCommSplit. A failed peer or a wait past the timeout aborts every
-// communicator (ncclCommAbort) so no rank hangs.
+// communicator (ncclCommAbort) so no rank hangs. The overlapped
+// all_gather+matmul and matmul+reduce_scatter are in overlap.cc.
 //
 // Gathers, scatters and all_to_all work along the outermost dimension that
 // is not 1 (dimension 0 in practice); other layouts are refused at load.
-#include <cuda_runtime.h>
-#include <nccl.h>
-
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
 
-#include "common/provider_glue.h"
 #include "common/rendezvous.h"
+#include "kernels.h"
 
 namespace brt::nccl {
-namespace {
-
-using namespace brt::ops;  // NOLINT: the op view shared with other providers
-
-struct Comm {
-  ncclComm_t comm = nullptr;
-  int rank = 0, size = 1;
-};
-
-// Every live communicator, so a failure aborts them all; and the timeout.
-struct CommRegistry {
-  std::mutex mu;
-  std::set<Comm*> comms;
-  double timeout_seconds = 300;
-  std::string failure;
-};
-CommRegistry& Comms() {
-  static CommRegistry r;
-  return r;
-}
 
 void CheckNccl(ncclResult_t rc, const std::string& what) {
   if (rc != ncclSuccess && rc != ncclInProgress)
@@ -75,6 +54,20 @@ ncclDataType_t NcclType(int32_t dtype) {
   throw KernelError(std::string("NCCL takes no ") + DTypeName(dtype));
 }
 
+namespace {
+
+// Every live communicator, so a failure aborts them all; and the timeout.
+struct CommRegistry {
+  std::mutex mu;
+  std::set<Comm*> comms;
+  double timeout_seconds = 300;
+  std::string failure;
+};
+CommRegistry& Comms() {
+  static CommRegistry r;
+  return r;
+}
+
 ncclRedOp_t NcclOp(const OpInfo& op) {
   const std::string r = op.String("reducer");
   if (r == "add") return ncclSum;
@@ -93,17 +86,6 @@ void RequireOutermost(const OpInfo& op, const TensorInfo& t, int64_t dim, const 
                                    "contiguous rank blocks only");
 }
 
-class Kernel {
- public:
-  virtual ~Kernel() = default;
-  virtual void Prepare(const OpInfo& op, const BrtOpDesc& desc) = 0;
-  virtual void Run(void* const* buffers, cudaStream_t stream) const = 0;
-  void Attach(const BrtOpDesc& desc) { comm_ = static_cast<const Comm*>(desc.comm); }
-
- protected:
-  const Comm* comm_ = nullptr;
-};
-
 class AllReduce final : public Kernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc&) override {
@@ -112,7 +94,7 @@ class AllReduce final : public Kernel {
     red_ = NcclOp(op);
     count_ = static_cast<size_t>(op.in[0].numel);
   }
-  void Run(void* const* b, cudaStream_t s) const override {
+  void Run(void* const* b, cudaStream_t s, Resources*) const override {
     CheckNccl(ncclAllReduce(b[0], b[1], count_, type_, red_, comm_->comm, s), "ncclAllReduce");
   }
 
@@ -130,7 +112,7 @@ class AllGather final : public Kernel {
     type_ = NcclType(op.in[0].dtype);
     count_ = static_cast<size_t>(op.in[0].numel);
   }
-  void Run(void* const* b, cudaStream_t s) const override {
+  void Run(void* const* b, cudaStream_t s, Resources*) const override {
     CheckNccl(ncclAllGather(b[0], b[1], count_, type_, comm_->comm, s), "ncclAllGather");
   }
 
@@ -148,7 +130,7 @@ class ReduceScatter final : public Kernel {
     red_ = NcclOp(op);
     count_ = static_cast<size_t>(op.out[0].numel);
   }
-  void Run(void* const* b, cudaStream_t s) const override {
+  void Run(void* const* b, cudaStream_t s, Resources*) const override {
     CheckNccl(ncclReduceScatter(b[0], b[1], count_, type_, red_, comm_->comm, s),
               "ncclReduceScatter");
   }
@@ -170,7 +152,7 @@ class AllToAll final : public Kernel {
     chunk_ = static_cast<size_t>(op.in[0].numel / desc.comm_size);
     chunk_bytes_ = chunk_ * brt_dtype_size(op.in[0].dtype);
   }
-  void Run(void* const* b, cudaStream_t s) const override {
+  void Run(void* const* b, cudaStream_t s, Resources*) const override {
     const char* in = static_cast<const char*>(b[0]);
     char* out = static_cast<char*>(b[1]);
     CheckNccl(ncclGroupStart(), "ncclGroupStart");
@@ -202,7 +184,7 @@ class CollectivePermute final : public Kernel {
     count_ = static_cast<size_t>(op.in[0].numel);
     bytes_ = op.in[0].bytes();
   }
-  void Run(void* const* b, cudaStream_t s) const override {
+  void Run(void* const* b, cudaStream_t s, Resources*) const override {
     if (from_ < 0) CheckCuda(cudaMemsetAsync(b[1], 0, bytes_, s), "cudaMemsetAsync");
     if (from_ < 0 && to_ < 0) return;
     CheckNccl(ncclGroupStart(), "ncclGroupStart");
@@ -225,7 +207,7 @@ class PartitionId final : public Kernel {
                "the result must be one i32");
     id_ = desc.world_rank;
   }
-  void Run(void* const* b, cudaStream_t s) const override {
+  void Run(void* const* b, cudaStream_t s, Resources*) const override {
     CheckCuda(cudaMemcpyAsync(b[0], &id_, sizeof(id_), cudaMemcpyHostToDevice, s),
               "cudaMemcpyAsync");
   }
@@ -233,13 +215,6 @@ class PartitionId final : public Kernel {
  private:
   int32_t id_ = 0;
 };
-
-using KernelDef = KernelRow<std::unique_ptr<Kernel> (*)()>;
-
-template <typename K>
-std::unique_ptr<Kernel> Make() {
-  return std::make_unique<K>();
-}
 
 const std::vector<KernelDef>& Registry() {
   static const std::vector<KernelDef> defs = [] {
@@ -253,16 +228,32 @@ const std::vector<KernelDef>& Registry() {
     d.emplace_back("collective_permute", types, &Make<CollectivePermute>);
     d.emplace_back("partition_id", std::vector<int32_t>{BRT_DTYPE_I32}, &Make<PartitionId>,
                    /*key_is_operand=*/false, /*capturable=*/false);
+    RegisterOverlapped(d);
     return d;
   }();
   return defs;
 }
 
+struct Instance {
+  const Kernel* kernel;
+  std::unique_ptr<Resources> own;
+};
+
 void ReleaseState(void* state) { delete static_cast<Kernel*>(state); }
 
-int32_t RunKernel(void* state, void* const* buffers, void* queue, BrtErrorBuffer* error) {
+int32_t CreateInstance(void* state, void** instance, BrtErrorBuffer* error) {
   return AbiGuard(error, [&] {
-    static_cast<const Kernel*>(state)->Run(buffers, static_cast<cudaStream_t>(queue));
+    auto* k = static_cast<const Kernel*>(state);
+    *instance = new Instance{k, k->NewResources()};
+  });
+}
+
+void ReleaseInstance(void* instance) { delete static_cast<Instance*>(instance); }
+
+int32_t RunKernel(void* instance, void* const* buffers, void* queue, BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] {
+    auto* inst = static_cast<Instance*>(instance);
+    inst->kernel->Run(buffers, static_cast<cudaStream_t>(queue), inst->own.get());
   });
 }
 
@@ -331,6 +322,15 @@ int32_t SynchronizeQueue(void* queue, BrtErrorBuffer* error) {
   });
 }
 
+// NCCL's kernels share the SMs with the GEMMs they overlap: the efficiency
+// policy keeps their CTAs few; BRT_NCCL_MAX_CTAS caps them further.
+ncclConfig_t CommConfig() {
+  ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
+  c.CTAPolicy = NCCL_CTA_POLICY_EFFICIENCY;
+  if (const char* cap = std::getenv("BRT_NCCL_MAX_CTAS")) c.maxCTAs = std::atoi(cap);
+  return c;
+}
+
 int32_t CommCreate(const BrtCommConfig* config, void** out, BrtErrorBuffer* error) {
   return AbiGuard(error, [&] {
     ncclUniqueId id{};
@@ -358,8 +358,10 @@ int32_t CommCreate(const BrtCommConfig* config, void** out, BrtErrorBuffer* erro
       std::memcpy(&id, r.blob.data(), sizeof(id));
     }
     auto comm = std::make_unique<Comm>();
-    CheckNccl(ncclCommInitRank(&comm->comm, config->world_size, id, config->rank),
-              "ncclCommInitRank");
+    ncclConfig_t nccl_config = CommConfig();
+    CheckNccl(
+        ncclCommInitRankConfig(&comm->comm, config->world_size, id, config->rank, &nccl_config),
+        "ncclCommInitRankConfig");
     comm->rank = config->rank;
     comm->size = config->world_size;
     CommRegistry& reg = Comms();
@@ -413,7 +415,7 @@ void CommDestroy(void* handle) {
 
 const KernelTable<KernelDef> kTable = {
     &Registry,
-    {&PrepareCollective<KernelDef>, &ReleaseState, nullptr, nullptr, &RunKernel},
+    {&PrepareCollective<KernelDef>, &ReleaseState, &CreateInstance, &ReleaseInstance, &RunKernel},
     BRT_DEVICE_CUDA,
     "nccl"};
 

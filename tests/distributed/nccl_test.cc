@@ -1,6 +1,6 @@
 // The nccl provider on one GPU (a world of one: NCCL refuses two ranks on
-// one device): every collective around CUDA compute, against host
-// references. Skips, saying why, without a GPU.
+// one device): every collective and both overlapped matmuls around CUDA
+// compute, against host references. Skips, saying why, without a GPU.
 #include "../unit/test_util.h"
 
 namespace brt::test {
@@ -64,6 +64,64 @@ TEST(Nccl, CollectivesOfAWorldOfOneOnTheGpu) {
   EXPECT_EQ(RunOnGpu("collective_permute", {4, 6}, {4, 6},
                      {{"source_target_pairs", std::vector<int64_t>{}}}, in),
             std::vector<float>(24, 0.0f));
+}
+
+// A world of one runs the overlapped ops' whole path (the GEMM stream forked
+// from the op's stream and joined back) with no chunk to move: the result is
+// lhs x rhs, checked in float64, with rhs given [K, N] or [N, K].
+TEST(Nccl, OverlappedMatmulsOfAWorldOfOneOnTheGpu) {
+  const int64_t rows = 48, k = 40, n = 24;
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    for (bool rhs_transposed : {false, true}) {
+      for (const char* kind : {"brt.all_gather_matmul", "brt.matmul_reduce_scatter"}) {
+        SCOPED_TRACE(std::string(kind) + " " + DTypeName(t) +
+                     (rhs_transposed ? " rhs [N, K]" : " rhs [K, N]"));
+        std::mt19937_64 rng(11);
+        HostTensor lhs = Random(t, {2, rows / 2, k}, rng);
+        const std::vector<int64_t> rhs_shape =
+            rhs_transposed ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+        HostTensor rhs = Random(t, rhs_shape, rng);
+        const bool gather = std::string(kind) == "brt.all_gather_matmul";
+        ExecutableBuilder b;
+        auto& f = b.AddFunction("main");
+        auto x = f.Input("x", t, Dims(lhs.shape), kGpu);
+        auto w = f.Input("w", t, Dims(rhs_shape), kGpu);
+        const std::vector<int64_t> out_shape = {2, rows / 2, n};
+        f.Output(
+            "y",
+            f.Op(kind, {x, w}, {{t, Dims(out_shape)}},
+                 {{gather ? "all_gather_dim" : "scatter_dimension", int64_t{0}},
+                  {"lhs_contracting_dimensions", std::vector<int64_t>{2}},
+                  {"rhs_contracting_dimensions", std::vector<int64_t>{rhs_transposed ? 1 : 0}}},
+                 kGpu)[0]);
+        SessionOptions options;
+        options.providers = {"cuda"};
+        options.rank = 0;
+        options.world_size = 1;
+        auto session = LoadBuilt(b, options);
+        if (!session.ok() &&
+            session.status().message().find("sees no cuda device") != std::string::npos)
+          GTEST_SKIP() << "no usable CUDA device";
+        ASSERT_TRUE(session.ok()) << session.status().message();
+        HostTensor out(t, out_shape);
+        auto ctx = (*session)->NewRequest();
+        ASSERT_TRUE((*ctx)->Bind("x", lhs.view()).ok());
+        ASSERT_TRUE((*ctx)->Bind("w", rhs.view()).ok());
+        ASSERT_TRUE((*ctx)->Bind("y", out.view()).ok());
+        for (int run = 0; run < 2; ++run) {  // the second reuses the context's streams
+          Status s = (*ctx)->Run();
+          ASSERT_TRUE(s.ok()) << s.message();
+          std::vector<double> ref(rows * n, 0.0);
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < n; ++j)
+              for (int64_t c = 0; c < k; ++c)
+                ref[i * n + j] +=
+                    lhs.Get(i * k + c) * rhs.Get(rhs_transposed ? j * k + c : c * n + j);
+          EXPECT_LE(RelError(out.ToDouble(), ref), t == DType::kF32 ? 1e-5 : 1e-2);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
