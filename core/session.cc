@@ -43,15 +43,18 @@ std::shared_ptr<core::Allocator> Session::Impl::AllocatorFor(Device device) {
 }
 
 Status Session::Impl::Init(const SessionOptions& options) {
-  if (options.providers.empty())
-    return Status(StatusCode::kInvalidArgument,
-                  "SessionOptions.providers is empty: name at least one provider");
-  for (const std::string& name : options.providers) {
-    auto p = core::LoadProvider(name, options.search_paths);
-    if (!p.ok()) return p.status();
-    providers.push_back(*p);
+  inspect_only = options.inspect_only;
+  if (!inspect_only) {
+    if (options.providers.empty())
+      return Status(StatusCode::kInvalidArgument,
+                    "SessionOptions.providers is empty: name at least one provider");
+    for (const std::string& name : options.providers) {
+      auto p = core::LoadProvider(name, options.search_paths);
+      if (!p.ok()) return p.status();
+      providers.push_back(*p);
+    }
+    BRT_RETURN_IF_ERROR(LoadCollectiveProviders(options));
   }
-  BRT_RETURN_IF_ERROR(LoadCollectiveProviders(options));
   const fb::Executable& root = *exe.root;
   for (size_t i = 0; i < Len(root.functions()); ++i) {
     auto fs = std::make_unique<FunctionState>();
@@ -59,6 +62,7 @@ Status Session::Impl::Init(const SessionOptions& options) {
     infos.push_back(fs->info);
     functions.push_back(std::move(fs));
   }
+  if (inspect_only) return Status::Ok();
   BRT_RETURN_IF_ERROR(SetUpCollectives(options));
   // Static functions are prepared now, so every kernel error shows at load.
   for (auto& fs : functions)
@@ -110,7 +114,7 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
     if (info.role == ArgRole::kWeight) {
       const fb::WeightSegment* segment = exe.root->weights()->Get(arg->weight());
       weight = host_weight = exe.bytes.data + segment->offset();
-      if (info.device.kind != DeviceKind::kCpu) {
+      if (info.device.kind != DeviceKind::kCpu && !inspect_only) {
         auto uploaded = UploadWeight(info.name, info.device, host_weight, segment->length());
         if (!uploaded.ok())
           return Status(uploaded.status().code(), where + ": " + uploaded.status().message());
@@ -138,7 +142,7 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
                                                         "' does not appear in any input, so it "
                                                         "cannot be determined at run time");
   fs->use_file_plan = fs->symbols.empty() && fn.plan() != nullptr;
-  return ResolveOps(fn, fs, where);
+  return inspect_only ? Status::Ok() : ResolveOps(fn, fs, where);
 }
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -205,6 +209,11 @@ std::vector<std::string> Session::provider_names() const {
 Expected<std::unique_ptr<RequestContext>> Session::NewRequest(std::string_view function) const {
   auto info = this->function(function);
   if (!info.ok()) return info.status();
+  if (impl_->inspect_only)
+    return Status(StatusCode::kFailedPrecondition,
+                  "this Session was loaded with inspect_only: it describes the executable and "
+                  "runs nothing; load it again without inspect_only to run '" +
+                      (*info)->name + "'");
   size_t index = *info - impl_->infos.data();
   auto ctx = std::make_unique<RequestContext::Impl>();
   ctx->session = shared_from_this();

@@ -115,6 +115,7 @@ struct Session::Impl {
   std::string producer;
   std::vector<std::shared_ptr<const LoadedProvider>> providers;
   int rank = 0, world_size = 1;
+  bool inspect_only = false;  // SessionOptions::inspect_only
   // Declared before `functions`: prepared collectives hold communicators,
   // so the communicators go last.
   std::vector<std::unique_ptr<Communicators>> comms;

@@ -68,6 +68,12 @@ struct SessionOptions {
   // (a peer seen dead on this host fails it at once). 0: $BRT_COLLECTIVE_TIMEOUT
   // or 300 s.
   double collective_timeout_seconds = 0;
+
+  // Verifies the executable and describes its functions (functions(),
+  // meshes, shardings) without loading providers, uploading weights,
+  // preparing kernels or joining a world: e.g. to slice global inputs for
+  // every rank of a per-rank program in one process. NewRequest refuses.
+  bool inspect_only = false;
 };
 
 struct AllocatorStats {

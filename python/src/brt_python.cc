@@ -302,17 +302,20 @@ NB_MODULE(_brt, m) {
 
   nb::class_<brt::Session>(m, "Session")
       .def(nb::new_([](const std::string& path, std::optional<std::vector<std::string>> providers,
-                       std::optional<int> rank, std::optional<int> world_size) {
+                       std::optional<int> rank, std::optional<int> world_size, bool inspect_only) {
              brt::SessionOptions options;
              if (providers) options.providers = *providers;
              if (rank) options.rank = *rank;
              if (world_size) options.world_size = *world_size;
+             options.inspect_only = inspect_only;
              return Take(brt::Session::LoadFile(path, options));
            }),
            nb::arg("path"), nb::arg("providers") = nb::none(), nb::arg("rank") = nb::none(),
-           nb::arg("world_size") = nb::none(),
+           nb::arg("world_size") = nb::none(), nb::arg("inspect_only") = false,
            "Loads a .brtx (memory-mapped). A program with collectives takes its rank and world "
-           "size from mpirun's (or torchrun's) environment, or from rank= and world_size=.")
+           "size from mpirun's (or torchrun's) environment, or from rank= and world_size=. "
+           "inspect_only=True only describes it (functions, meshes, shardings): no providers, "
+           "no world, nothing runs.")
       .def_prop_ro("rank", &brt::Session::rank)
       .def_prop_ro("world_size", &brt::Session::world_size)
       .def_prop_ro("functions",

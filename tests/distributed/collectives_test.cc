@@ -364,5 +364,45 @@ TEST(RankDiscovery, AWorldOfOneRunsWithoutALauncher) {
   EXPECT_EQ(out, in);
 }
 
+// One process describes a 4-rank program (to slice inputs for every rank)
+// without a launcher, providers or a GPU; running it is refused.
+TEST(RankDiscovery, InspectOnlyDescribesAPerRankProgramInOneProcess) {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE")) GTEST_SKIP() << "runs outside mpirun";
+  const Device gpu{DeviceKind::kCuda, 0};
+  std::mt19937_64 rng(9);
+  HostTensor w = Random(DType::kF32, {8, 6}, rng);
+  ExecutableBuilder b;
+  auto& f = b.AddFunction("tp");
+  auto x = f.Input("x", DType::kF32, {4, 8}, gpu);
+  auto wv = f.Weight("w", DType::kF32, {8, 6},
+                     {reinterpret_cast<const uint8_t*>(w.data()), w.num_bytes()}, gpu);
+  auto y = f.Op("brt.all_gather_matmul", {x, wv}, {{DType::kF32, {16, 6}}},
+                {{"all_gather_dim", int64_t{0}},
+                 {"lhs_contracting_dimensions", std::vector<int64_t>{1}},
+                 {"rhs_contracting_dimensions", std::vector<int64_t>{0}}},
+                gpu)[0];
+  f.Output("y", y);
+  f.SetMesh({{"model", 4}});
+  ASSERT_TRUE(f.SetSharding("x", {"model", ""}).ok());
+  SessionOptions options;
+  options.inspect_only = true;
+  options.providers = {};
+  auto session = LoadBuilt(b, options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  const FunctionInfo& info = (*session)->functions()[0];
+  ASSERT_EQ(info.mesh.size(), 1u);
+  EXPECT_EQ(info.mesh[0].name, "model");
+  EXPECT_EQ(info.mesh[0].size, 4);
+  EXPECT_EQ(info.arguments[0].sharding, (std::vector<std::string>{"model", ""}));
+  EXPECT_EQ(info.arguments[0].device.kind, DeviceKind::kCuda);
+  ExpectError((*session)->NewRequest().status(), {"inspect_only", "runs nothing", "'tp'"});
+  // Without inspect_only the same bytes need a world of 4.
+  options.inspect_only = false;
+  options.providers = {"cpu"};
+  options.rank = 0;
+  options.world_size = 1;
+  ExpectError(LoadBuilt(b, options).status(), {"compiled for a mesh of 4 ranks (model=4)"});
+}
+
 }  // namespace
 }  // namespace brt::test

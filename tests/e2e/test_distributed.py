@@ -91,29 +91,52 @@ def test_a_lost_rank_ends_the_others_with_an_error_naming_it(build_dir, launcher
         assert re.search(r"rank 3\b", out), out
 
 
-def test_brt_run_under_mpirun_reads_and_writes_per_rank_files(build_dir, prepared, tmp_path):
-    import numpy as np
-
-    cases = prepared(2)
-    x, w1, w2 = (np.load(cases / "tp_mlp.npz")[f"arr_{i}"] for i in range(3))
-    want = np.load(cases / "tp_mlp.expected.npz")["arr_0"]
-    # tp_mlp's shardings: x and w2 split by rows, w1 by columns, the result by rows.
+# One process slices every rank's inputs by the executable's own shardings
+# (inspect_only: no launcher, and running is refused), and later assembles
+# the global result from the per-rank outputs.
+SLICE_AND_ASSEMBLE = """
+import sys, numpy as np, brt
+mode, brtx, data, work = sys.argv[1:5]
+described = brt.Session(brtx, inspect_only=True)
+fn = described.functions[0]
+assert fn["mesh"] == [("x", 2)], fn["mesh"]
+arrays = np.load(data)
+if mode == "slice":
+    try:
+        described.run(*(arrays[k] for k in arrays.files))
+        sys.exit("an inspect_only Session ran")
+    except RuntimeError as e:
+        assert "inspect_only" in str(e), e
     for r in range(2):
-        rows, cols = slice(r * x.shape[0] // 2, (r + 1) * x.shape[0] // 2), slice(r * 32, (r + 1) * 32)
-        np.save(tmp_path / f"x.{r}.npy", x[rows])
-        np.save(tmp_path / f"w1.{r}.npy", w1[:, cols])
-        np.save(tmp_path / f"w2.{r}.npy", w2[cols, :])
-    out = tmp_path / "out"
-    ran = subprocess.run(mpirun() + ["-np", "2", str(build_dir / "bin" / "brt-run"), str(cases / "tp_mlp.brtx"),
-                                     "--inputs", str(tmp_path / "x.{rank}.npy"), str(tmp_path / "w1.{rank}.npy"),
-                                     str(tmp_path / "w2.{rank}.npy"), "--out", str(out)],
+        for i in range(len(arrays.files)):
+            np.save(f"{work}/arg{i}.{r}.npy", brt.distributed.shard(arrays[f"arr_{i}"], fn, f"arg{i}", r))
+else:
+    got = brt.distributed.unshard([np.load(f"{work}/out/out0.rank{r}.npy") for r in range(2)], fn, "result0")
+    want = arrays["arr_0"]
+    assert got.shape == want.shape, (got.shape, want.shape)
+    err = np.linalg.norm(got - want) / np.linalg.norm(want)
+    assert err < 1e-5, err
+"""
+
+
+def test_brt_run_under_mpirun_reads_and_writes_per_rank_files(build_dir, prepared, tmp_path):
+    cases = prepared(2)
+    brtx = str(cases / "tp_mlp.brtx")
+    env = python_env(build_dir)
+
+    def helper(mode, data):
+        done = subprocess.run([sys.executable, "-c", SLICE_AND_ASSEMBLE, mode, brtx, str(data), str(tmp_path)],
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    helper("slice", cases / "tp_mlp.npz")
+    ran = subprocess.run(mpirun() + ["-np", "2", str(build_dir / "bin" / "brt-run"), brtx,
+                                     "--inputs", *(str(tmp_path / f"arg{i}.{{rank}}.npy") for i in range(3)),
+                                     "--out", str(tmp_path / "out")],
                          capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert ran.stdout.count("out0 result0") == 1, ran.stdout  # rank 0 only
-    for r in range(2):
-        got = np.load(out / f"out0.rank{r}.npy")
-        expect = want[r * want.shape[0] // 2:(r + 1) * want.shape[0] // 2]
-        assert np.linalg.norm(got - expect) / np.linalg.norm(expect) < 1e-5
+    helper("assemble", cases / "tp_mlp.expected.npz")
 
 
 def test_brt_bench_under_mpirun_prints_once_and_refuses_uneven_runs(build_dir, prepared, tmp_path):
