@@ -396,12 +396,12 @@ TEST(RankDiscovery, InspectOnlyDescribesAPerRankProgramInOneProcess) {
   EXPECT_EQ(info.arguments[0].sharding, (std::vector<std::string>{"model", ""}));
   EXPECT_EQ(info.arguments[0].device.kind, DeviceKind::kCuda);
   ExpectError((*session)->NewRequest().status(), {"inspect_only", "runs nothing", "'tp'"});
-  // Without inspect_only the same bytes need a world of 4.
+  // Without inspect_only the same bytes need a device for the weight.
   options.inspect_only = false;
   options.providers = {"cpu"};
   options.rank = 0;
   options.world_size = 1;
-  ExpectError(LoadBuilt(b, options).status(), {"compiled for a mesh of 4 ranks (model=4)"});
+  ExpectError(LoadBuilt(b, options).status(), {"weight 'w' lives on cuda"});
 }
 
 }  // namespace
