@@ -19,6 +19,11 @@ struct ImportResult {
   std::string error;                         // "<location>: <message>" on failure
 };
 
+// On an argument of the imported `main`: the index of the result JAX writes
+// in its place (a donated argument, `tf.aliasing_output`), for the
+// serializer, which makes it state updated in place.
+inline constexpr const char* kAliasOutputAttr = "brt.aliasing_output";
+
 // Parses `text` and imports its public function `main` (or the only public
 // function), inlining func.call.
 ImportResult ImportStableHlo(mlir::MLIRContext& context, llvm::StringRef text,

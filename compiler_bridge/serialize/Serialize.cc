@@ -3,7 +3,9 @@
 #include <fstream>
 
 #include "BrtDialect.h"
+#include "OpKinds.h"
 #include "codegen/CudaCodegen.h"
+#include "import/Import.h"
 #include "import/PerRank.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -111,6 +113,28 @@ bool ToAttribute(const mlir::NamedAttribute& na, std::vector<Attribute>& out) {
   return true;
 }
 
+// A returned value's slot before its copy is emitted.
+constexpr ValueId kDeferred = static_cast<ValueId>(-1);
+
+// Whether `value` may be computed straight into `donor`'s buffer: no op
+// after its producer reads the donor, and the producer itself reads the
+// donor only elementwise, element for element.
+bool WritableInPlace(mlir::Value value, mlir::Value donor) {
+  mlir::Operation* producer = value.getDefiningOp();
+  if (!producer) return false;
+  for (mlir::Operation* user : donor.getUsers()) {
+    if (user == producer) {
+      auto k = mlir::dyn_cast<KernelOp>(user);
+      const bool elementwise =
+          k && (IsElementwise(FindKind(k.getKind())) || k.getKind() == "brt.fused_elementwise");
+      if (!elementwise || donor.getType() != value.getType()) return false;
+    } else if (producer->isBeforeInBlock(user)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const std::string& path,
@@ -122,9 +146,17 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
   FunctionBuilder& f = builder.AddFunction("main");
   llvm::DenseMap<mlir::Value, ValueId> ids;
   const Device target{options.target == "cuda" ? DeviceKind::kCuda : DeviceKind::kCpu, 0};
+  // Donated arguments become state, written in place by their result.
+  llvm::DenseMap<int, int> donor_of_result;
   for (auto [i, arg] : llvm::enumerate(main.getArguments())) {
     TensorType t = ToTensorType(arg.getType());
-    ids[arg] = f.Input("arg" + std::to_string(i), t.dtype, t.dims, target);
+    const std::string name = "arg" + std::to_string(i);
+    if (auto k = main.getArgAttrOfType<mlir::IntegerAttr>(i, kAliasOutputAttr)) {
+      donor_of_result[static_cast<int>(k.getInt())] = static_cast<int>(i);
+      ids[arg] = f.State(name, t.dtype, t.dims, target);
+    } else {
+      ids[arg] = f.Input(name, t.dtype, t.dims, target);
+    }
   }
   // A per-rank (shard_map) program: its mesh and shardings, set by the importer.
   if (auto mesh = main->getAttrOfType<mlir::StringAttr>(kMeshAttr)) {
@@ -171,16 +203,36 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
   int weights = 0;
   for (mlir::Operation& op : main.getBody().front()) {
     if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
+      const auto operands = ret.getOperands();
+      std::vector<ValueId> out(operands.size());
+      std::vector<bool> in_place(operands.size(), false);
       llvm::DenseMap<mlir::Value, int> returned;
-      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-        ValueId id = ids.lookup(v);
-        // An output must be produced by an op of its own: returning an input,
-        // or one value twice, takes a copy.
-        if (mlir::isa<mlir::BlockArgument>(v) || returned.count(v))
-          id = f.Op("reshape", {id}, {ToTensorType(v.getType())}, {}, target)[0];
+      auto copy = [&](mlir::Value v) {
+        return f.Op("reshape", {ids.lookup(v)}, {ToTensorType(v.getType())}, {}, target)[0];
+      };
+      // An output must be produced by an op of its own: returning an input,
+      // or one value twice, takes a copy.
+      for (auto [i, v] : llvm::enumerate(operands)) {
+        out[i] = ids.lookup(v);
+        const bool taken = mlir::isa<mlir::BlockArgument>(v) || returned.count(v);
         returned[v] = static_cast<int>(i);
-        f.Output("result" + std::to_string(i), id);
+        auto donor = donor_of_result.find(static_cast<int>(i));
+        if (donor != donor_of_result.end() && !mlir::isa<mlir::BlockArgument>(v)) {
+          in_place[i] = true;
+          // Its buffer is the donor's: a copy at the end unless no op reads
+          // the donor after the producer writes it.
+          if (taken || !WritableInPlace(v, main.getArgument(donor->second))) out[i] = kDeferred;
+        } else if (taken) {
+          out[i] = copy(v);
+        }
       }
+      // Copies into donors' buffers run last, after every read of the old values.
+      for (auto [i, v] : llvm::enumerate(operands))
+        if (out[i] == kDeferred) out[i] = copy(v);
+      for (size_t i = 0; i < operands.size(); ++i)
+        f.Output("result" + std::to_string(i), out[i],
+                 in_place[i] ? "arg" + std::to_string(donor_of_result[static_cast<int>(i)])
+                             : std::string());
       break;
     }
     auto k = mlir::dyn_cast<KernelOp>(op);

@@ -12,10 +12,12 @@ class CompileError(RuntimeError):
 
 def export_stablehlo(fn, *example_args):
     """StableHLO of `jax.jit(fn)` for arguments shaped like `example_args`, in
-    the generic op form that brt-compile reads."""
+    the generic op form that brt-compile reads. A function already jitted is
+    lowered as it is, so `jax.jit(step, donate_argnums=...)` keeps its donated
+    arguments (brt makes them state, updated in place)."""
     import jax
 
-    lowered = jax.jit(fn).lower(*example_args)
+    lowered = (fn if hasattr(fn, "lower") else jax.jit(fn)).lower(*example_args)
     module = lowered.compiler_ir("stablehlo")
     return module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None)
 

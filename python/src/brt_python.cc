@@ -189,7 +189,7 @@ nb::object ToArray(const brt::Tensor& t) {
   return array;
 }
 
-nb::dict ArgumentDict(const brt::ArgumentInfo& a) {
+nb::dict ArgumentDict(const brt::FunctionInfo& f, const brt::ArgumentInfo& a) {
   nb::dict d;
   d["name"] = a.name;
   d["role"] = std::string(brt::ArgRoleName(a.role));
@@ -204,6 +204,8 @@ nb::dict ArgumentDict(const brt::ArgumentInfo& a) {
   d["device"] =
       std::string(brt::DeviceKindName(a.device.kind)) + ":" + std::to_string(a.device.ordinal);
   if (!a.sharding.empty()) d["sharding"] = nb::tuple(nb::cast(a.sharding));
+  // An output written in place of a state (or input): that argument's name.
+  if (a.alias_argument >= 0) d["alias_of"] = f.arguments[a.alias_argument].name;
   return d;
 }
 
@@ -325,7 +327,7 @@ NB_MODULE(_brt, m) {
                        nb::dict d;
                        d["name"] = f.name;
                        nb::list args;
-                       for (const auto& a : f.arguments) args.append(ArgumentDict(a));
+                       for (const auto& a : f.arguments) args.append(ArgumentDict(f, a));
                        d["arguments"] = args;
                        nb::list mesh;
                        for (const brt::MeshAxis& axis : f.mesh)

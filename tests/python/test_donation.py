@@ -1,0 +1,78 @@
+"""Donated arguments (jax.jit(..., donate_argnums=...)) become state updated in
+place: bound once, the caller's arrays hold each step's new values, and every
+step matches JAX."""
+import numpy as np
+import pytest
+
+import brt
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+RNG = np.random.default_rng(7)
+
+
+def normal(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def roles(session):
+    return {a["name"]: (a["role"], a.get("alias_of")) for a in session.functions[0]["arguments"]}
+
+
+def rel(a, b):
+    return float(np.linalg.norm(np.asarray(a) - np.asarray(b)) / np.linalg.norm(np.asarray(b)))
+
+
+def test_an_sgd_momentum_step_keeps_its_state_in_the_bound_arrays(tmp_path):
+    w, m = normal(8, 4), normal(8, 4, scale=0.1)
+    x, y = normal(16, 8), normal(16, 4)
+
+    def step(w, m, x, y):
+        loss, g = jax.value_and_grad(lambda w: jnp.mean((jnp.tanh(x @ w) - y) ** 2))(w)
+        m = 0.9 * m + g
+        return w - 0.1 * m, m, loss
+
+    jitted = jax.jit(step, donate_argnums=(0, 1))
+    session = brt.Session(brt.compile(jitted, w, m, x, y, path=str(tmp_path / "step.brtx")))
+    assert roles(session) == {"arg0": ("state", None), "arg1": ("state", None),
+                              "arg2": ("input", None), "arg3": ("input", None),
+                              "result0": ("output", "arg0"), "result1": ("output", "arg1"),
+                              "result2": ("output", None)}
+    ctx = session.new_request()
+    w_state, m_state = w.copy(), m.copy()
+    for name, array in (("arg0", w_state), ("arg1", m_state), ("arg2", x), ("arg3", y)):
+        ctx.bind(name, array)
+    wj, mj = jnp.array(w), jnp.array(m)
+    for _ in range(20):
+        ctx.run()
+        wj, mj, loss = jitted(wj, mj, x, y)
+        assert abs(float(np.asarray(ctx.outputs()[2])) - float(loss)) <= 1e-5 * abs(float(loss))
+    new_w, new_m = ctx.outputs()[:2]
+    assert np.shares_memory(np.asarray(new_w), w_state) and np.shares_memory(np.asarray(new_m), m_state)
+    assert rel(w_state, wj) <= 1e-5 and rel(m_state, mj) <= 1e-5
+
+
+def test_a_donor_read_after_its_new_value_exists_sees_the_old_value(tmp_path):
+    # new_p is computed before p @ p reads p, and the two states trade
+    # places: the writes into the donors' buffers must wait for every read.
+    p, q = normal(6, 6), normal(6, 6)
+
+    def f(p, q):
+        new_p = p + q
+        trace = jnp.trace(p @ p)
+        return q * 2.0, new_p, trace
+
+    jitted = jax.jit(f, donate_argnums=(0, 1))
+    session = brt.Session(brt.compile(jitted, p, q, path=str(tmp_path / "f.brtx")))
+    assert roles(session)["result0"] == ("output", "arg0")
+    assert roles(session)["result1"] == ("output", "arg1")
+    ctx = session.new_request()
+    p_state, q_state = p.copy(), q.copy()
+    ctx.bind("arg0", p_state)
+    ctx.bind("arg1", q_state)
+    pj, qj = jnp.array(p), jnp.array(q)
+    for _ in range(3):
+        ctx.run()
+        pj, qj, trace = jitted(pj, qj)
+        assert abs(float(np.asarray(ctx.outputs()[2])) - float(trace)) <= 1e-5 * abs(float(trace))
+    assert rel(p_state, pj) <= 1e-6 and rel(q_state, qj) <= 1e-6
