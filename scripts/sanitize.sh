@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
+root=$PWD  # the suppression files; the tests run inside the build trees
 prefix=$(python3 -c 'import sys; print(sys.prefix)')
 # The Python extension is left out: an instrumented module cannot load into an
 # uninstrumented interpreter.
@@ -18,7 +19,7 @@ if [ "$which" = asan ] || [ "$which" = all ]; then
   # (tests/lsan_mpi.supp, matched on full stacks, with its components kept
   # loaded so their frames have names); brt's are not.
   (cd build-asan && OMPI_MCA_mca_base_component_disable_dlclose=1 \
-    ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$PWD/tests/lsan_mpi.supp \
+    ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$root/tests/lsan_mpi.supp \
     UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -E "example_")
 fi
 if [ "$which" = tsan ] || [ "$which" = all ]; then
@@ -29,7 +30,7 @@ if [ "$which" = tsan ] || [ "$which" = all ]; then
   # synchronisation: oneDNN runs single-threaded here (no OpenMP worker
   # threads) and accesses inside those libraries are suppressed
   # (tests/tsan.supp). The threads under test are brt's own.
-  export OMP_NUM_THREADS=1 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
+  export OMP_NUM_THREADS=1 TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
   build-tsan/tests/concurrency_test
   build-tsan/tests/session_test
   build-tsan/tests/device_queue_test
