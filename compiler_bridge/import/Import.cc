@@ -2,6 +2,7 @@
 
 #include "BrtDialect.h"
 #include "OpKinds.h"
+#include "import/OpText.h"
 #include "import/OpaqueAttrs.h"
 #include "import/PerRank.h"
 #include "llvm/ADT/DenseMap.h"
@@ -24,13 +25,6 @@ bool Ignored(llvm::StringRef name) {
          // Collectives: JAX's channel ids identify nothing, and its replica
          // groups always hold global device ids (partition ids).
          name == "channel_handle" || name == "use_global_device_ids";
-}
-
-std::string Where(mlir::Location loc) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  loc.print(os);
-  return s;
 }
 
 class Importer {
@@ -69,12 +63,9 @@ class Importer {
 bool Importer::CheckType(mlir::Type type, Operation& op) {
   auto t = mlir::dyn_cast<mlir::RankedTensorType>(type);
   if (!t) return Fail(op, "unsupported type (not a ranked tensor)");
-  if (!t.hasStaticShape()) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    t.print(os);
-    return Fail(op, "dynamic shape " + s + " is not supported: export with static shapes");
-  }
+  if (!t.hasStaticShape())
+    return Fail(op,
+                "dynamic shape " + PrintedText(t) + " is not supported: export with static shapes");
   mlir::Type e = t.getElementType();
   if (e.isF32() || e.isF16() || e.isBF16() || e.isF64() || e.isInteger(1) ||
       e.isSignlessInteger(8) || e.isSignlessInteger(32) || e.isSignlessInteger(64) ||
@@ -83,10 +74,7 @@ bool Importer::CheckType(mlir::Type type, Operation& op) {
   // partition_id's ui32 (and the index arithmetic JAX does on it) runs as
   // i32: the same for values below 2^31.
   if (e.isUnsignedInteger(32)) return true;
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  e.print(os);
-  return Fail(op, "unsupported element type " + s);
+  return Fail(op, "unsupported element type " + PrintedText(e));
 }
 
 bool Importer::Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params) {
@@ -122,10 +110,7 @@ bool Importer::Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>
           return Fail(op, "unsupported attribute '" + name.str() + "'");
       }
     } else if (!mlir::isa<mlir::UnitAttr, mlir::BoolAttr>(a)) {
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      a.print(os);
-      return Fail(op, "unsupported attribute '" + name.str() + "' = " + s);
+      return Fail(op, "unsupported attribute '" + name.str() + "' = " + PrintedText(a));
     }
   }
   return true;
@@ -204,11 +189,7 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     operands.push_back(it->second);
   }
   if (name == "func.call") {
-    auto callee_attr = op.getAttrOfType<mlir::FlatSymbolRefAttr>("callee");
-    if (!callee_attr) {
-      if (auto props = mlir::dyn_cast_or_null<mlir::DictionaryAttr>(op.getPropertiesAsAttribute()))
-        callee_attr = props.getAs<mlir::FlatSymbolRefAttr>("callee");
-    }
+    auto callee_attr = AttrOrPropertyOf<mlir::FlatSymbolRefAttr>(&op, "callee");
     auto callee =
         callee_attr ? source_.lookupSymbol<mlir::func::FuncOp>(callee_attr.getValue()) : nullptr;
     if (!callee) return Fail(op, "call to an unknown function");
@@ -226,10 +207,7 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     return true;
   }
   if (name == "stablehlo.custom_call") {
-    auto target = op.getAttrOfType<mlir::StringAttr>("call_target_name");
-    if (!target)
-      if (auto props = mlir::dyn_cast_or_null<mlir::DictionaryAttr>(op.getPropertiesAsAttribute()))
-        target = props.getAs<mlir::StringAttr>("call_target_name");
+    auto target = AttrOrPropertyOf<mlir::StringAttr>(&op, "call_target_name");
     return Fail(op, "unknown custom_call target '" +
                         (target ? target.getValue().str() : std::string("?")) + "'");
   }
@@ -269,10 +247,7 @@ bool Importer::ImportCollective(Operation& op, llvm::StringRef kind, llvm::Array
   if (operands.size() != 1)
     return Fail(op,
                 kind.str() + " with several operands is not supported (JAX emits one per array)");
-  mlir::Attribute groups = op.getAttr("replica_groups");
-  if (!groups)
-    if (auto props = mlir::dyn_cast_or_null<mlir::DictionaryAttr>(op.getPropertiesAsAttribute()))
-      groups = props.get("replica_groups");
+  mlir::Attribute groups = AttrOrProperty(&op, "replica_groups");
   if (auto dense = mlir::dyn_cast_or_null<mlir::DenseIntElementsAttr>(groups)) {
     auto shape = dense.getType().getShape();
     if (shape.size() != 2) return Fail(op, "replica_groups must be a 2-D array");

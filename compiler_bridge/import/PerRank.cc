@@ -2,31 +2,10 @@
 
 #include <regex>
 
-#include "llvm/Support/raw_ostream.h"
+#include "import/OpText.h"
 
 namespace brt::bridge {
 namespace {
-
-std::string Text(mlir::Attribute a) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  a.print(os);
-  return s;
-}
-
-mlir::StringAttr StringProp(mlir::Operation* op, llvm::StringRef name) {
-  if (auto a = op->getAttrOfType<mlir::StringAttr>(name)) return a;
-  if (auto props = mlir::dyn_cast_or_null<mlir::DictionaryAttr>(op->getPropertiesAsAttribute()))
-    return props.getAs<mlir::StringAttr>(name);
-  return {};
-}
-
-mlir::Attribute Prop(mlir::Operation* op, llvm::StringRef name) {
-  if (auto a = op->getAttr(name)) return a;
-  if (auto props = mlir::dyn_cast_or_null<mlir::DictionaryAttr>(op->getPropertiesAsAttribute()))
-    return props.get(name);
-  return {};
-}
 
 std::vector<std::string> QuotedNames(const std::string& text) {
   std::vector<std::string> out;
@@ -91,7 +70,7 @@ bool FindShardy(mlir::ModuleOp module, mlir::func::FuncOp main, mlir::Operation*
     }
   module.walk([&](mlir::Operation* op) {
     if (op->getName().getStringRef() != "sdy.mesh" || !out.mesh.empty()) return;
-    const std::string mesh = Text(Prop(op, "mesh"));
+    const std::string mesh = PrintedText(AttrOrProperty(op, "mesh"));
     static const std::regex axis("\"([^\"]+)\"\\s*=\\s*(\\d+)");
     for (auto it = std::sregex_iterator(mesh.begin(), mesh.end(), axis);
          it != std::sregex_iterator(); ++it)
@@ -106,15 +85,18 @@ bool FindShardy(mlir::ModuleOp module, mlir::func::FuncOp main, mlir::Operation*
     *error = "shard_map program without an sdy.mesh";
     return false;
   }
-  const std::vector<std::string> manual_axes = QuotedNames(Text(Prop(manual, "manual_axes")));
+  const std::vector<std::string> manual_axes =
+      QuotedNames(PrintedText(AttrOrProperty(manual, "manual_axes")));
   for (const auto& [axis, size] : out.mesh)
     if (size > 1 && std::find(manual_axes.begin(), manual_axes.end(), axis) == manual_axes.end()) {
       *error = "shard_map over some of the mesh's axes (axis '" + axis +
                "' is not manual) is not supported: map over every axis";
       return false;
     }
-  if (!ParseShardyShardings(Text(Prop(manual, "in_shardings")), out.arg_sharding, error) ||
-      !ParseShardyShardings(Text(Prop(manual, "out_shardings")), out.result_sharding, error))
+  if (!ParseShardyShardings(PrintedText(AttrOrProperty(manual, "in_shardings")), out.arg_sharding,
+                            error) ||
+      !ParseShardyShardings(PrintedText(AttrOrProperty(manual, "out_shardings")),
+                            out.result_sharding, error))
     return false;
   out.body = &manual->getRegion(0).front();
   return true;
@@ -169,7 +151,7 @@ bool FindGspmd(mlir::ModuleOp module, mlir::func::FuncOp main, mlir::func::CallO
     return false;
   }
   auto target = [](mlir::Operation* op) {
-    auto t = op ? StringProp(op, "call_target_name") : mlir::StringAttr();
+    auto t = op ? AttrOrPropertyOf<mlir::StringAttr>(op, "call_target_name") : mlir::StringAttr();
     return t ? t.getValue() : llvm::StringRef();
   };
   // Each operand of the call is SPMDFullToShardShape(Sharding(argument i)).
@@ -197,7 +179,7 @@ bool FindGspmd(mlir::ModuleOp module, mlir::func::FuncOp main, mlir::func::CallO
     mlir::Operation* to_full = ret->getOperand(i).getDefiningOp();
     mlir::StringAttr text = main.getResultAttrOfType<mlir::StringAttr>(i, "mhlo.sharding");
     if (to_full && target(to_full) == "SPMDShardToFullShape")
-      text = StringProp(to_full, "mhlo.sharding");
+      text = AttrOrPropertyOf<mlir::StringAttr>(to_full, "mhlo.sharding");
     auto type = mlir::cast<mlir::RankedTensorType>(main.getResultTypes()[i]);
     out.result_sharding.emplace_back();
     if (!ParseGspmdSharding(text ? text.str() : "", devices, type.getRank(),
@@ -226,7 +208,7 @@ bool FindPerRankProgram(mlir::ModuleOp module, mlir::func::FuncOp main, PerRankP
     }
     if (auto c = mlir::dyn_cast<mlir::func::CallOp>(op)) call = c;
     if (name == "stablehlo.custom_call") {
-      auto target = StringProp(&op, "call_target_name");
+      auto target = AttrOrPropertyOf<mlir::StringAttr>(&op, "call_target_name");
       gspmd |= target && target.getValue() == "SPMDFullToShardShape";
     }
   }

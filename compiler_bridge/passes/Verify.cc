@@ -2,6 +2,7 @@
 // source location. (The runtime's kernels check everything again at load.)
 #include "BrtDialect.h"
 #include "OpKinds.h"
+#include "import/OpText.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "passes/Passes.h"
@@ -16,12 +17,7 @@ mlir::RankedTensorType TypeOf(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());
 }
 
-std::string Shape(mlir::Value v) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  v.getType().print(os);
-  return s;
-}
+std::string Shape(mlir::Value v) { return PrintedText(v.getType()); }
 
 // NumPy broadcasting of `from` to `to`.
 bool Broadcasts(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to) {

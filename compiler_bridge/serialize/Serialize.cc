@@ -6,6 +6,7 @@
 #include "OpKinds.h"
 #include "codegen/CudaCodegen.h"
 #include "import/Import.h"
+#include "import/OpText.h"
 #include "import/PerRank.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,13 +17,6 @@
 
 namespace brt::bridge {
 namespace {
-
-std::string Where(mlir::Location loc) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  loc.print(os);
-  return s;
-}
 
 DType ToDType(mlir::Type e) {
   if (e.isF32()) return DType::kF32;
