@@ -148,7 +148,7 @@ void Engine::Progress(Transfer& t, Clock::time_point now) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, text, &len);
-    Abort(*t.comm, t.what + ": MPI: " + std::string(text, len));
+    Abort(*t.comm, std::string(t.what) + ": MPI: " + std::string(text, len));
     return Fail(t, t.comm->world->abort_reason);
   }
   if (complete) t.requests.clear();
@@ -165,7 +165,7 @@ void Engine::Watch(Clock::time_point now) {
     const Comm& c = *t->comm;
     World& w = *c.world;
     if (w.aborted) {
-      Fail(*t, t->what + ": " + w.abort_reason);
+      Fail(*t, std::string(t->what) + ": " + w.abort_reason);
       continue;
     }
     if (now - t->posted < std::chrono::milliseconds(200)) continue;
@@ -181,7 +181,7 @@ void Engine::Watch(Clock::time_point now) {
                                             std::to_string(p.pid) + " on " + p.host + ") is gone";
       Abort(c, reason + ": lost rank " + std::to_string(lost));
       std::ofstream(NotePath(w, w.rank)) << lost << "\n";
-      Fail(*t, t->what + " on rank " + std::to_string(w.rank) + ": " + w.abort_reason);
+      Fail(*t, std::string(t->what) + " on rank " + std::to_string(w.rank) + ": " + w.abort_reason);
       break;
     }
     if (t->done) continue;
@@ -193,7 +193,7 @@ void Engine::Watch(Clock::time_point now) {
       Abort(c, "no progress for " + std::to_string(static_cast<int>(waited)) +
                    " s waiting for ranks " + members +
                    " (BRT_COLLECTIVE_TIMEOUT; a lost rank on another host?)");
-      Fail(*t, t->what + " on rank " + std::to_string(w.rank) + ": " + w.abort_reason);
+      Fail(*t, std::string(t->what) + " on rank " + std::to_string(w.rank) + ": " + w.abort_reason);
     }
   }
 }
@@ -223,7 +223,7 @@ void Engine::Loop() {
       std::lock_guard<std::mutex> lock(mu_);
       for (Transfer* t : incoming) {
         if (t->comm->world->aborted) {
-          Fail(*t, t->what + ": " + t->comm->world->abort_reason);
+          Fail(*t, std::string(t->what) + ": " + t->comm->world->abort_reason);
           finished = true;
           continue;
         }

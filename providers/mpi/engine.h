@@ -51,8 +51,9 @@ struct Transfer {
   std::function<void(std::vector<MPI_Request>&)> post;
   // Bytes this rank puts on the wire, for the simulated link.
   size_t wire_bytes = 0;
-  // What it is, for messages: "all_reduce", "ring step 2 of all_gather_matmul".
-  std::string what;
+  // What it is, for messages ("all_reduce"): a literal, so posting one
+  // allocates nothing.
+  const char* what = "";
 
   // Owned by the engine while in flight.
   std::vector<MPI_Request> requests;
