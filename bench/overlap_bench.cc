@@ -89,102 +89,85 @@ std::vector<brt::Attribute> DotAttrs() {
           {"rhs_contracting_dimensions", std::vector<int64_t>{0}}};
 }
 
+// Loads the one-function program `body` builds.
+template <typename Body>
+Program Build(Body body) {
+  brt::ExecutableBuilder b;
+  body(b.AddFunction("main"));
+  return Load(b);
+}
+
+// x [m, k] times a new input w [k, n].
+brt::ValueId Gemm(brt::FunctionBuilder& f, brt::ValueId x, int64_t m, int64_t k, int64_t n) {
+  auto w = f.Input("w", DType::kF32, {k, n});
+  return f.Op("dot_general", {x, w}, {{DType::kF32, {m, n}}}, DotAttrs())[0];
+}
+
+// The fused op of `kind` over x [x_rows, k] and w [k, n], with its
+// collective's dimension attribute.
+brt::ValueId Fused(brt::FunctionBuilder& f, const char* kind, const char* dim_attr, int64_t x_rows,
+                   int64_t out_rows, int64_t k, int64_t n) {
+  auto x = f.Input("x", DType::kF32, {x_rows, k});
+  auto w = f.Input("w", DType::kF32, {k, n});
+  auto attrs = DotAttrs();
+  attrs.push_back({dim_attr, int64_t{0}});
+  return f.Op(kind, {x, w}, {{DType::kF32, {out_rows, n}}}, attrs)[0];
+}
+
 struct Row {
   std::string op;
   double gemm, comm, sequential, fused;
 };
 
-// AG+GEMM: x [rows, k] per rank, gathered to [ranks*rows, k], times w [k, n].
-Row AllGatherMatmul(int ranks, int64_t rows, int64_t k, int64_t n, int iters) {
-  const int64_t m = ranks * rows;
-  Row r{"AG+GEMM", 0, 0, 0, 0};
-  Program p[4];
-  {
-    brt::ExecutableBuilder b;
-    auto& f = b.AddFunction("main");
-    auto x = f.Input("x", DType::kF32, {m, k});
-    auto w = f.Input("w", DType::kF32, {k, n});
-    f.Output("y", f.Op("dot_general", {x, w}, {{DType::kF32, {m, n}}}, DotAttrs())[0]);
-    p[0] = Load(b);
-  }
-  auto gather = [&](brt::FunctionBuilder& f, brt::ValueId x) {
-    return f.Op("all_gather", {x}, {{DType::kF32, {m, k}}}, {{"all_gather_dim", int64_t{0}}})[0];
-  };
-  {
-    brt::ExecutableBuilder b;
-    auto& f = b.AddFunction("main");
-    f.Output("y", gather(f, f.Input("x", DType::kF32, {rows, k})));
-    p[1] = Load(b);
-  }
-  {
-    brt::ExecutableBuilder b;
-    auto& f = b.AddFunction("main");
-    auto x = f.Input("x", DType::kF32, {rows, k});
-    auto w = f.Input("w", DType::kF32, {k, n});
-    f.Output("y", f.Op("dot_general", {gather(f, x), w}, {{DType::kF32, {m, n}}}, DotAttrs())[0]);
-    p[2] = Load(b);
-  }
-  {
-    brt::ExecutableBuilder b;
-    auto& f = b.AddFunction("main");
-    auto x = f.Input("x", DType::kF32, {rows, k});
-    auto w = f.Input("w", DType::kF32, {k, n});
-    auto attrs = DotAttrs();
-    attrs.push_back({"all_gather_dim", int64_t{0}});
-    f.Output("y", f.Op("brt.all_gather_matmul", {x, w}, {{DType::kF32, {m, n}}}, attrs)[0]);
-    p[3] = Load(b);
-  }
+// Program 0 the GEMM alone, 1 the collective alone, 2 the two in sequence,
+// 3 the overlapped op: measured together.
+Row Run(const char* name, Program (&p)[4], int iters) {
+  Row r{name, 0, 0, 0, 0};
   double* out[4] = {&r.gemm, &r.comm, &r.sequential, &r.fused};
   Measure(p, iters, out);
   return r;
+}
+
+// AG+GEMM: x [rows, k] per rank, gathered to [ranks*rows, k], times w [k, n].
+Row AllGatherMatmul(int ranks, int64_t rows, int64_t k, int64_t n, int iters) {
+  const int64_t m = ranks * rows;
+  auto gather = [&](brt::FunctionBuilder& f) {
+    return f.Op("all_gather", {f.Input("x", DType::kF32, {rows, k})}, {{DType::kF32, {m, k}}},
+                {{"all_gather_dim", int64_t{0}}})[0];
+  };
+  Program p[4] = {
+      Build([&](auto& f) {
+        f.Output("y", Gemm(f, f.Input("x", DType::kF32, {m, k}), m, k, n));
+      }),
+      Build([&](auto& f) { f.Output("y", gather(f)); }),
+      Build([&](auto& f) { f.Output("y", Gemm(f, gather(f), m, k, n)); }), Build([&](auto& f) {
+        f.Output("y", Fused(f, "brt.all_gather_matmul", "all_gather_dim", rows, m, k, n));
+      })};
+  return Run("AG+GEMM", p, iters);
 }
 
 // GEMM+RS: x [ranks*rows, k] times w [k, n] per rank, the partial products
 // reduce-scattered to [rows, n].
 Row MatmulReduceScatter(int ranks, int64_t rows, int64_t k, int64_t n, int iters) {
   const int64_t m = ranks * rows;
-  Row r{"GEMM+RS", 0, 0, 0, 0};
-  Program p[4];
   auto scatter = [&](brt::FunctionBuilder& f, brt::ValueId y) {
     return f.Op("reduce_scatter", {y}, {{DType::kF32, {rows, n}}},
                 {{"scatter_dimension", int64_t{0}}, {"reducer", "add"}})[0];
   };
-  {
-    brt::ExecutableBuilder b;
-    auto& f = b.AddFunction("main");
-    auto x = f.Input("x", DType::kF32, {m, k});
-    auto w = f.Input("w", DType::kF32, {k, n});
-    f.Output("y", f.Op("dot_general", {x, w}, {{DType::kF32, {m, n}}}, DotAttrs())[0]);
-    p[0] = Load(b);
-  }
-  {
-    brt::ExecutableBuilder b;
-    auto& f = b.AddFunction("main");
-    f.Output("z", scatter(f, f.Input("y", DType::kF32, {m, n})));
-    p[1] = Load(b);
-  }
-  {
-    brt::ExecutableBuilder b;
-    auto& f = b.AddFunction("main");
-    auto x = f.Input("x", DType::kF32, {m, k});
-    auto w = f.Input("w", DType::kF32, {k, n});
-    auto y = f.Op("dot_general", {x, w}, {{DType::kF32, {m, n}}}, DotAttrs())[0];
-    f.Output("z", scatter(f, y));
-    p[2] = Load(b);
-  }
-  {
-    brt::ExecutableBuilder b;
-    auto& f = b.AddFunction("main");
-    auto x = f.Input("x", DType::kF32, {m, k});
-    auto w = f.Input("w", DType::kF32, {k, n});
-    auto attrs = DotAttrs();
-    attrs.push_back({"scatter_dimension", int64_t{0}});
-    f.Output("z", f.Op("brt.matmul_reduce_scatter", {x, w}, {{DType::kF32, {rows, n}}}, attrs)[0]);
-    p[3] = Load(b);
-  }
-  double* out[4] = {&r.gemm, &r.comm, &r.sequential, &r.fused};
-  Measure(p, iters, out);
-  return r;
+  Program p[4] = {
+      Build([&](auto& f) {
+        f.Output("y", Gemm(f, f.Input("x", DType::kF32, {m, k}), m, k, n));
+      }),
+      Build([&](auto& f) {
+        f.Output("z", scatter(f, f.Input("y", DType::kF32, {m, n})));
+      }),
+      Build([&](auto& f) {
+        f.Output("z", scatter(f, Gemm(f, f.Input("x", DType::kF32, {m, k}), m, k, n)));
+      }),
+      Build([&](auto& f) {
+        f.Output("z", Fused(f, "brt.matmul_reduce_scatter", "scatter_dimension", m, rows, k, n));
+      })};
+  return Run("GEMM+RS", p, iters);
 }
 
 }  // namespace
