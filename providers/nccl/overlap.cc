@@ -26,15 +26,19 @@ DeviceMemory AllocateDevice(size_t bytes, const char* what) {
   return DeviceMemory(p);
 }
 
+cudaEvent_t NewEvent() {
+  cudaEvent_t e = nullptr;
+  CheckCuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+  return e;
+}
+
 // A request context's streams, events and memory for one overlapped op.
 struct OverlapResources final : Resources {
   OverlapResources(size_t scratch_bytes, int chunks) {
     CheckCuda(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), "cudaStreamCreate");
-    for (int i = 0; i < 2 * chunks + 2; ++i) {
-      cudaEvent_t e = nullptr;
-      CheckCuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
-      events.push_back(e);
-    }
+    for (int i = 0; i < chunks; ++i) landed.push_back(NewEvent()), computed.push_back(NewEvent());
+    forked = NewEvent();
+    joined = NewEvent();
     if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS)
       throw AbiError(BRT_ERROR_INTERNAL, "cublasLtCreate failed");
     workspace = AllocateDevice(RowGemm::kWorkspaceBytes, "the overlapped GEMM's workspace");
@@ -42,22 +46,21 @@ struct OverlapResources final : Resources {
   }
   ~OverlapResources() override {
     if (lt) cublasLtDestroy(lt);
-    for (cudaEvent_t e : events) cudaEventDestroy(e);
+    for (const auto* list : {&landed, &computed})
+      for (cudaEvent_t e : *list) cudaEventDestroy(e);
+    for (cudaEvent_t e : {forked, joined})
+      if (e) cudaEventDestroy(e);
     if (compute) cudaStreamDestroy(compute);
   }
-  // events: [0, chunks) a chunk landed, [chunks, 2 chunks) a chunk's GEMM
-  // finished, then the fork and the join.
-  cudaEvent_t landed(int i) const { return events[i]; }
-  cudaEvent_t computed(int i) const { return events[events.size() / 2 - 1 + i]; }
   // The GEMM stream starts after what the op's stream holds so far.
   void Fork(cudaStream_t stream) const {
-    CheckCuda(cudaEventRecord(events[events.size() - 2], stream), "cudaEventRecord");
-    CheckCuda(cudaStreamWaitEvent(compute, events[events.size() - 2], 0), "cudaStreamWaitEvent");
+    CheckCuda(cudaEventRecord(forked, stream), "cudaEventRecord");
+    CheckCuda(cudaStreamWaitEvent(compute, forked, 0), "cudaStreamWaitEvent");
   }
   // The op's stream goes on after the last GEMM.
   void Join(cudaStream_t stream) const {
-    CheckCuda(cudaEventRecord(events.back(), compute), "cudaEventRecord");
-    CheckCuda(cudaStreamWaitEvent(stream, events.back(), 0), "cudaStreamWaitEvent");
+    CheckCuda(cudaEventRecord(joined, compute), "cudaEventRecord");
+    CheckCuda(cudaStreamWaitEvent(stream, joined, 0), "cudaStreamWaitEvent");
   }
   char* chunk(size_t i, size_t bytes) const {
     return static_cast<char*>(scratch.get()) + i * bytes;
@@ -65,7 +68,10 @@ struct OverlapResources final : Resources {
 
   cudaStream_t compute = nullptr;
   cublasLtHandle_t lt = nullptr;
-  std::vector<cudaEvent_t> events;
+  // Per chunk: it landed (recorded on the op's stream); its GEMM finished
+  // (recorded on the GEMM stream).
+  std::vector<cudaEvent_t> landed, computed;
+  cudaEvent_t forked = nullptr, joined = nullptr;
   DeviceMemory workspace, scratch;
 };
 
@@ -113,10 +119,10 @@ class AllGatherMatmul final : public OverlappedMatmul {
       const void* cur = step == 0 ? b[0] : res.chunk(step - 1, ChunkBytes());
       if (step + 1 < n) {
         RingStep(cur, res.chunk(step, ChunkBytes()), ChunkBytes() / element_bytes_, stream);
-        CheckCuda(cudaEventRecord(res.landed(step), stream), "cudaEventRecord");
+        CheckCuda(cudaEventRecord(res.landed[step], stream), "cudaEventRecord");
       }
       if (step > 0)
-        CheckCuda(cudaStreamWaitEvent(res.compute, res.landed(step - 1), 0), "cudaStreamWaitEvent");
+        CheckCuda(cudaStreamWaitEvent(res.compute, res.landed[step - 1], 0), "cudaStreamWaitEvent");
       const int block = (r - step + n) % n;
       gemm_.Run(res.lt, cur, b[1], static_cast<char*>(b[2]) + block * out_block,
                 /*accumulate=*/false, res.workspace.get(), res.compute);
@@ -149,14 +155,14 @@ class MatmulReduceScatter final : public OverlappedMatmul {
     for (int step = 0; step < n; ++step) {
       const int block = ((r - 1 - step) % n + n) % n;
       if (step > 0)
-        CheckCuda(cudaStreamWaitEvent(res.compute, res.landed(step - 1), 0), "cudaStreamWaitEvent");
+        CheckCuda(cudaStreamWaitEvent(res.compute, res.landed[step - 1], 0), "cudaStreamWaitEvent");
       gemm_.Run(res.lt, static_cast<const char*>(b[0]) + block * lhs_block, b[1], sum_of(step),
                 /*accumulate=*/step > 0, res.workspace.get(), res.compute);
       if (step + 1 == n) break;
-      CheckCuda(cudaEventRecord(res.computed(step), res.compute), "cudaEventRecord");
-      CheckCuda(cudaStreamWaitEvent(stream, res.computed(step), 0), "cudaStreamWaitEvent");
+      CheckCuda(cudaEventRecord(res.computed[step], res.compute), "cudaEventRecord");
+      CheckCuda(cudaStreamWaitEvent(stream, res.computed[step], 0), "cudaStreamWaitEvent");
       RingStep(sum_of(step), sum_of(step + 1), SumBytes() / element_bytes_, stream);
-      CheckCuda(cudaEventRecord(res.landed(step), stream), "cudaEventRecord");
+      CheckCuda(cudaEventRecord(res.landed[step], stream), "cudaEventRecord");
     }
     res.Join(stream);
   }
