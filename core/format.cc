@@ -331,7 +331,7 @@ bool SealExecutable(uint8_t* data, size_t size) {
   return root->mutate_checksum(MetadataChecksum(data, sizeof(uint32_t) + fb_size, field));
 }
 
-Expected<ExecutableBytes> MapFile(const std::string& path) {
+Expected<ExecutableBytes> MapFile(const std::string& path, bool copy_on_write) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return Status(errno == ENOENT ? StatusCode::kNotFound : StatusCode::kInvalidArgument,
@@ -346,7 +346,7 @@ Expected<ExecutableBytes> MapFile(const std::string& path) {
     ::close(fd);
     return Status(StatusCode::kInvalidExecutable, "'" + path + "' is empty");
   }
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  void* p = ::mmap(nullptr, size, PROT_READ | (copy_on_write ? PROT_WRITE : 0), MAP_PRIVATE, fd, 0);
   int err = errno;
   ::close(fd);
   if (p == MAP_FAILED)

@@ -28,8 +28,9 @@ struct ExecutableBytes {
   size_t size = 0;
 };
 
-// Maps a file read-only.
-Expected<ExecutableBytes> MapFile(const std::string& path);
+// Maps a file read-only, or copy-on-write (its pages may be written; the
+// file never changes).
+Expected<ExecutableBytes> MapFile(const std::string& path, bool copy_on_write = false);
 ExecutableBytes CopyBytes(std::span<const uint8_t> bytes);
 
 struct VerifiedExecutable {
