@@ -139,7 +139,7 @@ def main():
 
             session = brt.Session(brt.compile(model_fn, args[0], path=f"{tmp}/{name}.brtx"))
             ctx = session.new_request()
-            ctx.bind("arg0", args[0])
+            ctx.bind(0, args[0])
             ctx.run()
             errors = {"brt": rel(ctx.outputs()[0], ref)}
 

@@ -329,13 +329,16 @@ ImportResult Importer::Run() {
   mlir::func::ReturnOp::create(b_, main.getLoc(), results);
   // Donated arguments (jax.jit(..., donate_argnums=...)): the result that
   // reuses each one's buffer, where JAX named one of the same type.
-  for (unsigned i = 0; i < main.getNumArguments() && i < fn.getNumArguments(); ++i)
+  for (unsigned i = 0; i < main.getNumArguments() && i < fn.getNumArguments(); ++i) {
     if (auto k = main.getArgAttrOfType<mlir::IntegerAttr>(i, "tf.aliasing_output")) {
       const int64_t out = k.getInt();
       if (out >= 0 && out < fn.getNumResults() &&
           fn.getResultTypes()[out] == fn.getArgumentTypes()[i])
         fn.setArgAttr(i, kAliasOutputAttr, k);
     }
+    if (auto name = main.getArgAttrOfType<mlir::StringAttr>(i, kArgNameAttr))
+      fn.setArgAttr(i, kArgNameAttr, name);
+  }
   if (per_rank.body) {
     std::string mesh;
     for (const auto& [axis, size] : per_rank.mesh)

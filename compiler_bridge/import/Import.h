@@ -24,6 +24,11 @@ struct ImportResult {
 // serializer, which makes it state updated in place.
 inline constexpr const char* kAliasOutputAttr = "brt.aliasing_output";
 
+// On an argument of `main`, as brt.export_stablehlo writes it and the
+// importer keeps it: the argument's name in the executable (its parameter
+// and pytree path, e.g. "params.dense.w"). Without it: "arg<i>".
+inline constexpr const char* kArgNameAttr = "brt.name";
+
 // Parses `text` and imports its public function `main` (or the only public
 // function), inlining func.call.
 ImportResult ImportStableHlo(mlir::MLIRContext& context, llvm::StringRef text,

@@ -1,6 +1,7 @@
 #include "serialize/Serialize.h"
 
 #include <fstream>
+#include <set>
 
 #include "BrtDialect.h"
 #include "OpKinds.h"
@@ -133,18 +134,28 @@ bool WritableInPlace(mlir::Value value, mlir::Value donor) {
 
 Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const std::string& path,
                        const SerializeOptions& options, BuildReport* report,
-                       CodegenReport* codegen) {
+                       SerializeReport* serialized) {
   auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
   if (!main) return Status(StatusCode::kInvalidArgument, "module has no function 'main'");
   ExecutableBuilder builder(producer);
   FunctionBuilder& f = builder.AddFunction("main");
   llvm::DenseMap<mlir::Value, ValueId> ids;
   const Device target{options.target == "cuda" ? DeviceKind::kCuda : DeviceKind::kCpu, 0};
+  // Arguments keep the names the importer carried (unique, else "arg<i>").
+  std::vector<std::string> arg_names;
+  std::set<std::string> taken_names;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    auto given = main.getArgAttrOfType<mlir::StringAttr>(i, kArgNameAttr);
+    std::string name = given && !given.getValue().empty() ? given.str() : "arg" + std::to_string(i);
+    if (!taken_names.insert(name).second) name = "arg" + std::to_string(i);
+    taken_names.insert(name);
+    arg_names.push_back(std::move(name));
+  }
   // Donated arguments become state, written in place by their result.
   llvm::DenseMap<int, int> donor_of_result;
   for (auto [i, arg] : llvm::enumerate(main.getArguments())) {
     TensorType t = ToTensorType(arg.getType());
-    const std::string name = "arg" + std::to_string(i);
+    const std::string& name = arg_names[i];
     if (auto k = main.getArgAttrOfType<mlir::IntegerAttr>(i, kAliasOutputAttr)) {
       donor_of_result[static_cast<int>(k.getInt())] = static_cast<int>(i);
       ids[arg] = f.State(name, t.dtype, t.dims, target);
@@ -171,7 +182,7 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
   std::vector<std::pair<std::string, std::vector<std::string>>> shardings;
   for (unsigned i = 0; i < main.getNumArguments(); ++i)
     if (auto a = main.getArgAttrOfType<mlir::ArrayAttr>(i, kShardingAttr))
-      shardings.emplace_back("arg" + std::to_string(i), sharding_of(a));
+      shardings.emplace_back(arg_names[i], sharding_of(a));
   for (unsigned i = 0; i < main.getNumResults(); ++i)
     if (auto a = main.getResultAttrOfType<mlir::ArrayAttr>(i, kShardingAttr))
       shardings.emplace_back("result" + std::to_string(i), sharding_of(a));
@@ -192,7 +203,7 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
                       std::vector<uint8_t>(image.begin(), image.end()), source.str());
     attrs.emplace_back("kernel", name);
     attrs.emplace_back("block_size", g.getAs<mlir::IntegerAttr>("block_size").getInt());
-    if (codegen) ++codegen->kernels, codegen->ptx_bytes += image.size();
+    if (serialized) ++serialized->kernels, serialized->ptx_bytes += image.size();
   };
   int weights = 0;
   for (mlir::Operation& op : main.getBody().front()) {
@@ -221,12 +232,14 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
         }
       }
       // Copies into donors' buffers run last, after every read of the old values.
-      for (auto [i, v] : llvm::enumerate(operands))
+      for (auto [i, v] : llvm::enumerate(operands)) {
+        if (serialized && in_place[i])
+          ++(out[i] == kDeferred ? serialized->state_copied : serialized->state_in_place);
         if (out[i] == kDeferred) out[i] = copy(v);
+      }
       for (size_t i = 0; i < operands.size(); ++i)
         f.Output("result" + std::to_string(i), out[i],
-                 in_place[i] ? "arg" + std::to_string(donor_of_result[static_cast<int>(i)])
-                             : std::string());
+                 in_place[i] ? arg_names[donor_of_result[static_cast<int>(i)]] : std::string());
       break;
     }
     auto k = mlir::dyn_cast<KernelOp>(op);

@@ -18,9 +18,15 @@ struct SerializeOptions {
   std::string kernel_dump_dir;  // if set: each generated kernel as .cu and .ptx
 };
 
-struct CodegenReport {
-  int kernels = 0;
+// What the serializer did, for brt-compile --stats.
+struct SerializeReport {
+  int kernels = 0;  // generated CUDA kernels embedded
   size_t ptx_bytes = 0;
+  // Donated arguments (state): how many results are written straight into
+  // the donor's buffer, and how many through a copy after the last op
+  // (the donor was still read after the new value was made).
+  int state_in_place = 0;
+  int state_copied = 0;
 };
 
 // Writes `module` (func.func @main of brt.kernel ops, placed by brt-place) to
@@ -29,6 +35,6 @@ struct CodegenReport {
 // On failure returns a message with the location.
 Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const std::string& path,
                        const SerializeOptions& options, BuildReport* report,
-                       CodegenReport* codegen);
+                       SerializeReport* serialized);
 
 }  // namespace brt::bridge

@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
   }
 
   brt::BuildReport report;
-  brt::bridge::CodegenReport codegen;
+  brt::bridge::SerializeReport serialized;
   brt::bridge::SerializeOptions options;
   options.target = target;
   if (!dump_dir.empty()) {
@@ -115,13 +115,19 @@ int main(int argc, char** argv) {
     ::mkdir(options.kernel_dump_dir.c_str(), 0755);
   }
   brt::Status s = brt::bridge::SerializeModule(*imported.module, "brt-compile", output, options,
-                                               &report, &codegen);
+                                               &report, &serialized);
   if (!s.ok()) return std::fprintf(stderr, "brt-compile: %s\n", s.message().c_str()), 1;
   if (stats) {
     std::printf("stablehlo ops: %d (after import, before fusion)\n", imported.source_ops);
     if (target == "cuda")
-      std::printf("generated CUDA kernels: %d (PTX %s, %zu bytes)\n", codegen.kernels,
-                  cuda_arch.c_str(), codegen.ptx_bytes);
+      std::printf("generated CUDA kernels: %d (PTX %s, %zu bytes)\n", serialized.kernels,
+                  cuda_arch.c_str(), serialized.ptx_bytes);
+    if (serialized.state_in_place + serialized.state_copied)
+      std::printf(
+          "state: %d donated arguments, %d written in place, %d through a copy after "
+          "the last op\n",
+          serialized.state_in_place + serialized.state_copied, serialized.state_in_place,
+          serialized.state_copied);
     for (const auto& f : report.functions)
       std::printf(
           "function %s: %d runtime ops; planned arena %lld bytes; lower bound %lld bytes live at "

@@ -14,12 +14,65 @@ def export_stablehlo(fn, *example_args):
     """StableHLO of `jax.jit(fn)` for arguments shaped like `example_args`, in
     the generic op form that brt-compile reads. A function already jitted is
     lowered as it is, so `jax.jit(step, donate_argnums=...)` keeps its donated
-    arguments (brt makes them state, updated in place)."""
+    arguments (brt makes them state, updated in place). Each argument is named
+    after its parameter and its place in the pytree (`params.dense.w`,
+    `opt_state.0.mu.dense.w`, `x`): the names brt gives the arguments, and
+    so the keys of saved state."""
     import jax
 
     lowered = (fn if hasattr(fn, "lower") else jax.jit(fn)).lower(*example_args)
     module = lowered.compiler_ir("stablehlo")
+    _name_arguments(module, _argument_names(fn, lowered, example_args))
     return module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None)
+
+
+def _argument_names(fn, lowered, example_args):
+    """Per argument of the lowered `main`: "<parameter>.<pytree path>"."""
+    import inspect
+
+    import jax
+
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+        positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):  # a callable without a signature
+        positional = []
+    names = []
+    for path, _ in jax.tree_util.tree_flatten_with_path(example_args)[0]:
+        index = path[0].idx
+        head = positional[index] if index < len(positional) else f"arg{index}"
+        rest = jax.tree_util.keystr(path[1:], simple=True, separator=".")
+        names.append(f"{head}.{rest}" if rest else head)
+    # jax.jit drops the arguments the function never reads.
+    kept = getattr(getattr(lowered, "_lowering", None), "compile_args", {}).get("kept_var_idx")
+    if kept is not None:
+        names = [n for i, n in enumerate(names) if i in kept]
+    return names
+
+
+def _name_arguments(module, names):
+    """Sets `brt.name` on the arguments of the module's `main`; leaves them
+    unnamed (brt-compile then says arg0, arg1, ...) when the names do not
+    line up or repeat."""
+    from jax._src.lib.mlir import ir
+
+    if len(set(names)) != len(names):
+        return
+    with module.context:
+        for op in module.body.operations:
+            if "sym_name" not in op.attributes or ir.StringAttr(op.attributes["sym_name"]).value != "main":
+                continue
+            inputs = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value).inputs
+            if len(inputs) != len(names):
+                return
+            old = op.attributes["arg_attrs"] if "arg_attrs" in op.attributes else None
+            attrs = []
+            for i, name in enumerate(names):
+                entries = ir.DictAttr(old[i]) if old is not None else []
+                merged = {entries[k].name: entries[k].attr for k in range(len(entries))}
+                merged["brt.name"] = ir.StringAttr.get(name)
+                attrs.append(ir.DictAttr.get(merged))
+            op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
 
 
 def find_tool(name="brt-compile"):

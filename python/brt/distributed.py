@@ -7,7 +7,7 @@ at the row-major position r of the mesh, as JAX numbers a mesh's devices.
 
     s = brt.Session("tp_mlp.brtx")          # under mpirun: rank from the env
     f = s.functions[0]
-    x_local = brt.distributed.shard(x, f, "arg0", s.rank)
+    x_local = brt.distributed.shard(x, f, "x", s.rank)   # the argument named after parameter x
     (y_local,) = s.run(x_local)
     # every rank's y_local, gathered somehow -> brt.distributed.unshard(...)
 """

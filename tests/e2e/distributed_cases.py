@@ -126,7 +126,8 @@ def run(directory):
         fn = session.functions[0]
         inputs = np.load(directory / f"{name}.npz")
         expected = np.load(directory / f"{name}.expected.npz")
-        local = [brt.distributed.shard(inputs[f"arr_{i}"], fn, f"arg{i}", session.rank)
+        names = [a["name"] for a in fn["arguments"] if a["role"] == "input"]
+        local = [brt.distributed.shard(inputs[f"arr_{i}"], fn, names[i], session.rank)
                  for i in range(len(inputs.files))]
         outputs = session.run(*local)
         for i, out in enumerate(outputs):

@@ -34,13 +34,13 @@ def test_an_sgd_momentum_step_keeps_its_state_in_the_bound_arrays(tmp_path):
 
     jitted = jax.jit(step, donate_argnums=(0, 1))
     session = brt.Session(brt.compile(jitted, w, m, x, y, path=str(tmp_path / "step.brtx")))
-    assert roles(session) == {"arg0": ("state", None), "arg1": ("state", None),
-                              "arg2": ("input", None), "arg3": ("input", None),
-                              "result0": ("output", "arg0"), "result1": ("output", "arg1"),
+    assert roles(session) == {"w": ("state", None), "m": ("state", None),
+                              "x": ("input", None), "y": ("input", None),
+                              "result0": ("output", "w"), "result1": ("output", "m"),
                               "result2": ("output", None)}
     ctx = session.new_request()
     w_state, m_state = w.copy(), m.copy()
-    for name, array in (("arg0", w_state), ("arg1", m_state), ("arg2", x), ("arg3", y)):
+    for name, array in (("w", w_state), ("m", m_state), ("x", x), ("y", y)):
         ctx.bind(name, array)
     wj, mj = jnp.array(w), jnp.array(m)
     for _ in range(20):
@@ -64,12 +64,12 @@ def test_a_donor_read_after_its_new_value_exists_sees_the_old_value(tmp_path):
 
     jitted = jax.jit(f, donate_argnums=(0, 1))
     session = brt.Session(brt.compile(jitted, p, q, path=str(tmp_path / "f.brtx")))
-    assert roles(session)["result0"] == ("output", "arg0")
-    assert roles(session)["result1"] == ("output", "arg1")
+    assert roles(session)["result0"] == ("output", "p")
+    assert roles(session)["result1"] == ("output", "q")
     ctx = session.new_request()
     p_state, q_state = p.copy(), q.copy()
-    ctx.bind("arg0", p_state)
-    ctx.bind("arg1", q_state)
+    ctx.bind("p", p_state)
+    ctx.bind("q", q_state)
     pj, qj = jnp.array(p), jnp.array(q)
     for _ in range(3):
         ctx.run()
