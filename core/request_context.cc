@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "brt/safetensors.h"
+
 namespace brt {
 
 void RequestContext::Impl::ReleaseInstances() {
@@ -76,6 +78,45 @@ Status RequestContext::Impl::CheckTensor(size_t arg, const Tensor& t) const {
   return Status::Ok();
 }
 
+Expected<Tensor> RequestContext::Impl::OwnedCopy(size_t arg, const Tensor& host,
+                                                 Device device) const {
+  const size_t bytes = host.num_bytes();
+  auto block = core::AllocateShared(s->AllocatorFor(device), bytes, core::kArenaAlignment);
+  if (!block)
+    return Status(StatusCode::kResourceExhausted, "cannot allocate " + std::to_string(bytes) +
+                                                      " bytes on " + DeviceKindName(device.kind) +
+                                                      " for argument " + ArgName(arg));
+  if (device.kind == DeviceKind::kCpu) {
+    if (bytes) std::memcpy(block.get(), host.data(), bytes);
+  } else {
+    const LoadedProvider* p = s->ProviderFor(device.kind);
+    BrtErrorBuffer err{};
+    if (bytes &&
+        p->api->copy(device.ordinal, block.get(), host.data(), bytes, 0, nullptr, &err) != BRT_OK)
+      return Status(StatusCode::kInternal, "copying argument " + ArgName(arg) + " to " +
+                                               DeviceKindName(device.kind) + ": " + err.message);
+  }
+  void* p = block.get();
+  return Tensor::Adopt(
+      p, host.dtype(), host.shape(), [block](void*) mutable { block.reset(); }, device);
+}
+
+Expected<Tensor> RequestContext::Impl::OnHost(size_t arg, const Tensor& t) const {
+  if (t.device().kind == DeviceKind::kCpu) return t;
+  const LoadedProvider* p = s->ProviderFor(t.device().kind);
+  if (!p || !p->api->copy)
+    return Status(StatusCode::kUnsupported, "argument " + ArgName(arg) + " lives on " +
+                                                DeviceKindName(t.device().kind) +
+                                                ", and no loaded provider can copy from it");
+  Tensor host = Tensor::Allocate(t.dtype(), t.shape());
+  BrtErrorBuffer err{};
+  if (t.num_bytes() && p->api->copy(t.device().ordinal, host.data(), t.data(), t.num_bytes(), 1,
+                                    nullptr, &err) != BRT_OK)
+    return Status(StatusCode::kInternal, "copying argument " + ArgName(arg) + " from " +
+                                             DeviceKindName(t.device().kind) + ": " + err.message);
+  return host;
+}
+
 RequestContext::RequestContext(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 RequestContext::~RequestContext() {
@@ -90,8 +131,12 @@ Status RequestContext::Bind(ArgRef ref, const Tensor& tensor, Ownership ownershi
                   "cannot bind while a run is in flight; call Wait() first");
   auto arg = impl_->Find(ref);
   if (!arg.ok()) return arg.status();
-  BRT_RETURN_IF_ERROR(impl_->CheckTensor(*arg, tensor));
   const ArgumentInfo& info = impl_->fs->info.arguments[*arg];
+  const bool upload = ownership == Ownership::kCopied && info.role == ArgRole::kState &&
+                      tensor.device().kind == DeviceKind::kCpu;
+  BRT_RETURN_IF_ERROR(impl_->CheckTensor(
+      *arg, upload ? Tensor::Borrow(tensor.data(), tensor.dtype(), tensor.shape(), info.device)
+                   : tensor));
   if (info.role == ArgRole::kOutput && info.alias_argument >= 0)
     return Status(StatusCode::kInvalidArgument,
                   "output " + impl_->ArgName(*arg) + " is written in place of " +
@@ -102,13 +147,11 @@ Status RequestContext::Bind(ArgRef ref, const Tensor& tensor, Ownership ownershi
       return Status(StatusCode::kUnsupported,
                     "argument " + impl_->ArgName(*arg) +
                         ": copied binding of device memory is not supported yet");
-    auto block = core::AllocateShared(impl_->s->host_allocator, tensor.num_bytes(), 64);
-    if (!block)
-      return Status(StatusCode::kResourceExhausted, "cannot copy argument " + impl_->ArgName(*arg));
-    if (tensor.num_bytes()) std::memcpy(block.get(), tensor.data(), tensor.num_bytes());
-    void* p = block.get();
-    bound =
-        Tensor::Adopt(p, tensor.dtype(), tensor.shape(), [block](void*) mutable { block.reset(); });
+    // A state lives on its own device: a host value is uploaded there.
+    const Device where = info.role == ArgRole::kState ? info.device : tensor.device();
+    auto copy = impl_->OwnedCopy(*arg, tensor, where);
+    if (!copy.ok()) return copy.status();
+    bound = std::move(copy).value();
   } else if (ownership == Ownership::kBorrowed) {
     bound = Tensor::Borrow(tensor.data(), tensor.dtype(), tensor.shape(), tensor.device());
   }
@@ -169,6 +212,85 @@ Expected<Tensor> RequestContext::Output(ArgRef ref) const {
         StatusCode::kFailedPrecondition,
         "output " + impl_->ArgName(*arg) + " has not been produced yet: call Run() first");
   return impl_->outputs[*arg];
+}
+
+Expected<Tensor> RequestContext::State(ArgRef ref) const {
+  auto arg = impl_->Find(ref);
+  if (!arg.ok()) return arg.status();
+  if (impl_->fs->info.arguments[*arg].role != ArgRole::kState)
+    return Status(StatusCode::kInvalidArgument,
+                  "argument " + impl_->ArgName(*arg) + " is " +
+                      ArgRoleName(impl_->fs->info.arguments[*arg].role) + ", not state");
+  if (impl_->in_flight)
+    return Status(StatusCode::kFailedPrecondition,
+                  "state " + impl_->ArgName(*arg) + ": a run is in flight; call Wait() first");
+  if (!impl_->bindings[*arg].defined())
+    return Status(StatusCode::kFailedPrecondition,
+                  "state " + impl_->ArgName(*arg) + " is not bound (Bind or LoadState it)");
+  return impl_->bindings[*arg];
+}
+
+Status RequestContext::SaveState(const std::string& path) const {
+  std::vector<NamedTensor> tensors;
+  const auto& args = impl_->fs->info.arguments;
+  for (size_t a = 0; a < args.size(); ++a) {
+    if (args[a].role != ArgRole::kState) continue;
+    auto value = State(a);
+    if (!value.ok()) return value.status();
+    auto host = impl_->OnHost(a, *value);
+    if (!host.ok()) return host.status();
+    tensors.push_back({args[a].name, std::move(host).value()});
+  }
+  if (tensors.empty())
+    return Status(StatusCode::kFailedPrecondition,
+                  "function '" + impl_->fs->info.name + "' has no state arguments to save");
+  return WriteSafetensors(
+      path, tensors,
+      {{"format", "brt"}, {"function", impl_->fs->info.name}, {"producer", impl_->s->producer}});
+}
+
+Status RequestContext::LoadState(const std::string& path) {
+  if (impl_->in_flight)
+    return Status(StatusCode::kFailedPrecondition,
+                  "cannot load state while a run is in flight; call Wait() first");
+  auto file = ReadSafetensors(path);
+  if (!file.ok()) return file.status();
+  const auto& args = impl_->fs->info.arguments;
+  std::map<std::string, const Tensor*> in_file;
+  for (const NamedTensor& t : file->tensors) in_file[t.name] = &t.tensor;
+  std::vector<std::pair<size_t, const Tensor*>> found;
+  std::string missing;
+  for (size_t a = 0; a < args.size(); ++a) {
+    if (args[a].role != ArgRole::kState) continue;
+    auto it = in_file.find(args[a].name);
+    if (it == in_file.end()) {
+      missing += (missing.empty() ? "" : ", ") + args[a].name;
+      continue;
+    }
+    found.emplace_back(a, it->second);
+    in_file.erase(it);
+  }
+  std::string unexpected;
+  for (const auto& [name, t] : in_file) unexpected += (unexpected.empty() ? "" : ", ") + name;
+  if (!missing.empty() || !unexpected.empty())
+    return Status(StatusCode::kInvalidArgument,
+                  "'" + path + "' does not hold the state of function '" + impl_->fs->info.name +
+                      "'" + (missing.empty() ? "" : "; missing: " + missing) +
+                      (unexpected.empty() ? "" : "; not state here: " + unexpected));
+  // Checked and copied before any is bound, so a bad file changes nothing.
+  std::vector<std::pair<size_t, Tensor>> copies;
+  for (const auto& [a, t] : found) {
+    BRT_RETURN_IF_ERROR(
+        impl_->CheckTensor(a, Tensor::Borrow(t->data(), t->dtype(), t->shape(), args[a].device)));
+    auto copy = impl_->OwnedCopy(a, *t, args[a].device);
+    if (!copy.ok()) return copy.status();
+    copies.emplace_back(a, std::move(copy).value());
+  }
+  std::vector<Tensor> previous = impl_->bindings;
+  for (auto& [a, t] : copies) impl_->bindings[a] = std::move(t);
+  Status symbols = impl_->ResolveSymbols(false);
+  if (!symbols.ok()) impl_->bindings = std::move(previous);
+  return symbols;
 }
 
 void RequestContext::SetProfiling(bool enabled) { impl_->profiling = enabled; }

@@ -278,6 +278,10 @@ struct RequestContext::Impl {
 
   Expected<size_t> Find(ArgRef ref) const;
   Status CheckTensor(size_t arg, const Tensor& t) const;
+  // A copy of a host tensor in memory the runtime owns on `device`.
+  Expected<Tensor> OwnedCopy(size_t arg, const Tensor& host, Device device) const;
+  // A device tensor copied to the host (a host tensor as it is).
+  Expected<Tensor> OnHost(size_t arg, const Tensor& t) const;
   // Fills symbol_values from the bound arguments (reusing its storage, so a
   // run does not allocate).
   Status ResolveSymbols(bool require_all);

@@ -18,9 +18,9 @@ fi
 
 # oneDNN 3.x: the CPU-only GNU-OpenMP wheels. (The plain 'onednn' wheel is a
 # SYCL build that needs the DPC++ and TBB runtimes.)
-py_packages=(numpy pytest jax nanobind scikit-build-core onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0)
+py_packages=(numpy pytest jax optax safetensors nanobind scikit-build-core onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0)
 prefix=$(python3 -c 'import sys; print(sys.prefix)')
-if ! python3 -c 'import numpy, pytest, jax, nanobind, scikit_build_core' 2>/dev/null || [ ! -f "$prefix/lib/cmake/dnnl/dnnl-config.cmake" ]; then
+if ! python3 -c 'import numpy, pytest, jax, optax, safetensors, nanobind, scikit_build_core' 2>/dev/null || [ ! -f "$prefix/lib/cmake/dnnl/dnnl-config.cmake" ]; then
   echo "bootstrap: installing PyPI packages: ${py_packages[*]}"
   python3 -m pip install -q --disable-pip-version-check "${py_packages[@]}"
 fi

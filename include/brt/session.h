@@ -142,6 +142,22 @@ class RequestContext {
   // All outputs in result order.
   Expected<std::vector<Tensor>> Outputs() const;
 
+  // Train state (docs/training.md). A state argument is a value each run
+  // updates in place: a donated argument of a JAX train step (parameters,
+  // optimizer state). Bind it once and run N steps; its bound buffer holds
+  // the latest value and nothing is copied between steps. Bound with
+  // Ownership::kCopied, a host tensor is copied into memory the runtime owns
+  // on the state's device (uploaded when that is a GPU).
+  // The state's current value: its bound tensor, on the state's device.
+  Expected<Tensor> State(ArgRef arg) const;
+  // Writes every state argument under its name to a .safetensors file
+  // (brt/safetensors.h); device state is copied to the host first.
+  Status SaveState(const std::string& path) const;
+  // Binds every state argument to a copy of the file's tensor of the same
+  // name, on the state's device. The file must hold exactly the state's
+  // names, with their dtypes and shapes; otherwise nothing is bound.
+  Status LoadState(const std::string& path);
+
   // Runs this context's work for `device` on the caller's native queue (a
   // cudaStream_t for CUDA, e.g. PyTorch's current stream) instead of a queue
   // of its own. Every handle is the caller's, nullptr included: for CUDA it

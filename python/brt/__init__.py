@@ -1,7 +1,8 @@
 """brt's Python package.
 
-`brt.Session` and `brt.RequestContext` come from the native extension (built
-with the project; on PYTHONPATH as build/python). `export_stablehlo` and
+`brt.Session`, `brt.RequestContext`, `brt.load_safetensors` and
+`brt.save_safetensors` come from the native extension (built with the
+project; on PYTHONPATH as build/python). `export_stablehlo` and
 `compile` work without it: they turn a JAX function into StableHLO text and
 into a .brtx executable (calling the `brt-compile` tool).
 """
@@ -9,8 +10,9 @@ from . import distributed
 from .compiler import CompileError, compile, export_stablehlo, find_tool
 
 try:
-    from ._brt import RequestContext, Session
+    from ._brt import RequestContext, Session, load_safetensors, save_safetensors
 except ImportError:  # the pure-Python part still works
     pass
 
-__all__ = ["CompileError", "distributed", "RequestContext", "Session", "compile", "export_stablehlo", "find_tool"]
+__all__ = ["CompileError", "distributed", "RequestContext", "Session", "compile", "export_stablehlo", "find_tool",
+           "load_safetensors", "save_safetensors"]

@@ -3,11 +3,13 @@
 // memory) and outputs that share the runtime's buffers.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "brt/safetensors.h"
 #include "brt/session.h"
 
 namespace nb = nanobind;
@@ -105,6 +107,9 @@ bool TryArray(nb::handle obj, Array& array) {
 // Why `obj` cannot be taken as an array, in the user's terms.
 std::string WhyNotAnArray(nb::handle obj) {
   const std::string type = Text(obj.type().attr("__name__"));
+  if (nb::hasattr(obj, "is_deleted") && nb::cast<bool>(obj.attr("is_deleted")()))
+    return "the " + type +
+           " has been deleted (donated to a jax.jit call with donate_argnums?); pass a live array";
   if (!nb::hasattr(obj, "dtype"))
     return "expected an array (NumPy, JAX, PyTorch, CuPy: anything with __dlpack__ or the buffer "
            "protocol), got " +
@@ -257,6 +262,42 @@ class PyRequest {
     }
     Check(s);
   }
+  // Copies of the given arrays (any array, read-only JAX ones included)
+  // become the state, on its device; every state argument must be given.
+  void BindState(nb::dict values) {
+    const brt::FunctionInfo& f = ctx_->function();
+    std::vector<std::pair<int, brt::Tensor>> tensors;
+    std::string missing;
+    for (size_t i = 0; i < f.arguments.size(); ++i) {
+      const brt::ArgumentInfo& arg = f.arguments[i];
+      if (arg.role != brt::ArgRole::kState) continue;
+      if (!values.contains(arg.name.c_str())) {
+        missing += (missing.empty() ? "" : ", ") + arg.name;
+        continue;
+      }
+      tensors.emplace_back(static_cast<int>(i),
+                           FromArray("state '" + arg.name + "'", values[arg.name.c_str()], false));
+    }
+    for (auto [key, value] : values) {
+      const int index = ArgIndex(f, key);
+      if (f.arguments[index].role != brt::ArgRole::kState)
+        throw nb::value_error(("bind_state: '" + f.arguments[index].name + "' is " +
+                               brt::ArgRoleName(f.arguments[index].role) +
+                               ", not state; bind it with bind()")
+                                  .c_str());
+    }
+    if (!missing.empty())
+      throw nb::value_error(("bind_state: no value for state " + missing).c_str());
+    for (auto& [index, tensor] : tensors) Check(ctx_->Bind(index, tensor, brt::Ownership::kCopied));
+  }
+  nb::dict State() {
+    nb::dict out;
+    const brt::FunctionInfo& f = ctx_->function();
+    for (size_t i = 0; i < f.arguments.size(); ++i)
+      if (f.arguments[i].role == brt::ArgRole::kState)
+        out[f.arguments[i].name.c_str()] = ToArray(Take(ctx_->State(static_cast<int>(i))));
+    return out;
+  }
   nb::list Outputs() {
     nb::list out;
     for (const brt::Tensor& t : Take(ctx_->Outputs())) out.append(ToArray(t));
@@ -284,6 +325,23 @@ NB_MODULE(_brt, m) {
       .def("wait", &PyRequest::Wait)
       .def("outputs", &PyRequest::Outputs,
            "Outputs sharing the runtime's buffers: NumPy arrays, or DLPack arrays on a GPU.")
+      .def("bind_state", &PyRequest::BindState, nb::arg("values"),
+           "Binds every state argument (name -> array) to a copy on its device, kept by the "
+           "context across runs: each run updates it in place.")
+      .def("state", &PyRequest::State,
+           "The state (name -> array), sharing the live buffers like outputs(): the next run "
+           "overwrites them.")
+      .def(
+          "save_state",
+          [](PyRequest& r, const std::string& path) { Check(r.context().SaveState(path)); },
+          nb::arg("path"),
+          "Writes the state to a .safetensors file (readable by safetensors, "
+          "PyTorch, JAX through NumPy).")
+      .def(
+          "load_state",
+          [](PyRequest& r, const std::string& path) { Check(r.context().LoadState(path)); },
+          nb::arg("path"),
+          "Binds every state argument to a copy of the same-named tensor of a .safetensors file.")
       .def_prop_ro("function", [](const PyRequest& r) { return r.function().name; })
       .def(
           "set_graph_capture",
@@ -301,6 +359,35 @@ NB_MODULE(_brt, m) {
           "the default stream, used as given); None goes back to the context's own.")
       .def_prop_ro("last_run_replayed_graph",
                    [](PyRequest& r) { return r.context().last_run_replayed_graph(); });
+
+  m.def(
+      "load_safetensors",
+      [](const std::string& path) {
+        nb::dict out;
+        for (const brt::NamedTensor& t : Take(brt::ReadSafetensors(path)).tensors)
+          out[t.name.c_str()] = ToArray(t.tensor);
+        return out;
+      },
+      nb::arg("path"),
+      "Reads a .safetensors file: name -> NumPy array over a copy-on-write mapping of it.");
+  m.def(
+      "save_safetensors",
+      [](const std::string& path, nb::dict tensors, std::map<std::string, std::string> metadata) {
+        std::vector<brt::NamedTensor> named;
+        for (auto [key, value] : tensors) {
+          const std::string name = nb::cast<std::string>(key);
+          named.push_back({name, FromArray("tensor '" + name + "'", value, false)});
+        }
+        brt::Status s;
+        {
+          nb::gil_scoped_release release;
+          s = brt::WriteSafetensors(path, named, metadata);
+        }
+        Check(s);
+      },
+      nb::arg("path"), nb::arg("tensors"),
+      nb::arg("metadata") = std::map<std::string, std::string>(),
+      "Writes name -> host array (contiguous) to a .safetensors file.");
 
   nb::class_<brt::Session>(m, "Session")
       .def(nb::new_([](const std::string& path, std::optional<std::vector<std::string>> providers,
