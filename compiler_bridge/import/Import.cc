@@ -1,5 +1,7 @@
 #include "import/Import.h"
 
+#include <optional>
+
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "import/OpText.h"
@@ -44,6 +46,8 @@ class Importer {
                         llvm::DenseMap<Value, Value>& map);
   bool ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportErfc(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map);
+  bool UnbatchIndexing(Operation& op, llvm::StringRef kind, llvm::SmallVectorImpl<Value>& operands,
+                       llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
   bool Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
   bool Reducer(Operation& op, llvm::StringRef kind,
                llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
@@ -180,6 +184,104 @@ bool Importer::ImportErfc(Operation& op, llvm::ArrayRef<Value> operands,
   return true;
 }
 
+// gather/scatter with batching dims (what jnp.take_along_axis and its
+// gradient lower to) become the plain form: each batching dim pair (operand
+// dim o, indices dim i) turns into one more index component, the iota along
+// i, indexing o as a collapsed (gather) or inserted (scatter) dim. Empty dim
+// lists, which the printed form leaves out, are made explicit.
+bool Importer::UnbatchIndexing(Operation& op, llvm::StringRef kind,
+                               llvm::SmallVectorImpl<Value>& operands,
+                               llvm::SmallVectorImpl<mlir::NamedAttribute>& params) {
+  const bool gather = kind == "gather";
+  const char* operand_batching = gather ? "operand_batching_dims" : "input_batching_dims";
+  const char* indices_batching =
+      gather ? "start_indices_batching_dims" : "scatter_indices_batching_dims";
+  const char* folded = gather ? "collapsed_slice_dims" : "inserted_window_dims";
+  const char* index_map = gather ? "start_index_map" : "scatter_dims_to_operand_dims";
+  const char* windows = gather ? "offset_dims" : "update_window_dims";
+  llvm::SmallVector<int64_t> operand_dims, indices_dims, folded_dims, map_dims, window_dims;
+  std::optional<int64_t> vector_dim;
+  llvm::SmallVector<mlir::NamedAttribute> kept;
+  for (const mlir::NamedAttribute& na : params) {
+    const llvm::StringRef name = na.getName().getValue();
+    auto list = [&](llvm::SmallVector<int64_t>& into) {
+      auto a = mlir::dyn_cast<mlir::DenseI64ArrayAttr>(na.getValue());
+      if (a) into.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+      return a != nullptr;
+    };
+    bool ok = true;
+    if (name == operand_batching)
+      ok = list(operand_dims);
+    else if (name == indices_batching)
+      ok = list(indices_dims);
+    else if (name == folded)
+      ok = list(folded_dims);
+    else if (name == index_map)
+      ok = list(map_dims);
+    else if (name == windows)
+      ok = list(window_dims);
+    else if (name == "index_vector_dim") {
+      auto a = mlir::dyn_cast<mlir::IntegerAttr>(na.getValue());
+      ok = a != nullptr;
+      if (a) vector_dim = a.getInt();
+    } else {
+      kept.push_back(na);
+    }
+    if (!ok) return Fail(op, "attribute '" + name.str() + "' is not a list of integers");
+  }
+  if (operand_dims.size() != indices_dims.size())
+    return Fail(
+        op, std::string(operand_batching) + " and " + indices_batching + " have different lengths");
+  Value indices = operands[1];
+  auto type = mlir::cast<mlir::RankedTensorType>(indices.getType());
+  const int64_t rank = type.getRank();
+  const int64_t ivd = vector_dim.value_or(rank);
+  if (ivd < 0 || ivd > rank) return Fail(op, "index_vector_dim is out of range");
+  if (!operand_dims.empty()) {
+    auto empty = b_.getDictionaryAttr({});
+    llvm::SmallVector<int64_t> shape(type.getShape());
+    if (ivd == rank) {  // index vectors of one implicit component: make it explicit
+      shape.push_back(1);
+      indices = KernelOp::create(
+                    b_, op.getLoc(),
+                    mlir::TypeRange{mlir::RankedTensorType::get(shape, type.getElementType())},
+                    b_.getStringAttr("reshape"), mlir::ValueRange{indices}, empty)
+                    .getResult(0);
+    }
+    llvm::SmallVector<Value> pieces{indices};
+    llvm::SmallVector<int64_t> one = shape;
+    one[ivd] = 1;
+    auto iota_type = mlir::RankedTensorType::get(one, type.getElementType());
+    for (int64_t d : indices_dims) {
+      if (d < 0 || d >= static_cast<int64_t>(shape.size()) || d == ivd)
+        return Fail(op, std::string(indices_batching) + " names a dimension out of range");
+      pieces.push_back(KernelOp::create(b_, op.getLoc(), mlir::TypeRange{iota_type},
+                                        b_.getStringAttr("iota"), mlir::ValueRange{},
+                                        b_.getDictionaryAttr({b_.getNamedAttr(
+                                            "iota_dimension", b_.getI64IntegerAttr(d))}))
+                           .getResult(0));
+    }
+    shape[ivd] += static_cast<int64_t>(indices_dims.size());
+    operands[1] =
+        KernelOp::create(
+            b_, op.getLoc(),
+            mlir::TypeRange{mlir::RankedTensorType::get(shape, type.getElementType())},
+            b_.getStringAttr("concatenate"), pieces,
+            b_.getDictionaryAttr({b_.getNamedAttr("dimension", b_.getI64IntegerAttr(ivd))}))
+            .getResult(0);
+    folded_dims.append(operand_dims.begin(), operand_dims.end());
+    llvm::sort(folded_dims);
+    map_dims.append(operand_dims.begin(), operand_dims.end());
+  }
+  kept.push_back(b_.getNamedAttr(folded, b_.getDenseI64ArrayAttr(folded_dims)));
+  kept.push_back(b_.getNamedAttr(index_map, b_.getDenseI64ArrayAttr(map_dims)));
+  kept.push_back(b_.getNamedAttr(windows, b_.getDenseI64ArrayAttr(window_dims)));
+  if (vector_dim || !operand_dims.empty())
+    kept.push_back(b_.getNamedAttr("index_vector_dim", b_.getI64IntegerAttr(ivd)));
+  params.assign(kept.begin(), kept.end());
+  return true;
+}
+
 bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth) {
   const llvm::StringRef name = op.getName().getStringRef();
   llvm::SmallVector<Value> operands;
@@ -230,6 +332,8 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
       return Fail(op, "scatter with several operands is not supported yet");
     if (!Reducer(op, kind, params)) return false;
   }
+  if ((kind == "gather" || kind == "scatter") && !UnbatchIndexing(op, kind, operands, params))
+    return false;
   if (kind == "all_reduce" || kind == "all_gather" || kind == "reduce_scatter" ||
       kind == "all_to_all")
     return ImportCollective(op, kind, operands, params, map);
