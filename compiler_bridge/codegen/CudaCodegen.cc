@@ -5,6 +5,7 @@
 #endif
 
 #include <cctype>
+#include <cmath>
 #include <sstream>
 
 #include "OpKinds.h"
@@ -68,6 +69,16 @@ const char kPrologue[] =
 
 }  // namespace
 
+// A float constant as CUDA C: exact (hex) when finite; NaN and the
+// infinities, which have no literal, by their bits.
+std::string FloatLiteral(double c) {
+  if (std::isnan(c)) return "__int_as_float(0x7fc00000)";
+  if (std::isinf(c)) return c > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+  std::ostringstream s;
+  s << std::hexfloat << c << "f";
+  return s.str();
+}
+
 bool GenerateFusedElementwise(KernelOp op, const std::string& name, CudaKernel* out) {
   auto result = TypeOf(op.getResult(0));
   if (!result.getElementType().isF32()) return false;
@@ -114,8 +125,7 @@ bool GenerateFusedElementwise(KernelOp op, const std::string& name, CudaKernel* 
     s << "    const float r" << reg++ << " = (float)in" << k << "[o" << k << "];\n";
   if (constants)
     for (double c : constants.asArrayRef())
-      s << "    const float r" << reg++ << " = " << std::hexfloat << c << std::defaultfloat
-        << "f;\n";
+      s << "    const float r" << reg++ << " = " << FloatLiteral(c) << ";\n";
   for (size_t i = 0; i < names.size(); ++i) {
     auto r = [&](int slot) {
       const int64_t idx = program[3 * i + slot];

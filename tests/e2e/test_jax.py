@@ -75,6 +75,10 @@ CASES = {
     "cumsum": (lambda x: jnp.cumsum(x, axis=1), [normal(3, 10)]),
     "gather_take": (lambda t, i: jnp.take(t, i, axis=0), [normal(10, 4), ints(10, 6)]),
     "scatter_add": (lambda x, i, u: x.at[i].add(u), [normal(8, 3), ints(8, 5), normal(5, 3)]),
+    # Gathers and scatters with batching dims, made plain by the importer.
+    "take_along_axis": (lambda x, i: jnp.take_along_axis(x, i, axis=-1) * 2, [normal(3, 4, 9), ints(9, 3, 4, 2)]),
+    "grad_take_along_axis": (jax.grad(lambda x, i: jnp.sum(jnp.take_along_axis(x, i, axis=1) ** 2)),
+                             [normal(5, 7), ints(7, 5, 3)]),
     "scatter_set": (lambda x, i, u: x.at[i].set(u), [normal(8, 3), np.array([1, 4, 6], np.int32), normal(3, 3)]),
     "dynamic_slice": (lambda x, i: jax.lax.dynamic_slice(x, (i, 1), (3, 2)), [normal(6, 4), np.int32(2)]),
     "dynamic_update_slice": (lambda x, u, i: jax.lax.dynamic_update_slice(x, u, (i, 0)),
