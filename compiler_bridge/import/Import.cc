@@ -314,6 +314,14 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
                         (target ? target.getValue().str() : std::string("?")) + "'");
   }
   if (name == "chlo.erfc") return ImportErfc(op, operands, map);
+  if (name == "chlo.square") {  // jnp.square, and so every jnp.var
+    if (operands.size() != 1 || !CheckType(op.getResult(0).getType(), op)) return false;
+    map[op.getResult(0)] =
+        KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr("multiply"),
+                         mlir::ValueRange{operands[0], operands[0]}, b_.getDictionaryAttr({}))
+            .getResult(0);
+    return true;
+  }
   if (name.starts_with("chlo.")) {
     if (kind != "erf") return Fail(op, "unsupported op '" + name.str() + "'");
   } else if (const KindInfo* info = FindKind(kind); !info || !info->imported) {
