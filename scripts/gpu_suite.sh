@@ -59,7 +59,7 @@ no_skips() {
 export BRT_TEST_DEVICE=cuda
 # nccl_test: the nccl provider, a world of one (needs libnccl.so.2: the
 # system's or PyTorch's nvidia-nccl wheel, found through nvidia_libs above).
-for t in ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test nccl_test; do
+for t in ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test state_test nccl_test; do
   if $gpu/bin/$t >"$OUT/$t.log" 2>&1; then r=passed; else r=FAILED; status=1; fi
   summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?' "$OUT/$t.log" | sed 's/, listed below://' | tr '\n' ' ')
   why=$(grep -m1 -E "a GPU is visible|no usable CUDA device" "$OUT/$t.log" || true)
@@ -71,7 +71,7 @@ if [ "$BRT_EXPECT_GPU" != 1 ]; then
   echo "- compute-sanitizer: not run (no GPU)" >>"$report"
 elif command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
-    for t in ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test; do
+    for t in ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test state_test; do
       if compute-sanitizer --tool $tool --error-exitcode 1 $gpu/bin/$t >"$OUT/$t.$tool.log" 2>&1; then
         r=clean; else r=ERRORS; status=1; fi
       echo "- compute-sanitizer $tool on $t: $r" >>"$report"
