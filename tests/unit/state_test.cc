@@ -2,6 +2,8 @@
 // read back, saved to and loaded from .safetensors; and the .safetensors
 // reader against hand-made and corrupted files. With BRT_TEST_DEVICE=cuda
 // the state lives on the CUDA device (uploaded from the host, read back).
+#include <unistd.h>
+
 #include <fstream>
 
 #include "brt/safetensors.h"
@@ -10,8 +12,10 @@
 namespace brt::test {
 namespace {
 
+// Per process: the CPU and CUDA runs of this binary may run at once, and a
+// file truncated under another's mapping would kill it with SIGBUS.
 std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/" +
+  return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "_" +
          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
 }
 
