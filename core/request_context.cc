@@ -80,25 +80,12 @@ Status RequestContext::Impl::CheckTensor(size_t arg, const Tensor& t) const {
 
 Expected<Tensor> RequestContext::Impl::OwnedCopy(size_t arg, const Tensor& host,
                                                  Device device) const {
-  const size_t bytes = host.num_bytes();
-  auto block = core::AllocateShared(s->AllocatorFor(device), bytes, core::kArenaAlignment);
-  if (!block)
-    return Status(StatusCode::kResourceExhausted, "cannot allocate " + std::to_string(bytes) +
-                                                      " bytes on " + DeviceKindName(device.kind) +
-                                                      " for argument " + ArgName(arg));
-  if (device.kind == DeviceKind::kCpu) {
-    if (bytes) std::memcpy(block.get(), host.data(), bytes);
-  } else {
-    const LoadedProvider* p = s->ProviderFor(device.kind);
-    BrtErrorBuffer err{};
-    if (bytes &&
-        p->api->copy(device.ordinal, block.get(), host.data(), bytes, 0, nullptr, &err) != BRT_OK)
-      return Status(StatusCode::kInternal, "copying argument " + ArgName(arg) + " to " +
-                                               DeviceKindName(device.kind) + ": " + err.message);
-  }
-  void* p = block.get();
+  auto block = s->CopyTo(device, "argument " + ArgName(arg), host.data(), host.num_bytes());
+  if (!block.ok()) return block.status();
+  std::shared_ptr<void> owner = std::move(block).value();
+  void* p = owner.get();
   return Tensor::Adopt(
-      p, host.dtype(), host.shape(), [block](void*) mutable { block.reset(); }, device);
+      p, host.dtype(), host.shape(), [owner](void*) mutable { owner.reset(); }, device);
 }
 
 Expected<Tensor> RequestContext::Impl::OnHost(size_t arg, const Tensor& t) const {

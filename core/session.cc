@@ -9,24 +9,35 @@
 
 namespace brt {
 
-Expected<const void*> Session::Impl::UploadWeight(const std::string& name, Device device,
-                                                  const void* host, size_t bytes) {
+Expected<std::shared_ptr<void>> Session::Impl::CopyTo(Device device, const std::string& what,
+                                                      const void* host, size_t bytes) {
   const LoadedProvider* p = ProviderFor(device.kind);
-  if (!p || !p->api->copy)
-    return Status(StatusCode::kUnsupported, "weight '" + name + "' lives on " +
-                                                DeviceKindName(device.kind) +
+  if (device.kind != DeviceKind::kCpu && (!p || !p->api->copy))
+    return Status(StatusCode::kUnsupported, what + " lives on " + DeviceKindName(device.kind) +
                                                 ", and no loaded provider can copy to it");
   auto block = core::AllocateShared(AllocatorFor(device), bytes, core::kArenaAlignment);
   if (!block)
     return Status(StatusCode::kResourceExhausted, "cannot allocate " + std::to_string(bytes) +
                                                       " bytes on " + DeviceKindName(device.kind) +
-                                                      " for weight '" + name + "'");
+                                                      " for " + what);
+  if (!bytes) return block;
+  if (device.kind == DeviceKind::kCpu) {
+    std::memcpy(block.get(), host, bytes);
+    return block;
+  }
   BrtErrorBuffer err{};
-  if (bytes && p->api->copy(device.ordinal, block.get(), host, bytes, 0, nullptr, &err) != BRT_OK)
-    return Status(StatusCode::kInternal, "uploading weight '" + name + "' to " +
-                                             DeviceKindName(device.kind) + ": " + err.message);
-  device_weights.push_back(block);
-  return static_cast<const void*>(block.get());
+  if (p->api->copy(device.ordinal, block.get(), host, bytes, 0, nullptr, &err) != BRT_OK)
+    return Status(StatusCode::kInternal,
+                  "copying " + what + " to " + DeviceKindName(device.kind) + ": " + err.message);
+  return block;
+}
+
+Expected<const void*> Session::Impl::UploadWeight(const std::string& name, Device device,
+                                                  const void* host, size_t bytes) {
+  auto block = CopyTo(device, "weight '" + name + "'", host, bytes);
+  if (!block.ok()) return block.status();
+  device_weights.push_back(*block);
+  return static_cast<const void*>(block->get());
 }
 
 std::shared_ptr<core::Allocator> Session::Impl::AllocatorFor(Device device) {

@@ -148,6 +148,10 @@ struct Session::Impl {
       if (p->api->device_kind == static_cast<int32_t>(kind)) return p.get();
     return nullptr;
   }
+  // A copy of `bytes` host bytes in fresh memory on `device` (host memory
+  // for the CPU); `what` names it in errors.
+  Expected<std::shared_ptr<void>> CopyTo(Device device, const std::string& what, const void* host,
+                                         size_t bytes);
   Expected<const void*> UploadWeight(const std::string& name, Device device, const void* host,
                                      size_t bytes);
 };
