@@ -9,6 +9,7 @@
 
 #include "common/op_plans.h"
 #include "common/scalar_ops.h"
+#include "fused_blocks.h"
 #include "kernel.h"
 
 namespace brt::cpu {
@@ -22,7 +23,7 @@ template <Unary OP, typename T>
 void UnaryLoop(const void* in, void* out, int64_t n) {
   const T* a = static_cast<const T*>(in);
   T* o = static_cast<T*>(out);
-  for (int64_t i = 0; i < n; ++i) o[i] = T(ApplyUnary<OP, Compute<T>>(Compute<T>(a[i])));
+  for (int64_t i = 0; i < n; ++i) o[i] = T(CpuUnary<OP, Compute<T>>(Compute<T>(a[i])));
 }
 
 template <Unary OP>
@@ -315,71 +316,6 @@ class ConvertKernel final : public CpuKernel {
 // the last instruction is the result. Computed in f32, block by block.
 
 constexpr int64_t kBlock = 256;
-using BlockFn = void (*)(float* d, const float* a, const float* b, const float* c, int64_t n);
-
-template <Unary OP>
-void UnaryBlock(float* d, const float* a, const float*, const float*, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) d[i] = ApplyUnary<OP, float>(a[i]);
-}
-template <Binary OP>
-void BinaryBlock(float* d, const float* a, const float* b, const float*, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) d[i] = ApplyBinary<OP, float>(a[i], b[i]);
-}
-template <Cmp C>
-void CmpBlock(float* d, const float* a, const float* b, const float*, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) d[i] = ApplyCmp<float>(C, a[i], b[i]) ? 1.0f : 0.0f;
-}
-void SelectBlock(float* d, const float* p, const float* a, const float* b, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) d[i] = p[i] != 0.0f ? a[i] : b[i];
-}
-void ClampBlock(float* d, const float* lo, const float* x, const float* hi, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) d[i] = std::min(std::max(x[i], lo[i]), hi[i]);
-}
-
-struct FusedOpEntry {
-  const char* name;
-  int arity;
-  BlockFn fn;
-};
-
-// The float-valued ops of a fused program: the unary and binary ops defined
-// for floats, comparisons (1 or 0), select and clamp.
-const FusedOpEntry* FindFusedOp(const std::string& name) {
-  static const std::vector<FusedOpEntry> kOps = [] {
-    std::vector<FusedOpEntry> ops;
-#define BRT_UNARY(e, kind, ...) \
-  if (UnarySupports<Unary::e, float>()) ops.push_back({kind, 1, &UnaryBlock<Unary::e>});
-#define BRT_BINARY(e, kind, ...) \
-  if (BinarySupports<Binary::e, float>()) ops.push_back({kind, 2, &BinaryBlock<Binary::e>});
-#include "brt/ops.def"
-    ops.insert(ops.end(), {{"compare_EQ", 2, &CmpBlock<Cmp::kEq>},
-                           {"compare_NE", 2, &CmpBlock<Cmp::kNe>},
-                           {"compare_GE", 2, &CmpBlock<Cmp::kGe>},
-                           {"compare_GT", 2, &CmpBlock<Cmp::kGt>},
-                           {"compare_LE", 2, &CmpBlock<Cmp::kLe>},
-                           {"compare_LT", 2, &CmpBlock<Cmp::kLt>},
-                           {"select", 3, &SelectBlock},
-                           {"clamp", 3, &ClampBlock}});
-    return ops;
-  }();
-  for (const auto& e : kOps)
-    if (name == e.name) return &e;
-  return nullptr;
-}
-
-using LoadFn = void (*)(const void* src, int64_t stride, float* dst, int64_t n);
-using StoreFn = void (*)(const float* src, void* dst, int64_t n);
-
-template <typename T>
-void LoadBlock(const void* src, int64_t stride, float* dst, int64_t n) {
-  const T* s = static_cast<const T*>(src);
-  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(Compute<T>(s[i * stride]));
-}
-template <typename T>
-void StoreBlock(const float* src, void* dst, int64_t n) {
-  T* d = static_cast<T*>(dst);
-  for (int64_t i = 0; i < n; ++i) d[i] = T(src[i]);
-}
 
 class FusedElementwiseKernel;
 
@@ -390,38 +326,34 @@ class FusedInstance final : public Runnable {
 
  private:
   const FusedElementwiseKernel& k_;
-  std::vector<float> regs_;  // num_registers x kBlock
+  std::vector<float> regs_;        // num_registers x kBlock
+  std::vector<const float*> src_;  // where each register's block is read from
 };
 
 class FusedElementwiseKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    const FusedProgram program = PlanFusedElementwise(op, [](const std::string& name) {
-      const FusedOpEntry* e = FindFusedOp(name);
+    const FusedBlockSet& blocks = FusedBlocks();
+    const FusedProgram program = PlanFusedElementwise(op, [&](const std::string& name) {
+      const FusedOpEntry* e = blocks.find(name);
       return e ? e->arity : -1;
     });
-    const int32_t rt = op.out[0].dtype;
     num_inputs_ = program.num_inputs;
     std::vector<std::vector<int64_t>> dims;
     for (const auto& t : op.in) {
-      LoadFn load = nullptr;
-      DispatchType(t.dtype, [&](auto v) { load = &LoadBlock<decltype(v)>; });
-      loads_.push_back(load);
+      loads_.push_back(blocks.load(t.dtype));
       in_es_.push_back(static_cast<int64_t>(brt_dtype_size(t.dtype)));
+      in_f32_.push_back(t.dtype == BRT_DTYPE_F32);
       dims.push_back(t.dims);
     }
-    DispatchType(rt, [&](auto v) {
-      using T = decltype(v);
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Half> ||
-                    std::is_same_v<T, BFloat16>)
-        store_ = &StoreBlock<T>;
-    });
-    out_es_ = static_cast<int64_t>(brt_dtype_size(rt));
+    store_ = blocks.store(op.out[0].dtype);
+    out_f32_ = op.out[0].dtype == BRT_DTYPE_F32;
+    out_es_ = static_cast<int64_t>(brt_dtype_size(op.out[0].dtype));
     plan_.Build(op.out[0].dims, dims, op.kind);
 
     constants_ = program.constants;
     for (const FusedInstruction& f : program.instructions)
-      instrs_.push_back({FindFusedOp(f.name)->fn, {f.src[0], f.src[1], f.src[2]}, f.dst});
+      instrs_.push_back({blocks.find(f.name)->fn, {f.src[0], f.src[1], f.src[2]}, f.dst});
     num_registers_ = program.num_registers;
   }
 
@@ -441,7 +373,9 @@ class FusedElementwiseKernel final : public CpuKernel {
   int num_registers_ = 0;
   std::vector<LoadFn> loads_;
   std::vector<int64_t> in_es_;
+  std::vector<bool> in_f32_;
   StoreFn store_ = nullptr;
+  bool out_f32_ = false;
   int64_t out_es_ = 0;
   std::vector<float> constants_;
   std::vector<Instr> instrs_;
@@ -449,7 +383,8 @@ class FusedElementwiseKernel final : public CpuKernel {
 };
 
 FusedInstance::FusedInstance(const FusedElementwiseKernel& k)
-    : k_(k), regs_(static_cast<size_t>(k.num_registers_) * kBlock) {
+    : k_(k), regs_(static_cast<size_t>(k.num_registers_) * kBlock), src_(k.num_registers_) {
+  for (int r = 0; r < k.num_registers_; ++r) src_[r] = regs_.data() + r * kBlock;
   for (size_t c = 0; c < k.constants_.size(); ++c)
     std::fill_n(regs_.data() + (k.num_inputs_ + c) * kBlock, kBlock, k.constants_[c]);
 }
@@ -457,18 +392,39 @@ FusedInstance::FusedInstance(const FusedElementwiseKernel& k)
 void FusedInstance::Run(void* const* b) {
   float* regs = regs_.data();
   char* out = static_cast<char*>(b[k_.num_inputs_]);
+  const int num_inputs = k_.num_inputs_;
   int64_t strides[kMaxRank];
-  for (int i = 0; i < k_.num_inputs_; ++i) strides[i] = k_.plan_.inner_stride(i);
+  const float** src = src_.data();
+  for (int i = 0; i < num_inputs; ++i) strides[i] = k_.plan_.inner_stride(i);
+  const auto& last = k_.instrs_.back();
   k_.plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
     for (int64_t start = 0; start < n; start += kBlock) {
       const int64_t len = std::min(kBlock, n - start);
-      for (int i = 0; i < k_.num_inputs_; ++i)
-        k_.loads_[i](static_cast<const char*>(b[i]) + (off[i] + start * strides[i]) * k_.in_es_[i],
-                     strides[i], regs + i * kBlock, len);
-      for (const auto& in : k_.instrs_)
-        in.fn(regs + in.dst * kBlock, regs + in.src[0] * kBlock, regs + in.src[1] * kBlock,
-              regs + in.src[2] * kBlock, len);
-      k_.store_(regs + k_.instrs_.back().dst * kBlock, out + (o + start) * k_.out_es_, len);
+      // A contiguous f32 operand is read where it lies and an f32 result
+      // written where it goes, instead of being copied through a block.
+      for (int i = 0; i < num_inputs; ++i) {
+        const char* at =
+            static_cast<const char*>(b[i]) + (off[i] + start * strides[i]) * k_.in_es_[i];
+        if (k_.in_f32_[i] && strides[i] == 1) {
+          src[i] = reinterpret_cast<const float*>(at);
+        } else {
+          k_.loads_[i](at, strides[i], regs + i * kBlock, len);
+          src[i] = regs + i * kBlock;
+        }
+      }
+      for (const auto& in : k_.instrs_) {
+        if (&in == &last) break;
+        in.fn(regs + in.dst * kBlock, src[in.src[0]], src[in.src[1]], src[in.src[2]], len);
+      }
+      char* dst = out + (o + start) * k_.out_es_;
+      if (k_.out_f32_) {
+        last.fn(reinterpret_cast<float*>(dst), src[last.src[0]], src[last.src[1]], src[last.src[2]],
+                len);
+      } else {
+        last.fn(regs + last.dst * kBlock, src[last.src[0]], src[last.src[1]], src[last.src[2]],
+                len);
+        k_.store_(regs + last.dst * kBlock, dst, len);
+      }
     }
   });
 }

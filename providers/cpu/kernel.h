@@ -17,6 +17,7 @@
 #include "common/op_info.h"
 #include "common/provider_glue.h"
 #include "common/small_floats.h"
+#include "vector_math.h"
 
 namespace brt::cpu {
 
@@ -94,6 +95,20 @@ struct ComputeType<Bool8> {
 };
 template <typename T>
 using Compute = typename ComputeType<T>::type;
+
+// A unary op on a CPU compute type: the registry's expression, except exp,
+// log, tanh and logistic on floats, which are vector_math.h's, so that loops
+// over them vectorize. Fused and unfused ops compute the same values.
+template <Unary OP, typename C>
+inline C CpuUnary(C x) {
+  if constexpr (std::is_same_v<C, float>) {
+    if constexpr (OP == Unary::kExp) return vmath::Exp(x);
+    if constexpr (OP == Unary::kLog) return vmath::Log(x);
+    if constexpr (OP == Unary::kTanh) return vmath::Tanh(x);
+    if constexpr (OP == Unary::kLogistic) return vmath::Logistic(x);
+  }
+  return ApplyUnary<OP, C>(x);
+}
 
 // Calls f(T{}) with the C++ type of a dtype code.
 template <typename F>

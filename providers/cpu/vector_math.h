@@ -1,0 +1,110 @@
+// f32 exp, log, tanh and logistic written without calls or branches, so that
+// loops over them vectorize: libm's are calls, one element at a time, and
+// were most of a train step's elementwise time. exp and log are Cephes'
+// range reductions and polynomials, and tanh is Cephes' too (from exp above
+// |x| = 0.625). tests/unit/vector_math_test.cc
+// bounds their error in ulps against float64 and checks the special values
+// (NaN, infinities, zeros, subnormals) against libm.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <limits>
+
+namespace brt::cpu::vmath {
+
+// Round to the nearest integer (ties to even) for |x| < 2^22 by adding and
+// subtracting 1.5 * 2^23; unlike nearbyint it needs no SSE4.1 to vectorize.
+inline float RoundToInt(float x) {
+  constexpr float kMagic = 12582912.0f;
+  return (x + kMagic) - kMagic;
+}
+
+// 2^n for an integral n in [-126, 127].
+inline float Pow2(float n) { return std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23); }
+
+inline float Exp(float x) {
+  const bool nan = x != x;
+  // Beyond these exp(x) rounds to +inf or +0; inside, the scaling below
+  // produces them (and the subnormals in between) on its own.
+  const float c = nan ? 0.0f : std::min(std::max(x, -104.0f), 89.0f);
+  // exp(x) = 2^n * exp(r), n = round(x / ln 2), r = x - n ln 2 with ln 2 split
+  // in two so that n * hi is exact.
+  const float n = RoundToInt(c * 1.44269504088896341f);
+  float r = c - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * (r * r) + r + 1.0f;
+  // n is in [-150, 128]: two factors keep each power of two normal.
+  const float half = RoundToInt(n * 0.5f - 0.25f);  // floor(n / 2)
+  const float result = y * Pow2(half) * Pow2(n - half);
+  return nan ? x : result;
+}
+
+inline float Log(float x) {
+  constexpr float kMinNormal = std::numeric_limits<float>::min();
+  const bool subnormal = x < kMinNormal;
+  // Subnormals are scaled into the normal range first; the exponent says by how much.
+  const float scaled = subnormal ? x * 8388608.0f : x;  // 2^23
+  const int32_t bits = std::bit_cast<int32_t>(scaled);
+  // x = m * 2^e with m in [0.5, 1), as frexp.
+  float e = static_cast<float>(((bits >> 23) & 0xff) - 126) - (subnormal ? 23.0f : 0.0f);
+  float m = std::bit_cast<float>((bits & 0x007fffff) | 0x3f000000);
+  // m in [sqrt(1/2), sqrt(2)), shifted to m - 1.
+  const bool small = m < 0.707106781186547524f;
+  e = small ? e - 1.0f : e;
+  m = small ? m + m - 1.0f : m - 1.0f;
+  const float z = m * m;
+  float y = 7.0376836292e-2f;
+  y = y * m - 1.1514610310e-1f;
+  y = y * m + 1.1676998740e-1f;
+  y = y * m - 1.2420140846e-1f;
+  y = y * m + 1.4249322787e-1f;
+  y = y * m - 1.6668057665e-1f;
+  y = y * m + 2.0000714765e-1f;
+  y = y * m - 2.4999993993e-1f;
+  y = y * m + 3.3333331174e-1f;
+  y = y * m * z;
+  y = y + e * -2.12194440e-4f;
+  y = y - 0.5f * z;
+  float result = m + y + e * 0.693359375f;
+  // log(+inf) = +inf, log(x < 0) = NaN, log(0) = -inf, log(NaN) = NaN; one
+  // select after another, which vectorizes where a chain of ?: did not.
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  result = x == kInf ? kInf : result;
+  result = x < 0.0f ? std::numeric_limits<float>::quiet_NaN() : result;
+  result = x == 0.0f ? -kInf : result;
+  return x != x ? x : result;
+}
+
+inline float Tanh(float x) {
+  // Cephes: an odd polynomial below |x| = 0.625, 1 - 2 / (exp(2|x|) + 1)
+  // above, where it rounds to 1 by itself from |x| = 9 on.
+  const float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float near_zero = p * z * x + x;
+  const float a = x < 0.0f ? -x : x;
+  const float far = 1.0f - 2.0f / (Exp(a + a) + 1.0f);
+  const float signed_far = x < 0.0f ? -far : far;
+  const float r = a < 0.625f ? near_zero : signed_far;  // NaN: near_zero is NaN too
+  return x == 0.0f ? x : r;                             // keeps the sign of -0
+}
+
+// 1 / (1 + exp(-x)), computed from exp(-|x|) <= 1 so that neither tail
+// overflows to a 0 or a 1 it should not be.
+inline float Logistic(float x) {
+  const float e = Exp(x < 0.0f ? x : -x);
+  return x < 0.0f ? e / (1.0f + e) : 1.0f / (1.0f + e);
+}
+
+}  // namespace brt::cpu::vmath
