@@ -21,17 +21,24 @@ struct IndexVectors {
   }
 };
 
-// Calls f(e, operand offset) for each element e of the iterated tensor. Start
-// indices are clamped into the operand (gather), or an element whose window
-// does not fit is skipped (scatter).
+// Calls f(e, operand offset, n, step) for each run of n elements of the
+// iterated tensor starting at element e, whose operand elements are step
+// apart from that offset. Along a last dimension that is a window dimension
+// the start index stays the same, so its elements are one run (an embedding
+// row); otherwise each run is one element. Start indices are clamped into the
+// operand (gather), or a run whose window does not fit is skipped (scatter).
 template <typename F>
 void ForEachIndexed(const IndexPlan& p, const IndexVectors& iv, bool clamp, F&& f) {
-  int64_t idx[kMaxRank] = {};
   const int rank = p.rank();
+  const bool window_run = rank > 0 && p.batch_strides[rank - 1] == 0;
+  const int64_t run = window_run ? p.dims[rank - 1] : 1;
+  const int64_t step = window_run ? p.window_strides[rank - 1] : 0;
+  const int outer = window_run ? rank - 1 : rank;
+  int64_t idx[kMaxRank] = {};
   const size_t nk = p.start_strides.size();
-  for (int64_t e = 0; e < p.numel; ++e) {
+  for (int64_t e = 0; e < p.numel; e += run) {
     int64_t ioff = 0, woff = 0;
-    for (int d = 0; d < rank; ++d)
+    for (int d = 0; d < outer; ++d)
       ioff += idx[d] * p.batch_strides[d], woff += idx[d] * p.window_strides[d];
     int64_t soff = 0;
     bool inside = true;
@@ -43,8 +50,8 @@ void ForEachIndexed(const IndexPlan& p, const IndexVectors& iv, bool clamp, F&& 
         inside = start >= 0 && start <= p.start_max[k];
       soff += start * p.start_strides[k];
     }
-    if (inside) f(e, soff + woff);
-    for (int d = rank - 1; d >= 0; --d) {
+    if (inside) f(e, soff + woff, run, step);
+    for (int d = outer - 1; d >= 0; --d) {
       if (++idx[d] < p.dims[d]) break;
       idx[d] = 0;
     }
@@ -63,8 +70,10 @@ class GatherKernel final : public CpuKernel {
     const IndexVectors iv{static_cast<const char*>(b[1]), p_.index_dtype, p_.vector_stride};
     char* out = static_cast<char*>(b[2]);
     const int64_t es = static_cast<int64_t>(es_);
-    ForEachIndexed(p_, iv, true, [&](int64_t e, int64_t at) {
-      std::memcpy(out + e * es, operand + at * es, es_);
+    ForEachIndexed(p_, iv, true, [&](int64_t e, int64_t at, int64_t n, int64_t step) {
+      if (step == 1) return std::memcpy(out + e * es, operand + at * es, n * es_), void();
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(out + (e + i) * es, operand + (at + i * step) * es, es_);
     });
   }
 
@@ -92,28 +101,38 @@ class ScatterKernel final : public CpuKernel {
     if (p_.operand_bytes && out != b[0]) std::memcpy(out, b[0], p_.operand_bytes);
     const IndexVectors iv{static_cast<const char*>(b[1]), p_.index_dtype, p_.vector_stride};
     const char* updates = static_cast<const char*>(b[2]);
-    ForEachIndexed(p_, iv, false, [&](int64_t e, int64_t at) { apply_(out, at, updates, e); });
+    ForEachIndexed(p_, iv, false, [&](int64_t e, int64_t at, int64_t n, int64_t step) {
+      apply_(out, at, step, updates, e, n);
+    });
   }
 
  private:
+  // Updates n elements from e into the output at `at`, `step` apart.
   template <typename T>
-  static void Replace(char* out, int64_t at, const char* upd, int64_t e) {
-    reinterpret_cast<T*>(out)[at] = reinterpret_cast<const T*>(upd)[e];
+  static void Replace(char* outv, int64_t at, int64_t step, const char* updv, int64_t e,
+                      int64_t n) {
+    T* out = reinterpret_cast<T*>(outv) + at;
+    const T* upd = reinterpret_cast<const T*>(updv) + e;
+    for (int64_t i = 0; i < n; ++i) out[i * step] = upd[i];
   }
   template <typename T>
-  static void Add(char* out, int64_t at, const char* upd, int64_t e) {
+  static void Add(char* outv, int64_t at, int64_t step, const char* updv, int64_t e, int64_t n) {
     using C = Compute<T>;
-    T& dst = reinterpret_cast<T*>(out)[at];
-    const C u = C(reinterpret_cast<const T*>(upd)[e]);
-    if constexpr (std::is_integral_v<C>) {
-      using U = std::make_unsigned_t<C>;  // integer sums wrap instead of overflowing
-      dst = T(static_cast<C>(static_cast<U>(C(dst)) + static_cast<U>(u)));
-    } else {
-      dst = T(static_cast<C>(C(dst) + u));
+    T* out = reinterpret_cast<T*>(outv) + at;
+    const T* upd = reinterpret_cast<const T*>(updv) + e;
+    for (int64_t i = 0; i < n; ++i) {
+      T& dst = out[i * step];
+      const C u = C(upd[i]);
+      if constexpr (std::is_integral_v<C>) {
+        using U = std::make_unsigned_t<C>;  // integer sums wrap instead of overflowing
+        dst = T(static_cast<C>(static_cast<U>(C(dst)) + static_cast<U>(u)));
+      } else {
+        dst = T(static_cast<C>(C(dst) + u));
+      }
     }
   }
   ScatterPlan p_;
-  void (*apply_)(char*, int64_t, const char*, int64_t) = nullptr;
+  void (*apply_)(char*, int64_t, int64_t, const char*, int64_t, int64_t) = nullptr;
 };
 
 }  // namespace
