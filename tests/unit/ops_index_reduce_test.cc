@@ -279,6 +279,48 @@ TEST(Reduce, LongRowsAndColumns) {
   }
 }
 
+// Rows long enough for the lane-parallel loop, with a tail that is not a
+// multiple of its 8 lanes: a NaN anywhere in a row makes its max, min and sum
+// NaN; integer sums are exact.
+TEST(Reduce, RowsWithNaNAndIntegerRows) {
+  HostTensor x = Random(DType::kF32, {4, 37}, Rng(), -1, 1);
+  x.Set(37 * 1 + 3, NAN);   // row 1, in the first lanes
+  x.Set(37 * 2 + 36, NAN);  // row 2, in the tail
+  for (const char* reducer : {"add", "max", "min"}) {
+    auto out = MustRunOp({"reduce",
+                          {x, HostTensor::FromDouble(DType::kF32, {}, {0.25})},
+                          {{DType::kF32, {4}}},
+                          {{"dimensions", std::vector<int64_t>{1}}, {"reducer", reducer}}});
+    for (int64_t row = 0; row < 4; ++row) {
+      double want = 0.25;
+      for (int64_t i = 0; i < 37; ++i) {
+        const double v = x.Get(row * 37 + i);
+        want = std::isnan(v) || std::isnan(want) ? NAN
+               : reducer[0] == 'a'               ? want + v
+               : reducer[1] == 'a'               ? std::max(want, v)
+                                                 : std::min(want, v);
+      }
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(out[0].Get(row))) << reducer << " row " << row;
+      } else {
+        EXPECT_NEAR(out[0].Get(row), want, 1e-5) << reducer << " row " << row;
+      }
+    }
+  }
+  std::vector<double> ints;
+  for (int64_t i = 0; i < 3 * 41; ++i) ints.push_back(static_cast<double>(i * 7919 % 1000 - 500));
+  HostTensor n = HostTensor::FromDouble(DType::kI32, {3, 41}, ints);
+  auto sums = MustRunOp({"reduce",
+                         {n, HostTensor::FromDouble(DType::kI32, {}, {5})},
+                         {{DType::kI32, {3}}},
+                         {{"dimensions", std::vector<int64_t>{1}}, {"reducer", "add"}}});
+  for (int64_t row = 0; row < 3; ++row) {
+    double want = 5;
+    for (int64_t i = 0; i < 41; ++i) want += ints[row * 41 + i];
+    EXPECT_EQ(sums[0].Get(row), want) << "row " << row;
+  }
+}
+
 }  // namespace
 }  // namespace brt::test
 
