@@ -15,6 +15,15 @@
 namespace brt::cpu {
 namespace {
 
+// An f32 op runs on the fused interpreter's loop for it (fused_blocks.h: the
+// build for this CPU's ISA), so that it vectorizes as a fused op does and
+// computes the same values; nullptr for other dtypes and ops.
+BlockFn F32Block(const OpInfo& op, int arity) {
+  if (op.out[0].dtype != BRT_DTYPE_F32) return nullptr;
+  const FusedOpEntry* e = FusedBlocks().find(op.kind);
+  return e && e->arity == arity ? e->fn : nullptr;
+}
+
 // --- unary ------------------------------------------------------------------
 
 using UnaryFn = void (*)(const void* in, void* out, int64_t n);
@@ -63,15 +72,23 @@ class UnaryKernel final : public CpuKernel {
     fn_ = FindUnary(op.kind)->pick(op.out[0].dtype);
     if (!fn_) throw UnsupportedError(op.kind + ": not defined for " + DTypeName(op.out[0].dtype));
     n_ = op.out[0].numel;
+    block_ = F32Block(op, 1);
     dnnl_ = MakeDnnlElementwise(op);
   }
   std::unique_ptr<Runnable> CreateInstance() const override {
     return dnnl_ ? dnnl_->CreateInstance() : nullptr;
   }
-  void Run(void* const* b) override { fn_(b[0], b[1], n_); }
+  void Run(void* const* b) override {
+    if (block_) {
+      const float* in = static_cast<const float*>(b[0]);
+      return block_(static_cast<float*>(b[1]), in, in, in, n_);
+    }
+    fn_(b[0], b[1], n_);
+  }
 
  private:
   UnaryFn fn_ = nullptr;
+  BlockFn block_ = nullptr;  // f32: the fused interpreter's loop for this op
   int64_t n_ = 0;
   std::unique_ptr<CpuKernel> dnnl_;  // large f32 tensors: oneDNN runs through its instances
 };
@@ -136,6 +153,7 @@ class BinaryKernel final : public CpuKernel {
     plan_.Build(op.out[0].dims, {op.in[0].dims, op.in[1].dims}, op.kind);
     es_ = static_cast<int64_t>(brt_dtype_size(op.out[0].dtype));
     sa_ = plan_.inner_stride(0), sb_ = plan_.inner_stride(1);
+    if (sa_ == 1 && sb_ == 1) block_ = F32Block(op, 2);
     dnnl_ = MakeDnnlElementwise(op);
   }
   std::unique_ptr<Runnable> CreateInstance() const override {
@@ -145,6 +163,12 @@ class BinaryKernel final : public CpuKernel {
     const char* x = static_cast<const char*>(b[0]);
     const char* y = static_cast<const char*>(b[1]);
     char* out = static_cast<char*>(b[2]);
+    if (block_) {
+      return plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
+        block_(reinterpret_cast<float*>(out) + o, reinterpret_cast<const float*>(x) + off[0],
+               reinterpret_cast<const float*>(y) + off[1], nullptr, n);
+      });
+    }
     plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
       fn_(x + off[0] * es_, sa_, y + off[1] * es_, sb_, out + o * es_, n);
     });
@@ -152,6 +176,7 @@ class BinaryKernel final : public CpuKernel {
 
  private:
   BinaryRowFn fn_ = nullptr;
+  BlockFn block_ = nullptr;  // f32 rows contiguous in both operands: the fused loop
   BroadcastPlan plan_;
   // Kept here, not read from the plan's heap arrays: small ops are bound by
   // cache misses, so Run() touches only this object when there is one row.
@@ -344,6 +369,7 @@ class FusedElementwiseKernel final : public CpuKernel {
       loads_.push_back(blocks.load(t.dtype));
       in_es_.push_back(static_cast<int64_t>(brt_dtype_size(t.dtype)));
       in_f32_.push_back(t.dtype == BRT_DTYPE_F32);
+      in_in_place_.push_back(t.dtype == BRT_DTYPE_F32 && t.numel == op.out[0].numel);
       dims.push_back(t.dims);
     }
     store_ = blocks.store(op.out[0].dtype);
@@ -374,6 +400,7 @@ class FusedElementwiseKernel final : public CpuKernel {
   std::vector<LoadFn> loads_;
   std::vector<int64_t> in_es_;
   std::vector<bool> in_f32_;
+  std::vector<bool> in_in_place_;  // f32 and of the result's shape: read where it lies
   StoreFn store_ = nullptr;
   bool out_f32_ = false;
   int64_t out_es_ = 0;
@@ -393,40 +420,71 @@ void FusedInstance::Run(void* const* b) {
   float* regs = regs_.data();
   char* out = static_cast<char*>(b[k_.num_inputs_]);
   const int num_inputs = k_.num_inputs_;
-  int64_t strides[kMaxRank];
   const float** src = src_.data();
+  int64_t strides[kMaxRank];
   for (int i = 0; i < num_inputs; ++i) strides[i] = k_.plan_.inner_stride(i);
   const auto& last = k_.instrs_.back();
-  k_.plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
-    for (int64_t start = 0; start < n; start += kBlock) {
-      const int64_t len = std::min(kBlock, n - start);
-      // A contiguous f32 operand is read where it lies and an f32 result
-      // written where it goes, instead of being copied through a block.
-      for (int i = 0; i < num_inputs; ++i) {
-        const char* at =
-            static_cast<const char*>(b[i]) + (off[i] + start * strides[i]) * k_.in_es_[i];
-        if (k_.in_f32_[i] && strides[i] == 1) {
-          src[i] = reinterpret_cast<const float*>(at);
-        } else {
-          k_.loads_[i](at, strides[i], regs + i * kBlock, len);
-          src[i] = regs + i * kBlock;
-        }
-      }
-      for (const auto& in : k_.instrs_) {
-        if (&in == &last) break;
-        in.fn(regs + in.dst * kBlock, src[in.src[0]], src[in.src[1]], src[in.src[2]], len);
-      }
-      char* dst = out + (o + start) * k_.out_es_;
-      if (k_.out_f32_) {
-        last.fn(reinterpret_cast<float*>(dst), src[last.src[0]], src[last.src[1]], src[last.src[2]],
-                len);
-      } else {
-        last.fn(regs + last.dst * kBlock, src[last.src[0]], src[last.src[1]], src[last.src[2]],
-                len);
-        k_.store_(regs + last.dst * kBlock, dst, len);
-      }
+  // Runs the program over len elements whose operands src[] points at; an
+  // f32 result is written where it goes instead of through a block.
+  auto compute = [&](int64_t len, char* dst) {
+    for (const auto& in : k_.instrs_) {
+      if (&in == &last) break;
+      in.fn(regs + in.dst * kBlock, src[in.src[0]], src[in.src[1]], src[in.src[2]], len);
     }
+    float* result = k_.out_f32_ ? reinterpret_cast<float*>(dst) : regs + last.dst * kBlock;
+    last.fn(result, src[last.src[0]], src[last.src[1]], src[last.src[2]], len);
+    if (!k_.out_f32_) k_.store_(result, dst, len);
+  };
+  auto operand = [&](int i, int64_t element) {
+    return static_cast<const char*>(b[i]) + element * k_.in_es_[i];
+  };
+
+  const int64_t inner = k_.plan_.inner();
+  if (k_.plan_.rows() == 1 || inner > kBlock / 2) {
+    // Long rows: block by block along each row; a contiguous f32 operand is
+    // read where it lies.
+    k_.plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
+      for (int64_t start = 0; start < n; start += kBlock) {
+        const int64_t len = std::min(kBlock, n - start);
+        for (int i = 0; i < num_inputs; ++i) {
+          const char* at = operand(i, off[i] + start * strides[i]);
+          if (k_.in_f32_[i] && strides[i] == 1) {
+            src[i] = reinterpret_cast<const float*>(at);
+          } else {
+            k_.loads_[i](at, strides[i], regs + i * kBlock, len);
+            src[i] = regs + i * kBlock;
+          }
+        }
+        compute(len, out + (o + start) * k_.out_es_);
+      }
+    });
+    return;
+  }
+  // Short rows (an operand broadcast along a short last dim, e.g. softmax's
+  // row max): whole rows are gathered into one block, so each instruction
+  // runs over up to kBlock elements rather than one row. Output rows are
+  // consecutive; so are those of an f32 operand of the result's shape, which
+  // is read in place.
+  int64_t filled = 0, block_start = 0;
+  auto flush = [&] {
+    for (int i = 0; i < num_inputs; ++i)
+      if (!k_.in_in_place_[i]) src[i] = regs + i * kBlock;
+    compute(filled, out + block_start * k_.out_es_);
+    filled = 0;
+  };
+  k_.plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
+    if (filled == 0) {
+      block_start = o;
+      for (int i = 0; i < num_inputs; ++i)
+        if (k_.in_in_place_[i]) src[i] = reinterpret_cast<const float*>(operand(i, off[i]));
+    }
+    for (int i = 0; i < num_inputs; ++i)
+      if (!k_.in_in_place_[i])
+        k_.loads_[i](operand(i, off[i]), strides[i], regs + i * kBlock + filled, n);
+    filled += n;
+    if (filled + n > kBlock) flush();
   });
+  if (filled > 0) flush();
 }
 
 std::vector<int32_t> Without(std::vector<int32_t> types, int32_t drop) {

@@ -24,15 +24,12 @@ inline float RoundToInt(float x) {
 // 2^n for an integral n in [-126, 127].
 inline float Pow2(float n) { return std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23); }
 
-inline float Exp(float x) {
-  const bool nan = x != x;
-  // Beyond these exp(x) rounds to +inf or +0; inside, the scaling below
-  // produces them (and the subnormals in between) on its own.
-  const float c = nan ? 0.0f : std::min(std::max(x, -104.0f), 89.0f);
-  // exp(x) = 2^n * exp(r), n = round(x / ln 2), r = x - n ln 2 with ln 2 split
-  // in two so that n * hi is exact.
-  const float n = RoundToInt(c * 1.44269504088896341f);
-  float r = c - n * 0.693359375f;
+// exp(x) = 2^n * exp(r): returns exp(r) and sets n, where n = round(x / ln 2)
+// and r = x - n ln 2, with ln 2 split in two so that n * hi is exact. For x
+// that is not NaN and |x| < 2^21.
+inline float ExpReduced(float x, float* n_out) {
+  const float n = RoundToInt(x * 1.44269504088896341f);
+  float r = x - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -40,7 +37,17 @@ inline float Exp(float x) {
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  const float y = p * (r * r) + r + 1.0f;
+  *n_out = n;
+  return p * (r * r) + r + 1.0f;
+}
+
+inline float Exp(float x) {
+  const bool nan = x != x;
+  // Beyond these exp(x) rounds to +inf or +0; inside, the scaling below
+  // produces them (and the subnormals in between) on its own.
+  const float c = nan ? 0.0f : std::min(std::max(x, -104.0f), 89.0f);
+  float n;
+  const float y = ExpReduced(c, &n);
   // n is in [-150, 128]: two factors keep each power of two normal.
   const float half = RoundToInt(n * 0.5f - 0.25f);  // floor(n / 2)
   const float result = y * Pow2(half) * Pow2(n - half);
@@ -84,8 +91,7 @@ inline float Log(float x) {
 }
 
 inline float Tanh(float x) {
-  // Cephes: an odd polynomial below |x| = 0.625, 1 - 2 / (exp(2|x|) + 1)
-  // above, where it rounds to 1 by itself from |x| = 9 on.
+  // Cephes: an odd polynomial below |x| = 0.625, 1 - 2 / (exp(2|x|) + 1) above.
   const float z = x * x;
   float p = -5.70498872745e-3f;
   p = p * z + 2.06390887954e-2f;
@@ -93,18 +99,24 @@ inline float Tanh(float x) {
   p = p * z + 1.33314422036e-1f;
   p = p * z - 3.33332819422e-1f;
   const float near_zero = p * z * x + x;
+  // Past 9.02, 1 - 2 / (exp(2|x|) + 1) rounds to 1: clamping at 10 keeps
+  // exp's argument where one power of two scales it (NaN goes to 10 too).
   const float a = x < 0.0f ? -x : x;
-  const float far = 1.0f - 2.0f / (Exp(a + a) + 1.0f);
+  const float clamped = a < 10.0f ? a : 10.0f;
+  float n;
+  const float e = ExpReduced(clamped + clamped, &n) * Pow2(n);
+  const float far = 1.0f - 2.0f / (e + 1.0f);
   const float signed_far = x < 0.0f ? -far : far;
-  const float r = a < 0.625f ? near_zero : signed_far;  // NaN: near_zero is NaN too
-  return x == 0.0f ? x : r;                             // keeps the sign of -0
+  // NaN fails a >= 0.625 and takes near_zero, which is NaN.
+  const float r = a >= 0.625f ? signed_far : near_zero;
+  return x == 0.0f ? x : r;  // keeps the sign of -0
 }
 
 // 1 / (1 + exp(-x)), computed from exp(-|x|) <= 1 so that neither tail
 // overflows to a 0 or a 1 it should not be.
 inline float Logistic(float x) {
   const float e = Exp(x < 0.0f ? x : -x);
-  return x < 0.0f ? e / (1.0f + e) : 1.0f / (1.0f + e);
+  return (x < 0.0f ? e : 1.0f) / (1.0f + e);
 }
 
 }  // namespace brt::cpu::vmath

@@ -338,6 +338,31 @@ TEST(FusedElementwise, ProgramWithBroadcastAndConstants) {
   EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6);
 }
 
+TEST(FusedElementwise, ShortRowsWithBroadcastOperandsAndHalfTypes) {
+  // out = exp(x - m) * w + h on rows of 24 (a softmax-like broadcast of the
+  // row max m), in f32, with an f16 operand h and an f16 result: rows are
+  // gathered into blocks, and 35 rows do not fill the last one.
+  HostTensor x = Random(DType::kF32, {5, 7, 24}, Rng(), -3, 3);
+  HostTensor m = Random(DType::kF32, {5, 7, 1}, Rng(), -1, 1);
+  HostTensor w = Random(DType::kF32, {24}, Rng(), -2, 2);
+  HostTensor h = Random(DType::kF16, {5, 1, 24}, Rng(), -2, 2);
+  for (DType result : {DType::kF32, DType::kF16}) {
+    auto out =
+        MustRunOp({"brt.fused_elementwise",
+                   {x, m, w, h},
+                   {{result, {5, 7, 24}}},
+                   {{"ops", "subtract,exponential,multiply,add"},
+                    {"program", std::vector<int64_t>{0, 1, -1, 4, -1, -1, 5, 2, -1, 6, 3, -1}}}});
+    std::vector<double> ref;
+    for (int64_t i = 0; i < 5 * 7 * 24; ++i) {
+      const int64_t row = i / 24, col = i % 24, batch = row / 7;
+      ref.push_back(std::exp(x.Get(i) - m.Get(row)) * w.Get(col) + h.Get(batch * 24 + col));
+    }
+    EXPECT_LE(RelError(out[0].ToDouble(), ref), result == DType::kF32 ? 1e-6 : 1e-3)
+        << DTypeName(result);
+  }
+}
+
 TEST(FusedElementwise, BadProgramsAreRejected) {
   HostTensor a = Random(DType::kF32, {4}, Rng());
   ExpectError(RunOp({"brt.fused_elementwise",
