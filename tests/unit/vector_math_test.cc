@@ -26,8 +26,10 @@ double UlpError(float got, double want) {
   const float w = static_cast<float>(want);
   if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
   if (std::isinf(w) || std::isinf(got)) return got == w ? 0 : INFINITY;
-  const double spacing =
-      std::max(std::ldexp(1.0, std::ilogb(std::fabs(want)) - 23), std::ldexp(1.0, -149));
+  const double subnormal_spacing = std::ldexp(1.0, -149);
+  const double spacing = want == 0
+                             ? subnormal_spacing
+                             : std::max(std::ldexp(1.0, std::ilogb(want) - 23), subnormal_spacing);
   return std::fabs(static_cast<double>(got) - want) / spacing;
 }
 
