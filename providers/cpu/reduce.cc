@@ -58,6 +58,42 @@ C CombineRow(C acc, const T* in, int64_t n) {
   return acc;
 }
 
+// The reduction of ReducePlan p into out (p.out_numel values of A, the
+// accumulator type: T itself, or float for f16/bf16, which round once at the
+// end instead of at every step).
+template <Reducer R, typename T, typename A>
+void ReduceInto(const ReducePlan& p, const T* in, A init, A* out) {
+  using C = Compute<T>;
+  for (int64_t i = 0; i < p.out_numel; ++i) out[i] = init;
+  if (p.in_numel == 0) return;
+  const int r = p.rank;
+  const int64_t n = p.dims[r - 1], os = p.ostr[r - 1];
+  int64_t idx[kMaxRank] = {};
+  int64_t ooff = 0, ioff = 0;
+  while (true) {
+    if (os == 0) {
+      out[ooff] = A(CombineRow<R, C>(C(out[ooff]), in + ioff, n));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        out[ooff + i] = A(Combine<R, C>(C(out[ooff + i]), C(in[ioff + i])));
+    }
+    ioff += n;
+    int d = r - 2;
+    for (; d >= 0; --d) {
+      if (++idx[d] < p.dims[d]) {
+        ooff += p.ostr[d];
+        break;
+      }
+      idx[d] = 0;
+      ooff -= p.ostr[d] * (p.dims[d] - 1);
+    }
+    if (d < 0) return;
+  }
+}
+
+template <typename T>
+constexpr bool kIs16BitFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
 // Collapsed layout: alternating runs of kept/reduced dimensions.
 class ReduceKernel final : public CpuKernel {
  public:
@@ -66,74 +102,66 @@ class ReduceKernel final : public CpuKernel {
     const TensorInfo& in = op.in[0];
     DispatchType(in.dtype, [&](auto t) {
       using T = decltype(t);
-      if constexpr (!std::is_same_v<T, Half> && !std::is_same_v<T, BFloat16>) {
-        switch (p_.reducer) {
-          case Reducer::kAdd:
-            fn_ = &Reduce<Reducer::kAdd, T>;
-            break;
-          case Reducer::kMul:
-            fn_ = &Reduce<Reducer::kMul, T>;
-            break;
-          case Reducer::kMax:
-            fn_ = &Reduce<Reducer::kMax, T>;
-            break;
-          case Reducer::kMin:
-            fn_ = &Reduce<Reducer::kMin, T>;
-            break;
-          case Reducer::kAnd:
-            fn_ = &Reduce<Reducer::kAnd, T>;
-            break;
-          case Reducer::kOr:
-            fn_ = &Reduce<Reducer::kOr, T>;
-            break;
-        }
+      wide_ = kIs16BitFloat<T>;
+      switch (p_.reducer) {
+        case Reducer::kAdd:
+          fn_ = &Reduce<Reducer::kAdd, T>;
+          break;
+        case Reducer::kMul:
+          fn_ = &Reduce<Reducer::kMul, T>;
+          break;
+        case Reducer::kMax:
+          fn_ = &Reduce<Reducer::kMax, T>;
+          break;
+        case Reducer::kMin:
+          fn_ = &Reduce<Reducer::kMin, T>;
+          break;
+        case Reducer::kAnd:
+          if constexpr (!kIs16BitFloat<T>) fn_ = &Reduce<Reducer::kAnd, T>;
+          break;
+        case Reducer::kOr:
+          if constexpr (!kIs16BitFloat<T>) fn_ = &Reduce<Reducer::kOr, T>;
+          break;
       }
     });
     if (!fn_) throw UnsupportedError(std::string("reduce: not defined for ") + DTypeName(in.dtype));
     dnnl_ = MakeDnnlReduction(op);
   }
   std::unique_ptr<Runnable> CreateInstance() const override {
+    if (wide_) return std::make_unique<WideInstance>(*this);
     return GuardedInstance(*this, dnnl_, 0.f);
   }
-  void Run(void* const* b) override { fn_(*this, b[0], b[1], b[2]); }
+  void Run(void* const* b) override { fn_(*this, b[0], b[1], b[2], nullptr); }
 
  private:
+  // f16/bf16: accumulates in this request's floats.
+  class WideInstance final : public Runnable {
+   public:
+    explicit WideInstance(const ReduceKernel& k) : k_(k), acc_(k.p_.out_numel) {}
+    void Run(void* const* b) override { k_.fn_(k_, b[0], b[1], b[2], acc_.data()); }
+
+   private:
+    const ReduceKernel& k_;
+    std::vector<float> acc_;
+  };
+
   template <Reducer R, typename T>
-  static void Reduce(const ReduceKernel& k, const void* inv, const void* initv, void* outv) {
-    using C = Compute<T>;
+  static void Reduce(const ReduceKernel& k, const void* inv, const void* initv, void* outv,
+                     float* wide) {
     const T* in = static_cast<const T*>(inv);
-    T* out = static_cast<T*>(outv);
     const T init = *static_cast<const T*>(initv);
-    const ReducePlan& p = k.p_;
-    for (int64_t i = 0; i < p.out_numel; ++i) out[i] = init;
-    if (p.in_numel == 0) return;
-    const int r = p.rank;
-    const int64_t n = p.dims[r - 1], os = p.ostr[r - 1];
-    int64_t idx[kMaxRank] = {};
-    int64_t ooff = 0, ioff = 0;
-    while (true) {
-      if (os == 0) {
-        out[ooff] = T(CombineRow<R, C>(C(out[ooff]), in + ioff, n));
-      } else {
-        for (int64_t i = 0; i < n; ++i)
-          out[ooff + i] = T(Combine<R, C>(C(out[ooff + i]), C(in[ioff + i])));
-      }
-      ioff += n;
-      int d = r - 2;
-      for (; d >= 0; --d) {
-        if (++idx[d] < p.dims[d]) {
-          ooff += p.ostr[d];
-          break;
-        }
-        idx[d] = 0;
-        ooff -= p.ostr[d] * (p.dims[d] - 1);
-      }
-      if (d < 0) return;
+    T* out = static_cast<T*>(outv);
+    if constexpr (kIs16BitFloat<T>) {
+      ReduceInto<R, T, float>(k.p_, in, float(init), wide);
+      for (int64_t i = 0; i < k.p_.out_numel; ++i) out[i] = T(wide[i]);
+    } else {
+      ReduceInto<R, T, T>(k.p_, in, init, out);
     }
   }
   ReducePlan p_;
+  bool wide_ = false;
   std::unique_ptr<CpuKernel> dnnl_;
-  void (*fn_)(const ReduceKernel&, const void*, const void*, void*) = nullptr;
+  void (*fn_)(const ReduceKernel&, const void*, const void*, void*, float*) = nullptr;
 };
 
 class ReduceWindowKernel final : public CpuKernel {
@@ -203,10 +231,7 @@ class ReduceWindowKernel final : public CpuKernel {
 }  // namespace
 
 void RegisterReductions(std::vector<KernelDef>& defs) {
-  defs.push_back({"reduce",
-                  {BRT_DTYPE_F32, BRT_DTYPE_F64, BRT_DTYPE_I1, BRT_DTYPE_I8, BRT_DTYPE_I32,
-                   BRT_DTYPE_I64, BRT_DTYPE_U8},
-                  &Make<ReduceKernel>});
+  defs.push_back({"reduce", kAllTypes, &Make<ReduceKernel>});
   defs.push_back(
       {"reduce_window",
        {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I32, BRT_DTYPE_I64},

@@ -279,6 +279,26 @@ TEST(Reduce, LongRowsAndColumns) {
   }
 }
 
+// f16 and bf16 sums accumulate in f32 and round once: over 600 values a
+// 16-bit accumulator would be off by far more than one rounding of the result.
+TEST(Reduce, HalfAndBfloat16SumInFloat) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    HostTensor x = Random(t, {600, 3}, Rng(), 0.5, 1.5);
+    for (int64_t dim : {0, 1}) {
+      const std::vector<int64_t> kept =
+          dim == 0 ? std::vector<int64_t>{3} : std::vector<int64_t>{600};
+      auto out = MustRunOp({"reduce",
+                            {x, HostTensor::FromDouble(t, {}, {0})},
+                            {{t, Dims(kept)}},
+                            {{"dimensions", std::vector<int64_t>{dim}}, {"reducer", "add"}}});
+      std::vector<double> ref(kept[0], 0.0);
+      for (int64_t i = 0; i < x.numel(); ++i) ref[dim == 0 ? i % 3 : i / 3] += x.Get(i);
+      const double one_rounding = t == DType::kF16 ? std::ldexp(1, -11) : std::ldexp(1, -8);
+      EXPECT_LE(RelError(out[0].ToDouble(), ref), one_rounding) << DTypeName(t) << " dim " << dim;
+    }
+  }
+}
+
 // Rows long enough for the lane-parallel loop, with a tail that is not a
 // multiple of its 8 lanes: a NaN anywhere in a row makes its max, min and sum
 // NaN; integer sums are exact.
