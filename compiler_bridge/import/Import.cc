@@ -1,5 +1,6 @@
 #include "import/Import.h"
 
+#include <limits>
 #include <optional>
 
 #include "BrtDialect.h"
@@ -180,7 +181,6 @@ bool Importer::ImportErfc(Operation& op, llvm::ArrayRef<Value> operands,
       KernelOp::create(b_, op.getLoc(), mlir::TypeRange{type}, b_.getStringAttr("subtract"),
                        mlir::ValueRange{c, erf}, empty)
           .getResult(0);
-  ++source_ops_;
   return true;
 }
 
@@ -314,6 +314,26 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
                         (target ? target.getValue().str() : std::string("?")) + "'");
   }
   if (name == "chlo.erfc") return ImportErfc(op, operands, map);
+  if (name == "stablehlo.is_finite") {  // jnp.isfinite: |x| < inf, false for inf and NaN
+    if (operands.size() != 1 || !CheckType(op.getResult(0).getType(), op)) return false;
+    auto type = mlir::cast<mlir::RankedTensorType>(operands[0].getType());
+    auto scalar = mlir::RankedTensorType::get({}, type.getElementType());
+    auto inf = mlir::DenseElementsAttr::get(
+        scalar, b_.getFloatAttr(type.getElementType(), std::numeric_limits<double>::infinity()));
+    Value limit =
+        KernelOp::create(b_, op.getLoc(), mlir::TypeRange{scalar}, b_.getStringAttr("constant"),
+                         mlir::ValueRange{}, b_.getDictionaryAttr({b_.getNamedAttr("value", inf)}))
+            .getResult(0);
+    Value abs = KernelOp::create(b_, op.getLoc(), mlir::TypeRange{type}, b_.getStringAttr("abs"),
+                                 operands, b_.getDictionaryAttr({}))
+                    .getResult(0);
+    auto less = b_.getNamedAttr("comparison_direction", b_.getStringAttr("LT"));
+    map[op.getResult(0)] =
+        KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr("compare"),
+                         mlir::ValueRange{abs, limit}, b_.getDictionaryAttr({less}))
+            .getResult(0);
+    return true;
+  }
   if (name == "chlo.square") {  // jnp.square, and so every jnp.var
     if (operands.size() != 1 || !CheckType(op.getResult(0).getType(), op)) return false;
     map[op.getResult(0)] =

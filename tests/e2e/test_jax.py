@@ -46,6 +46,8 @@ CASES = {
     "rounding_sign": (lambda x: jnp.floor(x) + jnp.ceil(x) + jnp.round(x) + jnp.sign(x) + -x, [normal(6, 3) * 3]),
     "expm1_log1p": (lambda x: jnp.expm1(x) + jnp.log1p(x), [normal(9) * 0.01]),
     "square_var": (lambda x: jnp.square(x) + jnp.var(x, axis=0), [normal(6, 5)]),
+    "isfinite": (lambda x: jnp.where(jnp.isfinite(1.0 / x + jnp.log(x)), x, -1.0),
+                 [np.array([[1.5, 0.0, -2.0], [np.inf, -np.inf, 3.0]], np.float32)]),
     "erf": (lambda x: jax.scipy.special.erf(x), [normal(4, 4)]),
     "atan2_cbrt": (lambda a, b: jnp.arctan2(a, b) + jnp.cbrt(a), [normal(5, 6), normal(5, 6)]),
     "binary_broadcast": (lambda a, b: (a + b) * (a - b) / (jnp.abs(b) + 1) + jnp.maximum(a, b) - jnp.minimum(a, b),
