@@ -106,6 +106,18 @@ struct ReduceWindowPlan {
 };
 ReduceWindowPlan PlanReduceWindow(const OpInfo& op);
 
+// select_and_scatter(operand, source, init): the result is init everywhere;
+// then for each window over the operand (one per source element, `windows`
+// as in reduce_window, out_dims the source's) the source element is added at
+// the operand element `select` picks: walking the window in order, a later
+// element replaces the pick unless compare(pick, later) holds (GE: the first
+// maximum). Padding is never picked.
+struct SelectAndScatterPlan {
+  ReduceWindowPlan windows;
+  Cmp select = Cmp::kGe;
+};
+SelectAndScatterPlan PlanSelectAndScatter(const OpInfo& op);
+
 // brt.softmax over `axis`, seen as [outer, axis size, inner].
 struct SoftmaxPlan {
   int64_t axis = 0, outer = 1, size = 1, inner = 1;

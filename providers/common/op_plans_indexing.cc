@@ -225,14 +225,15 @@ ReducePlan PlanReduce(const OpInfo& op) {
   return p;
 }
 
-ReduceWindowPlan PlanReduceWindow(const OpInfo& op) {
-  op.RequireOperands(2);
-  op.RequireSameDTypes();
-  const TensorInfo& in = op.in[0];
-  const TensorInfo& out = op.out[0];
+namespace {
+
+// The windows of reduce_window and select_and_scatter over operand `in`, one
+// per element of `windows` (reduce_window's result, select_and_scatter's
+// source; named `what` in errors). The reducer is left to the caller.
+ReduceWindowPlan PlanWindows(const OpInfo& op, const TensorInfo& in, const TensorInfo& windows,
+                             const std::string& what) {
   const int r = in.rank();
-  op.Require(op.in[1].rank() == 0, "init value must be a scalar");
-  op.Require(out.rank() == r && r <= kMaxRank, "result rank differs from operand rank");
+  op.Require(windows.rank() == r && r <= kMaxRank, what + " rank differs from operand rank");
   ReduceWindowPlan p;
   p.window = op.Ints("window_dimensions");
   p.strides = op.Ints("window_strides", std::vector<int64_t>(r, 1));
@@ -254,23 +255,57 @@ ReduceWindowPlan PlanReduceWindow(const OpInfo& op) {
     const int64_t padded = op.Add(op.Add(dilated_in, p.padding[2 * d]), p.padding[2 * d + 1]);
     const int64_t dilated_win = op.Add(op.Mul(p.window[d] - 1, p.win_dil[d]), 1);
     const int64_t expect = padded < dilated_win ? 0 : (padded - dilated_win) / p.strides[d] + 1;
-    op.Require(out.dims[d] == expect, "result dimension " + std::to_string(d) + " is " +
-                                          std::to_string(out.dims[d]) + ", the window gives " +
-                                          std::to_string(expect));
+    op.Require(windows.dims[d] == expect, what + " dimension " + std::to_string(d) + " is " +
+                                              std::to_string(windows.dims[d]) +
+                                              ", the window gives " + std::to_string(expect));
   }
   p.in_dims = in.dims;
   p.in_strides = in.Strides();
-  p.out_dims = out.dims;
-  p.out_numel = out.numel;
+  p.out_dims = windows.dims;
+  p.out_numel = windows.numel;
   // Windows are only walked for non-empty results, where each fits the padded input.
   if (p.out_numel > 0)
     for (int64_t w : p.window) p.window_numel = op.Mul(p.window_numel, w);
+  return p;
+}
+
+}  // namespace
+
+ReduceWindowPlan PlanReduceWindow(const OpInfo& op) {
+  op.RequireOperands(2);
+  op.RequireSameDTypes();
+  const TensorInfo& in = op.in[0];
+  op.Require(op.in[1].rank() == 0, "init value must be a scalar");
+  ReduceWindowPlan p = PlanWindows(op, in, op.out[0], "result");
   const std::string name = op.String("reducer");
   op.Require(
       ParseReducer(name, &p.reducer) &&
           (p.reducer == Reducer::kAdd || p.reducer == Reducer::kMax || p.reducer == Reducer::kMin),
       "reducer '" + name + "' is not add, max or min");
   if (in.dtype == BRT_DTYPE_I1) throw UnsupportedError("reduce_window: not defined for i1");
+  return p;
+}
+
+SelectAndScatterPlan PlanSelectAndScatter(const OpInfo& op) {
+  op.RequireOperands(3);
+  op.RequireSameDTypes();
+  const TensorInfo& operand = op.in[0];
+  op.Require(op.in[2].rank() == 0, "init value must be a scalar");
+  op.Require(op.out[0].dims == operand.dims, "result shape " + FormatDims(op.out[0].dims) +
+                                                 " differs from operand shape " +
+                                                 FormatDims(operand.dims));
+  SelectAndScatterPlan p;
+  p.windows = PlanWindows(op, operand, op.in[1], "source");
+  op.Require(p.windows.base_dil == std::vector<int64_t>(operand.rank(), 1) &&
+                 p.windows.win_dil == std::vector<int64_t>(operand.rank(), 1),
+             "select_and_scatter has no dilations");
+  const std::string select = op.String("select");
+  op.Require(ParseCmp(select, &p.select) && p.select != Cmp::kEq && p.select != Cmp::kNe,
+             "select '" + select + "' is not one of GE GT LE LT");
+  const std::string scatter = op.String("scatter");
+  op.Require(scatter == "add", "scatter '" + scatter + "' is not add");
+  if (operand.dtype == BRT_DTYPE_I1)
+    throw UnsupportedError("select_and_scatter: not defined for i1");
   return p;
 }
 

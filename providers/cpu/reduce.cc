@@ -1,4 +1,4 @@
-// reduce (one operand, one init value) and reduce_window.
+// reduce (one operand, one init value), reduce_window and select_and_scatter.
 #include <algorithm>
 #include <type_traits>
 
@@ -228,6 +228,63 @@ class ReduceWindowKernel final : public CpuKernel {
   void (*fn_)(const ReduceWindowKernel&, const void*, const void*, void*) = nullptr;
 };
 
+class SelectAndScatterKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    p_ = PlanSelectAndScatter(op);
+    DispatchType(op.out[0].dtype, [&](auto t) {
+      using T = decltype(t);
+      if constexpr (!std::is_same_v<T, Bool8>) fn_ = &Scatter<T>;
+    });
+  }
+  void Run(void* const* b) override { fn_(p_, b[0], b[1], b[2], b[3]); }
+
+ private:
+  template <typename T>
+  static void Scatter(const SelectAndScatterPlan& p, const void* operandv, const void* sourcev,
+                      const void* initv, void* outv) {
+    using C = Compute<T>;
+    const T* operand = static_cast<const T*>(operandv);
+    const T* source = static_cast<const T*>(sourcev);
+    T* out = static_cast<T*>(outv);
+    const ReduceWindowPlan& w = p.windows;
+    const int r = static_cast<int>(w.in_dims.size());
+    int64_t operand_numel = 1;
+    for (int64_t d : w.in_dims) operand_numel *= d;
+    std::fill_n(out, operand_numel, *static_cast<const T*>(initv));
+    int64_t o_idx[kMaxRank] = {};
+    for (int64_t o = 0; o < w.out_numel; ++o) {
+      int64_t picked = -1;
+      C best{};
+      int64_t w_idx[kMaxRank] = {};
+      for (int64_t k = 0; k < w.window_numel; ++k) {
+        int64_t off = 0;
+        bool inside = true;
+        for (int d = 0; d < r && inside; ++d) {
+          const int64_t pos = o_idx[d] * w.strides[d] + w_idx[d] - w.pad_lo[d];
+          inside = pos >= 0 && pos < w.in_dims[d];
+          off += pos * w.in_strides[d];
+        }
+        if (inside) {
+          const C v = C(operand[off]);
+          if (picked < 0 || !ApplyCmp<C>(p.select, best, v)) picked = off, best = v;
+        }
+        for (int d = r - 1; d >= 0; --d) {
+          if (++w_idx[d] < w.window[d]) break;
+          w_idx[d] = 0;
+        }
+      }
+      if (picked >= 0) out[picked] = T(C(out[picked]) + C(source[o]));
+      for (int d = r - 1; d >= 0; --d) {
+        if (++o_idx[d] < w.out_dims[d]) break;
+        o_idx[d] = 0;
+      }
+    }
+  }
+  SelectAndScatterPlan p_;
+  void (*fn_)(const SelectAndScatterPlan&, const void*, const void*, const void*, void*) = nullptr;
+};
+
 }  // namespace
 
 void RegisterReductions(std::vector<KernelDef>& defs) {
@@ -236,6 +293,10 @@ void RegisterReductions(std::vector<KernelDef>& defs) {
       {"reduce_window",
        {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I32, BRT_DTYPE_I64},
        &Make<ReduceWindowKernel>});
+  defs.push_back({"select_and_scatter",
+                  {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I8,
+                   BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8},
+                  &Make<SelectAndScatterKernel>});
 }
 
 }  // namespace brt::cpu

@@ -143,5 +143,24 @@ __device__ void Offsets(const Space& s, long long i, int count, long long* off) 
   }
 }
 
+// The operand offset of element k of the window at result index o_idx
+// (reduce_window, select_and_scatter); false where the element falls in the
+// padding or between base-dilated elements.
+__device__ bool WindowElement(const ReduceWindowParams& p, const long long* o_idx, long long k,
+                              long long* off) {
+  bool inside = true;
+  *off = 0;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    const long long wi = k % p.window[d];
+    k /= p.window[d];
+    long long pos = o_idx[d] * p.strides[d] + wi * p.win_dil[d] - p.pad_lo[d];
+    if (pos < 0 || pos % p.base_dil[d] != 0) inside = false;
+    pos /= p.base_dil[d];
+    if (pos >= p.in_dims[d]) inside = false;
+    *off += pos * p.in_strides[d];
+  }
+  return inside;
+}
+
 }  // namespace
 }  // namespace brt::cuda

@@ -129,6 +129,19 @@ ReduceWindowParams MakeReduceWindow(const ops::ReduceWindowPlan& plan);
 cudaError_t LaunchReduceWindow(const ReduceWindowParams& p, int32_t dtype, const void* in,
                                const void* init, void* out, cudaStream_t stream);
 
+// select_and_scatter: the result filled with init, then a thread per source
+// element walks its window (as reduce_window's), picks as
+// ops::SelectAndScatterPlan says and adds its source value there atomically.
+struct SelectAndScatterParams {
+  ReduceWindowParams windows;
+  ops::Cmp select = ops::Cmp::kGe;
+  long long operand_n = 0;
+};
+SelectAndScatterParams MakeSelectAndScatter(const ops::SelectAndScatterPlan& plan);
+cudaError_t LaunchSelectAndScatter(const SelectAndScatterParams& p, int32_t dtype,
+                                   const void* operand, const void* source, const void* init,
+                                   void* out, cudaStream_t stream);
+
 // dot_general / brt.matmul for any layout: a thread per result element sums
 // over the contracting dims; with bias, result element o adds bias[o % n_free]
 // (the rhs free dims are the result's last), then the activation.

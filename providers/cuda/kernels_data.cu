@@ -144,7 +144,53 @@ __global__ void ScatterKernel(IndexingParams p, bool add, const void* indices, c
   }
 }
 
+template <typename T>
+__global__ void SelectAndScatterKernel(SelectAndScatterParams p, const T* operand, const T* source,
+                                       T* out) {
+  using C = typename Num<T>::C;
+  const ReduceWindowParams& w = p.windows;
+  BRT_GRID_STRIDE(o, w.out_n) {
+    long long o_idx[kMaxRank];
+    for (long long d = w.rank - 1, r = o; d >= 0; --d)
+      o_idx[d] = r % w.out_dims[d], r /= w.out_dims[d];
+    long long picked = -1;
+    C best{};
+    for (long long k = 0; k < w.window_n; ++k) {
+      long long off;
+      if (!WindowElement(w, o_idx, k, &off)) continue;
+      const C v = Num<T>::Load(operand[off]);
+      if (picked < 0 || !ops::ApplyCmp<C>(p.select, best, v)) picked = off, best = v;
+    }
+    if (picked >= 0) AtomicAddTo(out + picked, source[o]);
+  }
+}
+
 }  // namespace
+
+SelectAndScatterParams MakeSelectAndScatter(const ops::SelectAndScatterPlan& plan) {
+  SelectAndScatterParams p;
+  p.windows = MakeReduceWindow(plan.windows);
+  p.select = plan.select;
+  p.operand_n = 1;
+  for (int64_t d : plan.windows.in_dims) p.operand_n *= d;
+  return p;
+}
+
+cudaError_t LaunchSelectAndScatter(const SelectAndScatterParams& p, int32_t dtype,
+                                   const void* operand, const void* source, const void* init,
+                                   void* out, cudaStream_t stream) {
+  if (const cudaError_t e = LaunchFill(p.operand_n, brt_dtype_size(dtype), init, out, stream);
+      e != cudaSuccess)
+    return e;
+  if (p.windows.out_n == 0) return cudaSuccess;
+  const bool known = Dispatch(dtype, [&](auto t) {
+    using T = typename decltype(t)::type;
+    if constexpr (!std::is_same_v<T, Bool8>)
+      Launch(&SelectAndScatterKernel<T>, Blocks(p.windows.out_n), kThreads, stream, p,
+             static_cast<const T*>(operand), static_cast<const T*>(source), static_cast<T*>(out));
+  });
+  return known ? LastError() : cudaErrorInvalidValue;
+}
 
 cudaError_t LaunchStridedCopy(const CopyParams& p, size_t elem_size, const void* src, void* dst,
                               cudaStream_t stream) {

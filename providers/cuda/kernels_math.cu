@@ -143,18 +143,9 @@ __global__ void ReduceWindowKernel(ReduceWindowParams p, const T* in, const T* i
       o_idx[d] = r % p.out_dims[d], r /= p.out_dims[d];
     C acc = Num<T>::Load(*init);
     for (long long w = 0; w < p.window_n; ++w) {
-      long long off = 0, rest = w;
-      bool inside = true;
-      for (int d = p.rank - 1; d >= 0; --d) {
-        const long long wi = rest % p.window[d];
-        rest /= p.window[d];
-        long long pos = o_idx[d] * p.strides[d] + wi * p.win_dil[d] - p.pad_lo[d];
-        if (pos < 0 || pos % p.base_dil[d] != 0) inside = false;
-        pos /= p.base_dil[d];
-        if (pos >= p.in_dims[d]) inside = false;
-        off += pos * p.in_strides[d];
-      }
-      if (inside) acc = ops::CombineAt<C>(p.reducer, acc, Num<T>::Load(in[off]));
+      long long off;
+      if (WindowElement(p, o_idx, w, &off))
+        acc = ops::CombineAt<C>(p.reducer, acc, Num<T>::Load(in[off]));
     }
     out[o] = Num<T>::Store(acc);
   }

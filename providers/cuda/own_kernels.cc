@@ -330,6 +330,20 @@ class ReduceWindowKernel final : public Kernel {
   int32_t dtype_;
 };
 
+class SelectAndScatterKernel final : public Kernel {
+ public:
+  explicit SelectAndScatterKernel(const OpInfo& op)
+      : p_(MakeSelectAndScatter(ops::PlanSelectAndScatter(op))), dtype_(op.out[0].dtype) {}
+  void Run(void* const* b, Queue* q) override {
+    Check(LaunchSelectAndScatter(p_, dtype_, b[0], b[1], b[2], b[3], q->stream),
+          "select_and_scatter");
+  }
+
+ private:
+  SelectAndScatterParams p_;
+  int32_t dtype_;
+};
+
 class SoftmaxKernel final : public Kernel {
  public:
   explicit SoftmaxKernel(const OpInfo& op) : p_(ops::PlanSoftmax(op)), dtype_(op.out[0].dtype) {}
@@ -481,6 +495,10 @@ std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
       {"reduce_window",
        {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I32, BRT_DTYPE_I64},
        &Make<ReduceWindowKernel>});
+  t.push_back({"select_and_scatter",
+               {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I8,
+                BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8},
+               &Make<SelectAndScatterKernel>});
   t.push_back({"dot_general", kNumeric, matmul});
   t.push_back({"brt.matmul", kNumeric, matmul});
   t.push_back({"convolution", kHalfAndSingle, convolution});

@@ -1,4 +1,7 @@
-// gather, scatter, reduce and reduce_window against loop references.
+// gather, scatter, reduce, reduce_window and select_and_scatter against loop
+// references.
+#include <map>
+
 #include "test_util.h"
 
 namespace brt::test {
@@ -277,6 +280,65 @@ TEST(Reduce, LongRowsAndColumns) {
           << reducer << (rows ? " over rows" : " over columns");
     }
   }
+}
+
+// The gradient of a max pool (and of a min pool): each source element is
+// added at the element its window selects, padding never selected. Ties: GE
+// keeps the first maximum, GT takes the last, LE the first minimum.
+TEST(SelectAndScatter, MaxAndMinPoolGradientsWithPaddingStridesAndTies) {
+  const std::vector<int64_t> shape = {1, 5, 6, 2};  // NHWC
+  HostTensor x = Random(DType::kF32, shape, Rng(), -1, 1);
+  for (int64_t i = 0; i < x.numel(); i += 7)
+    x.Set(i + 2 < x.numel() ? i + 2 : i, x.Get(i));  // ties
+  const std::vector<int64_t> window = {1, 3, 2, 1}, strides = {1, 2, 2, 1};
+  const std::vector<int64_t> padding = {0, 0, 1, 1, 0, 1, 0, 0};  // lo, hi per dim
+  const std::vector<int64_t> source_shape = {1, 3, 3, 2};
+  HostTensor source = Random(DType::kF32, source_shape, Rng(), 0.5, 1.5);
+  std::map<std::string, std::vector<double>> results;
+  for (const char* select : {"GE", "GT", "LE"}) {
+    auto out = MustRunOp({"select_and_scatter",
+                          {x, source, HostTensor::FromDouble(DType::kF32, {}, {0.25})},
+                          {{DType::kF32, Dims(shape)}},
+                          {{"window_dimensions", window},
+                           {"window_strides", strides},
+                           {"padding", padding},
+                           {"select", select},
+                           {"scatter", "add"}}});
+    std::vector<double> ref(x.numel(), 0.25);
+    for (int64_t o = 0; o < source.numel(); ++o) {
+      const auto oi = Unravel(o, source_shape);
+      int64_t picked = -1;
+      for (int64_t w = 0; w < NumElements(window).value(); ++w) {
+        const auto wi = Unravel(w, window);
+        std::vector<int64_t> pos(4);
+        bool inside = true;
+        for (int d = 0; d < 4; ++d) {
+          pos[d] = oi[d] * strides[d] + wi[d] - padding[2 * d];
+          inside = inside && pos[d] >= 0 && pos[d] < shape[d];
+        }
+        if (!inside) continue;
+        const int64_t at = ((pos[0] * 5 + pos[1]) * 6 + pos[2]) * 2 + pos[3];
+        const double v = x.Get(at), best = picked < 0 ? 0 : x.Get(picked);
+        const bool keep = std::string(select) == "GE"   ? best >= v
+                          : std::string(select) == "GT" ? best > v
+                                                        : best <= v;
+        if (picked < 0 || !keep) picked = at;
+      }
+      ref[picked] += source.Get(o);
+    }
+    EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6) << select;
+    results[select] = out[0].ToDouble();
+  }
+  EXPECT_NE(results["GE"], results["GT"]) << "no window has a tied maximum";
+  ExpectError(RunOp({"select_and_scatter",
+                     {x, source, HostTensor::FromDouble(DType::kF32, {}, {0})},
+                     {{DType::kF32, Dims(shape)}},
+                     {{"window_dimensions", window},
+                      {"window_strides", strides},
+                      {"select", "GE"},
+                      {"scatter", "add"}}})
+                  .status(),
+              {"source dimension 1 is 3, the window gives 2"});
 }
 
 // f16 and bf16 sums accumulate in f32 and round once: over 600 values a
