@@ -47,6 +47,7 @@ class Importer {
                         llvm::DenseMap<Value, Value>& map);
   bool ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportErfc(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map);
+  bool SelectAndScatterBodies(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
   bool UnbatchIndexing(Operation& op, llvm::StringRef kind, llvm::SmallVectorImpl<Value>& operands,
                        llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
   bool Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
@@ -157,6 +158,38 @@ bool Importer::Reducer(Operation& op, llvm::StringRef kind,
   return Fail(op, kind.str() + " body is not a single add/multiply/maximum/minimum/and/or");
 }
 
+// select_and_scatter's two computations, taken by name: select must compare
+// its two arguments in order (the direction becomes `select`), scatter must
+// add them.
+bool Importer::SelectAndScatterBodies(Operation& op,
+                                      llvm::SmallVectorImpl<mlir::NamedAttribute>& params) {
+  if (op.getNumRegions() != 2 || op.getRegion(0).getBlocks().size() != 1 ||
+      op.getRegion(1).getBlocks().size() != 1)
+    return Fail(op, "select_and_scatter needs one select and one scatter body");
+  mlir::Block& select = op.getRegion(0).front();
+  Operation& compare = select.front();
+  if (select.getOperations().size() != 2 ||
+      compare.getName().getStringRef() != "stablehlo.compare" || compare.getNumOperands() != 2 ||
+      compare.getOperand(0) != select.getArgument(0) ||
+      compare.getOperand(1) != select.getArgument(1))
+    return Fail(op, "select_and_scatter's select body must be one compare of its two arguments");
+  llvm::SmallVector<mlir::NamedAttribute> compare_params;
+  if (!Params(compare, compare_params)) return false;
+  mlir::StringAttr direction;
+  for (const mlir::NamedAttribute& na : compare_params)
+    if (na.getName() == "comparison_direction")
+      direction = mlir::dyn_cast<mlir::StringAttr>(na.getValue());
+  if (!direction) return Fail(op, "select_and_scatter's compare has no comparison_direction");
+  params.push_back(b_.getNamedAttr("select", direction));
+  mlir::Block& scatter = op.getRegion(1).front();
+  Operation& add = scatter.front();
+  if (scatter.getOperations().size() != 2 || add.getName().getStringRef() != "stablehlo.add" ||
+      add.getNumOperands() != 2)
+    return Fail(op, "select_and_scatter scatter bodies other than add are not supported");
+  params.push_back(b_.getNamedAttr("scatter", b_.getStringAttr("add")));
+  return true;
+}
+
 // chlo.erfc(x) = 1 - erf(x). (Relative precision drops far in the tail,
 // where erfc is tiny; GELU, its main user, multiplies it by a small x there.)
 bool Importer::ImportErfc(Operation& op, llvm::ArrayRef<Value> operands,
@@ -235,7 +268,8 @@ bool Importer::UnbatchIndexing(Operation& op, llvm::StringRef kind,
   Value indices = operands[1];
   auto type = mlir::cast<mlir::RankedTensorType>(indices.getType());
   const int64_t rank = type.getRank();
-  const int64_t ivd = vector_dim.value_or(rank);
+  // The printed form leaves out an index_vector_dim of 0 (its default).
+  const int64_t ivd = vector_dim.value_or(0);
   if (ivd < 0 || ivd > rank) return Fail(op, "index_vector_dim is out of range");
   if (!operand_dims.empty()) {
     auto empty = b_.getDictionaryAttr({});
@@ -276,8 +310,7 @@ bool Importer::UnbatchIndexing(Operation& op, llvm::StringRef kind,
   kept.push_back(b_.getNamedAttr(folded, b_.getDenseI64ArrayAttr(folded_dims)));
   kept.push_back(b_.getNamedAttr(index_map, b_.getDenseI64ArrayAttr(map_dims)));
   kept.push_back(b_.getNamedAttr(windows, b_.getDenseI64ArrayAttr(window_dims)));
-  if (vector_dim || !operand_dims.empty())
-    kept.push_back(b_.getNamedAttr("index_vector_dim", b_.getI64IntegerAttr(ivd)));
+  kept.push_back(b_.getNamedAttr("index_vector_dim", b_.getI64IntegerAttr(ivd)));
   params.assign(kept.begin(), kept.end());
   return true;
 }
@@ -355,6 +388,8 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     if (op.getNumOperands() != 2)
       return Fail(op, kind.str() + " with several operands is not supported yet");
     if (!Reducer(op, kind, params)) return false;
+  } else if (kind == "select_and_scatter") {
+    if (!SelectAndScatterBodies(op, params)) return false;
   } else if (kind == "scatter") {
     if (op.getNumOperands() != 3)
       return Fail(op, "scatter with several operands is not supported yet");

@@ -46,6 +46,9 @@ CASES = {
     "rounding_sign": (lambda x: jnp.floor(x) + jnp.ceil(x) + jnp.round(x) + jnp.sign(x) + -x, [normal(6, 3) * 3]),
     "expm1_log1p": (lambda x: jnp.expm1(x) + jnp.log1p(x), [normal(9) * 0.01]),
     "square_var": (lambda x: jnp.square(x) + jnp.var(x, axis=0), [normal(6, 5)]),
+    "maxpool_grad": (lambda x, w: jax.grad(lambda x: jnp.sum(jax.lax.reduce_window(
+        x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME") * w))(x),
+                     [normal(2, 7, 8, 3), normal(2, 4, 4, 3)]),
     "isfinite": (lambda x: jnp.where(jnp.isfinite(1.0 / x + jnp.log(x)), x, -1.0),
                  [np.array([[1.5, 0.0, -2.0], [np.inf, -np.inf, 3.0]], np.float32)]),
     "erf": (lambda x: jax.scipy.special.erf(x), [normal(4, 4)]),
