@@ -219,6 +219,73 @@ def test_a_thousand_steps_keep_the_state_in_place_and_memory_flat(compiled):
     assert growth <= 0.01, f"RSS grew {growth:.2%} over 1000 steps"
 
 
+def cnn_params(rng):
+    return {"conv1": (rng.standard_normal((3, 3, 3, 8)) * 0.3).astype(np.float32),
+            "bn1": {"scale": np.ones(8, np.float32), "shift": np.zeros(8, np.float32)},
+            "conv2": (rng.standard_normal((3, 3, 8, 16)) * 0.15).astype(np.float32),
+            "dense": (rng.standard_normal((4 * 4 * 16, 10)) * 0.05).astype(np.float32)}
+
+
+def cnn_loss(params, x, labels):
+    """conv -> batch norm (batch statistics) -> relu -> 2x2 max pool, twice
+    (the second without norm), then a dense layer and softmax cross-entropy."""
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def pool(h):
+        return jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+    h = jax.lax.conv_general_dilated(x, params["conv1"], (1, 1), "SAME", dimension_numbers=dn)
+    mean, var = h.mean(axis=(0, 1, 2)), h.var(axis=(0, 1, 2))
+    h = (h - mean) / jnp.sqrt(var + 1e-5) * params["bn1"]["scale"] + params["bn1"]["shift"]
+    h = pool(jax.nn.relu(h))
+    h = jax.lax.conv_general_dilated(h, params["conv2"], (1, 1), "SAME", dimension_numbers=dn)
+    h = pool(jax.nn.relu(h)).reshape(x.shape[0], -1)
+    return optax.softmax_cross_entropy_with_integer_labels(h @ params["dense"], labels).mean()
+
+
+def test_a_cnn_with_batch_norm_and_max_pool_trains_50_steps_like_jax(tmp_path):
+    # The backward pass has the convolutions' input and filter gradients and
+    # select_and_scatter (the max pool's gradient). Labels follow from the
+    # images (a fixed projection of their channel means), so the loss falls.
+    rng = np.random.default_rng(5)
+    params = cnn_params(rng)
+    sgd = optax.sgd(0.05, momentum=0.9)
+    opt_state = jax.tree_util.tree_map(np.asarray, sgd.init(params))
+
+    def cnn_step(params, opt_state, x, labels):
+        loss, grads = jax.value_and_grad(cnn_loss)(params, x, labels)
+        updates, opt_state = sgd.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    jitted = jax.jit(cnn_step, donate_argnums=(0, 1))
+    projection = rng.standard_normal((3, 10))
+    data = []
+    for _ in range(50):
+        x = rng.standard_normal((8, 16, 16, 3)).astype(np.float32)
+        data.append((x, np.argmax(x.mean(axis=(1, 2)) @ projection, axis=1).astype(np.int32)))
+    path = str(tmp_path / "cnn.brtx")
+    brt.compile(jitted, params, opt_state, *data[0], path=path)
+    session = brt.Session(path)
+    ctx = session.new_request()
+    names = state_names(session)
+    ctx.bind_state(flat_state(session, params, opt_state))
+    p, o = params, opt_state
+    losses, worst = [], 0.0
+    for x, labels in data:
+        ctx.bind("x", x)
+        ctx.bind("labels", labels)
+        ctx.run()
+        p, o, loss = jitted(p, o, x, labels)
+        got = float(np.asarray(ctx.outputs()[-1]))
+        losses.append(got)
+        worst = max(worst, abs(got - float(loss)) / float(loss))
+    assert worst <= 1e-5, worst
+    assert np.mean(losses[-10:]) < 0.8 * np.mean(losses[:10]), losses
+    state = ctx.state()
+    final = max(rel(state[n], want) for n, want in zip(names, jax.tree_util.tree_leaves((p, o))))
+    assert final <= 1e-4, final
+
+
 def mixed_precision_step(compute_dtype):
     """The MLP step computing in compute_dtype from f32 master weights, with
     dynamic loss scaling: the loss is scaled before the backward pass and the
