@@ -228,17 +228,27 @@ class BroadcastPlan {
   // f(const int64_t* input_offsets, int64_t output_offset, int64_t n)
   template <typename F>
   void ForEachRow(F&& f) const {
-    if (rows_ == 0 || inner_ == 0) return;
+    ForEachRowIn(0, rows_, f);
+  }
+  // The same for rows [begin, end) (threads take a range each).
+  template <typename F>
+  void ForEachRowIn(int64_t begin, int64_t end, F&& f) const {
+    if (begin >= end || inner_ == 0) return;
     static constexpr int64_t kZeros[kMaxRank] = {};
     if (rows_ == 1) return f(kZeros, int64_t{0}, inner_);
-    // Only the used entries are zeroed: clearing whole arrays costs more than
-    // a small op's kernel.
+    // Only the used entries are set: clearing whole arrays costs more than a
+    // small op's kernel.
     int64_t offsets[kMaxRank];
     int64_t index[kMaxRank];
     for (int k = 0; k < num_inputs_; ++k) offsets[k] = 0;
-    for (int d = 0; d < rank_; ++d) index[d] = 0;
     const int outer = rank_ - 1;
-    for (int64_t row = 0; row < rows_; ++row) {
+    int64_t rest = begin;
+    for (int d = outer - 1; d >= 0; --d) {
+      index[d] = rest == 0 ? 0 : rest % dims_[d];  // no division for the first row
+      rest = rest == 0 ? 0 : rest / dims_[d];
+      for (int k = 0; k < num_inputs_; ++k) offsets[k] += index[d] * strides_[k * rank_ + d];
+    }
+    for (int64_t row = begin; row < end; ++row) {
       f(static_cast<const int64_t*>(offsets), row * inner_, inner_);
       for (int d = outer - 1; d >= 0; --d) {
         if (++index[d] < dims_[d]) {

@@ -7,6 +7,8 @@
 #include <limits>
 #include <type_traits>
 
+#include <omp.h>
+
 #include "common/op_plans.h"
 #include "common/scalar_ops.h"
 #include "fused_blocks.h"
@@ -344,15 +346,27 @@ constexpr int64_t kBlock = 256;
 
 class FusedElementwiseKernel;
 
+// Above this much work (elements x instructions) a fused op is split over
+// the OpenMP threads (oneDNN's, OMP_NUM_THREADS); below, a fork costs more
+// than it saves.
+constexpr int64_t kParallelWork = int64_t{1} << 18;
+
 class FusedInstance final : public Runnable {
  public:
   explicit FusedInstance(const FusedElementwiseKernel& k);
   void Run(void* const* b) override;
 
  private:
+  // One thread's register blocks.
+  struct Scratch {
+    std::vector<float> regs;        // num_registers x kBlock
+    std::vector<const float*> src;  // where each register's block is read from
+  };
+  // Rows [row_begin, row_end), and of each row the elements [begin, end).
+  void RunPart(Scratch& s, void* const* b, int64_t row_begin, int64_t row_end, int64_t begin,
+               int64_t end) const;
   const FusedElementwiseKernel& k_;
-  std::vector<float> regs_;        // num_registers x kBlock
-  std::vector<const float*> src_;  // where each register's block is read from
+  std::vector<Scratch> scratch_;  // per thread
 };
 
 class FusedElementwiseKernel final : public CpuKernel {
@@ -410,17 +424,41 @@ class FusedElementwiseKernel final : public CpuKernel {
 };
 
 FusedInstance::FusedInstance(const FusedElementwiseKernel& k)
-    : k_(k), regs_(static_cast<size_t>(k.num_registers_) * kBlock), src_(k.num_registers_) {
-  for (int r = 0; r < k.num_registers_; ++r) src_[r] = regs_.data() + r * kBlock;
-  for (size_t c = 0; c < k.constants_.size(); ++c)
-    std::fill_n(regs_.data() + (k.num_inputs_ + c) * kBlock, kBlock, k.constants_[c]);
+    : k_(k), scratch_(std::max(1, omp_get_max_threads())) {
+  for (Scratch& s : scratch_) {
+    s.regs.resize(static_cast<size_t>(k.num_registers_) * kBlock);
+    s.src.resize(k.num_registers_);
+    for (int r = 0; r < k.num_registers_; ++r) s.src[r] = s.regs.data() + r * kBlock;
+    for (size_t c = 0; c < k.constants_.size(); ++c)
+      std::fill_n(s.regs.data() + (k.num_inputs_ + c) * kBlock, kBlock, k.constants_[c]);
+  }
 }
 
 void FusedInstance::Run(void* const* b) {
-  float* regs = regs_.data();
+  const int64_t rows = k_.plan_.rows(), inner = k_.plan_.inner();
+  const int64_t work = rows * inner * static_cast<int64_t>(k_.instrs_.size());
+  const int threads = work >= kParallelWork ? static_cast<int>(scratch_.size()) : 1;
+  if (threads == 1) return RunPart(scratch_[0], b, 0, rows, 0, inner);
+    // One row: its blocks are split; else the rows.
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+    if (rows == 1) {
+      const int64_t blocks = (inner + kBlock - 1) / kBlock;
+      const int64_t first = blocks * t / n, last = blocks * (t + 1) / n;
+      RunPart(scratch_[t], b, 0, 1, first * kBlock, std::min(inner, last * kBlock));
+    } else {
+      RunPart(scratch_[t], b, rows * t / n, rows * (t + 1) / n, 0, inner);
+    }
+  }
+}
+
+void FusedInstance::RunPart(Scratch& s, void* const* b, int64_t row_begin, int64_t row_end,
+                            int64_t begin, int64_t end) const {
+  float* regs = s.regs.data();
   char* out = static_cast<char*>(b[k_.num_inputs_]);
   const int num_inputs = k_.num_inputs_;
-  const float** src = src_.data();
+  const float** src = s.src.data();
   int64_t strides[kMaxRank];
   for (int i = 0; i < num_inputs; ++i) strides[i] = k_.plan_.inner_stride(i);
   const auto& last = k_.instrs_.back();
@@ -443,9 +481,9 @@ void FusedInstance::Run(void* const* b) {
   if (k_.plan_.rows() == 1 || inner > kBlock / 2) {
     // Long rows: block by block along each row; a contiguous f32 operand is
     // read where it lies.
-    k_.plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
-      for (int64_t start = 0; start < n; start += kBlock) {
-        const int64_t len = std::min(kBlock, n - start);
+    k_.plan_.ForEachRowIn(row_begin, row_end, [&](const int64_t* off, int64_t o, int64_t) {
+      for (int64_t start = begin; start < end; start += kBlock) {
+        const int64_t len = std::min(kBlock, end - start);
         for (int i = 0; i < num_inputs; ++i) {
           const char* at = operand(i, off[i] + start * strides[i]);
           if (k_.in_f32_[i] && strides[i] == 1) {
@@ -472,7 +510,7 @@ void FusedInstance::Run(void* const* b) {
     compute(filled, out + block_start * k_.out_es_);
     filled = 0;
   };
-  k_.plan_.ForEachRow([&](const int64_t* off, int64_t o, int64_t n) {
+  k_.plan_.ForEachRowIn(row_begin, row_end, [&](const int64_t* off, int64_t o, int64_t n) {
     if (filled == 0) {
       block_start = o;
       for (int i = 0; i < num_inputs; ++i)

@@ -363,6 +363,38 @@ TEST(FusedElementwise, ShortRowsWithBroadcastOperandsAndHalfTypes) {
   }
 }
 
+// Past 2^18 elements x instructions a fused op is split over the threads:
+// by blocks of one row, by long rows, and by groups of short rows.
+TEST(FusedElementwise, LargeProgramsSplitOverThreadsAsTheyRunAlone) {
+  struct Case {
+    std::vector<int64_t> out, a, b;
+  };
+  const Case cases[] = {{{300001}, {300001}, {300001}},           // one row
+                        {{300, 1001}, {300, 1001}, {1001}},       // long rows, b broadcast
+                        {{20000, 16}, {20000, 16}, {20000, 1}}};  // short rows, b per row
+  for (const Case& c : cases) {
+    HostTensor a = Random(DType::kF32, c.a, Rng(), -3, 3);
+    HostTensor b = Random(DType::kF32, c.b, Rng(), -1, 1);
+    // out = tanh(exp(a - b) * 0.5)
+    auto out =
+        MustRunOp({"brt.fused_elementwise",
+                   {a, b},
+                   {{DType::kF32, Dims(c.out)}},
+                   {{"ops", "subtract,exponential,multiply,tanh"},
+                    {"program", std::vector<int64_t>{0, 1, -1, 3, -1, -1, 4, 2, -1, 5, -1, -1}},
+                    {"constants", std::vector<double>{0.5}}}});
+    const int64_t inner = c.out.back(), n = a.numel();
+    std::vector<double> ref(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const double bv = b.numel() == n    ? b.Get(i)
+                        : c.b.back() == 1 ? b.Get(i / inner)
+                                          : b.Get(i % inner);
+      ref[i] = std::tanh(std::exp(a.Get(i) - bv) * 0.5);
+    }
+    EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-6) << FormatShape(c.out);
+  }
+}
+
 TEST(FusedElementwise, BadProgramsAreRejected) {
   HostTensor a = Random(DType::kF32, {4}, Rng());
   ExpectError(RunOp({"brt.fused_elementwise",
