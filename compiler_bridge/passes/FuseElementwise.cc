@@ -1,6 +1,6 @@
-// brt-fuse-elementwise: single-use chains of f32/f16/bf16 elementwise ops
-// become one brt.fused_elementwise, with NumPy-compatible broadcasts and
-// scalar constants folded in.
+// brt-fuse-elementwise: chains of f32/f16/bf16 elementwise ops, each used
+// only inside its chain, become one brt.fused_elementwise, with
+// NumPy-compatible broadcasts and scalar constants folded in.
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "llvm/ADT/DenseMap.h"
@@ -38,8 +38,8 @@ bool IsFusable(KernelOp k) {
 struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     // Groups: a fusable producer whose only user is a fusable consumer of the
-    // same shape joins the consumer's group. Each group is a tree whose root
-    // is the one op used outside it.
+    // same shape joins the consumer's group. Each group has one root, the one
+    // op used outside it.
     llvm::EquivalenceClasses<mlir::Operation*> groups;
     llvm::SmallVector<KernelOp> order;
     getOperation().walk([&](KernelOp k) {
@@ -53,6 +53,30 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
           groups.unionSets(p, k);
       }
     });
+    // A producer used several times joins its users' group when every use is
+    // in that one group (x + b feeding each term of a GELU), until no more do.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (KernelOp p : order) {
+        mlir::Value v = p.getResult(0);
+        if (v.use_empty() || v.hasOneUse()) continue;
+        mlir::Operation* group = nullptr;
+        bool joins = true;
+        for (mlir::Operation* user : v.getUsers()) {
+          auto k = mlir::dyn_cast<KernelOp>(user);
+          if (!k || !IsFusable(k) || TypeOf(k.getResult(0)).getShape() != TypeOf(v).getShape() ||
+              (group && groups.getLeaderValue(k) != group)) {
+            joins = false;
+            break;
+          }
+          group = groups.getLeaderValue(k);
+        }
+        if (joins && group != groups.getLeaderValue(p)) {
+          groups.unionSets(p, group);
+          changed = true;
+        }
+      }
+    }
     llvm::MapVector<mlir::Operation*, llvm::SmallVector<KernelOp>> members;
     for (KernelOp k : order) members[groups.getLeaderValue(k)].push_back(k);
     for (auto& [leader, ops] : members) {

@@ -17,15 +17,27 @@ func.func @bias_gelu_like(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8x
   return %2 : tensor<4x8xf32>
 }
 
-// A value used twice ends a group: the shared producer stays outside.
+// A value used twice, both times inside one group, joins it (x + b feeding
+// each term of a GELU); one also used outside the group stays out.
 // CHECK-LABEL: func.func @shared_value
-// CHECK: %[[E:.*]] = brt.kernel "exponential"(%arg0)
-// CHECK: brt.kernel "brt.fused_elementwise"(%[[E]]) {ops = "negate,multiply"
+// CHECK: %[[F:.*]] = brt.kernel "brt.fused_elementwise"(%arg0) {ops = "exponential,negate,multiply", program = array<i64: 0, -1, -1, 1, -1, -1, 2, 1, -1>}
+// CHECK-NEXT: return %[[F]]
 func.func @shared_value(%x: tensor<16xf32>) -> tensor<16xf32> {
   %e = brt.kernel "exponential"(%x) {} : (tensor<16xf32>) -> tensor<16xf32>
   %n = brt.kernel "negate"(%e) {} : (tensor<16xf32>) -> tensor<16xf32>
   %m = brt.kernel "multiply"(%n, %e) {} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
   return %m : tensor<16xf32>
+}
+
+// CHECK-LABEL: func.func @shared_with_outside
+// CHECK: %[[E:.*]] = brt.kernel "exponential"(%arg0)
+// CHECK: %[[F:.*]] = brt.kernel "brt.fused_elementwise"(%[[E]]) {ops = "negate,multiply"
+// CHECK-NEXT: return %[[F]], %[[E]]
+func.func @shared_with_outside(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %e = brt.kernel "exponential"(%x) {} : (tensor<16xf32>) -> tensor<16xf32>
+  %n = brt.kernel "negate"(%e) {} : (tensor<16xf32>) -> tensor<16xf32>
+  %m = brt.kernel "multiply"(%n, %e) {} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %m, %e : tensor<16xf32>, tensor<16xf32>
 }
 
 // No fusion across a reduction, nor of integer arithmetic.
