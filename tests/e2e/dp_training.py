@@ -1,15 +1,17 @@
-"""Data-parallel training on N ranks against JAX on an N-device mesh: an MLP
-train step under jax.shard_map, gradients and loss pmean-ed over the "data"
-axis, optax AdamW, parameters and optimizer state donated (replicated on every
-rank, kept in place by brt between steps), each rank taking its slice of
-every step's batch.
+"""Data-parallel training on N ranks against JAX on an N-device mesh: a train
+step under jax.shard_map, gradients and loss pmean-ed over the "data" axis,
+optax AdamW, parameters and optimizer state donated (replicated on every rank,
+kept in place by brt between steps), each rank taking its slice of every
+step's batch. Two models: an MLP, and the transformer LM of
+examples/tiny_lm.py (61 state tensors, each gradient all-reduced).
 
-  python3 dp_training.py prepare N DIR   # JAX on N host CPU devices: compiles
-                                         # the step for a mesh of N, runs STEPS
-                                         # steps, saves state, batches, losses
-  mpirun -np N python3 dp_training.py run DIR
-                                         # every rank: STEPS steps through brt,
-                                         # each loss and the final state checked
+  python3 dp_training.py prepare MODEL N DIR   # JAX on N host CPU devices:
+                                               # compiles the step for a mesh
+                                               # of N, runs STEPS steps, saves
+                                               # state, batches, losses
+  mpirun -np N python3 dp_training.py run DIR  # every rank: STEPS steps
+                                               # through brt, each loss and
+                                               # the final state checked
 
 test_distributed.py drives both for N = 2 and 4.
 """
@@ -20,67 +22,85 @@ import sys
 import numpy as np
 
 STEPS = 20
-ROWS_PER_RANK = 8
 LOSS_TOLERANCE = 1e-5  # f32, relative, every step
 STATE_TOLERANCE = 1e-4  # f32, relative (norm), each state tensor after the last step
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def train_step(n):
-    import jax
+def mlp(rng, n):
+    """(loss_fn, params, optimizer, batches): batches is {argument: [STEPS, global batch...]}."""
     import jax.numpy as jnp
     import optax
-    from jax.sharding import PartitionSpec as P
-
-    mesh = jax.make_mesh((n,), ("data",), devices=jax.devices()[:n])
-    opt = optax.adamw(1e-2)
 
     def loss_fn(p, x, y):
         h = jnp.tanh(x @ p["w1"] + p["b1"])
         return jnp.mean((h @ p["w2"] + p["b2"] - y) ** 2)
 
-    def body(p, o, x, y):
-        loss, g = jax.value_and_grad(loss_fn)(p, x, y)
-        g = jax.lax.pmean(g, "data")
-        u, o = opt.update(g, o, p)
-        return optax.apply_updates(p, u), o, jax.lax.pmean(loss, "data")
-
-    step = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P(), P(), P("data"), P("data")),
-                                 out_specs=(P(), P(), P())), donate_argnums=(0, 1))
-    rng = np.random.default_rng(0)
     params = {"w1": rng.standard_normal((16, 32)).astype(np.float32) * 0.3,
               "b1": rng.standard_normal(32).astype(np.float32) * 0.1,
               "w2": rng.standard_normal((32, 4)).astype(np.float32) * 0.3,
               "b2": rng.standard_normal(4).astype(np.float32) * 0.1}
-    return mesh, step, params, opt.init(params)
+    batches = {"x": rng.standard_normal((STEPS, 8 * n, 16)).astype(np.float32),
+               "y": rng.standard_normal((STEPS, 8 * n, 4)).astype(np.float32)}
+    return loss_fn, params, optax.adamw(1e-2), batches
 
 
-def prepare(n, out):
+def lm(rng, n):
+    sys.path.insert(0, str(ROOT / "examples"))
+    import tiny_lm
+
+    config = tiny_lm.Config()
+    params, _ = tiny_lm.initial_state(config, seed=1)
+    rows = rng.integers(0, config.vocab, (STEPS, config.batch * n, config.context + 1)).astype(np.int32)
+    batches = {"tokens": np.ascontiguousarray(rows[:, :, :-1]), "targets": np.ascontiguousarray(rows[:, :, 1:])}
+    return (lambda p, tokens, targets: tiny_lm.loss_fn(config, p, tokens, targets)), params, \
+        tiny_lm.optimizer(config), batches
+
+
+MODELS = {"mlp": mlp, "lm": lm}
+
+
+def prepare(model, n, out):
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={max(n, 4)}"
     import jax
+    import optax
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
     import brt
 
-    mesh, step, params, opt_state = train_step(n)
-    rng = np.random.default_rng(1)
-    xs = rng.standard_normal((STEPS, ROWS_PER_RANK * n, 16)).astype(np.float32)
-    ys = rng.standard_normal((STEPS, ROWS_PER_RANK * n, 4)).astype(np.float32)
+    loss_fn, params, opt, batches = MODELS[model](np.random.default_rng(0), n)
+    mesh = jax.make_mesh((n,), ("data",), devices=jax.devices()[:n])
+
+    def body(p, o, *batch):
+        loss, g = jax.value_and_grad(loss_fn)(p, *batch)
+        g = jax.lax.pmean(g, "data")
+        u, o = opt.update(g, o, p)
+        return optax.apply_updates(p, u), o, jax.lax.pmean(loss, "data")
+
+    names = list(batches)
+    step = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P(), P()) + (P("data"),) * len(names),
+                                 out_specs=(P(), P(), P())), donate_argnums=(0, 1))
     replicated, split = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
-    state = jax.device_put((params, opt_state), replicated)
-    brt.compile(step, *state, jax.device_put(xs[0], split), jax.device_put(ys[0], split),
-                path=str(out / "step.brtx"))
+    state = jax.device_put((params, opt.init(params)), replicated)
+
+    def batch(i):
+        return [jax.device_put(batches[k][i], split) for k in names]
+
+    brt.compile(step, *state, *batch(0), path=str(out / "step.brtx"))
     initial = [np.asarray(v) for v in jax.tree_util.tree_leaves(state)]
     losses = []
     p, o = state
     for i in range(STEPS):
-        p, o, loss = step(p, o, jax.device_put(xs[i], split), jax.device_put(ys[i], split))
+        p, o, loss = step(p, o, *batch(i))
         losses.append(float(loss))
     final = [np.asarray(v) for v in jax.tree_util.tree_leaves((p, o))]
     # State leaves in pytree order, which is the order of brt's state arguments.
-    np.savez(out / "data.npz", xs=xs, ys=ys, losses=np.array(losses))
+    # Batch arrays in the order of the step's batch arguments.
+    np.savez(out / "data.npz", losses=np.array(losses), batches=np.array(names), **batches)
     np.savez(out / "initial.npz", *initial)
     np.savez(out / "final.npz", *final)
+    (out / "model").write_text(model)
 
 
 def run(cases):
@@ -93,14 +113,16 @@ def run(cases):
     data, initial, final = np.load(cases / "data.npz"), np.load(cases / "initial.npz"), np.load(cases / "final.npz")
     ctx = session.new_request()
     state_names = [a["name"] for a in function["arguments"] if a["role"] == "state"]
+    batch_names = [a["name"] for a in function["arguments"] if a["role"] == "input"]
     assert len(state_names) == len(initial.files), (state_names, initial.files)
     initial = [initial[f"arr_{i}"] for i in range(len(state_names))]
     final = [final[f"arr_{i}"] for i in range(len(state_names))]
     ctx.bind_state(dict(zip(state_names, initial)))
     worst_loss = 0.0
+    assert len(batch_names) == len(data["batches"]), (batch_names, data["batches"])
     for i in range(STEPS):
-        ctx.bind("x", bd.shard(data["xs"][i], function, "x", rank))
-        ctx.bind("y", bd.shard(data["ys"][i], function, "y", rank))
+        for name, key in zip(batch_names, data["batches"]):
+            ctx.bind(name, bd.shard(data[key][i], function, name, rank))
         ctx.run()
         got, want = float(np.asarray(ctx.outputs()[-1])), float(data["losses"][i])
         worst_loss = max(worst_loss, abs(got - want) / abs(want))
@@ -108,13 +130,15 @@ def run(cases):
     worst_state = max(float(np.linalg.norm(np.asarray(state[k]) - want) / max(np.linalg.norm(want), 1e-30))
                       for k, want in zip(state_names, final))
     ok = worst_loss <= LOSS_TOLERANCE and worst_state <= STATE_TOLERANCE
-    print(f"rank {rank}/{world} dp_train: {STEPS} steps, loss rel err {worst_loss:.2e}, "
-          f"state rel err {worst_state:.2e} {'ok' if ok else 'MISMATCH'}", flush=True)
+    model = (cases / "model").read_text()
+    print(f"rank {rank}/{world} dp_train {model}: {STEPS} steps, {len(state_names)} state tensors, "
+          f"loss rel err {worst_loss:.2e}, state rel err {worst_state:.2e} {'ok' if ok else 'MISMATCH'}",
+          flush=True)
     return 0 if ok else 1
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "prepare":
-        prepare(int(sys.argv[2]), pathlib.Path(sys.argv[3]))
+        prepare(sys.argv[2], int(sys.argv[3]), pathlib.Path(sys.argv[4]))
     else:
         sys.exit(run(pathlib.Path(sys.argv[2])))

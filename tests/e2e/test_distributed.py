@@ -70,20 +70,22 @@ def test_shard_map_programs_match_jax_on_every_rank(build_dir, prepared, ranks):
     assert len(per_rank) == ranks and len({frozenset(v) for v in per_rank.values()}) == 1
 
 
+@pytest.mark.parametrize("model", ["mlp", "lm"])
 @pytest.mark.parametrize("ranks", [2, 4])
-def test_data_parallel_training_matches_jax_step_by_step(build_dir, ranks, tmp_path):
-    """dp_training.py: 20 AdamW steps of an MLP under shard_map with pmean-ed
-    gradients, state kept in place on every rank, against JAX on a mesh of as
-    many host devices; every step's loss and the final state on every rank."""
+def test_data_parallel_training_matches_jax_step_by_step(build_dir, model, ranks, tmp_path):
+    """dp_training.py: 20 AdamW steps of an MLP, and of the transformer LM of
+    examples/tiny_lm.py, under shard_map with pmean-ed gradients, state kept
+    in place on every rank, against JAX on a mesh of as many host devices;
+    every step's loss and the final state on every rank."""
     env = python_env(build_dir)
     script = str(HERE / "dp_training.py")
-    made = subprocess.run([sys.executable, script, "prepare", str(ranks), str(tmp_path)], env=env,
+    made = subprocess.run([sys.executable, script, "prepare", model, str(ranks), str(tmp_path)], env=env,
                           capture_output=True, text=True, timeout=600)
     assert made.returncode == 0, made.stderr[-3000:]
     ran = subprocess.run(mpirun() + ["-np", str(ranks), sys.executable, script, "run", str(tmp_path)],
                          env=env, capture_output=True, text=True, timeout=600)
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
-    reports = re.findall(r"rank (\d+)/\d+ dp_train: 20 steps, .*? (ok|MISMATCH)", ran.stdout)
+    reports = re.findall(rf"rank (\d+)/\d+ dp_train {model}: 20 steps, .*? (ok|MISMATCH)", ran.stdout)
     assert sorted(int(r) for r, _ in reports) == list(range(ranks)), ran.stdout
     assert all(verdict == "ok" for _, verdict in reports), ran.stdout
 
