@@ -47,6 +47,19 @@ class Importer {
                         llvm::DenseMap<Value, Value>& map);
   bool ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportErfc(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map);
+  // One brt.kernel of `kind` with a single result, for ops imported as others.
+  Value Emit(mlir::Location loc, mlir::Type type, llvm::StringRef kind, mlir::ValueRange operands,
+             llvm::ArrayRef<mlir::NamedAttribute> params = {}) {
+    return KernelOp::create(b_, loc, mlir::TypeRange{type}, b_.getStringAttr(kind), operands,
+                            b_.getDictionaryAttr(params))
+        .getResult(0);
+  }
+  // A scalar constant of float element type `element`.
+  Value FloatScalar(mlir::Location loc, mlir::Type element, double value) {
+    auto scalar = mlir::RankedTensorType::get({}, element);
+    auto data = mlir::DenseElementsAttr::get(scalar, b_.getFloatAttr(element, value));
+    return Emit(loc, scalar, "constant", {}, {b_.getNamedAttr("value", data)});
+  }
   bool SelectAndScatterBodies(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
   bool UnbatchIndexing(Operation& op, llvm::StringRef kind, llvm::SmallVectorImpl<Value>& operands,
                        llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
@@ -200,20 +213,9 @@ bool Importer::ImportErfc(Operation& op, llvm::ArrayRef<Value> operands,
   auto type = mlir::cast<mlir::RankedTensorType>(op.getResult(0).getType());
   if (!mlir::isa<mlir::FloatType>(type.getElementType()))
     return Fail(op, "chlo.erfc needs a float operand");
-  auto scalar = mlir::RankedTensorType::get({}, type.getElementType());
-  auto one = mlir::DenseElementsAttr::get(scalar, b_.getFloatAttr(type.getElementType(), 1.0));
-  auto empty = b_.getDictionaryAttr({});
-  Value c =
-      KernelOp::create(b_, op.getLoc(), mlir::TypeRange{scalar}, b_.getStringAttr("constant"),
-                       mlir::ValueRange{}, b_.getDictionaryAttr({b_.getNamedAttr("value", one)}))
-          .getResult(0);
-  Value erf = KernelOp::create(b_, op.getLoc(), mlir::TypeRange{type}, b_.getStringAttr("erf"),
-                               operands, empty)
-                  .getResult(0);
-  map[op.getResult(0)] =
-      KernelOp::create(b_, op.getLoc(), mlir::TypeRange{type}, b_.getStringAttr("subtract"),
-                       mlir::ValueRange{c, erf}, empty)
-          .getResult(0);
+  Value erf = Emit(op.getLoc(), type, "erf", operands);
+  map[op.getResult(0)] = Emit(op.getLoc(), type, "subtract",
+                              {FloatScalar(op.getLoc(), type.getElementType(), 1.0), erf});
   return true;
 }
 
@@ -272,37 +274,27 @@ bool Importer::UnbatchIndexing(Operation& op, llvm::StringRef kind,
   const int64_t ivd = vector_dim.value_or(0);
   if (ivd < 0 || ivd > rank) return Fail(op, "index_vector_dim is out of range");
   if (!operand_dims.empty()) {
-    auto empty = b_.getDictionaryAttr({});
+    const mlir::Location loc = op.getLoc();
     llvm::SmallVector<int64_t> shape(type.getShape());
+    auto indices_type = [&](llvm::ArrayRef<int64_t> dims) {
+      return mlir::RankedTensorType::get(dims, type.getElementType());
+    };
     if (ivd == rank) {  // index vectors of one implicit component: make it explicit
       shape.push_back(1);
-      indices = KernelOp::create(
-                    b_, op.getLoc(),
-                    mlir::TypeRange{mlir::RankedTensorType::get(shape, type.getElementType())},
-                    b_.getStringAttr("reshape"), mlir::ValueRange{indices}, empty)
-                    .getResult(0);
+      indices = Emit(loc, indices_type(shape), "reshape", indices);
     }
     llvm::SmallVector<Value> pieces{indices};
     llvm::SmallVector<int64_t> one = shape;
     one[ivd] = 1;
-    auto iota_type = mlir::RankedTensorType::get(one, type.getElementType());
     for (int64_t d : indices_dims) {
       if (d < 0 || d >= static_cast<int64_t>(shape.size()) || d == ivd)
         return Fail(op, std::string(indices_batching) + " names a dimension out of range");
-      pieces.push_back(KernelOp::create(b_, op.getLoc(), mlir::TypeRange{iota_type},
-                                        b_.getStringAttr("iota"), mlir::ValueRange{},
-                                        b_.getDictionaryAttr({b_.getNamedAttr(
-                                            "iota_dimension", b_.getI64IntegerAttr(d))}))
-                           .getResult(0));
+      pieces.push_back(Emit(loc, indices_type(one), "iota", {},
+                            {b_.getNamedAttr("iota_dimension", b_.getI64IntegerAttr(d))}));
     }
     shape[ivd] += static_cast<int64_t>(indices_dims.size());
-    operands[1] =
-        KernelOp::create(
-            b_, op.getLoc(),
-            mlir::TypeRange{mlir::RankedTensorType::get(shape, type.getElementType())},
-            b_.getStringAttr("concatenate"), pieces,
-            b_.getDictionaryAttr({b_.getNamedAttr("dimension", b_.getI64IntegerAttr(ivd))}))
-            .getResult(0);
+    operands[1] = Emit(loc, indices_type(shape), "concatenate", pieces,
+                       {b_.getNamedAttr("dimension", b_.getI64IntegerAttr(ivd))});
     folded_dims.append(operand_dims.begin(), operand_dims.end());
     llvm::sort(folded_dims);
     map_dims.append(operand_dims.begin(), operand_dims.end());
@@ -350,29 +342,17 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
   if (name == "stablehlo.is_finite") {  // jnp.isfinite: |x| < inf, false for inf and NaN
     if (operands.size() != 1 || !CheckType(op.getResult(0).getType(), op)) return false;
     auto type = mlir::cast<mlir::RankedTensorType>(operands[0].getType());
-    auto scalar = mlir::RankedTensorType::get({}, type.getElementType());
-    auto inf = mlir::DenseElementsAttr::get(
-        scalar, b_.getFloatAttr(type.getElementType(), std::numeric_limits<double>::infinity()));
     Value limit =
-        KernelOp::create(b_, op.getLoc(), mlir::TypeRange{scalar}, b_.getStringAttr("constant"),
-                         mlir::ValueRange{}, b_.getDictionaryAttr({b_.getNamedAttr("value", inf)}))
-            .getResult(0);
-    Value abs = KernelOp::create(b_, op.getLoc(), mlir::TypeRange{type}, b_.getStringAttr("abs"),
-                                 operands, b_.getDictionaryAttr({}))
-                    .getResult(0);
-    auto less = b_.getNamedAttr("comparison_direction", b_.getStringAttr("LT"));
-    map[op.getResult(0)] =
-        KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr("compare"),
-                         mlir::ValueRange{abs, limit}, b_.getDictionaryAttr({less}))
-            .getResult(0);
+        FloatScalar(op.getLoc(), type.getElementType(), std::numeric_limits<double>::infinity());
+    Value abs = Emit(op.getLoc(), type, "abs", operands);
+    map[op.getResult(0)] = Emit(op.getLoc(), op.getResult(0).getType(), "compare", {abs, limit},
+                                {b_.getNamedAttr("comparison_direction", b_.getStringAttr("LT"))});
     return true;
   }
   if (name == "chlo.square") {  // jnp.square, and so every jnp.var
     if (operands.size() != 1 || !CheckType(op.getResult(0).getType(), op)) return false;
     map[op.getResult(0)] =
-        KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr("multiply"),
-                         mlir::ValueRange{operands[0], operands[0]}, b_.getDictionaryAttr({}))
-            .getResult(0);
+        Emit(op.getLoc(), op.getResult(0).getType(), "multiply", {operands[0], operands[0]});
     return true;
   }
   if (name.starts_with("chlo.")) {
