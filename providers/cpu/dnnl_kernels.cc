@@ -367,7 +367,7 @@ class Guarded final : public CpuKernel {
       float* wide = f32_[i].data();
       DispatchType(g_.widened_[i], [&](auto zero) {
         using T = decltype(zero);
-        if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) {
+        if constexpr (kIs16BitFloat<T>) {
           T* n = static_cast<T*>(narrow);
           for (int64_t k = 0; k < g_.numel_[i]; ++k)
             widen ? void(wide[k] = static_cast<float>(n[k])) : void(n[k] = T(wide[k]));

@@ -439,9 +439,9 @@ void FusedInstance::Run(void* const* b) {
   const int64_t work = rows * inner * static_cast<int64_t>(k_.instrs_.size());
   const int threads = work >= kParallelWork ? static_cast<int>(scratch_.size()) : 1;
   if (threads == 1) return RunPart(scratch_[0], b, 0, rows, 0, inner);
-    // One row: its blocks are split; else the rows.
 #pragma omp parallel num_threads(threads)
   {
+    // One row: its blocks are split; else the rows.
     const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
     if (rows == 1) {
       const int64_t blocks = (inner + kBlock - 1) / kBlock;

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "brt/provider_abi.h"
@@ -95,6 +96,9 @@ struct ComputeType<Bool8> {
 };
 template <typename T>
 using Compute = typename ComputeType<T>::type;
+// f16 and bf16: stored in 16 bits, computed in float.
+template <typename T>
+constexpr bool kIs16BitFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 // A unary op on a CPU compute type: the registry's expression, except exp,
 // log, tanh and logistic on floats, which are vector_math.h's, so that loops

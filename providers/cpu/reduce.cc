@@ -91,9 +91,6 @@ void ReduceInto(const ReducePlan& p, const T* in, A init, A* out) {
   }
 }
 
-template <typename T>
-constexpr bool kIs16BitFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
 // Collapsed layout: alternating runs of kept/reduced dimensions.
 class ReduceKernel final : public CpuKernel {
  public:
@@ -117,14 +114,13 @@ class ReduceKernel final : public CpuKernel {
           fn_ = &Reduce<Reducer::kMin, T>;
           break;
         case Reducer::kAnd:
-          if constexpr (!kIs16BitFloat<T>) fn_ = &Reduce<Reducer::kAnd, T>;
+          fn_ = &Reduce<Reducer::kAnd, T>;
           break;
         case Reducer::kOr:
-          if constexpr (!kIs16BitFloat<T>) fn_ = &Reduce<Reducer::kOr, T>;
+          fn_ = &Reduce<Reducer::kOr, T>;
           break;
       }
     });
-    if (!fn_) throw UnsupportedError(std::string("reduce: not defined for ") + DTypeName(in.dtype));
     dnnl_ = MakeDnnlReduction(op);
   }
   std::unique_ptr<Runnable> CreateInstance() const override {
