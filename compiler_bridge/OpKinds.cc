@@ -19,7 +19,7 @@ constexpr KindInfo kKinds[] = {
    ((flags)&kStableHlo) != 0,                                      \
    ((flags)&kCuda) != 0,                                           \
    #float_expr,                                                    \
-   Domain::domain != Domain::kIntegral},
+   ops::TakesFloats(Domain::domain)},
 #define BRT_UNARY(e, kind, domain, flags, float_expr, int_expr) \
   BRT_ELEMENTWISE_KIND(kUnary, kind, domain, flags, float_expr)
 #define BRT_BINARY(e, kind, domain, flags, float_expr, int_expr) \

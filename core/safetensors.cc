@@ -26,7 +26,8 @@ struct DTypeCode {
 constexpr DTypeCode kDTypeCodes[] = {
     {"F64", DType::kF64},   {"F32", DType::kF32}, {"F16", DType::kF16},
     {"BF16", DType::kBF16}, {"I64", DType::kI64}, {"I32", DType::kI32},
-    {"I8", DType::kI8},     {"U8", DType::kU8},   {"BOOL", DType::kI1},
+    {"I8", DType::kI8},     {"U8", DType::kU8},   {"U32", DType::kU32},
+    {"U64", DType::kU64},   {"BOOL", DType::kI1},
 };
 
 struct Json {
@@ -308,7 +309,7 @@ Expected<SafetensorsFile> ReadSafetensors(const std::string& path) {
       return Status(StatusCode::kUnsupported,
                     "'" + path + "': " + where + "element type " + dtype->text +
                         " is not supported (brt reads F64, F32, F16, BF16, I64, I32, I8, U8, "
-                        "BOOL)");
+                        "U32, U64, BOOL)");
     std::vector<int64_t> dims;
     for (const Json& d : shape->items) {
       if (d.kind != Json::kInt || d.number < 0)

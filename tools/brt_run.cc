@@ -64,6 +64,12 @@ std::string Summary(const brt::Tensor& t) {
     case brt::DType::kI8:
       visit(t.data_as<int8_t>());
       break;
+    case brt::DType::kU32:
+      visit(t.data_as<uint32_t>());
+      break;
+    case brt::DType::kU64:
+      visit(t.data_as<uint64_t>());
+      break;
     case brt::DType::kU8:
     case brt::DType::kI1:
       visit(t.data_as<uint8_t>());

@@ -48,6 +48,12 @@ Expected<Tensor> RandomTensor(const ArgumentInfo& arg, std::mt19937_64& rng) {
     case DType::kU8:
       FillRandom(t.data_as<uint8_t>(), n, rng);
       break;
+    case DType::kU32:
+      FillRandom(t.data_as<uint32_t>(), n, rng);
+      break;
+    case DType::kU64:
+      FillRandom(t.data_as<uint64_t>(), n, rng);
+      break;
     case DType::kI1:
       for (int64_t i = 0; i < n; ++i) t.data_as<uint8_t>()[i] = rng() & 1;
       break;

@@ -15,6 +15,7 @@ struct Descr {
 constexpr Descr kDescrs[] = {
     {"<f4", DType::kF32}, {"<f2", DType::kF16}, {"<f8", DType::kF64}, {"|b1", DType::kI1},
     {"|i1", DType::kI8},  {"<i4", DType::kI32}, {"<i8", DType::kI64}, {"|u1", DType::kU8},
+    {"<u4", DType::kU32}, {"<u8", DType::kU64},
 };
 
 Status Bad(const std::string& path, const std::string& why) {

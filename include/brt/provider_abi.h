@@ -32,6 +32,8 @@ enum {
   BRT_DTYPE_I32 = 7,
   BRT_DTYPE_I64 = 8,
   BRT_DTYPE_U8 = 9,
+  BRT_DTYPE_U32 = 10,
+  BRT_DTYPE_U64 = 11,
 };
 
 /* Bytes per element of a BRT_DTYPE_* code; 0 for an unknown code. */
@@ -39,9 +41,11 @@ static inline size_t brt_dtype_size(int32_t dtype) {
   switch (dtype) {
     case BRT_DTYPE_F64:
     case BRT_DTYPE_I64:
+    case BRT_DTYPE_U64:
       return 8;
     case BRT_DTYPE_F32:
     case BRT_DTYPE_I32:
+    case BRT_DTYPE_U32:
       return 4;
     case BRT_DTYPE_F16:
     case BRT_DTYPE_BF16:
@@ -76,6 +80,10 @@ static inline const char* brt_dtype_name(int32_t dtype) {
       return "i64";
     case BRT_DTYPE_U8:
       return "u8";
+    case BRT_DTYPE_U32:
+      return "u32";
+    case BRT_DTYPE_U64:
+      return "u64";
   }
   return "invalid";
 }

@@ -25,8 +25,10 @@ enum class DType : uint8_t {
   kI32 = BRT_DTYPE_I32,
   kI64 = BRT_DTYPE_I64,
   kU8 = BRT_DTYPE_U8,
+  kU32 = BRT_DTYPE_U32,
+  kU64 = BRT_DTYPE_U64,
 };
-inline constexpr int kNumDTypes = BRT_DTYPE_U8 + 1;
+inline constexpr int kNumDTypes = BRT_DTYPE_U64 + 1;
 
 // Bytes per element; 0 for kInvalid.
 size_t DTypeSize(DType dtype);

@@ -91,6 +91,27 @@ size_t PlanReshape(const OpInfo& op) {
   return op.out[0].bytes();
 }
 
+size_t PlanBitcastConvert(const OpInfo& op) {
+  op.RequireOperands(1);
+  const TensorInfo &in = op.in[0], &out = op.out[0];
+  const size_t in_width = brt_dtype_size(in.dtype), out_width = brt_dtype_size(out.dtype);
+  std::vector<int64_t> expected = in.dims;
+  if (in_width > out_width) expected.push_back(static_cast<int64_t>(in_width / out_width));
+  if (in_width < out_width) {
+    const int64_t ratio = static_cast<int64_t>(out_width / in_width);
+    op.Require(!expected.empty() && expected.back() == ratio,
+               std::string("a ") + DTypeName(in.dtype) + " operand becomes " +
+                   DTypeName(out.dtype) + " only with an innermost dimension of " +
+                   std::to_string(ratio) + ", not " + FormatDims(in.dims));
+    expected.pop_back();
+  }
+  op.Require(out.dims == expected, std::string("bitcasting ") + DTypeName(in.dtype) +
+                                       FormatDims(in.dims) + " to " + DTypeName(out.dtype) +
+                                       " gives " + FormatDims(expected) + ", not the result " +
+                                       FormatDims(out.dims));
+  return out.bytes();
+}
+
 std::vector<ConcatPiece> PlanConcatenate(const OpInfo& op) {
   op.Require(!op.in.empty() && op.out.size() == 1, "expects operands and one result");
   op.RequireSameDTypes();

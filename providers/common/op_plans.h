@@ -23,6 +23,8 @@ StridedView PlanStridedView(const OpInfo& op);
 
 // reshape (and brt.copy): the same elements; returns the bytes to copy.
 size_t PlanReshape(const OpInfo& op);
+// bitcast_convert: the same bytes; returns how many.
+size_t PlanBitcastConvert(const OpInfo& op);
 
 // concatenate: operand i is copied by pieces[i].copy to result + dst_offset.
 struct ConcatPiece {

@@ -75,6 +75,28 @@ BRT_HD inline V IntPow(V base, V exp) {
   return result;
 }
 
+template <typename V>
+BRT_HD inline bool ShiftOutOfRange(V b) {
+  return static_cast<std::make_unsigned_t<V>>(b) >= sizeof(V) * 8;
+}
+template <typename V>
+BRT_HD inline V ShiftLeft(V a, V b) {
+  using U = std::make_unsigned_t<V>;
+  return ShiftOutOfRange(b) ? V(0) : static_cast<V>(static_cast<U>(a) << static_cast<U>(b));
+}
+template <typename V>
+BRT_HD inline V ShiftRightLogical(V a, V b) {
+  using U = std::make_unsigned_t<V>;
+  return ShiftOutOfRange(b) ? V(0) : static_cast<V>(static_cast<U>(a) >> static_cast<U>(b));
+}
+template <typename V>
+BRT_HD inline V ShiftRightArithmetic(V a, V b) {
+  using S = std::make_signed_t<V>;
+  const S s = static_cast<S>(a);
+  if (ShiftOutOfRange(b)) return static_cast<V>(s < 0 ? S(-1) : S(0));
+  return static_cast<V>(s >> static_cast<std::make_unsigned_t<V>>(b));
+}
+
 // The unary and binary op kinds of the op registry (brt/ops.def).
 enum class Unary {
 #define BRT_UNARY(e, ...) e,
@@ -86,13 +108,15 @@ enum class Binary {
 };
 
 // Which element types an elementwise op takes (the registry's domain column).
-enum class Domain { kFloat, kNumeric, kAll, kIntegral };
+enum class Domain { kFloat, kNumeric, kAll, kIntegral, kInteger };
+
+constexpr bool TakesFloats(Domain d) { return d != Domain::kIntegral && d != Domain::kInteger; }
 
 template <typename V>
 constexpr bool InDomain(Domain d) {
   if constexpr (std::is_same_v<V, bool>) return d == Domain::kAll || d == Domain::kIntegral;
   if constexpr (kIsInt<V>) return d != Domain::kFloat;
-  return d != Domain::kIntegral;
+  return TakesFloats(d);
 }
 
 template <Unary OP, typename V>
@@ -135,6 +159,7 @@ template <Binary OP, typename V>
 BRT_HD inline V ApplyBinary(V a, V b) {
   if constexpr (std::is_same_v<V, bool>) {
     if constexpr (OP == Binary::kAnd || OP == Binary::kMin) return a && b;
+    if constexpr (OP == Binary::kXor) return a != b;
     return a || b;
   } else {
     using namespace std;

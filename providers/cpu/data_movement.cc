@@ -24,9 +24,11 @@ class StridedViewKernel final : public CpuKernel {
   int64_t offset_bytes_ = 0;
 };
 
-class ReshapeKernel final : public CpuKernel {
+// reshape and bitcast_convert: the bytes as they are, planned by kPlan.
+template <size_t (*kPlan)(const OpInfo&)>
+class ByteCopyKernel final : public CpuKernel {
  public:
-  void Prepare(const OpInfo& op) override { bytes_ = PlanReshape(op); }
+  void Prepare(const OpInfo& op) override { bytes_ = kPlan(op); }
   void Run(void* const* b) override {
     if (bytes_ && b[0] != b[1]) std::memcpy(b[1], b[0], bytes_);
   }
@@ -151,7 +153,8 @@ class DynamicSliceKernel final : public CpuKernel {
 void RegisterDataMovement(std::vector<KernelDef>& defs) {
   for (const char* kind : {"broadcast_in_dim", "transpose", "slice", "reverse"})
     defs.push_back({kind, kAllTypes, &Make<StridedViewKernel>});
-  defs.push_back({"reshape", kAllTypes, &Make<ReshapeKernel>});
+  defs.push_back({"reshape", kAllTypes, &Make<ByteCopyKernel<PlanReshape>>});
+  defs.push_back({"bitcast_convert", kAllTypes, &Make<ByteCopyKernel<PlanBitcastConvert>>});
   defs.push_back({"concatenate", kAllTypes, &Make<ConcatenateKernel>});
   defs.push_back({"pad", kAllTypes, &Make<PadKernel>});
   std::vector<int32_t> iota_types = kAllTypes;

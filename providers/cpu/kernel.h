@@ -73,10 +73,10 @@ std::unique_ptr<CpuKernel> Make() {
 inline const std::vector<int32_t> kFloatTypes = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
                                                  BRT_DTYPE_F64};
 inline const std::vector<int32_t> kIntTypes = {BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64,
-                                               BRT_DTYPE_U8};
-inline const std::vector<int32_t> kAllTypes = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
-                                               BRT_DTYPE_F64, BRT_DTYPE_I1,  BRT_DTYPE_I8,
-                                               BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8};
+                                               BRT_DTYPE_U8, BRT_DTYPE_U32, BRT_DTYPE_U64};
+inline const std::vector<int32_t> kAllTypes = {
+    BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I1, BRT_DTYPE_I8,
+    BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8,   BRT_DTYPE_U32, BRT_DTYPE_U64};
 
 template <typename T>
 struct ComputeType {
@@ -136,6 +136,10 @@ void DispatchType(int32_t dtype, F&& f) {
       return f(int64_t{});
     case BRT_DTYPE_U8:
       return f(uint8_t{});
+    case BRT_DTYPE_U32:
+      return f(uint32_t{});
+    case BRT_DTYPE_U64:
+      return f(uint64_t{});
   }
   throw KernelError(std::string("unsupported dtype ") + DTypeName(dtype));
 }

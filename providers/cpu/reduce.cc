@@ -291,7 +291,7 @@ void RegisterReductions(std::vector<KernelDef>& defs) {
        &Make<ReduceWindowKernel>});
   defs.push_back({"select_and_scatter",
                   {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I8,
-                   BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8},
+                   BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8, BRT_DTYPE_U32, BRT_DTYPE_U64},
                   &Make<SelectAndScatterKernel>});
 }
 

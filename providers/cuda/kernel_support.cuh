@@ -96,6 +96,10 @@ bool Dispatch(int32_t dtype, F&& f) {
       return f(Tag<int64_t>{}), true;
     case BRT_DTYPE_U8:
       return f(Tag<uint8_t>{}), true;
+    case BRT_DTYPE_U32:
+      return f(Tag<uint32_t>{}), true;
+    case BRT_DTYPE_U64:
+      return f(Tag<uint64_t>{}), true;
   }
   return false;
 }

@@ -122,7 +122,7 @@ template <typename T>
 __device__ void AtomicAddTo(T* address, T value) {
   if constexpr (sizeof(T) == 1) {
     AtomicAddNarrow(address, value);
-  } else if constexpr (std::is_same_v<T, int64_t>) {
+  } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>) {
     atomicAdd(reinterpret_cast<unsigned long long*>(address),
               static_cast<unsigned long long>(value));  // wraps, as the CPU's sums do
   } else {

@@ -413,9 +413,11 @@ class DotKernel final : public Kernel {
 };
 
 // brt.copy (host<->device or device<->device), reshape: a byte copy in stream order.
+// reshape, brt.copy and bitcast_convert: the bytes as they are, planned by kPlan.
+template <size_t (*kPlan)(const OpInfo&)>
 class CopyKernel final : public Kernel {
  public:
-  explicit CopyKernel(const OpInfo& op) : bytes_(ops::PlanReshape(op)) {}
+  explicit CopyKernel(const OpInfo& op) : bytes_(kPlan(op)) {}
   void Run(void* const* b, Queue* q) override {
     if (bytes_ && b[0] != b[1]) CopyAsync(b[1], b[0], bytes_, q->stream);
   }
@@ -497,7 +499,7 @@ std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
        &Make<ReduceWindowKernel>});
   t.push_back({"select_and_scatter",
                {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I8,
-                BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8},
+                BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8, BRT_DTYPE_U32, BRT_DTYPE_U64},
                &Make<SelectAndScatterKernel>});
   t.push_back({"dot_general", kNumeric, matmul});
   t.push_back({"brt.matmul", kNumeric, matmul});
@@ -506,8 +508,9 @@ std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
   t.push_back({"brt.softmax", kFloats, &Make<SoftmaxKernel>});
   t.push_back({"brt.layer_norm", kFloats, &Make<LayerNormKernel>});
   // From pageable host memory a copy is not recordable into a graph.
-  t.push_back({"brt.copy", kAll, &Make<CopyKernel>, false, false});
-  t.push_back({"reshape", kAll, &Make<CopyKernel>});
+  t.push_back({"brt.copy", kAll, &Make<CopyKernel<ops::PlanReshape>>, false, false});
+  t.push_back({"reshape", kAll, &Make<CopyKernel<ops::PlanReshape>>});
+  t.push_back({"bitcast_convert", kAll, &Make<CopyKernel<ops::PlanBitcastConvert>>});
   t.push_back({"constant", kAll, &Make<ConstantKernel>});
   return t;
 }

@@ -10,7 +10,8 @@ namespace brt::mpi {
 namespace {
 
 const std::vector<int32_t> kTypes = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64,
-                                     BRT_DTYPE_I8,  BRT_DTYPE_I32, BRT_DTYPE_I64,  BRT_DTYPE_U8};
+                                     BRT_DTYPE_I8,  BRT_DTYPE_I32, BRT_DTYPE_I64,  BRT_DTYPE_U8,
+                                     BRT_DTYPE_U32, BRT_DTYPE_U64};
 
 // 16-bit floats reduce in float, element by element.
 template <typename T, typename F>
@@ -303,8 +304,10 @@ class CollectivePermute final : public CollectiveKernel {
 class PartitionId final : public CollectiveKernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    op.Require(op.out[0].dtype == BRT_DTYPE_I32 && op.out[0].numel == 1,
-               "the result must be one i32");
+    // StableHLO's is ui32; executables from before brt had u32 hold i32.
+    op.Require((op.out[0].dtype == BRT_DTYPE_U32 || op.out[0].dtype == BRT_DTYPE_I32) &&
+                   op.out[0].numel == 1,
+               "the result must be one u32");
     id_ = desc.world_rank;
   }
   void Run(void* const* buffers, Scratch&) const override {
@@ -334,6 +337,10 @@ MPI_Datatype MpiType(int32_t dtype) {
       return MPI_INT64_T;
     case BRT_DTYPE_U8:
       return MPI_UINT8_T;
+    case BRT_DTYPE_U32:
+      return MPI_UINT32_T;
+    case BRT_DTYPE_U64:
+      return MPI_UINT64_T;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -382,7 +389,8 @@ void RegisterCollectives(std::vector<KernelDef>& defs) {
   defs.emplace_back("reduce_scatter", kTypes, &Make<ReduceScatter>);
   defs.emplace_back("all_to_all", kTypes, &Make<AllToAll>);
   defs.emplace_back("collective_permute", kTypes, &Make<CollectivePermute>);
-  defs.emplace_back("partition_id", std::vector<int32_t>{BRT_DTYPE_I32}, &Make<PartitionId>);
+  defs.emplace_back("partition_id", std::vector<int32_t>{BRT_DTYPE_U32, BRT_DTYPE_I32},
+                    &Make<PartitionId>);
 }
 
 }  // namespace brt::mpi

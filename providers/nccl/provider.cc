@@ -50,6 +50,10 @@ ncclDataType_t NcclType(int32_t dtype) {
       return ncclInt64;
     case BRT_DTYPE_U8:
       return ncclUint8;
+    case BRT_DTYPE_U32:
+      return ncclUint32;
+    case BRT_DTYPE_U64:
+      return ncclUint64;
   }
   throw KernelError(std::string("NCCL takes no ") + DTypeName(dtype));
 }
@@ -203,8 +207,10 @@ class CollectivePermute final : public Kernel {
 class PartitionId final : public Kernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    op.Require(op.out[0].dtype == BRT_DTYPE_I32 && op.out[0].numel == 1,
-               "the result must be one i32");
+    // StableHLO's is ui32; executables from before brt had u32 hold i32.
+    op.Require((op.out[0].dtype == BRT_DTYPE_U32 || op.out[0].dtype == BRT_DTYPE_I32) &&
+                   op.out[0].numel == 1,
+               "the result must be one u32");
     id_ = desc.world_rank;
   }
   void Run(void* const* b, cudaStream_t s, Resources*) const override {
@@ -219,14 +225,16 @@ class PartitionId final : public Kernel {
 const std::vector<KernelDef>& Registry() {
   static const std::vector<KernelDef> defs = [] {
     const std::vector<int32_t> types = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64,
-                                        BRT_DTYPE_I8,  BRT_DTYPE_I32, BRT_DTYPE_I64,  BRT_DTYPE_U8};
+                                        BRT_DTYPE_I8,  BRT_DTYPE_I32, BRT_DTYPE_I64,  BRT_DTYPE_U8,
+                                        BRT_DTYPE_U32, BRT_DTYPE_U64};
     std::vector<KernelDef> d;
     d.emplace_back("all_reduce", types, &Make<AllReduce>);
     d.emplace_back("all_gather", types, &Make<AllGather>);
     d.emplace_back("reduce_scatter", types, &Make<ReduceScatter>);
     d.emplace_back("all_to_all", types, &Make<AllToAll>);
     d.emplace_back("collective_permute", types, &Make<CollectivePermute>);
-    d.emplace_back("partition_id", std::vector<int32_t>{BRT_DTYPE_I32}, &Make<PartitionId>,
+    d.emplace_back("partition_id", std::vector<int32_t>{BRT_DTYPE_U32, BRT_DTYPE_I32},
+                   &Make<PartitionId>,
                    /*key_is_operand=*/false, /*capturable=*/false);
     RegisterOverlapped(d);
     return d;

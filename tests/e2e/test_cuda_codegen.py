@@ -93,7 +93,7 @@ def registry_float_kinds():
     """The unary and binary kinds of include/brt/ops.def defined on floats."""
     text = (ROOT / "include" / "brt" / "ops.def").read_text()
     rows = re.findall(r"^BRT_(UNARY|BINARY)\((\w+), \"(\w+)\", (\w+),", text, re.M)
-    return {kind: arity == "BINARY" for arity, _, kind, domain in rows if domain != "kIntegral"}
+    return {kind: arity == "BINARY" for arity, _, kind, domain in rows if domain not in ("kIntegral", "kInteger")}
 
 
 def test_every_registry_elementwise_op_generates_a_matching_kernel(nvrtc, tmp_path):

@@ -69,7 +69,7 @@ TEST(Format, RejectsForeignAndDamagedBytes) {
 }
 
 TEST(Format, RefusesNewerVersionsNamingBoth) {
-  for (auto [major, minor] : {std::pair<int, int>{1, 2}, {2, 0}, {0, 3}}) {
+  for (auto [major, minor] : {std::pair<int, int>{1, 3}, {2, 0}, {0, 3}}) {
     std::vector<uint8_t> bytes = SmallExecutable();
     auto* root = fb::GetMutableSizePrefixedExecutable(bytes.data());
     ASSERT_TRUE(root->mutate_format_major(major) && root->mutate_format_minor(minor));
@@ -77,7 +77,7 @@ TEST(Format, RefusesNewerVersionsNamingBoth) {
     auto s = Session::LoadMemory(bytes);
     ExpectError(
         s.status(),
-        {"format version " + std::to_string(major) + "." + std::to_string(minor), "(format 1.1)"});
+        {"format version " + std::to_string(major) + "." + std::to_string(minor), "(format 1.2)"});
     EXPECT_EQ(s.status().code(), StatusCode::kUnsupported);
   }
 }

@@ -3,6 +3,8 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <type_traits>
 
 #include "test_util.h"
 
@@ -133,6 +135,8 @@ TEST(BinaryOps, BroadcastAgainstFloat64Reference) {
   }
 }
 
+bool TakesFloats(std::string_view domain) { return domain != "kIntegral" && domain != "kInteger"; }
+
 // Every float op of the op registry has a float64 reference above, so a new
 // row cannot go untested (and the CPU and emulated CUDA providers both run
 // this file).
@@ -142,11 +146,11 @@ TEST(ElementwiseOps, EveryRegistryFloatOpHasAReferenceCase) {
       if (kind == c.kind) return true;
     return false;
   };
-#define BRT_UNARY(e, kind, domain, ...)         \
-  if (std::string_view(#domain) != "kIntegral") \
+#define BRT_UNARY(e, kind, domain, ...) \
+  if (TakesFloats(#domain))             \
     EXPECT_TRUE(has(kUnary, kind)) << kind << " (unary) has no float64 reference case";
-#define BRT_BINARY(e, kind, domain, ...)        \
-  if (std::string_view(#domain) != "kIntegral") \
+#define BRT_BINARY(e, kind, domain, ...) \
+  if (TakesFloats(#domain))              \
     EXPECT_TRUE(has(kBinary, kind)) << kind << " (binary) has no float64 reference case";
 #include "brt/ops.def"
 }
@@ -296,6 +300,120 @@ TEST(Convert, FloatToIntSaturatesAndTruncates) {
   HostTensor i = HostTensor::FromDouble(DType::kI64, {3}, {-7, 0, 1 << 20});
   EXPECT_EQ(MustRunOp({"convert", {i}, {{DType::kF64, {3}}}})[0].ToDouble(),
             (std::vector<double>{-7, 0, 1 << 20}));
+}
+
+template <typename T>
+HostTensor Raw(DType dtype, const std::vector<T>& values) {
+  HostTensor h(dtype, {static_cast<int64_t>(values.size())});
+  std::memcpy(h.data(), values.data(), values.size() * sizeof(T));
+  return h;
+}
+
+template <typename T>
+std::vector<T> Values(const HostTensor& h) {
+  return std::vector<T>(h.template as<T>(), h.template as<T>() + h.numel());
+}
+
+// u32 and u64 (what JAX's threefry computes on): wrapping arithmetic,
+// unsigned divide and compare, and shifts with StableHLO's rule for amounts
+// of the bit width or more, against the same written out by hand.
+template <typename T>
+void CheckUnsigned(DType dtype) {
+  constexpr T kMax = std::numeric_limits<T>::max();
+  constexpr unsigned kBits = sizeof(T) * 8;
+  std::vector<T> a = {0, 1, 7, kMax, kMax / 2 + 1, 123456789, kMax - 5, 3, 0x9E3779B9u, 1000};
+  std::vector<T> b = {5, 0, 1, kMax, 3, kBits - 1, kBits, kBits + 1, 17, kMax - 1};
+  const std::pair<const char*, std::function<T(T, T)>> cases[] = {
+      {"add", [](T x, T y) { return static_cast<T>(x + y); }},
+      {"subtract", [](T x, T y) { return static_cast<T>(x - y); }},
+      {"multiply", [](T x, T y) { return static_cast<T>(x * y); }},
+      {"divide", [](T x, T y) { return y == 0 ? kMax : static_cast<T>(x / y); }},
+      {"remainder", [](T x, T y) { return y == 0 ? x : static_cast<T>(x % y); }},
+      {"maximum", [](T x, T y) { return x > y ? x : y; }},
+      {"xor", [](T x, T y) { return static_cast<T>(x ^ y); }},
+      {"shift_left", [](T x, T y) { return y >= kBits ? T(0) : static_cast<T>(x << y); }},
+      {"shift_right_logical", [](T x, T y) { return y >= kBits ? T(0) : static_cast<T>(x >> y); }},
+      {"shift_right_arithmetic",
+       [](T x, T y) {
+         const bool negative = (x >> (kBits - 1)) != 0;
+         if (y >= kBits) return negative ? kMax : T(0);
+         const T shifted = static_cast<T>(x >> y);
+         return negative && y > 0 ? static_cast<T>(shifted | ~(kMax >> y)) : shifted;
+       }},
+  };
+  for (const auto& [kind, ref] : cases) {
+    auto out = MustRunOp({kind, {Raw(dtype, a), Raw(dtype, b)}, {{dtype, {10}}}});
+    std::vector<T> want;
+    for (size_t i = 0; i < a.size(); ++i) want.push_back(ref(a[i], b[i]));
+    EXPECT_EQ(Values<T>(out[0]), want) << kind << " " << DTypeName(dtype);
+  }
+  auto less = MustRunOp({"compare",
+                         {Raw(dtype, a), Raw(dtype, b)},
+                         {{DType::kI1, {10}}},
+                         {{"comparison_direction", std::string("LT")}}});
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(less[0].template as<uint8_t>()[i], a[i] < b[i] ? 1 : 0) << DTypeName(dtype) << " LT " << i;
+  // Above the signed range, a value converts as the unsigned number it is.
+  auto wide = MustRunOp({"convert", {Raw(dtype, a)}, {{DType::kF64, {10}}}});
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(wide[0].Get(static_cast<int64_t>(i)), static_cast<double>(a[i]));
+}
+
+TEST(UnsignedOps, U32AndU64WrapShiftAndCompareLikeStableHlo) {
+  CheckUnsigned<uint32_t>(DType::kU32);
+  CheckUnsigned<uint64_t>(DType::kU64);
+}
+
+TEST(IntegerOps, SignedShiftsAndXor) {
+  HostTensor a = HostTensor::FromDouble(DType::kI32, {6}, {-8, -8, 5, -1, 12, 1});
+  HostTensor s = HostTensor::FromDouble(DType::kI32, {6}, {1, 40, 2, 31, -1, 31});
+  auto run = [&](const char* kind, const HostTensor& x, const HostTensor& y) {
+    return MustRunOp({kind, {x, y}, {{DType::kI32, {6}}}})[0].ToDouble();
+  };
+  // A negative amount reads as a huge unsigned one: out of range.
+  EXPECT_EQ(run("shift_right_arithmetic", a, s), (std::vector<double>{-4, -1, 1, -1, 0, 0}));
+  EXPECT_EQ(run("shift_right_logical", a, s), (std::vector<double>{2147483644, 0, 1, 1, 0, 0}));
+  EXPECT_EQ(run("shift_left", a, s),
+            (std::vector<double>{-16, 0, 20, -2147483648.0, 0, -2147483648.0}));
+  EXPECT_EQ(run("xor", a, s), (std::vector<double>{-7, -48, 7, -32, -13, 30}));
+  HostTensor p = HostTensor::FromDouble(DType::kI1, {4}, {0, 0, 1, 1});
+  HostTensor q = HostTensor::FromDouble(DType::kI1, {4}, {0, 1, 0, 1});
+  EXPECT_EQ(MustRunOp({"xor", {p, q}, {{DType::kI1, {4}}}})[0].ToDouble(),
+            (std::vector<double>{0, 1, 1, 0}));
+  // Shifts take integers only.
+  auto r = RunOp({"shift_left",
+                  {Random(DType::kF32, {3}, Rng()), Random(DType::kF32, {3}, Rng())},
+                  {{DType::kF32, {3}}}});
+  ExpectError(r.status(), {"shift_left", "f32"});
+}
+
+TEST(Convert, UnsignedSaturatesFromFloat) {
+  HostTensor x = HostTensor::FromDouble(DType::kF32, {5}, {-1.0, 3.7, 5e9, 4294967040.0, NAN});
+  auto out = MustRunOp({"convert", {x}, {{DType::kU32, {5}}}});
+  EXPECT_EQ(Values<uint32_t>(out[0]), (std::vector<uint32_t>{0, 3, 4294967295u, 4294967040u, 0}));
+}
+
+// bitcast_convert: the bytes as they are; between widths the narrower side
+// has an innermost dimension of the ratio (little-endian, as XLA).
+TEST(BitcastConvert, SameBytesAcrossWidths) {
+  HostTensor x = Random(DType::kF32, {2, 3}, Rng(), -5, 5);
+  auto bits = MustRunOp({"bitcast_convert", {x}, {{DType::kU32, {2, 3}}}});
+  EXPECT_EQ(std::memcmp(bits[0].data(), x.data(), 24), 0);
+  auto bytes = MustRunOp({"bitcast_convert", {x}, {{DType::kU8, {2, 3, 4}}}});
+  EXPECT_EQ(std::memcmp(bytes[0].data(), x.data(), 24), 0);
+  uint32_t first;
+  std::memcpy(&first, x.data(), 4);
+  EXPECT_EQ(bytes[0].as<uint8_t>()[0], first & 0xFF);  // the low byte comes first
+  auto back = MustRunOp({"bitcast_convert", {bytes[0]}, {{DType::kF32, {2, 3}}}});
+  EXPECT_EQ(back[0].ToDouble(), x.ToDouble());
+  HostTensor pairs = HostTensor::FromDouble(DType::kF32, {3, 2}, {1, 2, 3, 4, 5, 6});
+  auto wide = MustRunOp({"bitcast_convert", {pairs}, {{DType::kF64, {3}}}});
+  EXPECT_EQ(std::memcmp(wide[0].data(), pairs.data(), 24), 0);
+  auto r =
+      RunOp({"bitcast_convert", {Random(DType::kU8, {2, 3}, Rng(), 0, 9)}, {{DType::kU32, {2}}}});
+  ExpectError(r.status(), {"bitcast_convert", "u8", "innermost dimension of 4", "[2,3]"});
+  r = RunOp({"bitcast_convert", {Random(DType::kF32, {4}, Rng())}, {{DType::kI32, {2, 2}}}});
+  ExpectError(r.status(), {"gives [4], not the result [2,2]"});
 }
 
 TEST(Convert, RoundsToNearestEvenInHalfAndBfloat16) {

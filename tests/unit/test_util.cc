@@ -73,6 +73,10 @@ double HostTensor::Get(int64_t i) const {
       return as<int32_t>()[i];
     case DType::kI64:
       return static_cast<double>(as<int64_t>()[i]);
+    case DType::kU32:
+      return as<uint32_t>()[i];
+    case DType::kU64:
+      return static_cast<double>(as<uint64_t>()[i]);
     default:
       return NAN;
   }
@@ -107,6 +111,12 @@ void HostTensor::Set(int64_t i, double v) {
     case DType::kI64:
       as<int64_t>()[i] = static_cast<int64_t>(v);
       break;
+    case DType::kU32:
+      as<uint32_t>()[i] = static_cast<uint32_t>(v);
+      break;
+    case DType::kU64:
+      as<uint64_t>()[i] = static_cast<uint64_t>(v);
+      break;
     default:
       break;
   }
@@ -128,7 +138,8 @@ HostTensor HostTensor::FromDouble(DType t, std::vector<int64_t> shape,
 HostTensor Random(DType t, std::vector<int64_t> shape, std::mt19937_64& rng, double lo, double hi) {
   HostTensor h(t, std::move(shape));
   const bool integral =
-      t == DType::kI1 || t == DType::kI8 || t == DType::kI32 || t == DType::kI64 || t == DType::kU8;
+      t == DType::kI1 || t == DType::kI8 || t == DType::kI32 || t == DType::kI64 ||
+                        t == DType::kU8 || t == DType::kU32 || t == DType::kU64;
   for (int64_t i = 0; i < h.numel(); ++i) {
     if (integral) {
       std::uniform_int_distribution<int64_t> d(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
