@@ -5,6 +5,7 @@
 
 #include "BrtDialect.h"
 #include "OpKinds.h"
+#include "RuntimeTypes.h"
 #include "import/OpText.h"
 #include "import/OpaqueAttrs.h"
 #include "import/PerRank.h"
@@ -39,9 +40,14 @@ class Importer {
  private:
   bool ImportFunction(mlir::func::FuncOp fn, llvm::ArrayRef<Value> args,
                       llvm::SmallVectorImpl<Value>& results, int depth);
-  // A body ending in func.return (or sdy.return: a shard_map's).
+  // A body ending in func.return (or sdy.return: a shard_map's; or
+  // stablehlo.return: a loop's). `outer`: the values a loop body may use from
+  // around it.
   bool ImportBlock(mlir::Block& block, Operation* owner, llvm::ArrayRef<Value> args,
-                   llvm::SmallVectorImpl<Value>& results, int depth);
+                   llvm::SmallVectorImpl<Value>& results, int depth,
+                   const llvm::DenseMap<Value, Value>* outer = nullptr);
+  bool ImportWhile(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map,
+                   int depth);
   bool ImportCollective(Operation& op, llvm::StringRef kind, llvm::ArrayRef<Value> operands,
                         llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
                         llvm::DenseMap<Value, Value>& map);
@@ -61,6 +67,9 @@ class Importer {
     return Emit(loc, scalar, "constant", {}, {b_.getNamedAttr("value", data)});
   }
   bool SelectAndScatterBodies(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
+  bool ImportConvolution(Operation& op, llvm::ArrayRef<Value> operands,
+                         llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                         llvm::DenseMap<Value, Value>& map);
   bool UnbatchIndexing(Operation& op, llvm::StringRef kind, llvm::SmallVectorImpl<Value>& operands,
                        llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
   bool Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
@@ -85,15 +94,9 @@ bool Importer::CheckType(mlir::Type type, Operation& op) {
   if (!t.hasStaticShape())
     return Fail(op,
                 "dynamic shape " + PrintedText(t) + " is not supported: export with static shapes");
-  mlir::Type e = t.getElementType();
-  if (e.isF32() || e.isF16() || e.isBF16() || e.isF64() || e.isInteger(1) ||
-      e.isSignlessInteger(8) || e.isSignlessInteger(32) || e.isSignlessInteger(64) ||
-      e.isUnsignedInteger(8))
-    return true;
-  // partition_id's ui32 (and the index arithmetic JAX does on it) runs as
-  // i32: the same for values below 2^31.
-  if (e.isUnsignedInteger(32)) return true;
-  return Fail(op, "unsupported element type " + PrintedText(e));
+  if (ToDType(t.getElementType()) != DType::kInvalid) return true;
+  return Fail(op, "unsupported element type " + PrintedText(t.getElementType()) +
+                      " (brt has f32, f16, bf16, f64, i1, i8, i32, i64, ui8, ui32, ui64)");
 }
 
 bool Importer::Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params) {
@@ -219,6 +222,105 @@ bool Importer::ImportErfc(Operation& op, llvm::ArrayRef<Value> operands,
   return true;
 }
 
+// The convolutions of gradients, in forms the runtime's convolution takes:
+// an lhs_dilation (a strided convolution's input gradient) or a negative
+// padding becomes an explicit pad of the lhs (interior padding dilates it);
+// batch_group_count G (a grouped or depthwise convolution's filter gradient)
+// becomes G convolutions of the lhs batch and kernel output feature slices,
+// concatenated along the output features, as StableHLO defines it.
+bool Importer::ImportConvolution(Operation& op, llvm::ArrayRef<Value> operands,
+                                 llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                                 llvm::DenseMap<Value, Value>& map) {
+  if (operands.size() != 2) return Fail(op, "convolution needs two operands");
+  const mlir::Location loc = op.getLoc();
+  auto ints = [&](llvm::StringRef name) -> llvm::SmallVector<int64_t> {
+    for (const mlir::NamedAttribute& na : params)
+      if (na.getName() == name) {
+        if (auto a = mlir::dyn_cast<mlir::DenseI64ArrayAttr>(na.getValue()))
+          return llvm::SmallVector<int64_t>(a.asArrayRef());
+        if (auto i = mlir::dyn_cast<mlir::IntegerAttr>(na.getValue())) return {i.getInt()};
+      }
+    return {};
+  };
+  auto set = [&](llvm::StringRef name, mlir::Attribute value) {
+    for (mlir::NamedAttribute& na : params)
+      if (na.getName() == name) return na.setValue(value);
+    params.push_back(b_.getNamedAttr(name, value));
+  };
+  auto lhs_type = mlir::cast<mlir::RankedTensorType>(operands[0].getType());
+  auto result_type = mlir::cast<mlir::RankedTensorType>(op.getResult(0).getType());
+  const llvm::SmallVector<int64_t> spatial = ints("input_spatial_dimensions"),
+                                   padding = ints("padding"), lhs_dilation = ints("lhs_dilation");
+  Value lhs = operands[0];
+  const bool dilated = llvm::any_of(lhs_dilation, [](int64_t d) { return d != 1; });
+  const bool negative = llvm::any_of(padding, [](int64_t p) { return p < 0; });
+  if (dilated || negative) {
+    const size_t n = spatial.size();
+    if (padding.size() != 2 * n || (!lhs_dilation.empty() && lhs_dilation.size() != n))
+      return Fail(op, "convolution padding or lhs_dilation does not match its spatial dimensions");
+    if (!mlir::isa<mlir::FloatType>(lhs_type.getElementType()))
+      return Fail(op, "convolution with lhs_dilation or negative padding needs a float operand");
+    const int64_t rank = lhs_type.getRank();
+    llvm::SmallVector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
+    llvm::SmallVector<int64_t> shape(lhs_type.getShape());
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t d = spatial[i], extent = shape[d];
+      if (d < 0 || d >= rank) return Fail(op, "input_spatial_dimensions is out of range");
+      low[d] = padding[2 * i], high[d] = padding[2 * i + 1];
+      interior[d] = lhs_dilation.empty() ? 0 : lhs_dilation[i] - 1;
+      if (interior[d] < 0) return Fail(op, "lhs_dilation must be positive");
+      shape[d] = low[d] + high[d] + extent + std::max<int64_t>(extent - 1, 0) * interior[d];
+      if (shape[d] < 0) return Fail(op, "convolution padding leaves a negative extent");
+    }
+    lhs = Emit(loc, mlir::RankedTensorType::get(shape, lhs_type.getElementType()), "pad",
+               {lhs, FloatScalar(loc, lhs_type.getElementType(), 0.0)},
+               {b_.getNamedAttr("edge_padding_low", b_.getDenseI64ArrayAttr(low)),
+                b_.getNamedAttr("edge_padding_high", b_.getDenseI64ArrayAttr(high)),
+                b_.getNamedAttr("interior_padding", b_.getDenseI64ArrayAttr(interior))});
+    set("padding", b_.getDenseI64ArrayAttr(llvm::SmallVector<int64_t>(2 * n, 0)));
+    set("lhs_dilation", b_.getDenseI64ArrayAttr(llvm::SmallVector<int64_t>(n, 1)));
+  }
+  const llvm::SmallVector<int64_t> batch_groups = ints("batch_group_count");
+  const int64_t groups = batch_groups.empty() ? 1 : batch_groups[0];
+  if (groups == 1) {
+    map[op.getResult(0)] = Emit(loc, result_type, "convolution", {lhs, operands[1]}, params);
+    return true;
+  }
+  const llvm::SmallVector<int64_t> in_batch = ints("input_batch_dimension"),
+                                   kernel_out = ints("kernel_output_feature_dimension"),
+                                   out_feature = ints("output_feature_dimension");
+  auto rhs_type = mlir::cast<mlir::RankedTensorType>(operands[1].getType());
+  if (groups < 1 || in_batch.size() != 1 || kernel_out.size() != 1 || out_feature.size() != 1 ||
+      mlir::cast<mlir::RankedTensorType>(lhs.getType()).getShape()[in_batch[0]] % groups != 0 ||
+      rhs_type.getShape()[kernel_out[0]] % groups != 0 ||
+      result_type.getShape()[out_feature[0]] % groups != 0)
+    return Fail(op, "batch_group_count " + std::to_string(groups) +
+                        " does not divide the input batch and the output features");
+  set("batch_group_count", b_.getI64IntegerAttr(1));
+  // Slice g of `v` along `dim`, a 1/groups part.
+  auto part = [&](Value v, int64_t dim, int64_t g) {
+    auto t = mlir::cast<mlir::RankedTensorType>(v.getType());
+    llvm::SmallVector<int64_t> start(t.getRank(), 0), limit(t.getShape()), shape(t.getShape());
+    shape[dim] /= groups;
+    start[dim] = g * shape[dim], limit[dim] = start[dim] + shape[dim];
+    return Emit(loc, mlir::RankedTensorType::get(shape, t.getElementType()), "slice", v,
+                {b_.getNamedAttr("start_indices", b_.getDenseI64ArrayAttr(start)),
+                 b_.getNamedAttr("limit_indices", b_.getDenseI64ArrayAttr(limit)),
+                 b_.getNamedAttr("strides", b_.getDenseI64ArrayAttr(
+                                                llvm::SmallVector<int64_t>(t.getRank(), 1)))});
+  };
+  llvm::SmallVector<int64_t> part_shape(result_type.getShape());
+  part_shape[out_feature[0]] /= groups;
+  auto part_type = mlir::RankedTensorType::get(part_shape, result_type.getElementType());
+  llvm::SmallVector<Value> parts;
+  for (int64_t g = 0; g < groups; ++g)
+    parts.push_back(Emit(loc, part_type, "convolution",
+                         {part(lhs, in_batch[0], g), part(operands[1], kernel_out[0], g)}, params));
+  map[op.getResult(0)] = Emit(loc, result_type, "concatenate", parts,
+                              {b_.getNamedAttr("dimension", b_.getI64IntegerAttr(out_feature[0]))});
+  return true;
+}
+
 // gather/scatter with batching dims (what jnp.take_along_axis and its
 // gradient lower to) become the plain form: each batching dim pair (operand
 // dim o, indices dim i) turns into one more index component, the iota along
@@ -333,6 +435,7 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     for (auto [from, to] : llvm::zip(op.getResults(), operands)) map[from] = to;
     return true;
   }
+  if (name == "stablehlo.while") return ImportWhile(op, operands, map, depth);
   if (name == "stablehlo.custom_call") {
     auto target = AttrOrPropertyOf<mlir::StringAttr>(&op, "call_target_name");
     return Fail(op, "unknown custom_call target '" +
@@ -380,6 +483,7 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
   if (kind == "all_reduce" || kind == "all_gather" || kind == "reduce_scatter" ||
       kind == "all_to_all")
     return ImportCollective(op, kind, operands, params, map);
+  if (kind == "convolution") return ImportConvolution(op, operands, params, map);
   auto k = KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr(kind), operands,
                             b_.getDictionaryAttr(params));
   for (auto [from, to] : llvm::zip(op.getResults(), k.getResults())) map[from] = to;
@@ -411,13 +515,88 @@ bool Importer::ImportCollective(Operation& op, llvm::StringRef kind, llvm::Array
   return true;
 }
 
+namespace {
+
+// The integer in a scalar constant: a source stablehlo.constant, or a brt
+// constant the importer made.
+std::optional<int64_t> ScalarInt(Operation* def) {
+  if (!def) return std::nullopt;
+  llvm::StringRef name = def->getName().getStringRef();
+  mlir::DenseIntElementsAttr value;
+  if (name == "stablehlo.constant")
+    value = AttrOrPropertyOf<mlir::DenseIntElementsAttr>(def, "value");
+  if (auto k = mlir::dyn_cast<KernelOp>(def); k && k.getKind() == "constant")
+    value = k.getParams().getAs<mlir::DenseIntElementsAttr>("value");
+  if (!value || value.getNumElements() != 1) return std::nullopt;
+  return (*value.getValues<llvm::APInt>().begin()).getSExtValue();
+}
+
+}  // namespace
+
+// A while loop of a trip count known at compile time -- a counter from a
+// constant, compared LT (or LE) against a constant, stepped by a constant;
+// what lax.fori_loop and lax.scan with static bounds, and JAX's threefry,
+// produce -- is unrolled: its body imported once per iteration.
+bool Importer::ImportWhile(Operation& op, llvm::ArrayRef<Value> operands,
+                           llvm::DenseMap<Value, Value>& map, int depth) {
+  constexpr int64_t kMaxUnrolledOps = 200000;
+  const std::string unsupported =
+      "stablehlo.while without a trip count known at compile time is not supported (brt unrolls "
+      "loops whose counter starts at a constant, is compared LT or LE against a constant and "
+      "stepped by a constant, as lax.fori_loop and lax.scan with static bounds make them)";
+  if (op.getNumRegions() != 2 || !op.getRegion(0).hasOneBlock() || !op.getRegion(1).hasOneBlock())
+    return Fail(op, "stablehlo.while needs one cond and one body block");
+  mlir::Block& cond = op.getRegion(0).front();
+  mlir::Block& body = op.getRegion(1).front();
+  Operation* ret = cond.getTerminator();
+  Operation* compare =
+      ret && ret->getNumOperands() == 1 ? ret->getOperand(0).getDefiningOp() : nullptr;
+  if (!compare || compare->getName().getStringRef() != "stablehlo.compare" ||
+      compare->getNumOperands() != 2)
+    return Fail(op, unsupported);
+  auto counter = mlir::dyn_cast<mlir::BlockArgument>(compare->getOperand(0));
+  auto direction = AttrOrPropertyOf<mlir::Attribute>(compare, "comparison_direction");
+  const std::string dir = direction ? PrintedText(direction) : "";
+  const bool lt = dir.find("LT") != std::string::npos, le = dir.find("LE") != std::string::npos;
+  std::optional<int64_t> limit = ScalarInt(compare->getOperand(1).getDefiningOp());
+  if (!counter || counter.getOwner() != &cond || (!lt && !le) || !limit)
+    return Fail(op, unsupported);
+  const unsigned k = counter.getArgNumber();
+  std::optional<int64_t> start = ScalarInt(operands[k].getDefiningOp());
+  Operation* next = body.getTerminator()->getOperand(k).getDefiningOp();
+  std::optional<int64_t> step;
+  if (next && next->getName().getStringRef() == "stablehlo.add" && next->getNumOperands() == 2)
+    for (int i = 0; i < 2; ++i)
+      if (next->getOperand(i) == body.getArgument(k))
+        step = ScalarInt(next->getOperand(1 - i).getDefiningOp());
+  if (!start || !step || *step <= 0) return Fail(op, unsupported);
+  const int64_t end = *limit + (le ? 1 : 0);
+  const int64_t trips = end <= *start ? 0 : (end - *start + *step - 1) / *step;
+  const int64_t body_ops = static_cast<int64_t>(body.getOperations().size());
+  if (trips * body_ops > kMaxUnrolledOps)
+    return Fail(op, "stablehlo.while of " + std::to_string(trips) + " iterations over " +
+                        std::to_string(body_ops) +
+                        " ops is too long to unroll (brt unrolls up to " +
+                        std::to_string(kMaxUnrolledOps) + " ops)");
+  llvm::SmallVector<Value> values(operands.begin(), operands.end());
+  for (int64_t t = 0; t < trips; ++t) {
+    llvm::SmallVector<Value> results;
+    if (!ImportBlock(body, &op, values, results, depth, &map)) return false;
+    values = std::move(results);
+  }
+  for (auto [from, to] : llvm::zip(op.getResults(), values)) map[from] = to;
+  return true;
+}
+
 bool Importer::ImportBlock(mlir::Block& block, Operation* owner, llvm::ArrayRef<Value> args,
-                           llvm::SmallVectorImpl<Value>& results, int depth) {
+                           llvm::SmallVectorImpl<Value>& results, int depth,
+                           const llvm::DenseMap<Value, Value>* outer) {
   llvm::DenseMap<Value, Value> map;
+  if (outer) map = *outer;
   for (auto [from, to] : llvm::zip(block.getArguments(), args)) map[from] = to;
   for (Operation& op : block) {
     const llvm::StringRef name = op.getName().getStringRef();
-    if (name == "func.return" || name == "sdy.return") {
+    if (name == "func.return" || name == "sdy.return" || name == "stablehlo.return") {
       for (Value v : op.getOperands()) results.push_back(map.lookup(v));
       return true;
     }

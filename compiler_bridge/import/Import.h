@@ -15,8 +15,8 @@ void PrepareContext(mlir::MLIRContext& context);
 
 struct ImportResult {
   mlir::OwningOpRef<mlir::ModuleOp> module;  // one func.func @main of brt.kernel ops
-  int source_ops = 0;                        // StableHLO/CHLO ops read (calls inlined)
-  std::string error;                         // "<location>: <message>" on failure
+  int source_ops = 0;  // StableHLO/CHLO ops read (calls inlined, loops unrolled)
+  std::string error;   // "<location>: <message>" on failure
 };
 
 // On an argument of the imported `main`: the index of the result JAX writes

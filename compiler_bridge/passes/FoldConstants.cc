@@ -3,6 +3,7 @@
 // executable run on the CPU provider), so the compiler has no second
 // implementation of any op's semantics.
 #include "BrtDialect.h"
+#include "RuntimeTypes.h"
 #include "brt/builder.h"
 #include "brt/session.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,33 +22,8 @@ mlir::RankedTensorType TypeOf(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());
 }
 
-std::optional<DType> ToDType(mlir::Type e) {
-  if (e.isF32()) return DType::kF32;
-  if (e.isF64()) return DType::kF64;
-  if (e.isInteger(1)) return DType::kI1;
-  if (e.isInteger(32)) return DType::kI32;
-  if (e.isInteger(64)) return DType::kI64;
-  return std::nullopt;  // other types are left alone
-}
-
 int64_t Bytes(mlir::RankedTensorType t) {
   return t.getNumElements() * std::max<int64_t>(t.getElementType().getIntOrFloatBitWidth() / 8, 1);
-}
-
-std::vector<uint8_t> RawBytes(mlir::DenseElementsAttr value) {
-  auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
-  std::vector<uint8_t> out;
-  if (type.getElementType().isInteger(1)) {
-    for (bool b : value.getValues<bool>()) out.push_back(b ? 1 : 0);
-    return out;
-  }
-  const size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
-  llvm::ArrayRef<char> raw = value.getRawData();
-  for (int64_t i = 0; i < type.getNumElements(); ++i) {
-    const char* src = raw.data() + (value.isSplat() ? 0 : i * width);
-    out.insert(out.end(), src, src + width);
-  }
-  return out;
 }
 
 mlir::DenseElementsAttr FromBytes(mlir::RankedTensorType type, const uint8_t* data) {
@@ -71,19 +47,16 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
     for (mlir::Value v : k.getInputs()) {
       auto c = v.getDefiningOp<KernelOp>();
       auto value = c ? c.getParams().getAs<mlir::DenseElementsAttr>("value") : nullptr;
-      auto dtype = ToDType(TypeOf(v).getElementType());
-      if (!value || !dtype) return std::nullopt;
-      TensorType t{*dtype, {}};
-      for (int64_t d : TypeOf(v).getShape()) t.dims.emplace_back(d);
-      operands.push_back(f.Op("constant", {}, {t}, {{"value", RawBytes(value)}})[0]);
+      const TensorType t = ToTensorType(v.getType());
+      if (!value || t.dtype == DType::kInvalid) return std::nullopt;
+      operands.push_back(f.Op("constant", {}, {t}, {{"value", ElementBytes(value)}})[0]);
     }
     std::vector<TensorType> results;
     for (mlir::Type r : k.getResultTypes()) {
-      auto dtype = ToDType(mlir::cast<mlir::RankedTensorType>(r).getElementType());
-      if (!dtype || Bytes(mlir::cast<mlir::RankedTensorType>(r)) > kFoldMaxBytes)
+      const TensorType t = ToTensorType(r);
+      if (t.dtype == DType::kInvalid ||
+          Bytes(mlir::cast<mlir::RankedTensorType>(r)) > kFoldMaxBytes)
         return std::nullopt;
-      TensorType t{*dtype, {}};
-      for (int64_t d : mlir::cast<mlir::RankedTensorType>(r).getShape()) t.dims.emplace_back(d);
       results.push_back(t);
     }
     std::vector<Attribute> attrs;

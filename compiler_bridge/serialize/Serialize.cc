@@ -5,6 +5,7 @@
 
 #include "BrtDialect.h"
 #include "OpKinds.h"
+#include "RuntimeTypes.h"
 #include "codegen/CudaCodegen.h"
 #include "import/Import.h"
 #include "import/OpText.h"
@@ -18,47 +19,6 @@
 
 namespace brt::bridge {
 namespace {
-
-DType ToDType(mlir::Type e) {
-  if (e.isF32()) return DType::kF32;
-  if (e.isF16()) return DType::kF16;
-  if (e.isBF16()) return DType::kBF16;
-  if (e.isF64()) return DType::kF64;
-  if (e.isInteger(1)) return DType::kI1;
-  if (e.isUnsignedInteger(8)) return DType::kU8;
-  if (e.isInteger(8)) return DType::kI8;
-  if (e.isInteger(32)) return DType::kI32;
-  if (e.isInteger(64)) return DType::kI64;
-  return DType::kInvalid;
-}
-
-TensorType ToTensorType(mlir::Type t) {
-  auto r = mlir::cast<mlir::RankedTensorType>(t);
-  TensorType out{ToDType(r.getElementType()), {}};
-  for (int64_t d : r.getShape()) out.dims.emplace_back(d);
-  return out;
-}
-
-// Dense elements as the runtime's bytes: row-major, i1 one byte per element.
-std::vector<uint8_t> ElementBytes(mlir::DenseElementsAttr dense) {
-  auto type = mlir::cast<mlir::RankedTensorType>(dense.getType());
-  const int64_t n = type.getNumElements();
-  const mlir::Type e = type.getElementType();
-  std::vector<uint8_t> out;
-  if (e.isInteger(1)) {
-    for (bool v : dense.getValues<bool>()) out.push_back(v ? 1 : 0);
-    return out;
-  }
-  const size_t width = e.getIntOrFloatBitWidth() / 8;
-  out.resize(static_cast<size_t>(n) * width);
-  llvm::ArrayRef<char> raw = dense.getRawData();
-  if (dense.isSplat()) {
-    for (int64_t i = 0; i < n; ++i) std::memcpy(out.data() + i * width, raw.data(), width);
-  } else {
-    std::memcpy(out.data(), raw.data(), out.size());
-  }
-  return out;
-}
 
 // A constant's bytes from dense elements or a dense_resource blob (whose
 // 8-byte alignment header MLIR has already stripped).

@@ -74,6 +74,12 @@ CASES = {
                   [normal(2, 9, 9, 3), normal(3, 3, 3, 4)]),
     "conv_nchw_dilated": (lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "VALID", rhs_dilation=(2, 1)),
                           [normal(1, 2, 10, 8), normal(3, 2, 3, 3)]),
+    # Gradients of a strided and a depthwise convolution: lhs_dilation,
+    # batch_group_count and reversed kernels.
+    "conv_gradients": (jax.grad(lambda x, w, wd: jnp.sum(jax.lax.conv_general_dilated(
+        jax.lax.conv_general_dilated(x, w, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), wd,
+        (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=4) ** 2), argnums=(0, 1, 2)),
+                       [normal(2, 9, 9, 3), normal(3, 3, 3, 4) * 0.3, normal(3, 3, 1, 4) * 0.3]),
     "max_pool": (lambda x: jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"),
                  [normal(2, 7, 7, 3)]),
     "avg_pool": (lambda x: jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 1, 2, 2), (1, 1, 2, 2), "VALID") / 4,
@@ -91,6 +97,24 @@ CASES = {
                              [normal(6, 4), normal(2, 4), np.int32(3)]),
     "softmax_cross_entropy": (lambda logits, labels: -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * labels, axis=-1)),
                               [normal(8, 10), jax.nn.one_hot(ints(10, 8), 10).astype(np.float32).__array__()]),
+    # JAX's threefry PRNG: u32/u64 arithmetic, shifts, xor, bitcast_convert
+    # and a rolled 5-iteration while loop, unrolled by the importer.
+    "random_bits": (lambda key: (jax.random.bits(key, (5, 7)), jax.random.uniform(key, (3, 4)),
+                                 jax.random.bits(jax.random.fold_in(key, 3), (6,))),
+                    [np.asarray(jax.random.key_data(jax.random.key(2026)))]),
+    "dropout": (lambda key, x: jnp.where(jax.random.bernoulli(key, 0.8, x.shape), x / 0.8, 0.0),
+                [np.asarray(jax.random.key_data(jax.random.key(7))), normal(6, 9)]),
+    "bit_ops": (lambda a, b, s, x: ((a ^ b) | (a >> 3), a << s, jax.lax.shift_right_logical(a, s),
+                                    jax.lax.shift_right_arithmetic(b.view(jnp.int32), s.astype(jnp.int32)),
+                                    jax.lax.bitcast_convert_type(x, jnp.uint32) & a,
+                                    jax.lax.bitcast_convert_type(x, jnp.uint8),
+                                    jax.lax.bitcast_convert_type(  # bytes reversed
+                                        jax.lax.bitcast_convert_type(a, jnp.uint8)[:, ::-1], jnp.uint32)),
+                [RNG.integers(0, 2**32, 8, dtype=np.uint32), RNG.integers(0, 2**32, 8, dtype=np.uint32),
+                 np.array([0, 1, 5, 31, 32, 33, 40, 4294967295], np.uint32), normal(8)]),
+    "fori_loop": (lambda x: jax.lax.fori_loop(1, 6, lambda i, h: jnp.tanh(h * 1.5 + i), x), [normal(4, 3)]),
+    "scan_layers": (lambda x, ws: jax.lax.scan(lambda h, w: (jnp.tanh(h @ w), jnp.sum(h)), x, ws),
+                    [normal(2, 8), normal(3, 8, 8) * 0.4]),
     "mlp": (mlp, [normal(8, 16), normal(16, 32) * 0.3, normal(32) * 0.1, normal(32, 32) * 0.3, normal(32) * 0.1,
                   normal(32, 10) * 0.3, normal(10) * 0.1]),
     "grad_mlp_loss": (jax.grad(lambda w1, x, y: jnp.mean((jnp.tanh(x @ w1) - y) ** 2)),

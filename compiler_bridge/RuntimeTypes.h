@@ -1,0 +1,24 @@
+// MLIR element types, tensor types and dense constants in the runtime's terms
+// (brt::DType, brt::TensorType, row-major bytes), for every pass that hands
+// something to the runtime.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "brt/builder.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Types.h"
+
+namespace brt::bridge {
+
+// kInvalid for an element type the runtime has no dtype for.
+DType ToDType(mlir::Type element);
+
+// A ranked tensor type's dtype and static dims.
+TensorType ToTensorType(mlir::Type tensor);
+
+// Dense elements as the runtime's bytes: row-major, i1 one byte per element.
+std::vector<uint8_t> ElementBytes(mlir::DenseElementsAttr dense);
+
+}  // namespace brt::bridge
