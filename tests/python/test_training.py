@@ -226,9 +226,10 @@ def cnn_params(rng):
             "dense": (rng.standard_normal((4 * 4 * 16, 10)) * 0.05).astype(np.float32)}
 
 
-def cnn_loss(params, x, labels):
+def cnn_loss(params, x, labels, key):
     """conv -> batch norm (batch statistics) -> relu -> 2x2 max pool, twice
-    (the second without norm), then a dense layer and softmax cross-entropy."""
+    (the second without norm), then dropout (rate 0.2, bits from `key`), a
+    dense layer and softmax cross-entropy."""
     dn = ("NHWC", "HWIO", "NHWC")
 
     def pool(h):
@@ -240,29 +241,32 @@ def cnn_loss(params, x, labels):
     h = pool(jax.nn.relu(h))
     h = jax.lax.conv_general_dilated(h, params["conv2"], (1, 1), "SAME", dimension_numbers=dn)
     h = pool(jax.nn.relu(h)).reshape(x.shape[0], -1)
+    h = jnp.where(jax.random.bernoulli(key, 0.8, h.shape), h / 0.8, 0.0)
     return optax.softmax_cross_entropy_with_integer_labels(h @ params["dense"], labels).mean()
 
 
-def test_a_cnn_with_batch_norm_and_max_pool_trains_50_steps_like_jax(tmp_path):
+def test_a_cnn_with_batch_norm_max_pool_and_dropout_trains_50_steps_like_jax(tmp_path):
     # The backward pass has the convolutions' input and filter gradients and
-    # select_and_scatter (the max pool's gradient). Labels follow from the
-    # images (a fixed projection of their channel means), so the loss falls.
+    # select_and_scatter (the max pool's gradient); dropout draws its mask
+    # with JAX's threefry from a key per step. Labels follow from the images
+    # (a fixed projection of their channel means), so the loss falls.
     rng = np.random.default_rng(5)
     params = cnn_params(rng)
     sgd = optax.sgd(0.05, momentum=0.9)
     opt_state = jax.tree_util.tree_map(np.asarray, sgd.init(params))
 
-    def cnn_step(params, opt_state, x, labels):
-        loss, grads = jax.value_and_grad(cnn_loss)(params, x, labels)
+    def cnn_step(params, opt_state, x, labels, key):
+        loss, grads = jax.value_and_grad(cnn_loss)(params, x, labels, key)
         updates, opt_state = sgd.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
 
     jitted = jax.jit(cnn_step, donate_argnums=(0, 1))
     projection = rng.standard_normal((3, 10))
     data = []
-    for _ in range(50):
+    for step in range(50):
         x = rng.standard_normal((8, 16, 16, 3)).astype(np.float32)
-        data.append((x, np.argmax(x.mean(axis=(1, 2)) @ projection, axis=1).astype(np.int32)))
+        key = np.asarray(jax.random.key_data(jax.random.fold_in(jax.random.key(11), step)))
+        data.append((x, np.argmax(x.mean(axis=(1, 2)) @ projection, axis=1).astype(np.int32), key))
     path = str(tmp_path / "cnn.brtx")
     brt.compile(jitted, params, opt_state, *data[0], path=path)
     session = brt.Session(path)
@@ -271,11 +275,12 @@ def test_a_cnn_with_batch_norm_and_max_pool_trains_50_steps_like_jax(tmp_path):
     ctx.bind_state(flat_state(session, params, opt_state))
     p, o = params, opt_state
     losses, worst = [], 0.0
-    for x, labels in data:
+    for x, labels, key in data:
         ctx.bind("x", x)
         ctx.bind("labels", labels)
+        ctx.bind("key", key)
         ctx.run()
-        p, o, loss = jitted(p, o, x, labels)
+        p, o, loss = jitted(p, o, x, labels, key)
         got = float(np.asarray(ctx.outputs()[-1]))
         losses.append(got)
         worst = max(worst, abs(got - float(loss)) / float(loss))
