@@ -255,6 +255,7 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
         if (o < planned.size() && planned[o].arena >= 0)
           planned[o].last_use = std::max(planned[o].last_use, static_cast<int>(i));
     }
+    core::KeepQueuedOperandsLive(d.ops, planned);
     flatbuffers::Offset<fb::MemoryPlan> plan = 0;
     if (all_static) {
       core::MemoryPlanResult r =

@@ -4,6 +4,7 @@
 // allocate or look anything up by name.
 #include "session_impl.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -25,20 +26,26 @@ Status RequestContext::Impl::BuildDispatch() {
     if (!q.ok()) return q.status();
     slots[i] = *q;
   }
-  // Device work the host has not waited for, and the provider it is queued
-  // on: events order one provider's queues, so work moving to another
-  // provider's queue (a collective on the nccl provider after cuda compute)
-  // waits for it on the host.
+  // Queued work the host has not waited for, and the provider it is queued
+  // on. A host op waits for it only where it touches the same memory (so a
+  // gradient's all_reduce runs on while the backward pass goes on); events
+  // order one provider's queues, so work moving to another provider's queue
+  // (a collective on the nccl provider after cuda compute) waits on the host.
+  std::vector<size_t> unsynced;
   const LoadedProvider* pending = nullptr;
   QueueSlot* only = nullptr;  // the one queue every op runs on, if there is one
   bool one_queue = true;
   for (size_t i = 0; i < n; ++i) {
     QueueSlot* slot = slots[i];
-    const bool other_provider = slot && pending && slot->provider != pending;
+    bool sync = slot && pending && slot->provider != pending;
+    if (!slot)
+      sync =
+          std::any_of(unsynced.begin(), unsynced.end(), [&](size_t j) { return HostWaits(i, j); });
+    if (sync) unsynced.clear(), pending = nullptr;
+    if (slot) unsynced.push_back(i), pending = slot->provider;
     DispatchEntry e{spec->ops[i].kernel.run, instances[i],
                     buffers.data() + spec->ops[i].buffers_begin, slot ? slot->queue : nullptr,
-                    (!slot && pending) || other_provider};
-    pending = slot ? slot->provider : nullptr;
+                    sync};
     dispatch.push_back(e);
 
     const BrtKernel& k = spec->ops[i].kernel;
@@ -52,7 +59,8 @@ Status RequestContext::Impl::BuildDispatch() {
   const bool several_streams =
       std::any_of(queues.begin(), queues.end(), [](const auto& q) { return q->stream != 0; });
   if (several_streams) BRT_RETURN_IF_ERROR(OrderStreams(slots));
-  if (!only) return Status::Ok();  // host work only: nothing to record
+  // Host work only, or a host-memory provider's queue: nothing to record.
+  if (!only || only->provider->api->device_kind == BRT_DEVICE_CPU) return Status::Ok();
   const BrtProviderApi* api = only->provider->api;
   if (!one_queue && graph_off_reason.empty())
     graph_off_reason = "its ops run on more than one queue or on the host";

@@ -3,8 +3,11 @@
 // at run time.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
+
+#include "brt/op_registry.h"
 
 namespace brt::core {
 
@@ -23,6 +26,27 @@ struct MemoryPlanResult {
   // can do better, since live values never share an aligned block.
   int64_t aligned_live_bytes_lower_bound = 0;
 };
+
+// Collectives run on a queue while the ops after them go on (the MPI
+// provider's), so each one's operands stay live until the first op that
+// reads one of its results, or the end: no op in between may reuse their
+// bytes while the collective still reads them. `ops[i]` has kind, operands
+// and results (value indices into `planned`).
+template <typename Ops>
+void KeepQueuedOperandsLive(const Ops& ops, std::vector<PlannedValue>& planned) {
+  const int n = static_cast<int>(ops.size());
+  for (int i = 0; i < n; ++i) {
+    const OpSchema* schema = FindOpSchema(ops[i].kind);
+    if (!schema || !(schema->flags & op_flags::kCollective)) continue;
+    int until = n - 1;
+    for (int j = i + 1; j < n && until == n - 1; ++j)
+      for (auto v : ops[j].operands)
+        if (std::find(ops[i].results.begin(), ops[i].results.end(), v) != ops[i].results.end())
+          until = j;
+    for (auto v : ops[i].operands)
+      if (planned[v].arena >= 0) planned[v].last_use = std::max(planned[v].last_use, until);
+  }
+}
 
 MemoryPlanResult PlanMemory(const std::vector<PlannedValue>& values, int num_arenas,
                             int64_t alignment);

@@ -182,7 +182,7 @@ struct RequestContext::Impl {
     void* instance;
     void* const* buffers;
     void* queue;       // the provider's queue for this context, or null
-    bool sync_before;  // wait for every queue first (a host op after device work)
+    bool sync_before;  // wait for every queue first (a host op after queued work it touches)
   };
   std::vector<DispatchEntry> dispatch;
   // Per op, only when ops run on several streams (kept out of the hot entries).
@@ -216,6 +216,13 @@ struct RequestContext::Impl {
   };
   std::vector<CrossQueue> fork, join;
   Expected<void*> NewEvent(const LoadedProvider* p);
+  // Whether ops i and j touch the same memory with one of them writing it:
+  // their values' arena ranges overlap (arenas reuse bytes).
+  bool Conflict(size_t i, size_t j) const;
+  // Whether host op i must wait for queued op j: they conflict, or both
+  // touch memory outside the arenas (bindings, weights, state written in
+  // place), which value ids alone cannot tell apart.
+  bool HostWaits(size_t i, size_t j) const;
   void DropEvents();
   Status Order(const std::vector<CrossQueue>& edges);
   // Copies between a binding and a staging buffer on the argument's device,

@@ -122,6 +122,7 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
       for (uint32_t v : fs.ops[i].operands)
         if (planned[v].arena >= 0) planned[v].last_use = static_cast<int>(i);
     }
+    core::KeepQueuedOperandsLive(fs.ops, planned);
     core::MemoryPlanResult r =
         core::PlanMemory(planned, static_cast<int>(devices.size()), core::kArenaAlignment);
     for (size_t d = 0; d < devices.size(); ++d)

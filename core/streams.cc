@@ -18,13 +18,7 @@ bool HasEvents(const BrtProviderApi* api) {
 
 }  // namespace
 
-// Device ops on different queues run concurrently unless ordered: op i waits
-// for the latest earlier op j on another queue that writes what i touches or
-// touches what i writes (memory ranges: arenas reuse bytes). Events are
-// recorded only after such a j. Between providers, or without events, the
-// host waits instead.
-Status RequestContext::Impl::OrderStreams(const std::vector<QueueSlot*>& slots) {
-  const size_t n = spec->ops.size();
+bool RequestContext::Impl::Conflict(size_t i, size_t j) const {
   auto range = [&](uint32_t v) {
     return std::pair<int64_t, int64_t>(
         spec->value_offset[v], spec->value_offset[v] + static_cast<int64_t>(spec->bytes[v]));
@@ -43,11 +37,28 @@ Status RequestContext::Impl::OrderStreams(const std::vector<QueueSlot*>& slots) 
         if (overlap(a, b)) return true;
     return false;
   };
-  auto conflict = [&](size_t i, size_t j) {
-    const ResolvedOp &a = fs->ops[i], &b = fs->ops[j];
-    return touches(b.results, a.operands) || touches(b.results, a.results) ||
-           touches(b.operands, a.results);
+  const ResolvedOp &a = fs->ops[i], &b = fs->ops[j];
+  return touches(b.results, a.operands) || touches(b.results, a.results) ||
+         touches(b.operands, a.results);
+}
+
+bool RequestContext::Impl::HostWaits(size_t i, size_t j) const {
+  auto unplanned = [&](size_t op) {
+    for (const auto* values : {&fs->ops[op].operands, &fs->ops[op].results})
+      for (uint32_t v : *values)
+        if (spec->value_arena[v] < 0) return true;
+    return false;
   };
+  return Conflict(i, j) || (unplanned(i) && unplanned(j));
+}
+
+// Device ops on different queues run concurrently unless ordered: op i waits
+// for the latest earlier op j on another queue that writes what i touches or
+// touches what i writes (memory ranges: arenas reuse bytes). Events are
+// recorded only after such a j. Between providers, or without events, the
+// host waits instead.
+Status RequestContext::Impl::OrderStreams(const std::vector<QueueSlot*>& slots) {
+  const size_t n = spec->ops.size();
   order.assign(n, StreamOrder{});
   std::vector<void*> recorded(n, nullptr);
   // waited[{s, t}]: the latest op on queue t that queue s already waits for.
@@ -61,7 +72,7 @@ Status RequestContext::Impl::OrderStreams(const std::vector<QueueSlot*>& slots) 
       if (!t || t == s) continue;
       auto seen = waited.find({s, t});
       if (seen != waited.end() && j <= seen->second) continue;
-      if (!conflict(i, j)) continue;
+      if (!Conflict(i, j)) continue;
       waited[{s, t}] = j;
       if (t->provider != s->provider || !HasEvents(s->provider->api)) {
         dispatch[i].sync_before = true;

@@ -49,8 +49,12 @@ struct Scratch {
 class CollectiveKernel {
  public:
   virtual ~CollectiveKernel() = default;
-  // Before Prepare: the op's group communicator (desc.comm, a Comm*).
-  void Attach(const BrtOpDesc& desc) { comm_ = static_cast<const Comm*>(desc.comm); }
+  // Before Prepare: the op's group communicator (desc.comm, a Comm*) and kind.
+  void Attach(const BrtOpDesc& desc) {
+    comm_ = static_cast<const Comm*>(desc.comm);
+    kind_ = desc.kind ? desc.kind : "";
+  }
+  const char* kind() const { return kind_.c_str(); }
   virtual void Prepare(const OpInfo& op, const BrtOpDesc& desc) = 0;
   // Bytes of each of the instance's scratch buffers a and b.
   virtual size_t ScratchBytes() const { return 0; }
@@ -61,6 +65,7 @@ class CollectiveKernel {
   static void RunTransfer(Transfer& t);
   static void WaitTransfer(Transfer& t);
   const Comm* comm_ = nullptr;
+  std::string kind_;
 };
 
 using KernelDef = KernelRow<std::unique_ptr<CollectiveKernel> (*)()>;

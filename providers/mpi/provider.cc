@@ -1,13 +1,22 @@
-// The MPI collectives provider: host buffers, OpenMPI underneath. Its kernels
-// run on the calling thread like the CPU provider's; their MPI calls go to
-// the engine's comm thread (engine.h). comm_create initializes MPI when
+// The MPI collectives provider: host buffers, OpenMPI underneath. A request
+// context's collectives go to a work queue (a thread per context) in program
+// order, so the host computes on while they move; the core waits for the
+// queue only where an op touches their memory. Without a queue
+// (BRT_MPI_ASYNC=0) they run on the calling thread like the CPU provider's
+// kernels. Either way their MPI calls go to the engine's comm thread
+// (engine.h). comm_create initializes MPI when
 // nobody has (the process was launched by mpirun, or is a singleton), checks
 // that MPI's world is the one brt was told about, and that every rank loaded
 // the same program.
 #include <unistd.h>
 
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdio>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include "kernels.h"
 
@@ -26,8 +35,89 @@ const std::vector<KernelDef>& Registry() {
 
 struct Instance {
   const CollectiveKernel* kernel;
+  const char* kind;
   Scratch scratch;
 };
+
+// A context's work queue: its collectives run on the queue's thread one
+// after another, in the order they were queued (every rank's program
+// order). The first failure is kept and reported by Synchronize; the
+// collectives queued after it are dropped (their communicator is aborted).
+class Queue {
+ public:
+  Queue() : thread_([this] { Loop(); }) {}
+  ~Queue() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_one();
+    thread_.join();
+  }
+  void Push(Instance* inst, void* const* buffers) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back({inst, buffers});
+    }
+    work_cv_.notify_one();
+  }
+  // Waits until everything queued has run; the first failure since the last
+  // call, if any.
+  int32_t Synchronize(BrtErrorBuffer* error) {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_cv_.wait(lock, [&] { return jobs_.empty() && !busy_; });
+    const int32_t code = failed_;
+    if (code != BRT_OK) ReportAbiError(error, code, message_);
+    failed_ = BRT_OK;
+    message_.clear();
+    return code;
+  }
+
+ private:
+  struct Job {
+    Instance* inst;
+    void* const* buffers;
+  };
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      work_cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;
+      const Job job = jobs_.front();
+      jobs_.pop_front();
+      const bool skip = failed_ != BRT_OK;
+      busy_ = true;
+      lock.unlock();
+      BrtErrorBuffer error{};
+      const int32_t code =
+          skip ? BRT_OK
+               : AbiGuard(&error, [&] { job.inst->kernel->Run(job.buffers, job.inst->scratch); });
+      lock.lock();
+      if (code != BRT_OK && failed_ == BRT_OK) {
+        failed_ = code;
+        message_ = std::string("'") + job.inst->kind + "': " + error.message;
+      }
+      busy_ = false;
+      if (jobs_.empty()) idle_cv_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable work_cv_, idle_cv_;
+  std::deque<Job> jobs_;
+  bool busy_ = false, stop_ = false;
+  int32_t failed_ = BRT_OK;
+  std::string message_;
+  std::thread thread_;
+};
+
+int32_t CreateQueue(int32_t, void** queue, BrtErrorBuffer* error) {
+  return AbiGuard(error, [&] { *queue = new Queue(); });
+}
+void DestroyQueue(void* queue) { delete static_cast<Queue*>(queue); }
+int32_t SynchronizeQueue(void* queue, BrtErrorBuffer* error) {
+  return static_cast<Queue*>(queue)->Synchronize(error);
+}
 
 void ReleaseState(void* state) { delete static_cast<CollectiveKernel*>(state); }
 
@@ -36,6 +126,7 @@ int32_t CreateInstance(void* state, void** instance, BrtErrorBuffer* error) {
     auto* k = static_cast<const CollectiveKernel*>(state);
     auto inst = std::make_unique<Instance>();
     inst->kernel = k;
+    inst->kind = k->kind();
     const size_t bytes = k->ScratchBytes();
     inst->scratch.a.resize(bytes);
     inst->scratch.b.resize(bytes);
@@ -45,10 +136,13 @@ int32_t CreateInstance(void* state, void** instance, BrtErrorBuffer* error) {
 
 void ReleaseInstance(void* instance) { delete static_cast<Instance*>(instance); }
 
-int32_t RunKernel(void* instance, void* const* buffers, void*, BrtErrorBuffer* error) {
+int32_t RunKernel(void* instance, void* const* buffers, void* queue, BrtErrorBuffer* error) {
   return AbiGuard(error, [&] {
     auto* inst = static_cast<Instance*>(instance);
-    inst->kernel->Run(buffers, inst->scratch);
+    if (queue)
+      static_cast<Queue*>(queue)->Push(inst, buffers);
+    else
+      inst->kernel->Run(buffers, inst->scratch);
   });
 }
 
@@ -198,6 +292,12 @@ BrtProviderApi MakeApi() {
   a.comm_abort = &CommAbort;
   a.comm_destroy = &CommDestroy;
   a.comm_broadcast = &CommBroadcast;
+  const char* async = std::getenv("BRT_MPI_ASYNC");
+  if (!async || std::strcmp(async, "0") != 0) {
+    a.create_queue = &CreateQueue;
+    a.destroy_queue = &DestroyQueue;
+    a.synchronize_queue = &SynchronizeQueue;
+  }
   return a;
 }
 
