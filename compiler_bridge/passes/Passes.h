@@ -30,7 +30,9 @@ struct PipelineStep {
   std::string name;
   std::unique_ptr<mlir::Pass> pass;
 };
+// all_reduce_bucket_bytes: brt-bucket-all-reduce's bucket size (0: one all_reduce each).
 std::vector<PipelineStep> CompilerPipeline(const std::string& target,
-                                           const std::string& cuda_arch = "compute_80");
+                                           const std::string& cuda_arch = "compute_80",
+                                           int64_t all_reduce_bucket_bytes = 65536);
 
 }  // namespace brt::bridge

@@ -40,6 +40,15 @@ def FuseElementwise : Pass<"brt-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuse chains of elementwise ops into brt.fused_elementwise";
 }
 
+def BucketAllReduce : Pass<"brt-bucket-all-reduce", "mlir::func::FuncOp"> {
+  let summary = "Move all_reduces up to where their operands are made, pack those made one "
+                "after another into buckets, and move what reads them down to where it is needed, "
+                "so they move while the backward pass goes on";
+  let options = [Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"65536",
+                        "close a bucket once it holds this many bytes (0: each all_reduce "
+                        "alone)">];
+}
+
 def GenerateCudaKernels : Pass<"brt-generate-cuda-kernels", "mlir::ModuleOp"> {
   let summary = "Generate CUDA C for the fused elementwise and row reduce ops placed on cuda, "
                 "compiled to PTX with NVRTC and attached to each op (brt.generated_kernel)";

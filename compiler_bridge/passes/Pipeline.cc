@@ -10,8 +10,8 @@ namespace brt::bridge {
 
 void RegisterPasses() { registerBrtPasses(); }
 
-std::vector<PipelineStep> CompilerPipeline(const std::string& target,
-                                           const std::string& cuda_arch) {
+std::vector<PipelineStep> CompilerPipeline(const std::string& target, const std::string& cuda_arch,
+                                           int64_t all_reduce_bucket_bytes) {
   std::vector<PipelineStep> steps;
   steps.push_back({"verify", createVerify()});
   steps.push_back({"fold-constants", createFoldConstants()});
@@ -24,6 +24,8 @@ std::vector<PipelineStep> CompilerPipeline(const std::string& target,
   steps.push_back({"canonicalize", mlir::createCanonicalizerPass()});
   steps.push_back({"fuse-elementwise", createFuseElementwise()});
   steps.push_back({"cleanup", mlir::createCanonicalizerPass()});
+  steps.push_back({"bucket-all-reduce",
+                   createBucketAllReduce(BucketAllReduceOptions{all_reduce_bucket_bytes})});
   steps.push_back({"place", createPlace(PlaceOptions{target})});
   if (target == "cuda")
     steps.push_back({"generate-cuda-kernels",

@@ -1,9 +1,11 @@
 // brt-compile: StableHLO (generic MLIR text) -> .brtx.
 //   brt-compile in.mlir -o out.brtx [--target=cpu] [--dump-after-each DIR] [--stats]
+//               [--all-reduce-bucket-bytes=N]
 // Errors are one line "<location>: <message>" and exit code 1 (2 for usage).
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -22,7 +24,9 @@ namespace {
 
 const char kUsage[] =
     "usage: brt-compile in.mlir -o out.brtx [--target=cpu|cuda] [--dump-after-each DIR] "
-    "[--stats]\n";
+    "[--stats] [--all-reduce-bucket-bytes=N]\n"
+    "  --all-reduce-bucket-bytes=N  pack all_reduces of gradients made one after another into\n"
+    "                               buckets of about N bytes (default 65536; 0: one each)\n";
 
 int Usage(const std::string& why) {
   std::fprintf(stderr, "brt-compile: %s\n%s", why.c_str(), kUsage);
@@ -43,6 +47,7 @@ bool Dump(const std::string& dir, const std::string& name, mlir::ModuleOp module
 int main(int argc, char** argv) {
   std::string input, output, target = "cpu", dump_dir;
   bool stats = false;
+  long long bucket_bytes = 65536;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") return std::fputs(kUsage, stdout), 0;
@@ -54,7 +59,13 @@ int main(int argc, char** argv) {
       dump_dir = argv[++i];
     else if (a == "--stats")
       stats = true;
-    else if (a.rfind("-", 0) == 0)
+    else if (a.rfind("--all-reduce-bucket-bytes=", 0) == 0) {
+      char* end = nullptr;
+      bucket_bytes = std::strtoll(a.c_str() + 26, &end, 10);
+      if (a.size() == 26 || *end != '\0' || bucket_bytes < 0)
+        return Usage("--all-reduce-bucket-bytes needs a byte count >= 0, got '" + a.substr(26) +
+                     "'");
+    } else if (a.rfind("-", 0) == 0)
       return Usage("unknown option '" + a + "'");
     else if (input.empty())
       input = a;
@@ -80,7 +91,8 @@ int main(int argc, char** argv) {
     return std::fprintf(stderr, "brt-compile: cannot write to '%s'\n", dump_dir.c_str()), 1;
   int step_number = 1;
   const std::string cuda_arch = "compute_80";  // PTX runs on sm_80 and newer
-  for (brt::bridge::PipelineStep& step : brt::bridge::CompilerPipeline(target, cuda_arch)) {
+  for (brt::bridge::PipelineStep& step :
+       brt::bridge::CompilerPipeline(target, cuda_arch, bucket_bytes)) {
     mlir::PassManager pm(&context);
     if (step.pass->getOpName() == mlir::ModuleOp::getOperationName())
       pm.addPass(std::move(step.pass));

@@ -5,10 +5,13 @@ kept in place by brt between steps), each rank taking its slice of every
 step's batch. Two models: an MLP, and the transformer LM of
 examples/tiny_lm.py (61 state tensors, each gradient all-reduced).
 
-  python3 dp_training.py prepare MODEL N DIR   # JAX on N host CPU devices:
+  python3 dp_training.py prepare MODEL N DIR [BATCH]
+                                               # JAX on N host CPU devices:
                                                # compiles the step for a mesh
                                                # of N, runs STEPS steps, saves
-                                               # state, batches, losses
+                                               # state, batches, losses (BATCH
+                                               # rows per rank; the model's own
+                                               # by default)
   mpirun -np N python3 dp_training.py run DIR  # every rank: STEPS steps
                                                # through brt, each loss and
                                                # the final state checked
@@ -27,7 +30,7 @@ STATE_TOLERANCE = 1e-4  # f32, relative (norm), each state tensor after the last
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def mlp(rng, n):
+def mlp(rng, n, batch=None):
     """(loss_fn, params, optimizer, batches): batches is {argument: [STEPS, global batch...]}."""
     import jax.numpy as jnp
     import optax
@@ -40,16 +43,20 @@ def mlp(rng, n):
               "b1": rng.standard_normal(32).astype(np.float32) * 0.1,
               "w2": rng.standard_normal((32, 4)).astype(np.float32) * 0.3,
               "b2": rng.standard_normal(4).astype(np.float32) * 0.1}
-    batches = {"x": rng.standard_normal((STEPS, 8 * n, 16)).astype(np.float32),
-               "y": rng.standard_normal((STEPS, 8 * n, 4)).astype(np.float32)}
+    rows = (batch or 8) * n
+    batches = {"x": rng.standard_normal((STEPS, rows, 16)).astype(np.float32),
+               "y": rng.standard_normal((STEPS, rows, 4)).astype(np.float32)}
     return loss_fn, params, optax.adamw(1e-2), batches
 
 
-def lm(rng, n):
+def lm(rng, n, batch=None):
+    import dataclasses
+
     sys.path.insert(0, str(ROOT / "examples"))
     import tiny_lm
 
     config = tiny_lm.Config()
+    config = dataclasses.replace(config, batch=batch or config.batch)
     params, _ = tiny_lm.initial_state(config, seed=1)
     rows = rng.integers(0, config.vocab, (STEPS, config.batch * n, config.context + 1)).astype(np.int32)
     batches = {"tokens": np.ascontiguousarray(rows[:, :, :-1]), "targets": np.ascontiguousarray(rows[:, :, 1:])}
@@ -60,7 +67,7 @@ def lm(rng, n):
 MODELS = {"mlp": mlp, "lm": lm}
 
 
-def prepare(model, n, out):
+def prepare(model, n, out, batch=None):
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={max(n, 4)}"
     import jax
     import optax
@@ -69,7 +76,7 @@ def prepare(model, n, out):
 
     import brt
 
-    loss_fn, params, opt, batches = MODELS[model](np.random.default_rng(0), n)
+    loss_fn, params, opt, batches = MODELS[model](np.random.default_rng(0), n, batch)
     mesh = jax.make_mesh((n,), ("data",), devices=jax.devices()[:n])
 
     def body(p, o, *batch):
@@ -88,6 +95,7 @@ def prepare(model, n, out):
         return [jax.device_put(batches[k][i], split) for k in names]
 
     brt.compile(step, *state, *batch(0), path=str(out / "step.brtx"))
+    (out / "step.mlir").write_text(brt.export_stablehlo(step, *state, *batch(0)))  # for benchmarks
     initial = [np.asarray(v) for v in jax.tree_util.tree_leaves(state)]
     losses = []
     p, o = state
@@ -139,6 +147,7 @@ def run(cases):
 
 if __name__ == "__main__":
     if sys.argv[1] == "prepare":
-        prepare(sys.argv[2], int(sys.argv[3]), pathlib.Path(sys.argv[4]))
+        prepare(sys.argv[2], int(sys.argv[3]), pathlib.Path(sys.argv[4]),
+                int(sys.argv[5]) if len(sys.argv) > 5 else None)
     else:
         sys.exit(run(pathlib.Path(sys.argv[2])))
