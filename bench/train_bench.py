@@ -1,14 +1,14 @@
-"""Train-step throughput, brt next to JAX (XLA CPU) in one process: the
-transformer LM of examples/tiny_lm.py with optax AdamW, its parameters and
-optimizer state donated. brt keeps the state in the request context; JAX
-donates its buffers back to itself. Both start from the same state and take
-the same batches; losses are checked against each other before timing.
-Median of --rounds rounds of --steps steps each.
+"""Train-step throughput, brt next to JAX (XLA CPU) and PyTorch eager in one
+process: the transformer LM of examples/tiny_lm.py with AdamW. brt keeps the
+state in the request context; JAX donates its buffers back to itself;
+PyTorch updates its parameters in place (torch.optim.AdamW with the same
+hyperparameters as optax.adamw, foreach=True: its faster CPU variant here). All start from the same state and take the
+same batches; losses are checked against JAX's before timing. Median of
+--rounds rounds of --steps steps each, the runtimes taking turns.
 
     PYTHONPATH=build/python:examples python3 bench/train_bench.py [--markdown OUT]
 
-PyTorch eager is not in this table: the `torch` wheel from PyPI pulls the
-CUDA libraries (several GB), which the bootstrap does not install.
+PyTorch is a peer only where it is installed (scripts/bootstrap.sh --peers).
 """
 import argparse
 import datetime
@@ -29,9 +29,56 @@ os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
+try:
+    import torch  # noqa: E402
+    import torch.nn.functional as F  # noqa: E402
+except ImportError:
+    torch = None
+
 import brt  # noqa: E402
 import machine  # noqa: E402
 import tiny_lm  # noqa: E402
+
+
+def torch_trainer(config, params):
+    """A PyTorch eager train step of the same model: step(tokens, targets) -> loss."""
+    torch.set_num_threads(THREADS)
+    flat = {}
+
+    def leaf(path, value):
+        flat[path] = torch.tensor(np.array(value), requires_grad=True)
+        return flat[path]
+
+    p = jax.tree_util.tree_map_with_path(lambda path, v: leaf(jax.tree_util.keystr(path), v), params)
+    opt = torch.optim.AdamW(list(flat.values()), lr=config.learning_rate, betas=(0.9, 0.999), eps=1e-8,
+                            weight_decay=config.weight_decay, foreach=True)
+    d, heads = config.dim, config.heads
+    causal = torch.tril(torch.ones(config.context, config.context, dtype=torch.bool))
+
+    def norm(x, q):
+        return F.layer_norm(x, (d,), q["g"], q["b"], eps=1e-5)
+
+    def loss_fn(tokens, targets):
+        b, t = tokens.shape
+        x = p["embed"][tokens] + p["pos"]
+        for layer in range(config.layers):
+            q = p[f"block{layer}"]
+            qkv = (norm(x, q["ln1"]) @ q["qkv"]).view(b, t, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+            scores = qkv[0] @ qkv[1].transpose(-1, -2) / np.sqrt(d // heads)
+            attended = torch.softmax(scores.masked_fill(~causal, -1e9), -1) @ qkv[2]
+            x = x + attended.transpose(1, 2).reshape(b, t, d) @ q["proj"]
+            x = x + F.gelu(norm(x, q["ln2"]) @ q["fc1"], approximate="tanh") @ q["fc2"]
+        logits = norm(x, p["ln_f"]) @ p["embed"].T
+        return F.cross_entropy(logits.reshape(b * t, -1), targets.reshape(-1))
+
+    def step(tokens, targets):
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(tokens, targets)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
 
 
 def main():
@@ -70,16 +117,32 @@ def main():
         loss.block_until_ready()
         return loss
 
+    runtimes = {"brt": brt_round, "JAX (XLA CPU)": jax_round}
+    if torch is not None:
+        torch_step = torch_trainer(config, params)
+        torch_batches = [(torch.from_numpy(t).long(), torch.from_numpy(y).long()) for t, y in batches]
+
+        def torch_round(n):
+            for i in range(n):
+                loss = torch_step(*torch_batches[i % len(torch_batches)])
+            return loss
+
+        runtimes["PyTorch eager"] = torch_round
+
     # Same state, same batches: the losses agree before anything is timed.
     brt_round(5)
     want = float(jax_round(5))
     got = float(ctx.outputs()[-1])
     assert abs(got - want) <= 1e-4 * abs(want), (got, want)
+    if torch is not None:
+        got = float(torch_round(5))
+        assert abs(got - want) <= 1e-4 * abs(want), ("PyTorch", got, want)
 
-    timings = {"brt": [], "JAX (XLA CPU)": []}
-    for fn, name in ((brt_round, "brt"), (jax_round, "JAX (XLA CPU)")):
+    timings = {name: [] for name in runtimes}
+    for fn in runtimes.values():
         fn(args.steps)  # warm-up
-        for _ in range(args.rounds):
+    for _ in range(args.rounds):
+        for name, fn in runtimes.items():
             start = time.perf_counter()
             fn(args.steps)
             timings[name].append((time.perf_counter() - start) / args.steps)
@@ -88,15 +151,18 @@ def main():
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=HERE).stdout.strip()
-    lines = [f"# Train step: transformer LM (examples/tiny_lm.py), brt vs JAX, CPU",
+    peers = "JAX and PyTorch eager" if torch is not None else "JAX"
+    lines = [f"# Train step: transformer LM (examples/tiny_lm.py), brt vs {peers}, CPU",
              "",
              f"- date: {datetime.date.today()}, commit {commit}, `python3 bench/train_bench.py`",
              *machine.header_lines(),
-             f"- threads: {THREADS} (OMP_NUM_THREADS for brt's oneDNN; XLA's own pool); jax {jax.__version__}",
+             f"- threads: {THREADS} (OMP_NUM_THREADS for brt's oneDNN; XLA's own pool; torch.set_num_threads); "
+             f"jax {jax.__version__}" + (f", torch {torch.__version__}" if torch is not None else ""),
              f"- model: {config.layers} blocks, width {config.dim}, {config.heads} heads, vocab {config.vocab}, "
              f"batch {config.batch} x context {config.context}, optax AdamW; "
              f"{len(names)} state tensors donated",
-             f"- median of {args.rounds} rounds of {args.steps} steps; losses agree before timing",
+             f"- median of {args.rounds} rounds of {args.steps} steps, the runtimes taking turns; the losses of the "
+             "first 5 steps agree (relative 1e-4) before timing",
              "",
              "| runtime | ms / step (median) | steps / s | vs brt |",
              "|---|---|---|---|"]

@@ -100,7 +100,7 @@ print("\n".join(lines))
 PY
 rm -f "$json"
 
-# brt vs ONNX Runtime vs IREE (pip install onnx onnxruntime iree-base-compiler iree-base-runtime).
+# brt vs ONNX Runtime vs IREE (scripts/bootstrap.sh --peers installs them).
 if python3 -c "import onnx, onnxruntime, iree.compiler, iree.runtime" 2>/dev/null; then
   out=bench/results/$(date -u +%Y-%m-%d)-peers-cpu.md
   table=$(mktemp)
@@ -121,5 +121,12 @@ if python3 -c "import onnx, onnxruntime, iree.compiler, iree.runtime" 2>/dev/nul
   cat "$out"
   rm -f "$table"
 else
-  echo "peer comparison skipped: pip install onnx onnxruntime iree-base-compiler iree-base-runtime"
+  echo "peer comparison skipped: scripts/bootstrap.sh --peers installs its peers"
 fi
+
+# The LM train step, brt vs JAX (and PyTorch eager where installed), and the
+# data-parallel step's all-reduce hidden by the backward pass on 2 ranks.
+PYTHONPATH=build/python:examples python3 bench/train_bench.py \
+  --markdown "bench/results/$(date -u +%Y-%m-%d)-train-lm-cpu.md"
+PYTHONPATH=build/python python3 bench/dp_overlap_bench.py --ranks 2 \
+  --markdown "bench/results/$(date -u +%Y-%m-%d)-dp-overlap-cpu.md"

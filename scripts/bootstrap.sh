@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything brt needs to build and test: Debian packages and PyPI
 # packages. Idempotent: installs only what is missing.
+#   scripts/bootstrap.sh           what the build and the tests need
+#   scripts/bootstrap.sh --peers   also the benchmarks' peers: PyTorch (the
+#                                  PyPI wheel pulls the CUDA libraries: 2.8 GB,
+#                                  about 2.5 min here), ONNX Runtime, IREE
 set -euo pipefail
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -23,4 +27,10 @@ prefix=$(python3 -c 'import sys; print(sys.prefix)')
 if ! python3 -c 'import numpy, pytest, jax, optax, safetensors, nanobind, scikit_build_core' 2>/dev/null || [ ! -f "$prefix/lib/cmake/dnnl/dnnl-config.cmake" ]; then
   echo "bootstrap: installing PyPI packages: ${py_packages[*]}"
   python3 -m pip install -q --disable-pip-version-check "${py_packages[@]}"
+fi
+
+if [ "${1:-}" = --peers ] && ! python3 -c 'import torch, onnx, onnxruntime, iree.compiler, iree.runtime' 2>/dev/null; then
+  peers=(torch onnx onnxruntime iree-base-compiler iree-base-runtime)
+  echo "bootstrap: installing the benchmarks' peers: ${peers[*]}"
+  python3 -m pip install -q --disable-pip-version-check "${peers[@]}"
 fi
