@@ -280,6 +280,7 @@ struct RequestContext::Impl {
   BrtErrorBuffer error{};
 
   ~Impl() {
+    (void)Synchronize();  // no queued kernel may outlive its instance or arena
     DropGraph();
     DropEvents();
     ReleaseInstances();

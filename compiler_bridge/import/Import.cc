@@ -264,8 +264,9 @@ bool Importer::ImportConvolution(Operation& op, llvm::ArrayRef<Value> operands,
     llvm::SmallVector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
     llvm::SmallVector<int64_t> shape(lhs_type.getShape());
     for (size_t i = 0; i < n; ++i) {
-      const int64_t d = spatial[i], extent = shape[d];
+      const int64_t d = spatial[i];
       if (d < 0 || d >= rank) return Fail(op, "input_spatial_dimensions is out of range");
+      const int64_t extent = shape[d];
       low[d] = padding[2 * i], high[d] = padding[2 * i + 1];
       interior[d] = lhs_dilation.empty() ? 0 : lhs_dilation[i] - 1;
       if (interior[d] < 0) return Fail(op, "lhs_dilation must be positive");
@@ -290,7 +291,13 @@ bool Importer::ImportConvolution(Operation& op, llvm::ArrayRef<Value> operands,
                                    kernel_out = ints("kernel_output_feature_dimension"),
                                    out_feature = ints("output_feature_dimension");
   auto rhs_type = mlir::cast<mlir::RankedTensorType>(operands[1].getType());
-  if (groups < 1 || in_batch.size() != 1 || kernel_out.size() != 1 || out_feature.size() != 1 ||
+  auto in_range = [](const llvm::SmallVector<int64_t>& d, mlir::RankedTensorType t) {
+    return d.size() == 1 && d[0] >= 0 && d[0] < t.getRank();
+  };
+  if (!in_range(in_batch, lhs_type) || !in_range(kernel_out, rhs_type) ||
+      !in_range(out_feature, result_type))
+    return Fail(op, "convolution dimension numbers are out of range");
+  if (groups < 1 ||
       mlir::cast<mlir::RankedTensorType>(lhs.getType()).getShape()[in_batch[0]] % groups != 0 ||
       rhs_type.getShape()[kernel_out[0]] % groups != 0 ||
       result_type.getShape()[out_feature[0]] % groups != 0)
@@ -548,7 +555,11 @@ bool Importer::ImportWhile(Operation& op, llvm::ArrayRef<Value> operands,
     return Fail(op, "stablehlo.while needs one cond and one body block");
   mlir::Block& cond = op.getRegion(0).front();
   mlir::Block& body = op.getRegion(1).front();
-  Operation* ret = cond.getTerminator();
+  const size_t n = operands.size();
+  if (cond.empty() || body.empty() || cond.getNumArguments() != n || body.getNumArguments() != n ||
+      body.back().getNumOperands() != n || op.getNumResults() != n)
+    return Fail(op, "stablehlo.while's blocks do not match its " + std::to_string(n) + " operands");
+  Operation* ret = &cond.back();
   Operation* compare =
       ret && ret->getNumOperands() == 1 ? ret->getOperand(0).getDefiningOp() : nullptr;
   if (!compare || compare->getName().getStringRef() != "stablehlo.compare" ||
@@ -563,15 +574,19 @@ bool Importer::ImportWhile(Operation& op, llvm::ArrayRef<Value> operands,
     return Fail(op, unsupported);
   const unsigned k = counter.getArgNumber();
   std::optional<int64_t> start = ScalarInt(operands[k].getDefiningOp());
-  Operation* next = body.getTerminator()->getOperand(k).getDefiningOp();
+  Operation* next = body.back().getOperand(k).getDefiningOp();
   std::optional<int64_t> step;
   if (next && next->getName().getStringRef() == "stablehlo.add" && next->getNumOperands() == 2)
     for (int i = 0; i < 2; ++i)
       if (next->getOperand(i) == body.getArgument(k))
         step = ScalarInt(next->getOperand(1 - i).getDefiningOp());
   if (!start || !step || *step <= 0) return Fail(op, unsupported);
-  const int64_t end = *limit + (le ? 1 : 0);
-  const int64_t trips = end <= *start ? 0 : (end - *start + *step - 1) / *step;
+  const __int128 end = static_cast<__int128>(*limit) + (le ? 1 : 0);
+  const __int128 span = end - *start;
+  const int64_t trips = span <= 0 ? 0
+                        : span / *step > kMaxUnrolledOps
+                            ? kMaxUnrolledOps + 1
+                            : static_cast<int64_t>((span + *step - 1) / *step);
   const int64_t body_ops = static_cast<int64_t>(body.getOperations().size());
   if (trips * body_ops > kMaxUnrolledOps)
     return Fail(op, "stablehlo.while of " + std::to_string(trips) + " iterations over " +
@@ -582,6 +597,7 @@ bool Importer::ImportWhile(Operation& op, llvm::ArrayRef<Value> operands,
   for (int64_t t = 0; t < trips; ++t) {
     llvm::SmallVector<Value> results;
     if (!ImportBlock(body, &op, values, results, depth, &map)) return false;
+    if (results.size() != n) return Fail(op, "stablehlo.while's body returns the wrong count");
     values = std::move(results);
   }
   for (auto [from, to] : llvm::zip(op.getResults(), values)) map[from] = to;

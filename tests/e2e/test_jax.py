@@ -231,6 +231,10 @@ def test_bad_inputs_give_one_clear_line(have_compiler, tmp_path):
                         '(tensor<2xf32>) -> tensor<2xf32>\n'
                         '  "func.return"(%0) : (tensor<2xf32>) -> ()\n}) : () -> ()\n}) : () -> ()\n',
                         "unknown custom_call target 'my_kernel'"),
+        # A loop whose bound is an argument: no trip count to unroll by.
+        "while": (brt.export_stablehlo(lambda x, n: jax.lax.while_loop(lambda c: c[1] < n, lambda c: (c[0] * 2, c[1] + 1),
+                                                                       (x, 0))[0], np.ones(3, np.float32), np.int32(4)),
+                  "stablehlo.while without a trip count known at compile time is not supported"),
     }
     for name, (text, expect) in cases.items():
         src = tmp_path / f"{name}.mlir"
