@@ -17,6 +17,7 @@ constexpr KindInfo kKinds[] = {
   {kind,                                                           \
    cls,                                                            \
    ((flags)&kStableHlo) != 0,                                      \
+   ((flags)&kChlo) != 0,                                           \
    ((flags)&kCuda) != 0,                                           \
    #float_expr,                                                    \
    ops::TakesFloats(Domain::domain)},
@@ -24,13 +25,16 @@ constexpr KindInfo kKinds[] = {
   BRT_ELEMENTWISE_KIND(kUnary, kind, domain, flags, float_expr)
 #define BRT_BINARY(e, kind, domain, flags, float_expr, int_expr) \
   BRT_ELEMENTWISE_KIND(kBinary, kind, domain, flags, float_expr)
-#define BRT_OP(kind, min_operands, max_operands, cls, flags, ...) \
-  {kind, cls, ((flags)&kStableHlo) != 0, ((flags)&kCuda) != 0, nullptr, false},
+#define BRT_OP(kind, min_operands, max_operands, cls, flags, ...)                        \
+  {kind,    cls,  ((flags)&kStableHlo) != 0, ((flags)&kChlo) != 0, ((flags)&kCuda) != 0, \
+   nullptr, false},
 #include "brt/ops.def"
 #undef BRT_ELEMENTWISE_KIND
 };
 
 }  // namespace
+
+llvm::ArrayRef<KindInfo> AllKinds() { return kKinds; }
 
 const KindInfo* FindKind(llvm::StringRef kind) {
   static const llvm::StringMap<const KindInfo*> index = [] {

@@ -2,6 +2,7 @@
 // which StableHLO ops it imports, which it may fuse, check, or place on CUDA.
 #pragma once
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace brt::bridge {
@@ -19,6 +20,7 @@ struct KindInfo {
   const char* kind;
   KindClass cls;
   bool imported;  // a StableHLO op imported under this name
+  bool chlo;      // a CHLO op imported under this name
   bool cuda;      // the CUDA provider runs it
   // Unary and binary ops: the scalar expression over x (unary) or a and b
   // (binary), valid C++ and CUDA C on floats; on_float: defined on floats.
@@ -28,6 +30,8 @@ struct KindInfo {
 
 // nullptr for an unknown kind.
 const KindInfo* FindKind(llvm::StringRef kind);
+// Every kind of the registry.
+llvm::ArrayRef<KindInfo> AllKinds();
 
 // Elementwise in any form (what elementwise fusion may take).
 inline bool IsElementwise(const KindInfo* k) { return k && k->cls != KindClass::kOther; }

@@ -52,7 +52,20 @@ class Importer {
                         llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
                         llvm::DenseMap<Value, Value>& map);
   bool ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth);
-  bool ImportErfc(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map);
+  // Source ops imported as something other than the registry kind of their
+  // name: each one's handler, by name.
+  using Handler = bool (Importer::*)(Operation& op, llvm::ArrayRef<Value> operands,
+                                     llvm::DenseMap<Value, Value>& map, int depth);
+  static const std::pair<const char*, Handler> kRewritten[];
+  friend std::vector<std::string> brt::bridge::ImportedOpNames();
+  bool ImportOptimizationBarrier(Operation& op, llvm::ArrayRef<Value> operands,
+                                 llvm::DenseMap<Value, Value>& map, int depth);
+  bool ImportErfc(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map,
+                  int depth);
+  bool ImportIsFinite(Operation& op, llvm::ArrayRef<Value> operands,
+                      llvm::DenseMap<Value, Value>& map, int depth);
+  bool ImportSquare(Operation& op, llvm::ArrayRef<Value> operands,
+                    llvm::DenseMap<Value, Value>& map, int depth);
   // One brt.kernel of `kind` with a single result, for ops imported as others.
   Value Emit(mlir::Location loc, mlir::Type type, llvm::StringRef kind, mlir::ValueRange operands,
              llvm::ArrayRef<mlir::NamedAttribute> params = {}) {
@@ -209,7 +222,7 @@ bool Importer::SelectAndScatterBodies(Operation& op,
 // chlo.erfc(x) = 1 - erf(x). (Relative precision drops far in the tail,
 // where erfc is tiny; GELU, its main user, multiplies it by a small x there.)
 bool Importer::ImportErfc(Operation& op, llvm::ArrayRef<Value> operands,
-                          llvm::DenseMap<Value, Value>& map) {
+                          llvm::DenseMap<Value, Value>& map, int) {
   if (op.getNumOperands() != 1 || op.getNumResults() != 1 ||
       !CheckType(op.getResult(0).getType(), op))
     return false;
@@ -221,6 +234,45 @@ bool Importer::ImportErfc(Operation& op, llvm::ArrayRef<Value> operands,
                               {FloatScalar(op.getLoc(), type.getElementType(), 1.0), erf});
   return true;
 }
+
+// The operands as they are.
+bool Importer::ImportOptimizationBarrier(Operation& op, llvm::ArrayRef<Value> operands,
+                                         llvm::DenseMap<Value, Value>& map, int) {
+  for (auto [from, to] : llvm::zip(op.getResults(), operands)) map[from] = to;
+  return true;
+}
+
+// jnp.isfinite: |x| < inf, false for inf and NaN.
+bool Importer::ImportIsFinite(Operation& op, llvm::ArrayRef<Value> operands,
+                              llvm::DenseMap<Value, Value>& map, int) {
+  if (operands.size() != 1 || op.getNumResults() != 1 || !CheckType(op.getResult(0).getType(), op))
+    return false;
+  auto type = mlir::cast<mlir::RankedTensorType>(operands[0].getType());
+  Value limit =
+      FloatScalar(op.getLoc(), type.getElementType(), std::numeric_limits<double>::infinity());
+  Value abs = Emit(op.getLoc(), type, "abs", operands);
+  map[op.getResult(0)] = Emit(op.getLoc(), op.getResult(0).getType(), "compare", {abs, limit},
+                              {b_.getNamedAttr("comparison_direction", b_.getStringAttr("LT"))});
+  return true;
+}
+
+// jnp.square, and so every jnp.var: x * x.
+bool Importer::ImportSquare(Operation& op, llvm::ArrayRef<Value> operands,
+                            llvm::DenseMap<Value, Value>& map, int) {
+  if (operands.size() != 1 || op.getNumResults() != 1 || !CheckType(op.getResult(0).getType(), op))
+    return false;
+  map[op.getResult(0)] =
+      Emit(op.getLoc(), op.getResult(0).getType(), "multiply", {operands[0], operands[0]});
+  return true;
+}
+
+const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
+    {"stablehlo.optimization_barrier", &Importer::ImportOptimizationBarrier},
+    {"stablehlo.while", &Importer::ImportWhile},
+    {"stablehlo.is_finite", &Importer::ImportIsFinite},
+    {"chlo.erfc", &Importer::ImportErfc},
+    {"chlo.square", &Importer::ImportSquare},
+};
 
 // The convolutions of gradients, in forms the runtime's convolution takes:
 // an lhs_dilation (a strided convolution's input gradient) or a negative
@@ -438,38 +490,16 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     return Fail(op, "unsupported op '" + name.str() + "'");
   ++source_ops_;
   llvm::StringRef kind = name.split('.').second;
-  if (name == "stablehlo.optimization_barrier") {
-    for (auto [from, to] : llvm::zip(op.getResults(), operands)) map[from] = to;
-    return true;
-  }
-  if (name == "stablehlo.while") return ImportWhile(op, operands, map, depth);
+  for (const auto& [rewritten, handler] : kRewritten)
+    if (name == rewritten) return (this->*handler)(op, operands, map, depth);
   if (name == "stablehlo.custom_call") {
     auto target = AttrOrPropertyOf<mlir::StringAttr>(&op, "call_target_name");
     return Fail(op, "unknown custom_call target '" +
                         (target ? target.getValue().str() : std::string("?")) + "'");
   }
-  if (name == "chlo.erfc") return ImportErfc(op, operands, map);
-  if (name == "stablehlo.is_finite") {  // jnp.isfinite: |x| < inf, false for inf and NaN
-    if (operands.size() != 1 || !CheckType(op.getResult(0).getType(), op)) return false;
-    auto type = mlir::cast<mlir::RankedTensorType>(operands[0].getType());
-    Value limit =
-        FloatScalar(op.getLoc(), type.getElementType(), std::numeric_limits<double>::infinity());
-    Value abs = Emit(op.getLoc(), type, "abs", operands);
-    map[op.getResult(0)] = Emit(op.getLoc(), op.getResult(0).getType(), "compare", {abs, limit},
-                                {b_.getNamedAttr("comparison_direction", b_.getStringAttr("LT"))});
-    return true;
-  }
-  if (name == "chlo.square") {  // jnp.square, and so every jnp.var
-    if (operands.size() != 1 || !CheckType(op.getResult(0).getType(), op)) return false;
-    map[op.getResult(0)] =
-        Emit(op.getLoc(), op.getResult(0).getType(), "multiply", {operands[0], operands[0]});
-    return true;
-  }
-  if (name.starts_with("chlo.")) {
-    if (kind != "erf") return Fail(op, "unsupported op '" + name.str() + "'");
-  } else if (const KindInfo* info = FindKind(kind); !info || !info->imported) {
+  if (const KindInfo* info = FindKind(kind);
+      !info || !(name.starts_with("chlo.") ? info->chlo : info->imported))
     return Fail(op, "unsupported op '" + name.str() + "'");
-  }
   for (mlir::Type t : op.getResultTypes())
     if (!CheckType(t, op)) return false;
   llvm::SmallVector<mlir::NamedAttribute> params;
@@ -703,6 +733,17 @@ ImportResult Importer::Run() {
 }
 
 }  // namespace
+
+std::vector<std::string> ImportedOpNames() {
+  std::vector<std::string> names;
+  for (const KindInfo& k : AllKinds()) {
+    if (k.imported) names.push_back(std::string("stablehlo.") + k.kind);
+    if (k.chlo) names.push_back(std::string("chlo.") + k.kind);
+  }
+  for (const auto& [name, handler] : Importer::kRewritten) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 void PrepareContext(mlir::MLIRContext& context) {
   mlir::DialectRegistry registry;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -28,6 +29,11 @@ inline constexpr const char* kAliasOutputAttr = "brt.aliasing_output";
 // importer keeps it: the argument's name in the executable (its parameter
 // and pytree path, e.g. "params.dense.w"). Without it: "arg<i>".
 inline constexpr const char* kArgNameAttr = "brt.name";
+
+// The StableHLO and CHLO ops the importer takes ("stablehlo.add", ...),
+// sorted: the registry's kinds flagged kStableHlo or kChlo, and those it
+// rewrites (stablehlo.while, chlo.erfc, ...).
+std::vector<std::string> ImportedOpNames();
 
 // Parses `text` and imports its public function `main` (or the only public
 // function), inlining func.call.

@@ -1,6 +1,7 @@
 // brt-compile: StableHLO (generic MLIR text) -> .brtx.
 //   brt-compile in.mlir -o out.brtx [--target=cpu] [--dump-after-each DIR] [--stats]
 //               [--all-reduce-bucket-bytes=N]
+//   brt-compile --list-ops   the StableHLO and CHLO ops it imports, one a line
 // Errors are one line "<location>: <message>" and exit code 1 (2 for usage).
 #include <sys/stat.h>
 
@@ -26,7 +27,8 @@ const char kUsage[] =
     "usage: brt-compile in.mlir -o out.brtx [--target=cpu|cuda] [--dump-after-each DIR] "
     "[--stats] [--all-reduce-bucket-bytes=N]\n"
     "  --all-reduce-bucket-bytes=N  pack all_reduces of gradients made one after another into\n"
-    "                               buckets of about N bytes (default 65536; 0: one each)\n";
+    "                               buckets of about N bytes (default 65536; 0: one each)\n"
+    "       brt-compile --list-ops      the StableHLO and CHLO ops it imports, one a line\n";
 
 int Usage(const std::string& why) {
   std::fprintf(stderr, "brt-compile: %s\n%s", why.c_str(), kUsage);
@@ -51,6 +53,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") return std::fputs(kUsage, stdout), 0;
+    if (a == "--list-ops") {
+      for (const std::string& name : brt::bridge::ImportedOpNames()) std::puts(name.c_str());
+      return 0;
+    }
     if (a == "-o" && i + 1 < argc)
       output = argv[++i];
     else if (a.rfind("--target=", 0) == 0)

@@ -52,6 +52,12 @@ CASES = {
     "isfinite": (lambda x: jnp.where(jnp.isfinite(1.0 / x + jnp.log(x)), x, -1.0),
                  [np.array([[1.5, 0.0, -2.0], [np.inf, -np.inf, 3.0]], np.float32)]),
     "erf": (lambda x: jax.scipy.special.erf(x), [normal(4, 4)]),
+    # CHLO's trigonometric and hyperbolic ops, lgamma, and tan / round half away from zero.
+    "chlo_math": (lambda x: (jnp.sinh(x) + jnp.cosh(x) + jnp.arcsin(jnp.tanh(x)) + jnp.arccos(jnp.tanh(x)) + jnp.arctan(x)
+                             + jnp.arcsinh(x) + jnp.arccosh(jnp.abs(x) + 1) + jnp.arctanh(jnp.tanh(x) * 0.9)
+                             + jax.lax.lgamma(jnp.abs(x) + 0.5) + jnp.tan(x * 0.4)
+                             + jax.lax.round(x * 4, jax.lax.RoundingMethod.AWAY_FROM_ZERO)),
+                  [np.concatenate([normal(30), np.array([0.125, -0.375, 0.625, -0.875], np.float32)])]),
     "atan2_cbrt": (lambda a, b: jnp.arctan2(a, b) + jnp.cbrt(a), [normal(5, 6), normal(5, 6)]),
     "binary_broadcast": (lambda a, b: (a + b) * (a - b) / (jnp.abs(b) + 1) + jnp.maximum(a, b) - jnp.minimum(a, b),
                          [normal(3, 4, 5), normal(4, 1)]),

@@ -40,7 +40,18 @@ const UnaryCase kUnary[] = {
     {"sign", [](double x) { return x > 0   ? 1.0
                                    : x < 0 ? -1.0
                                            : 0.0; }, -2, 2},
+    {"round_nearest_afz", [](double x) { return std::round(x); }, -5, 5},
+    {"tan", [](double x) { return std::tan(x); }, -1.4, 1.4},
     {"erf", [](double x) { return std::erf(x); }, -3, 3},
+    {"lgamma", [](double x) { return std::lgamma(x); }, 0.1, 8},
+    {"sinh", [](double x) { return std::sinh(x); }, -4, 4},
+    {"cosh", [](double x) { return std::cosh(x); }, -4, 4},
+    {"asin", [](double x) { return std::asin(x); }, -0.99, 0.99},
+    {"acos", [](double x) { return std::acos(x); }, -0.99, 0.99},
+    {"atan", [](double x) { return std::atan(x); }, -5, 5},
+    {"asinh", [](double x) { return std::asinh(x); }, -5, 5},
+    {"acosh", [](double x) { return std::acosh(x); }, 1.01, 8},
+    {"atanh", [](double x) { return std::atanh(x); }, -0.99, 0.99},
 };
 
 TEST(UnaryOps, MatchFloat64ReferenceOnRandomData) {
@@ -190,6 +201,14 @@ TEST(LargeElementwise, OneDnnPathMatchesFloat64) {
           << c.kind << (broadcast_first ? " (row first)" : "");
     }
   }
+}
+
+TEST(UnaryOps, RoundingTiesGoEvenOrAwayFromZero) {
+  HostTensor x = HostTensor::FromDouble(DType::kF32, {5}, {0.5, 1.5, 2.5, -0.5, -2.5});
+  EXPECT_EQ(MustRunOp({"round_nearest_even", {x}, {{DType::kF32, {5}}}})[0].ToDouble(),
+            (std::vector<double>{0, 2, 2, -0, -2}));
+  EXPECT_EQ(MustRunOp({"round_nearest_afz", {x}, {{DType::kF32, {5}}}})[0].ToDouble(),
+            (std::vector<double>{1, 2, 3, -1, -3}));
 }
 
 TEST(BinaryOps, MaximumPropagatesNaN) {
@@ -352,7 +371,8 @@ void CheckUnsigned(DType dtype) {
                          {{DType::kI1, {10}}},
                          {{"comparison_direction", std::string("LT")}}});
   for (size_t i = 0; i < a.size(); ++i)
-    EXPECT_EQ(less[0].template as<uint8_t>()[i], a[i] < b[i] ? 1 : 0) << DTypeName(dtype) << " LT " << i;
+    EXPECT_EQ(less[0].template as<uint8_t>()[i], a[i] < b[i] ? 1 : 0)
+        << DTypeName(dtype) << " LT " << i;
   // Above the signed range, a value converts as the unsigned number it is.
   auto wide = MustRunOp({"convert", {Raw(dtype, a)}, {{DType::kF64, {10}}}});
   for (size_t i = 0; i < a.size(); ++i)
