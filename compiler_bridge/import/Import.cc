@@ -1,5 +1,6 @@
 #include "import/Import.h"
 
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -80,6 +81,9 @@ class Importer {
     return Emit(loc, scalar, "constant", {}, {b_.getNamedAttr("value", data)});
   }
   bool SelectAndScatterBodies(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
+  bool ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
+                       llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                       llvm::DenseMap<Value, Value>& map);
   bool ImportConvolution(Operation& op, llvm::ArrayRef<Value> operands,
                          llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
                          llvm::DenseMap<Value, Value>& map);
@@ -273,6 +277,183 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
     {"chlo.erfc", &Importer::ImportErfc},
     {"chlo.square", &Importer::ImportSquare},
 };
+
+namespace {
+
+// The integer in a scalar constant: a source stablehlo.constant, or a brt
+// constant the importer made.
+std::optional<int64_t> ScalarInt(Operation* def) {
+  if (!def) return std::nullopt;
+  llvm::StringRef name = def->getName().getStringRef();
+  mlir::DenseIntElementsAttr value;
+  if (name == "stablehlo.constant")
+    value = AttrOrPropertyOf<mlir::DenseIntElementsAttr>(def, "value");
+  if (auto k = mlir::dyn_cast<KernelOp>(def); k && k.getKind() == "constant")
+    value = k.getParams().getAs<mlir::DenseIntElementsAttr>("value");
+  if (!value || value.getNumElements() != 1) return std::nullopt;
+  return (*value.getValues<llvm::APInt>().begin()).getSExtValue();
+}
+
+// What a two-operand reduce body computes, told by running it on scalars:
+// "GT" when it is jnp.argmax's (the greater value, NaN first, the smaller
+// index among equals), "LT" for argmin's, "" otherwise.
+std::string ArgReduceDirection(mlir::Block& body, bool floats) {
+  auto run = [&](double a, double ai, double b, double bi, double* v, double* i) {
+    llvm::DenseMap<Value, double> env;
+    env[body.getArgument(0)] = a, env[body.getArgument(1)] = ai;
+    env[body.getArgument(2)] = b, env[body.getArgument(3)] = bi;
+    for (Operation& o : body) {
+      const llvm::StringRef name = o.getName().getStringRef();
+      auto in = [&](unsigned k) { return env.lookup(o.getOperand(k)); };
+      if (name == "stablehlo.return") {
+        if (o.getNumOperands() != 2) return false;
+        *v = in(0), *i = in(1);
+        return true;
+      }
+      if (o.getNumResults() != 1) return false;
+      double r;
+      if (name == "stablehlo.compare" && o.getNumOperands() == 2) {
+        auto dir = AttrOrPropertyOf<mlir::Attribute>(&o, "comparison_direction");
+        const std::string d = dir ? PrintedText(dir) : "";
+        const double x = in(0), y = in(1);
+        if (d.find("GE") != std::string::npos)
+          r = x >= y;
+        else if (d.find("GT") != std::string::npos)
+          r = x > y;
+        else if (d.find("LE") != std::string::npos)
+          r = x <= y;
+        else if (d.find("LT") != std::string::npos)
+          r = x < y;
+        else if (d.find("EQ") != std::string::npos)
+          r = x == y;
+        else if (d.find("NE") != std::string::npos)
+          r = x != y;
+        else
+          return false;
+      } else if (name == "stablehlo.and" && o.getNumOperands() == 2) {
+        r = in(0) != 0 && in(1) != 0;
+      } else if (name == "stablehlo.or" && o.getNumOperands() == 2) {
+        r = in(0) != 0 || in(1) != 0;
+      } else if (name == "stablehlo.not" && o.getNumOperands() == 1) {
+        r = in(0) == 0;
+      } else if (name == "stablehlo.select" && o.getNumOperands() == 3) {
+        r = in(0) != 0 ? in(1) : in(2);
+      } else if (name == "stablehlo.constant") {
+        auto value = AttrOrPropertyOf<mlir::DenseElementsAttr>(&o, "value");
+        if (!value || value.getNumElements() != 1) return false;
+        if (auto f = mlir::dyn_cast<mlir::DenseFPElementsAttr>(value))
+          r = (*f.getValues<llvm::APFloat>().begin()).convertToDouble();
+        else if (auto n = mlir::dyn_cast<mlir::DenseIntElementsAttr>(value))
+          r = static_cast<double>((*n.getValues<llvm::APInt>().begin()).getSExtValue());
+        else
+          return false;
+      } else {
+        return false;
+      }
+      env[o.getResult(0)] = r;
+    }
+    return false;
+  };
+  std::vector<double> values = {1, 2};
+  if (floats) values.push_back(std::numeric_limits<double>::quiet_NaN());
+  for (const char* dir : {"GT", "LT"}) {
+    bool all = true;
+    for (double a : values)
+      for (double b : values)
+        for (double ai : {0.0, 1.0})
+          for (double bi : {0.0, 1.0}) {
+            const bool better = dir[0] == 'G' ? a > b : a < b;
+            const bool pick_value = better || std::isnan(a);
+            const bool pick_index = pick_value || (a == b && ai < bi);
+            const double want_v = pick_value ? a : b, want_i = pick_index ? ai : bi;
+            double v = 0, i = 0;
+            all = all && run(a, ai, b, bi, &v, &i) && i == want_i &&
+                  (v == want_v || (std::isnan(v) && std::isnan(want_v)));
+          }
+    if (all) return dir;
+  }
+  return "";
+}
+
+}  // namespace
+
+// reduce(x, indices, init value, init index) with jnp.argmax's or argmin's
+// body (found by running it): m = reduce max (min) of x; the index is the
+// smallest index where x equals m, or is NaN; the value, if read, is m.
+// JAX's inits (-inf or +inf, 0) are required.
+bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
+                               llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                               llvm::DenseMap<Value, Value>& map) {
+  const std::string unsupported =
+      "reduce with several operands is supported in the form jnp.argmax and jnp.argmin write";
+  if (op.getNumResults() != 2 || op.getNumRegions() != 1 || !op.getRegion(0).hasOneBlock() ||
+      op.getRegion(0).front().getNumArguments() != 4)
+    return Fail(op, unsupported);
+  const mlir::Location loc = op.getLoc();
+  auto x_type = mlir::cast<mlir::RankedTensorType>(operands[0].getType());
+  auto idx_type = mlir::cast<mlir::RankedTensorType>(operands[1].getType());
+  const bool floats = mlir::isa<mlir::FloatType>(x_type.getElementType());
+  const std::string dir = ArgReduceDirection(op.getRegion(0).front(), floats);
+  if (dir.empty() || !mlir::isa<mlir::IntegerType>(idx_type.getElementType()) ||
+      idx_type.getShape() != x_type.getShape())
+    return Fail(op, unsupported);
+  auto init_value = operands[2].getDefiningOp<KernelOp>();
+  auto dense = init_value ? init_value.getParams().getAs<mlir::DenseFPElementsAttr>("value")
+                          : mlir::DenseFPElementsAttr();
+  const double bound = dir == "GT" ? -std::numeric_limits<double>::infinity()
+                                   : std::numeric_limits<double>::infinity();
+  if (!floats || !dense || dense.getNumElements() != 1 ||
+      (*dense.getValues<llvm::APFloat>().begin()).convertToDouble() != bound ||
+      ScalarInt(operands[3].getDefiningOp()) != 0)
+    return Fail(op, "jnp.argmax/argmin's reduce is supported on floats with its inits (" +
+                        std::string(dir == "GT" ? "-inf" : "+inf") + ", 0)");
+  llvm::SmallVector<int64_t> dims;
+  for (const mlir::NamedAttribute& na : params)
+    if (na.getName() == "dimensions")
+      if (auto a = mlir::dyn_cast<mlir::DenseI64ArrayAttr>(na.getValue()))
+        dims.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+  llvm::SmallVector<int64_t> kept;
+  for (int64_t d = 0; d < x_type.getRank(); ++d)
+    if (!llvm::is_contained(dims, d)) kept.push_back(d);
+  for (mlir::Type t : op.getResultTypes())
+    if (!CheckType(t, op)) return false;
+  auto reduce = [&](Value v, Value init, mlir::Type type, const char* reducer) {
+    return Emit(loc, type, "reduce", {v, init},
+                {b_.getNamedAttr("dimensions", b_.getDenseI64ArrayAttr(dims)),
+                 b_.getNamedAttr("reducer", b_.getStringAttr(reducer))});
+  };
+  Value m =
+      reduce(operands[0], operands[2], op.getResult(0).getType(), dir == "GT" ? "max" : "min");
+  map[op.getResult(0)] = m;
+  auto pred_type = mlir::RankedTensorType::get(x_type.getShape(), b_.getI1Type());
+  auto compare = [&](Value a, Value b, const char* direction) {
+    return Emit(loc, pred_type, "compare", {a, b},
+                {b_.getNamedAttr("comparison_direction", b_.getStringAttr(direction))});
+  };
+  Value broadcast_m =
+      Emit(loc, x_type, "broadcast_in_dim", m,
+           {b_.getNamedAttr("broadcast_dimensions", b_.getDenseI64ArrayAttr(kept))});
+  Value at_m =
+      Emit(loc, pred_type, "or",
+           {compare(operands[0], broadcast_m, "EQ"), compare(operands[0], operands[0], "NE")});
+  auto idx_element = mlir::cast<mlir::IntegerType>(idx_type.getElementType());
+  auto scalar = mlir::RankedTensorType::get({}, idx_element);
+  const llvm::APInt top = idx_element.isUnsigned()
+                              ? llvm::APInt::getMaxValue(idx_element.getWidth())
+                              : llvm::APInt::getSignedMaxValue(idx_element.getWidth());
+  Value none = Emit(loc, scalar, "constant", {},
+                    {b_.getNamedAttr("value", mlir::DenseElementsAttr::get(scalar, top))});
+  Value candidates = Emit(loc, idx_type, "select", {at_m, operands[1], none});
+  Value index = reduce(candidates, none, op.getResult(1).getType(), "min");
+  // An empty reduction keeps JAX's init index, 0, where min would give `none`.
+  if (llvm::any_of(dims, [&](int64_t d) {
+        return d >= 0 && d < x_type.getRank() && x_type.getShape()[d] == 0;
+      }))
+    index = Emit(loc, op.getResult(1).getType(), "broadcast_in_dim", operands[3],
+                 {b_.getNamedAttr("broadcast_dimensions", b_.getDenseI64ArrayAttr({}))});
+  map[op.getResult(1)] = index;
+  return true;
+}
 
 // The convolutions of gradients, in forms the runtime's convolution takes:
 // an lhs_dilation (a strided convolution's input gradient) or a negative
@@ -504,6 +685,8 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     if (!CheckType(t, op)) return false;
   llvm::SmallVector<mlir::NamedAttribute> params;
   if (!Params(op, params)) return false;
+  if (kind == "reduce" && op.getNumOperands() == 4)
+    return ImportArgReduce(op, operands, params, map);
   if (kind == "reduce" || kind == "reduce_window") {
     if (op.getNumOperands() != 2)
       return Fail(op, kind.str() + " with several operands is not supported yet");
@@ -551,24 +734,6 @@ bool Importer::ImportCollective(Operation& op, llvm::StringRef kind, llvm::Array
   map[op.getResult(0)] = k.getResult(0);
   return true;
 }
-
-namespace {
-
-// The integer in a scalar constant: a source stablehlo.constant, or a brt
-// constant the importer made.
-std::optional<int64_t> ScalarInt(Operation* def) {
-  if (!def) return std::nullopt;
-  llvm::StringRef name = def->getName().getStringRef();
-  mlir::DenseIntElementsAttr value;
-  if (name == "stablehlo.constant")
-    value = AttrOrPropertyOf<mlir::DenseIntElementsAttr>(def, "value");
-  if (auto k = mlir::dyn_cast<KernelOp>(def); k && k.getKind() == "constant")
-    value = k.getParams().getAs<mlir::DenseIntElementsAttr>("value");
-  if (!value || value.getNumElements() != 1) return std::nullopt;
-  return (*value.getValues<llvm::APInt>().begin()).getSExtValue();
-}
-
-}  // namespace
 
 // A while loop of a trip count known at compile time -- a counter from a
 // constant, compared LT (or LE) against a constant, stepped by a constant;

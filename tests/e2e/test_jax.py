@@ -73,6 +73,14 @@ CASES = {
     "reduce_sum_max": (lambda x: jnp.sum(x, axis=1) + jnp.max(x, axis=1) - jnp.min(x, axis=1), [normal(6, 9)]),
     "reduce_all_prod": (lambda x: jnp.prod(x, axis=0) + jnp.mean(x), [positive(4, 3)]),
     "reduce_and_or": (lambda x: jnp.logical_and(jnp.all(x > -1.5, axis=1), jnp.any(x > 1.0, axis=1)), [normal(9, 7)]),
+    # jnp.argmax/argmin: a two-operand reduce (values, iota), with ties (the
+    # first index wins), a NaN (it wins), -inf, and the value read too.
+    "argmax_argmin": (lambda x, t: (jnp.argmax(x, axis=1), jnp.argmin(x, axis=0), jnp.argmax(t),
+                                    jnp.max(t, axis=1) + jax.lax.argmax(t, 1, jnp.int32),
+                                    jnp.mean(jnp.argmax(x, axis=-1) == jnp.argmax(t.reshape(-1)[:6].reshape(6, 1) * x, axis=-1))),
+                      [np.array([[1, 3, 3, 0], [-np.inf, -np.inf, -np.inf, -np.inf], [2, np.nan, 5, np.nan],
+                                 [0.5, -1, 0.5, 2], [7, 7, 7, 7], [-2, -3, -1, -1]], np.float32),
+                       normal(4, 5)]),
     "matmul_batched": (lambda a, b: jnp.einsum("bij,bjk->bik", a, b), [normal(3, 5, 7), normal(3, 7, 4)]),
     "matmul_transposed": (lambda a, b: a.T @ b.T, [normal(6, 5), normal(3, 6)]),
     "conv_nhwc": (lambda x, w: jax.lax.conv_general_dilated(x, w, (2, 2), "SAME",
