@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "erfinv.h"
+
 #ifdef __CUDACC__
 #define BRT_HD __host__ __device__
 #else

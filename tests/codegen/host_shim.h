@@ -35,6 +35,8 @@ static inline float __int_as_float(int i) {
   return f;
 }
 using std::isnan;
+#include "../../providers/common/erfinv.h"
+using brt::ops::erfinv;
 
 namespace brt_shim {
 

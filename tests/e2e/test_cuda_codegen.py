@@ -86,6 +86,7 @@ ELEMENTWISE = {
                           lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5)),
     "tan": (lambda x: jnp.tan(x * 0.1), lambda x: np.tan(x * 0.1)),
     "lgamma": (jax.lax.lgamma, np.vectorize(math.lgamma)),
+    "erf_inv": (lambda x: jax.lax.erf_inv(x * 0.08), lambda x: np.vectorize(erf_inverse)(x * 0.08)),
     "sinh": (jnp.sinh, np.sinh), "cosh": (jnp.cosh, np.cosh), "atan": (jnp.arctan, np.arctan),
     "asin": (lambda x: jnp.arcsin(x * 0.05), lambda x: np.arcsin(x * 0.05)),
     "acos": (lambda x: jnp.arccos(x * 0.05), lambda x: np.arccos(x * 0.05)),
@@ -97,6 +98,15 @@ ELEMENTWISE = {
     "power": (jax.lax.pow, np.power), "remainder": (jax.lax.rem, np.fmod),
     "atan2": (jax.lax.atan2, np.arctan2),
 }
+
+
+def erf_inverse(y):
+    """The x with erf(x) = y, by bisection in float64."""
+    lo, hi = -6.0, 6.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
+    return (lo + hi) / 2
 
 
 def registry_float_kinds():

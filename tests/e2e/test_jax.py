@@ -116,6 +116,8 @@ CASES = {
     "random_bits": (lambda key: (jax.random.bits(key, (5, 7)), jax.random.uniform(key, (3, 4)),
                                  jax.random.bits(jax.random.fold_in(key, 3), (6,))),
                     [np.asarray(jax.random.key_data(jax.random.key(2026)))]),
+    "random_normal": (lambda key: jax.random.normal(key, (6, 50)),
+                      [np.asarray(jax.random.key_data(jax.random.key(31)))]),
     "dropout": (lambda key, x: jnp.where(jax.random.bernoulli(key, 0.8, x.shape), x / 0.8, 0.0),
                 [np.asarray(jax.random.key_data(jax.random.key(7))), normal(6, 9)]),
     "bit_ops": (lambda a, b, s, x: ((a ^ b) | (a >> 3), a << s, jax.lax.shift_right_logical(a, s),

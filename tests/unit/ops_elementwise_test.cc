@@ -44,6 +44,14 @@ const UnaryCase kUnary[] = {
     {"tan", [](double x) { return std::tan(x); }, -1.4, 1.4},
     {"erf", [](double x) { return std::erf(x); }, -3, 3},
     {"lgamma", [](double x) { return std::lgamma(x); }, 0.1, 8},
+    // The reference inverts std::erf by bisection.
+    {"erf_inv",
+     [](double y) {
+       double lo = -6, hi = 6;
+       for (int i = 0; i < 200; ++i) (std::erf((lo + hi) / 2) < y ? lo : hi) = (lo + hi) / 2;
+       return (lo + hi) / 2;
+     },
+     -0.999, 0.999},
     {"sinh", [](double x) { return std::sinh(x); }, -4, 4},
     {"cosh", [](double x) { return std::cosh(x); }, -4, 4},
     {"asin", [](double x) { return std::asin(x); }, -0.99, 0.99},
