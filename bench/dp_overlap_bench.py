@@ -17,8 +17,8 @@ rank runs the same, one OpenMP thread per rank), the median of REPEATS runs:
 The link's time per step is known from the model: each all_reduce costs the
 latency plus its wire bytes (2 (N-1)/N of its bytes) over the bandwidth, one
 after another. hidden = (blocking - overlapped) / that time. Executables:
-one all_reduce per gradient as JAX writes them (--all-reduce-bucket-bytes=0),
-and the same bucketed by brt-compile.
+one all_reduce per gradient, each moved up to where its gradient is made
+(--all-reduce-bucket-bytes=0), and the gradients packed into buckets.
 
   python3 bench/dp_overlap_bench.py [--ranks 2] [--delay-us 100] [--gbps 1]
                                     [--steps 60] [--bucket-bytes 65536] [--batch 32]
