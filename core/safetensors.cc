@@ -24,18 +24,24 @@ struct DTypeCode {
   DType dtype;
 };
 constexpr DTypeCode kDTypeCodes[] = {
-    {"F64", DType::kF64},   {"F32", DType::kF32}, {"F16", DType::kF16},
-    {"BF16", DType::kBF16}, {"I64", DType::kI64}, {"I32", DType::kI32},
-    {"I8", DType::kI8},     {"U8", DType::kU8},   {"U32", DType::kU32},
-    {"U64", DType::kU64},   {"BOOL", DType::kI1},
+    {"F64", DType::kF64}, {"F32", DType::kF32}, {"F16", DType::kF16}, {"BF16", DType::kBF16},
+    {"I64", DType::kI64}, {"I32", DType::kI32}, {"I8", DType::kI8},   {"U8", DType::kU8},
+    {"U32", DType::kU32}, {"U64", DType::kU64}, {"BOOL", DType::kI1},
 };
 
+// An object's members are a struct of their own: a std::pair holding the
+// still-incomplete Json does not compile with clang (the fuzzer's compiler).
+struct JsonMember;
 struct Json {
   enum Kind { kNull, kBool, kInt, kString, kArray, kObject } kind = kNull;
   int64_t number = 0;
   std::string text;
   std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
+  std::vector<JsonMember> members;
+};
+struct JsonMember {
+  std::string key;
+  Json value;
 };
 
 class JsonReader {
@@ -85,8 +91,8 @@ class JsonReader {
         std::string key;
         BRT_RETURN_IF_ERROR(String(key));
         if (!Eat(':')) return Error("expected ':' after key \"" + key + "\"");
-        out.members.emplace_back(std::move(key), Json());
-        BRT_RETURN_IF_ERROR(Value(out.members.back().second, depth + 1));
+        out.members.push_back({std::move(key), Json()});
+        BRT_RETURN_IF_ERROR(Value(out.members.back().value, depth + 1));
       } while (Eat(','));
       return Eat('}') ? Status::Ok() : Error("expected ',' or '}' in an object");
     }
