@@ -137,9 +137,8 @@ HostTensor HostTensor::FromDouble(DType t, std::vector<int64_t> shape,
 
 HostTensor Random(DType t, std::vector<int64_t> shape, std::mt19937_64& rng, double lo, double hi) {
   HostTensor h(t, std::move(shape));
-  const bool integral =
-      t == DType::kI1 || t == DType::kI8 || t == DType::kI32 || t == DType::kI64 ||
-                        t == DType::kU8 || t == DType::kU32 || t == DType::kU64;
+  const bool integral = t == DType::kI1 || t == DType::kI8 || t == DType::kI32 ||
+                        t == DType::kI64 || t == DType::kU8 || t == DType::kU32 || t == DType::kU64;
   for (int64_t i = 0; i < h.numel(); ++i) {
     if (integral) {
       std::uniform_int_distribution<int64_t> d(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
