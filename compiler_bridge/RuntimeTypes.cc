@@ -1,5 +1,6 @@
 #include "RuntimeTypes.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -26,6 +27,11 @@ TensorType ToTensorType(mlir::Type t) {
   TensorType out{ToDType(r.getElementType()), {}};
   for (int64_t d : r.getShape()) out.dims.emplace_back(d);
   return out;
+}
+
+int64_t ByteSize(mlir::Type tensor) {
+  auto t = mlir::cast<mlir::RankedTensorType>(tensor);
+  return t.getNumElements() * std::max<int64_t>(t.getElementType().getIntOrFloatBitWidth() / 8, 1);
 }
 
 std::vector<uint8_t> ElementBytes(mlir::DenseElementsAttr dense) {

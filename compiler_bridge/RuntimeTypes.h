@@ -18,6 +18,9 @@ DType ToDType(mlir::Type element);
 // A ranked tensor type's dtype and static dims.
 TensorType ToTensorType(mlir::Type tensor);
 
+// A ranked tensor type's bytes in the runtime (i1: one byte per element).
+int64_t ByteSize(mlir::Type tensor);
+
 // Dense elements as the runtime's bytes: row-major, i1 one byte per element.
 std::vector<uint8_t> ElementBytes(mlir::DenseElementsAttr dense);
 

@@ -7,6 +7,7 @@
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "RuntimeTypes.h"
+#include "common/scalar_ops.h"
 #include "import/OpText.h"
 #include "import/OpaqueAttrs.h"
 #include "import/PerRank.h"
@@ -30,6 +31,32 @@ bool Ignored(llvm::StringRef name) {
          // Collectives: JAX's channel ids identify nothing, and its replica
          // groups always hold global device ids (partition ids).
          name == "channel_handle" || name == "use_global_device_ids";
+}
+
+// The integer in a scalar constant: a source stablehlo.constant, or a brt
+// constant the importer made.
+std::optional<int64_t> ScalarInt(Operation* def) {
+  if (!def) return std::nullopt;
+  llvm::StringRef name = def->getName().getStringRef();
+  mlir::DenseIntElementsAttr value;
+  if (name == "stablehlo.constant")
+    value = AttrOrPropertyOf<mlir::DenseIntElementsAttr>(def, "value");
+  if (auto k = mlir::dyn_cast<KernelOp>(def); k && k.getKind() == "constant")
+    value = k.getParams().getAs<mlir::DenseIntElementsAttr>("value");
+  if (!value || value.getNumElements() != 1) return std::nullopt;
+  return (*value.getValues<llvm::APInt>().begin()).getSExtValue();
+}
+
+// A source compare's direction ("GT", ...), decoded where the other StableHLO
+// attributes are; "" when it has none.
+std::string CompareDirection(Operation* compare) {
+  auto opaque = AttrOrPropertyOf<mlir::OpaqueAttr>(compare, "comparison_direction");
+  mlir::Builder b(compare->getContext());
+  llvm::SmallVector<mlir::NamedAttribute> decoded;
+  std::string error;
+  if (!opaque || !DecodeOpaqueAttr(opaque, b, decoded, &error) || decoded.size() != 1) return "";
+  auto direction = mlir::dyn_cast<mlir::StringAttr>(decoded[0].getValue());
+  return direction ? direction.str() : "";
 }
 
 class Importer {
@@ -206,14 +233,10 @@ bool Importer::SelectAndScatterBodies(Operation& op,
       compare.getOperand(0) != select.getArgument(0) ||
       compare.getOperand(1) != select.getArgument(1))
     return Fail(op, "select_and_scatter's select body must be one compare of its two arguments");
-  llvm::SmallVector<mlir::NamedAttribute> compare_params;
-  if (!Params(compare, compare_params)) return false;
-  mlir::StringAttr direction;
-  for (const mlir::NamedAttribute& na : compare_params)
-    if (na.getName() == "comparison_direction")
-      direction = mlir::dyn_cast<mlir::StringAttr>(na.getValue());
-  if (!direction) return Fail(op, "select_and_scatter's compare has no comparison_direction");
-  params.push_back(b_.getNamedAttr("select", direction));
+  const std::string direction = CompareDirection(&compare);
+  if (direction.empty())
+    return Fail(op, "select_and_scatter's compare has no comparison_direction");
+  params.push_back(b_.getNamedAttr("select", b_.getStringAttr(direction)));
   mlir::Block& scatter = op.getRegion(1).front();
   Operation& add = scatter.front();
   if (scatter.getOperations().size() != 2 || add.getName().getStringRef() != "stablehlo.add" ||
@@ -280,20 +303,6 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
 
 namespace {
 
-// The integer in a scalar constant: a source stablehlo.constant, or a brt
-// constant the importer made.
-std::optional<int64_t> ScalarInt(Operation* def) {
-  if (!def) return std::nullopt;
-  llvm::StringRef name = def->getName().getStringRef();
-  mlir::DenseIntElementsAttr value;
-  if (name == "stablehlo.constant")
-    value = AttrOrPropertyOf<mlir::DenseIntElementsAttr>(def, "value");
-  if (auto k = mlir::dyn_cast<KernelOp>(def); k && k.getKind() == "constant")
-    value = k.getParams().getAs<mlir::DenseIntElementsAttr>("value");
-  if (!value || value.getNumElements() != 1) return std::nullopt;
-  return (*value.getValues<llvm::APInt>().begin()).getSExtValue();
-}
-
 // What a two-operand reduce body computes, told by running it on scalars:
 // "GT" when it is jnp.argmax's (the greater value, NaN first, the smaller
 // index among equals), "LT" for argmin's, "" otherwise.
@@ -313,23 +322,9 @@ std::string ArgReduceDirection(mlir::Block& body, bool floats) {
       if (o.getNumResults() != 1) return false;
       double r;
       if (name == "stablehlo.compare" && o.getNumOperands() == 2) {
-        auto dir = AttrOrPropertyOf<mlir::Attribute>(&o, "comparison_direction");
-        const std::string d = dir ? PrintedText(dir) : "";
-        const double x = in(0), y = in(1);
-        if (d.find("GE") != std::string::npos)
-          r = x >= y;
-        else if (d.find("GT") != std::string::npos)
-          r = x > y;
-        else if (d.find("LE") != std::string::npos)
-          r = x <= y;
-        else if (d.find("LT") != std::string::npos)
-          r = x < y;
-        else if (d.find("EQ") != std::string::npos)
-          r = x == y;
-        else if (d.find("NE") != std::string::npos)
-          r = x != y;
-        else
-          return false;
+        ops::Cmp cmp;
+        if (!ops::ParseCmp(CompareDirection(&o), &cmp)) return false;
+        r = ops::ApplyCmp(cmp, in(0), in(1));
       } else if (name == "stablehlo.and" && o.getNumOperands() == 2) {
         r = in(0) != 0 && in(1) != 0;
       } else if (name == "stablehlo.or" && o.getNumOperands() == 2) {
@@ -761,9 +756,8 @@ bool Importer::ImportWhile(Operation& op, llvm::ArrayRef<Value> operands,
       compare->getNumOperands() != 2)
     return Fail(op, unsupported);
   auto counter = mlir::dyn_cast<mlir::BlockArgument>(compare->getOperand(0));
-  auto direction = AttrOrPropertyOf<mlir::Attribute>(compare, "comparison_direction");
-  const std::string dir = direction ? PrintedText(direction) : "";
-  const bool lt = dir.find("LT") != std::string::npos, le = dir.find("LE") != std::string::npos;
+  const std::string dir = CompareDirection(compare);
+  const bool lt = dir == "LT", le = dir == "LE";
   std::optional<int64_t> limit = ScalarInt(compare->getOperand(1).getDefiningOp());
   if (!counter || counter.getOwner() != &cond || (!lt && !le) || !limit)
     return Fail(op, unsupported);

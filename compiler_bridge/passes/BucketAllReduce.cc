@@ -7,6 +7,7 @@
 // link's per-message latency less often. Every rank runs the same program,
 // so every rank issues the buckets in the same order.
 #include "BrtDialect.h"
+#include "RuntimeTypes.h"
 #include "brt/op_registry.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -21,11 +22,6 @@ namespace brt::bridge {
 #include "passes/Passes.h.inc"
 
 namespace {
-
-int64_t Bytes(mlir::Value v) {
-  auto t = TypeOf(v);
-  return t.getNumElements() * std::max<int64_t>(t.getElementType().getIntOrFloatBitWidth() / 8, 1);
-}
 
 struct BucketAllReducePass : impl::BucketAllReduceBase<BucketAllReducePass> {
   using BucketAllReduceBase::BucketAllReduceBase;
@@ -106,7 +102,7 @@ struct BucketAllReducePass : impl::BucketAllReduceBase<BucketAllReducePass> {
                         llvm::none_of(bucket, [&](KernelOp m) { return read_by(m, ready(a)); });
       if (!fits) flush();
       bucket.push_back(a);
-      bytes += Bytes(a.getInputs()[0]);
+      bytes += ByteSize(a.getInputs()[0].getType());
       if (bytes >= bucketBytes) flush();
     }
     flush();

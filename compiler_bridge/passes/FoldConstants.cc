@@ -18,22 +18,14 @@ namespace {
 
 constexpr int64_t kFoldMaxBytes = 4096;
 
-mlir::RankedTensorType TypeOf(mlir::Value v) {
-  return mlir::cast<mlir::RankedTensorType>(v.getType());
-}
-
-int64_t Bytes(mlir::RankedTensorType t) {
-  return t.getNumElements() * std::max<int64_t>(t.getElementType().getIntOrFloatBitWidth() / 8, 1);
-}
-
 mlir::DenseElementsAttr FromBytes(mlir::RankedTensorType type, const uint8_t* data) {
   if (type.getElementType().isInteger(1)) {
     llvm::SmallVector<bool> bits(data, data + type.getNumElements());
     return mlir::DenseElementsAttr::get(type, bits);
   }
   return mlir::DenseElementsAttr::getFromRawBuffer(
-      type,
-      llvm::ArrayRef<char>(reinterpret_cast<const char*>(data), static_cast<size_t>(Bytes(type))));
+      type, llvm::ArrayRef<char>(reinterpret_cast<const char*>(data),
+                                 static_cast<size_t>(ByteSize(type))));
 }
 
 struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
@@ -54,9 +46,7 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
     std::vector<TensorType> results;
     for (mlir::Type r : k.getResultTypes()) {
       const TensorType t = ToTensorType(r);
-      if (t.dtype == DType::kInvalid ||
-          Bytes(mlir::cast<mlir::RankedTensorType>(r)) > kFoldMaxBytes)
-        return std::nullopt;
+      if (t.dtype == DType::kInvalid || ByteSize(r) > kFoldMaxBytes) return std::nullopt;
       results.push_back(t);
     }
     std::vector<Attribute> attrs;

@@ -29,9 +29,7 @@ Expected<std::vector<uint8_t>> ConstantBytes(mlir::Attribute value, mlir::Locati
   if (!resource)
     return Status(StatusCode::kInvalidArgument, Where(loc) + ": constant without a value");
   mlir::AsmResourceBlob* blob = resource.getRawHandle().getBlob();
-  auto type = mlir::cast<mlir::RankedTensorType>(resource.getType());
-  const size_t width = std::max<size_t>(type.getElementType().getIntOrFloatBitWidth() / 8, 1);
-  const size_t expected = static_cast<size_t>(type.getNumElements()) * width;
+  const size_t expected = static_cast<size_t>(ByteSize(resource.getType()));
   if (!blob)
     return Status(StatusCode::kInvalidArgument,
                   Where(loc) + ": the data of dense_resource constant '" +
