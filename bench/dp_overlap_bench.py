@@ -35,7 +35,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -43,22 +42,12 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
 
 def worker(exe, cases, steps):
-    import brt
-    import brt.distributed as bd
+    import dp_training
 
-    session = brt.Session(exe)
-    function = session.functions[0]
-    data, initial = np.load(cases / "data.npz"), np.load(cases / "initial.npz")
-    ctx = session.new_request()
-    state_names = [a["name"] for a in function["arguments"] if a["role"] == "state"]
-    batch_names = [a["name"] for a in function["arguments"] if a["role"] == "input"]
-    ctx.bind_state(dict(zip(state_names, [initial[f"arr_{i}"] for i in range(len(state_names))])))
-    batches = [[bd.shard(data[key][i % len(data[key])], function, name, session.rank)
-                for name, key in zip(batch_names, data["batches"])] for i in range(steps)]
+    session, ctx, _, bind_batch = dp_training.start(cases, exe)
     times = []
     for i in range(steps + 5):
-        for name, value in zip(batch_names, batches[i % steps]):
-            ctx.bind(name, value)
+        bind_batch(i % steps)
         start = time.perf_counter()
         ctx.run()
         if i >= 5:

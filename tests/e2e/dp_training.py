@@ -111,26 +111,38 @@ def prepare(model, n, out, batch=None):
     (out / "model").write_text(model)
 
 
-def run(cases):
+def start(cases, executable):
+    """This rank's request context for `executable`, its state bound to the
+    prepared initial state, and a function binding this rank's slice of step
+    i's batch: (session, ctx, state names, bind_batch)."""
     import brt
     import brt.distributed as bd
 
-    session = brt.Session(str(cases / "step.brtx"))
+    session = brt.Session(str(executable))
     function = session.functions[0]
-    rank, world = session.rank, session.world_size
-    data, initial, final = np.load(cases / "data.npz"), np.load(cases / "initial.npz"), np.load(cases / "final.npz")
+    data, initial = np.load(cases / "data.npz"), np.load(cases / "initial.npz")
     ctx = session.new_request()
     state_names = [a["name"] for a in function["arguments"] if a["role"] == "state"]
     batch_names = [a["name"] for a in function["arguments"] if a["role"] == "input"]
     assert len(state_names) == len(initial.files), (state_names, initial.files)
-    initial = [initial[f"arr_{i}"] for i in range(len(state_names))]
-    final = [final[f"arr_{i}"] for i in range(len(state_names))]
-    ctx.bind_state(dict(zip(state_names, initial)))
-    worst_loss = 0.0
     assert len(batch_names) == len(data["batches"]), (batch_names, data["batches"])
+    ctx.bind_state(dict(zip(state_names, [initial[f"arr_{i}"] for i in range(len(state_names))])))
+    batches = {name: data[key] for name, key in zip(batch_names, data["batches"])}
+
+    def bind_batch(i):
+        for name, steps in batches.items():
+            ctx.bind(name, bd.shard(steps[i % len(steps)], function, name, session.rank))
+    return session, ctx, state_names, bind_batch
+
+
+def run(cases):
+    session, ctx, state_names, bind_batch = start(cases, cases / "step.brtx")
+    rank, world = session.rank, session.world_size
+    data, final = np.load(cases / "data.npz"), np.load(cases / "final.npz")
+    final = [final[f"arr_{i}"] for i in range(len(state_names))]
+    worst_loss = 0.0
     for i in range(STEPS):
-        for name, key in zip(batch_names, data["batches"]):
-            ctx.bind(name, bd.shard(data[key][i], function, name, rank))
+        bind_batch(i)
         ctx.run()
         got, want = float(np.asarray(ctx.outputs()[-1])), float(data["losses"][i])
         worst_loss = max(worst_loss, abs(got - want) / abs(want))
