@@ -47,6 +47,18 @@ std::optional<int64_t> ScalarInt(Operation* def) {
   return (*value.getValues<llvm::APInt>().begin()).getSExtValue();
 }
 
+// An imported op's integer list (or single integer) parameter; empty if absent.
+llvm::SmallVector<int64_t> IntsParam(llvm::ArrayRef<mlir::NamedAttribute> params,
+                                     llvm::StringRef name) {
+  for (const mlir::NamedAttribute& na : params)
+    if (na.getName() == name) {
+      if (auto a = mlir::dyn_cast<mlir::DenseI64ArrayAttr>(na.getValue()))
+        return llvm::SmallVector<int64_t>(a.asArrayRef());
+      if (auto i = mlir::dyn_cast<mlir::IntegerAttr>(na.getValue())) return {i.getInt()};
+    }
+  return {};
+}
+
 // A source compare's direction ("GT", ...), decoded where the other StableHLO
 // attributes are; "" when it has none.
 std::string CompareDirection(Operation* compare) {
@@ -402,11 +414,7 @@ bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
       ScalarInt(operands[3].getDefiningOp()) != 0)
     return Fail(op, "jnp.argmax/argmin's reduce is supported on floats with its inits (" +
                         std::string(dir == "GT" ? "-inf" : "+inf") + ", 0)");
-  llvm::SmallVector<int64_t> dims;
-  for (const mlir::NamedAttribute& na : params)
-    if (na.getName() == "dimensions")
-      if (auto a = mlir::dyn_cast<mlir::DenseI64ArrayAttr>(na.getValue()))
-        dims.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+  const llvm::SmallVector<int64_t> dims = IntsParam(params, "dimensions");
   llvm::SmallVector<int64_t> kept;
   for (int64_t d = 0; d < x_type.getRank(); ++d)
     if (!llvm::is_contained(dims, d)) kept.push_back(d);
@@ -461,15 +469,7 @@ bool Importer::ImportConvolution(Operation& op, llvm::ArrayRef<Value> operands,
                                  llvm::DenseMap<Value, Value>& map) {
   if (operands.size() != 2) return Fail(op, "convolution needs two operands");
   const mlir::Location loc = op.getLoc();
-  auto ints = [&](llvm::StringRef name) -> llvm::SmallVector<int64_t> {
-    for (const mlir::NamedAttribute& na : params)
-      if (na.getName() == name) {
-        if (auto a = mlir::dyn_cast<mlir::DenseI64ArrayAttr>(na.getValue()))
-          return llvm::SmallVector<int64_t>(a.asArrayRef());
-        if (auto i = mlir::dyn_cast<mlir::IntegerAttr>(na.getValue())) return {i.getInt()};
-      }
-    return {};
-  };
+  auto ints = [&](llvm::StringRef name) { return IntsParam(params, name); };
   auto set = [&](llvm::StringRef name, mlir::Attribute value) {
     for (mlir::NamedAttribute& na : params)
       if (na.getName() == name) return na.setValue(value);
