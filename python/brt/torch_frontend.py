@@ -1,0 +1,46 @@
+"""PyTorch module -> StableHLO through torch.export and torch-mlir's FX
+importer -> .brtx; and `backend`, a torch.compile backend."""
+from .compiler import _name_arguments, compile_stablehlo
+
+
+def _torch_mlir():
+    try:
+        from torch_mlir import fx, ir
+        from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+    except ImportError as e:
+        raise ImportError(
+            "brt.compile_torch needs the torch-mlir package (pip install torch-mlir; "
+            "scripts/bootstrap.sh --torch installs it with the torch it was tested with)") from e
+    return fx, ir, get_decomposition_table
+
+
+def export_torch_stablehlo(module, *example_args, dynamic_shapes=None):
+    """StableHLO of `module(*example_args)` in the generic op form brt-compile
+    reads. The module is exported as it is (call `.eval()` first for
+    inference: dropout and batch-norm statistics follow its mode). Its
+    parameters and buffers become constants, which brt-compile stores as
+    weights; the arguments keep the names of `forward`'s parameters."""
+    import torch
+
+    fx, ir, get_decomposition_table = _torch_mlir()
+    program = torch.export.export(module, tuple(example_args), dynamic_shapes=dynamic_shapes)
+    names = [
+        spec.arg.name for spec in program.graph_signature.input_specs
+        if spec.kind == torch.export.graph_signature.InputKind.USER_INPUT
+    ]
+    program = program.run_decompositions(get_decomposition_table())
+    # torch-mlir freezes buffers from the state dict, where torch.export
+    # leaves out the non-persistent ones (BERT's position_ids).
+    for spec in program.graph_signature.input_specs:
+        if spec.kind == torch.export.graph_signature.InputKind.BUFFER and not spec.persistent:
+            program.state_dict[spec.target] = program.constants[spec.target]
+    mlir_module = fx.export_and_import(program, output_type="stablehlo", decomposition_table={})
+    _name_arguments(mlir_module, names, ir)
+    return mlir_module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None)
+
+
+def compile_torch(module, *example_args, target="cpu", path=None, stats=False):
+    """Compiles a torch.nn.Module for arguments shaped like `example_args`
+    (tensors); returns the path of the .brtx (a temporary file unless `path`
+    is given)."""
+    return compile_stablehlo(export_torch_stablehlo(module, *example_args), target=target, path=path, stats=stats)

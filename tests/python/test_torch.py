@@ -1,0 +1,156 @@
+"""brt.compile_torch: PyTorch modules through torch.export and torch-mlir,
+each checked against the same module run by PyTorch in float64 (random
+weights and inputs), within 1e-4."""
+import copy
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_mlir")
+import brt  # noqa: E402
+
+nn = torch.nn
+F = torch.nn.functional
+
+
+class SelfAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(32, 4, batch_first=True)
+
+    def forward(self, x):
+        return self.attention(x, x, x, need_weights=False)[0]
+
+
+class CausalAttention(nn.Module):
+    """scaled_dot_product_attention with a causal mask: torch-mlir writes
+    its mask with dynamic_iota."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(32, 96)
+
+    def forward(self, x):
+        batch, seq, _ = x.shape
+        q, k, v = self.qkv(x).view(batch, seq, 3, 4, 8).permute(2, 0, 3, 1, 4)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+class Embeddings(nn.Module):
+    """BERT's input: word and token-type embeddings (integer gathers)."""
+
+    def __init__(self):
+        super().__init__()
+        self.words = nn.Embedding(100, 16)
+        self.token_types = nn.Embedding(2, 16)
+        self.norm = nn.LayerNorm(16)
+
+    def forward(self, ids, token_types):
+        return self.norm(self.words(ids) + self.token_types(token_types))
+
+
+class Pools(nn.Module):
+    def forward(self, x):
+        return F.max_pool2d(x, 3, 2, 1) + F.avg_pool2d(x, 3, 2, 1)
+
+
+class MaskedMeanPool(nn.Module):
+    """sentence-transformers' pooling: the mean over unmasked tokens, L2
+    normalized."""
+
+    def forward(self, hidden, mask):
+        m = mask.unsqueeze(-1).to(hidden.dtype)
+        return F.normalize((hidden * m).sum(1) / m.sum(1).clamp(min=1e-9), p=2, dim=1)
+
+
+def _randn(*shape):
+    return torch.randn(*shape)
+
+
+CASES = {
+    "mlp": lambda: (nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8)), (_randn(4, 16),)),
+    "conv_batch_norm_max_pool": lambda: (nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                                                       nn.MaxPool2d(2)), (_randn(2, 3, 16, 16),)),
+    "layer_norm_gelu": lambda: (nn.Sequential(nn.LayerNorm(32), nn.GELU(), nn.Linear(32, 32),
+                                              nn.GELU(approximate="tanh")), (_randn(2, 5, 32),)),
+    "group_norm_silu": lambda: (nn.Sequential(nn.Conv2d(4, 8, 3), nn.GroupNorm(2, 8), nn.SiLU()),
+                                (_randn(2, 4, 10, 10),)),
+    "multi_head_attention": lambda: (SelfAttention(), (_randn(2, 8, 32),)),
+    "causal_sdpa": lambda: (CausalAttention(), (_randn(2, 8, 32),)),
+    "embeddings": lambda: (Embeddings(), (torch.randint(0, 100, (2, 7)), torch.randint(0, 2, (2, 7)))),
+    "max_and_avg_pool": lambda: (Pools(), (_randn(2, 3, 9, 9),)),
+    "strided_conv_adaptive_pool": lambda: (nn.Sequential(nn.Conv2d(3, 4, 3, stride=2), nn.AdaptiveAvgPool2d(1),
+                                                         nn.Flatten()), (_randn(2, 3, 15, 15),)),
+    "masked_mean_pool": lambda: (MaskedMeanPool(), (_randn(2, 7, 16), torch.tensor([[1, 1, 1, 0, 0, 0, 0], [1] * 7]))),
+    "log_softmax": lambda: (nn.Sequential(nn.Linear(8, 5), nn.LogSoftmax(-1)), (_randn(3, 8),)),
+    "depthwise_conv_hardswish": lambda: (nn.Sequential(nn.Conv2d(8, 8, 3, groups=8, padding=1), nn.Hardswish()),
+                                         (_randn(1, 8, 7, 7),)),
+    "conv_transpose": lambda: (nn.ConvTranspose2d(4, 2, 3, stride=2), (_randn(1, 4, 5, 5),)),
+    "lstm": lambda: (nn.LSTM(8, 8, batch_first=True), (_randn(2, 5, 8),)),
+}
+
+
+def float64_reference(module, args):
+    """The module and its float inputs in float64, run by PyTorch."""
+    wide = copy.deepcopy(module).double()
+    with torch.no_grad():
+        out = wide(*[a.double() if a.is_floating_point() else a for a in args])
+    return (out[0] if isinstance(out, tuple) else out).numpy()
+
+
+def check(module, args, path, atol=1e-4):
+    module.eval()
+    compiled = brt.compile_torch(module, *args, path=str(path))
+    (out,) = brt.Session(compiled).run(*[a.numpy() for a in args])[:1]
+    reference = float64_reference(module, args)
+    assert out.shape == reference.shape and out.dtype == np.float32
+    # The reference differs from PyTorch's own float32 run by rounding only;
+    # a wrong op differs by far more.
+    np.testing.assert_allclose(out, reference, rtol=1e-4, atol=atol)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_module_matches_pytorch_in_float64(name, tmp_path):
+    torch.manual_seed(sorted(CASES).index(name))
+    module, args = CASES[name]()
+    check(module, args, tmp_path / f"{name}.brtx")
+
+
+def test_resnet18_with_random_weights(tmp_path):
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(18)
+    model = torchvision.models.resnet18()
+    # Batch-norm statistics other than the initial 0 and 1, so folding them
+    # wrongly shows.
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+    out = check(model, (_randn(2, 3, 224, 224),), tmp_path / "resnet18.brtx", atol=1e-3)
+    assert out.shape == (2, 1000)
+
+
+def test_parameters_become_weights_and_arguments_keep_their_names(tmp_path):
+    torch.manual_seed(1)
+    module, args = CASES["embeddings"]()
+    compiled = brt.compile_torch(module.eval(), *args, path=str(tmp_path / "m.brtx"))
+    (f,) = brt.Session(compiled).functions
+    inputs = [a for a in f["arguments"] if a["role"] == "input"]
+    assert [(a["name"], a["dtype"], a["shape"]) for a in inputs] == [("ids", "i64", (2, 7)),
+                                                                      ("token_types", "i64", (2, 7))]
+    # The word embeddings are a weight segment of the file, not an input.
+    weights = [a for a in f["arguments"] if a["role"] == "weight"]
+    assert [(a["dtype"], a["shape"]) for a in weights] == [("f32", (100, 16))]
+    assert os.path.getsize(compiled) > 100 * 16 * 4
+
+
+def test_an_unsupported_op_is_named(tmp_path):
+    class Sort(nn.Module):
+        def forward(self, x):
+            return torch.sort(x, dim=-1).values
+
+    with pytest.raises(brt.CompileError, match="stablehlo.sort"):
+        brt.compile_torch(Sort().eval(), _randn(3, 5), path=str(tmp_path / "s.brtx"))
