@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 
 #include "format.h"
 #include "memory_planner.h"
@@ -327,17 +329,24 @@ Expected<ExecutableBuilder::Impl::Layout> ExecutableBuilder::Impl::Build(
   layout.header = Encode(offsets, nullptr);
   const size_t measured = layout.header.size();
   uint64_t pos = AlignUp(measured, core::kWeightAlignment);
+  layout.total_size = measured;
+  // Equal weights (the functions of one model at several input shapes) are
+  // stored once; their segments share the offset.
+  std::unordered_map<std::string_view, uint64_t> stored;
   for (size_t i = 0; i < weights.size(); ++i) {
-    offsets[i] = pos;
-    pos = AlignUp(pos + weights[i]->size(), core::kWeightAlignment);
+    const std::string_view bytes(reinterpret_cast<const char*>(weights[i]->data()),
+                                 weights[i]->size());
+    auto [it, added] = stored.emplace(bytes, pos);
+    offsets[i] = it->second;
+    if (!added) continue;
+    layout.weights.emplace_back(pos, weights[i]);
+    layout.total_size = pos + weights[i]->size();
+    pos = AlignUp(layout.total_size, core::kWeightAlignment);
   }
   if (report) report->functions.clear();
   layout.header = Encode(offsets, report);
   if (layout.header.size() != measured)
     return Status(StatusCode::kInternal, "executable header size changed between passes");
-  layout.total_size =
-      offsets.empty() ? layout.header.size() : offsets.back() + weights.back()->size();
-  for (size_t i = 0; i < weights.size(); ++i) layout.weights.emplace_back(offsets[i], weights[i]);
   return layout;
 }
 

@@ -88,15 +88,15 @@ bool WritableInPlace(mlir::Value value, mlir::Value donor) {
   return true;
 }
 
-}  // namespace
-
-Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const std::string& path,
-                       const SerializeOptions& options, BuildReport* report,
-                       SerializeReport* serialized) {
+// Adds the module's @main to `builder` as function `name`. Generated kernels
+// get `kernel_prefix` in front of their names, which are unique only within
+// one module.
+Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::ModuleOp module,
+                   const std::string& kernel_prefix, const SerializeOptions& options,
+                   SerializeReport* serialized) {
   auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
   if (!main) return Status(StatusCode::kInvalidArgument, "module has no function 'main'");
-  ExecutableBuilder builder(producer);
-  FunctionBuilder& f = builder.AddFunction("main");
+  FunctionBuilder& f = builder.AddFunction(name);
   llvm::DenseMap<mlir::Value, ValueId> ids;
   const Device target{options.target == "cuda" ? DeviceKind::kCuda : DeviceKind::kCpu, 0};
   // Arguments keep the names the importer carried (unique, else "arg<i>").
@@ -150,7 +150,7 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
   };
   // Kernels brt-generate-cuda-kernels attached: embedded by name.
   auto embed = [&](KernelOp k, mlir::DictionaryAttr g, std::vector<Attribute>& attrs) {
-    const std::string name = g.getAs<mlir::StringAttr>("name").str();
+    const std::string name = kernel_prefix + g.getAs<mlir::StringAttr>("name").str();
     const llvm::StringRef source = g.getAs<mlir::StringAttr>("source").getValue();
     const llvm::StringRef image = g.getAs<mlir::StringAttr>("image").getValue();
     if (!options.kernel_dump_dir.empty()) {
@@ -238,6 +238,20 @@ Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const
     for (auto [r, id] : llvm::zip(k.getResults(), out)) ids[r] = id;
   }
   for (auto& [argument, dims] : shardings) BRT_RETURN_IF_ERROR(f.SetSharding(argument, dims));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status SerializeModules(const std::vector<std::pair<std::string, mlir::ModuleOp>>& functions,
+                        const std::string& producer, const std::string& path,
+                        const SerializeOptions& options, BuildReport* report,
+                        SerializeReport* serialized) {
+  ExecutableBuilder builder(producer);
+  for (const auto& [name, module] : functions)
+    BRT_RETURN_IF_ERROR(AddFunction(builder, name, module,
+                                    functions.size() > 1 ? name + "." : std::string(), options,
+                                    serialized));
   return builder.Save(path, report);
 }
 

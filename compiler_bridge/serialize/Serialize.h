@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "brt/builder.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -29,12 +31,14 @@ struct SerializeReport {
   int state_copied = 0;
 };
 
-// Writes `module` (func.func @main of brt.kernel ops, placed by brt-place) to
-// `path`. The kernels brt-generate-cuda-kernels attached to ops are embedded
-// in the kernel table (the op names its kernel in the `kernel` attribute).
-// On failure returns a message with the location.
-Status SerializeModule(mlir::ModuleOp module, const std::string& producer, const std::string& path,
-                       const SerializeOptions& options, BuildReport* report,
-                       SerializeReport* serialized);
+// Writes an executable to `path` with one function per (name, module): each
+// module's func.func @main of brt.kernel ops, placed by brt-place. Equal
+// weights are stored once. The kernels brt-generate-cuda-kernels attached to
+// ops are embedded in the kernel table (the op names its kernel in the
+// `kernel` attribute). On failure returns a message with the location.
+Status SerializeModules(const std::vector<std::pair<std::string, mlir::ModuleOp>>& functions,
+                        const std::string& producer, const std::string& path,
+                        const SerializeOptions& options, BuildReport* report,
+                        SerializeReport* serialized);
 
 }  // namespace brt::bridge

@@ -104,19 +104,23 @@ def compile(fn, *example_args, target="cpu", path=None, stats=False):
 def compile_stablehlo(text, target="cpu", path=None, stats=False):
     """Compiles StableHLO text (what `export_stablehlo` or
     `export_torch_stablehlo` return) with brt-compile; returns the path of the
-    .brtx (a temporary file unless `path` is given). `stats` prints
-    brt-compile's op counts and memory plan."""
+    .brtx (a temporary file unless `path` is given). `text` may be a dict
+    {function name: text}: one executable with a function each, equal
+    weights stored once. `stats` prints brt-compile's op counts and memory
+    plan."""
+    functions = text if isinstance(text, dict) else {"main": text}
     if path is None:
         fd, path = tempfile.mkstemp(suffix=".brtx")
         os.close(fd)
-    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
-        f.write(text)
-        mlir_path = f.name
-    try:
-        cmd = [find_tool(), mlir_path, "-o", str(path), f"--target={target}"] + (["--stats"] if stats else [])
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs = []
+        for i, (name, body) in enumerate(functions.items()):
+            mlir_path = os.path.join(tmp, f"{i}.mlir")
+            with open(mlir_path, "w") as f:
+                f.write(body)
+            inputs.append(f"{name}={mlir_path}" if len(functions) > 1 else mlir_path)
+        cmd = [find_tool(), *inputs, "-o", str(path), f"--target={target}"] + (["--stats"] if stats else [])
         r = subprocess.run(cmd, capture_output=True, text=True)
-    finally:
-        os.unlink(mlir_path)
     if r.returncode != 0:
         raise CompileError(r.stderr.strip())
     if stats:

@@ -39,8 +39,31 @@ def export_torch_stablehlo(module, *example_args, dynamic_shapes=None):
     return mlir_module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None)
 
 
-def compile_torch(module, *example_args, target="cpu", path=None, stats=False):
+def compile_torch(module, *example_args, target="cpu", path=None, stats=False, specializations=()):
     """Compiles a torch.nn.Module for arguments shaped like `example_args`
     (tensors); returns the path of the .brtx (a temporary file unless `path`
-    is given)."""
-    return compile_stablehlo(export_torch_stablehlo(module, *example_args), target=target, path=path, stats=stats)
+    is given).
+
+    `specializations`: further tuples of example arguments, other shapes of
+    the same inputs (batch 1 and 32, sequence 16 and 128). The executable
+    then has one function per shape, named after the shapes ("main_1x16",
+    "main_32x128"), sharing the weights, stored once; `Session.run` picks the
+    function whose shapes the arrays have."""
+    shapes = [tuple(example_args)] + [tuple(s) for s in specializations]
+    if len(shapes) == 1:
+        texts = export_torch_stablehlo(module, *example_args)
+    else:
+        texts = {_function_name(args): export_torch_stablehlo(module, *args) for args in shapes}
+        if len(texts) != len(shapes):
+            raise ValueError("two of the example argument tuples have the same shapes")
+    return compile_stablehlo(texts, target=target, path=path, stats=stats)
+
+
+def _function_name(args):
+    """main_<shape>_<shape>...: the distinct input shapes in order."""
+    names = []
+    for a in args:
+        shape = "x".join(str(d) for d in a.shape) or "scalar"
+        if shape not in names:
+            names.append(shape)
+    return "main_" + "_".join(names)

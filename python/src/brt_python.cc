@@ -319,6 +319,49 @@ class PyRequest {
 
 }  // namespace
 
+// The function of `s` whose inputs have the shapes of the arrays given
+// (positional in input order, or by name): how an executable holding one
+// model compiled for several input shapes is run without naming one.
+std::string FunctionForShapes(const brt::Session& s, const nb::args& inputs,
+                              const nb::kwargs& named) {
+  auto shape_of = [](nb::handle array) {
+    std::vector<int64_t> shape;
+    for (nb::handle d : nb::iter(array.attr("shape"))) shape.push_back(nb::cast<int64_t>(d));
+    return shape;
+  };
+  auto fits = [](const std::vector<brt::Dim>& dims, const std::vector<int64_t>& shape) {
+    if (dims.size() != shape.size()) return false;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i].is_static() && dims[i].size != shape[i]) return false;
+    return true;
+  };
+  std::vector<std::string> matches;
+  std::string given, offered;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    given += (given.empty() ? "" : ", ") + brt::FormatShape(shape_of(inputs[i]));
+  for (auto [key, value] : named)
+    given += (given.empty() ? "" : ", ") + nb::cast<std::string>(key) + "=" +
+             brt::FormatShape(shape_of(value));
+  for (const brt::FunctionInfo& f : s.functions()) {
+    bool ok = inputs.size() <= f.input_indices.size();
+    std::string shapes;
+    for (size_t i = 0; i < f.input_indices.size(); ++i) {
+      const brt::ArgumentInfo& a = f.arguments[f.input_indices[i]];
+      shapes += (shapes.empty() ? "" : ", ") + brt::FormatDims(a.shape);
+      if (ok && i < inputs.size()) ok = fits(a.shape, shape_of(inputs[i]));
+      if (ok && named.contains(a.name.c_str())) ok = fits(a.shape, shape_of(named[a.name.c_str()]));
+    }
+    offered += "; " + f.name + " (" + shapes + ")";
+    if (ok) matches.push_back(f.name);
+  }
+  if (matches.size() == 1) return matches[0];
+  throw nb::value_error(((matches.empty() ? "no function of this executable takes inputs of shapes "
+                                          : "several functions of this executable take inputs "
+                                            "of shapes ") +
+                         given + ": pass function=NAME. It has" + offered)
+                            .c_str());
+}
+
 NB_MODULE(_brt, m) {
   m.doc() = "brt runtime: sessions, request contexts and zero-copy tensor binding";
 
@@ -441,9 +484,12 @@ NB_MODULE(_brt, m) {
       .def(
           "run",
           [](brt::Session& s, nb::args inputs, nb::kwargs named) {
-            std::optional<std::string> function;
-            if (named.contains("function")) function = nb::cast<std::string>(named["function"]);
-            PyRequest r(s.shared_from_this(), Take(s.NewRequest(function.value_or(""))));
+            std::string function;
+            if (named.contains("function"))
+              function = nb::cast<std::string>(named["function"]);
+            else if (s.functions().size() > 1)
+              function = FunctionForShapes(s, inputs, named);
+            PyRequest r(s.shared_from_this(), Take(s.NewRequest(function)));
             const brt::FunctionInfo& f = r.function();
             if (inputs.size() > f.input_indices.size())
               throw nb::value_error(("got " + std::to_string(inputs.size()) +
@@ -457,5 +503,7 @@ NB_MODULE(_brt, m) {
             r.Run();
             return r.Outputs();
           },
-          "session.run(*inputs, function=None, **named) -> list of outputs");
+          "session.run(*inputs, function=None, **named) -> list of outputs. Without function= "
+          "in an executable of several functions (one model compiled for several input "
+          "shapes), the one whose input shapes the arrays have.");
 }

@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(ROOT / "tests"))
 import brt  # noqa: E402
+from conftest import brt_run  # noqa: E402
 from gpu_expectation import skip_or_fail  # noqa: E402
 from jax_models import cnn, encoder_args, encoder_block, mlp  # noqa: E402
 
@@ -259,6 +260,26 @@ def test_bad_inputs_give_one_clear_line(have_compiler, tmp_path):
         assert r.returncode == 1, (name, r.returncode, r.stderr)
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and expect in lines[0] and str(src) in lines[0], (name, r.stderr)
+
+
+def test_several_inputs_need_a_function_name_each(have_compiler, build_dir, tmp_path):
+    tool = brt.find_tool()
+    for n in (2, 3):
+        (tmp_path / f"n{n}.mlir").write_text(brt.export_stablehlo(lambda x: x * 2.0, np.ones(n, np.float32)))
+    a, b = tmp_path / "n2.mlir", tmp_path / "n3.mlir"
+    out = str(tmp_path / "x.brtx")
+    for args, expect in (([a, b], "several inputs need a function name each: NAME=in.mlir"),
+                         ([f"f={a}", f"f={b}"], "function name 'f' is given twice")):
+        r = subprocess.run([tool, *map(str, args), "-o", out], capture_output=True, text=True)
+        assert r.returncode == 2 and expect in r.stderr.splitlines()[0], r.stderr
+    r = subprocess.run([tool, f"two={a}", f"three={b}", "-o", out], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    for name, n in (("two", 2), ("three", 3)):
+        x = np.arange(n, dtype=np.float32) + 0.5
+        np.save(tmp_path / "x.npy", x)
+        r = brt_run(build_dir, out, "--function", name, "--inputs", tmp_path / "x.npy", "--out", tmp_path)
+        assert r.returncode == 0, r.stderr
+        np.testing.assert_array_equal(np.load(tmp_path / "out0.npy"), 2 * x)
 
 
 def _stats(fn, args, tmp_path):

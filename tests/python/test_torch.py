@@ -154,3 +154,24 @@ def test_an_unsupported_op_is_named(tmp_path):
 
     with pytest.raises(brt.CompileError, match="stablehlo.sort"):
         brt.compile_torch(Sort().eval(), _randn(3, 5), path=str(tmp_path / "s.brtx"))
+
+
+def test_one_executable_serves_several_shapes_sharing_its_weights(tmp_path):
+    """specializations: a function per input shape, the weights stored once,
+    Session.run picking the function by the arrays' shapes."""
+    torch.manual_seed(5)
+    module = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 8)).eval()
+    shapes = [(1, 16, 64), (4, 16, 64), (4, 128, 64)]
+    args = [(_randn(*s),) for s in shapes]
+    one = brt.compile_torch(module, *args[0], path=str(tmp_path / "one.brtx"))
+    several = brt.compile_torch(module, *args[0], specializations=args[1:], path=str(tmp_path / "several.brtx"))
+    session = brt.Session(several)
+    assert [f["name"] for f in session.functions] == ["main_1x16x64", "main_4x16x64", "main_4x128x64"]
+    # 64*256 + 256*8 floats of weights: in the file once, not three times.
+    weight_bytes = (64 * 256 + 256 * 8) * 4
+    assert os.path.getsize(several) < os.path.getsize(one) + weight_bytes
+    for (x,) in reversed(args):
+        (out,) = session.run(x.numpy())
+        np.testing.assert_allclose(out, float64_reference(module, (x,)), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match=r"no function .* shapes \[2,16,64\].*main_4x16x64 \(\[4,16,64\]\)"):
+        session.run(_randn(2, 16, 64).numpy())

