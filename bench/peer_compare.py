@@ -1,10 +1,22 @@
-"""brt next to ONNX Runtime and IREE on the CPU, side by side in one process:
-the MLP, the small CNN and the transformer encoder block, from the same JAX
-functions and the same weights. brt and IREE compile the same StableHLO; for
-ONNX Runtime the equivalent graph is built with onnx.helper. Every output is
-checked against JAX before timing. Thread counts are equal for all three.
+"""brt next to ONNX Runtime, IREE and PyTorch on the CPU, side by side in one
+process, thread counts equal for all.
 
-    PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py [--threads N] [--runs N] [--markdown OUT]
+JAX models (--models jax): the MLP, the small CNN and the transformer encoder
+block, from the same JAX functions and weights. brt and IREE compile the same
+StableHLO; for ONNX Runtime the equivalent graph is built with onnx.helper.
+Outputs are checked against JAX before timing.
+
+PyTorch models (--models torch): all-MiniLM-L6-v2 (real weights; sentence
+embeddings, batch 1 and 32 x sequence 128) and a torchvision ResNet-18
+(random weights; batch 1 and 8, 224x224). brt compiles them with
+brt.compile_torch and IREE the same StableHLO; ONNX Runtime runs
+torch.onnx.export's graph (the TorchScript exporter: the dynamo one needs
+onnxscript) with all graph optimizations, MiniLM after
+onnxruntime.transformers' BERT fusions (attention, layer norm, GELU);
+PyTorch runs eager under torch.inference_mode. Outputs are checked against
+PyTorch before timing.
+
+    PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py [--models jax,torch] [--runs N] [--markdown OUT]
 """
 import argparse
 import os
@@ -118,72 +130,81 @@ def rel(a, b):
     return float(np.linalg.norm(np.asarray(a, np.float64) - b) / np.linalg.norm(b))
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=100)
-    ap.add_argument("--markdown", help="write the table here too")
-    opts = ap.parse_args()
+def cpu_isa():
+    """The widest vector ISA of this CPU, as the peers' kernels see it."""
+    try:
+        flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return "unknown"
+    for flag, name in (("amx_tile", "AMX"), ("avx512f", "AVX-512"), ("avx2", "AVX2")):
+        if flag in flags:
+            return name
+    return "SSE"
+
+
+def iree_runner(text, inputs):
+    """IREE's llvm-cpu build of the StableHLO `text`, bound to `inputs`."""
     import iree.compiler as ireec
     import iree.runtime as ireert
-    ireert.flags.parse_flags(f"--task_topology_max_group_count={THREADS}")
+    vmfb = ireec.compile_str(text, target_backends=["llvm-cpu"], input_type="stablehlo",
+                             extra_args=["--iree-llvmcpu-target-cpu=host"])
+    config = ireert.Config("local-task")
+    iree_ctx = ireert.SystemContext(config=config)
+    module = ireert.VmModule.copy_buffer(iree_ctx.instance, vmfb)
+    iree_ctx.add_vm_module(module)
+    main_fn = getattr(iree_ctx.modules, module.name)["main"]
+    device_args = [ireert.asdevicearray(config.device, a) for a in inputs]
+    return lambda: main_fn(*device_args), lambda: np.asarray(main_fn(*device_args).to_host())
+
+
+def jax_rows(opts, tmp):
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, (fn, make_args, make_onnx) in MODELS.items():
-            args = make_args()
-            ref = np.asarray(fn(*[jnp.asarray(a) for a in args]))
-            # Weights are constants of the program for all three runtimes, as
-            # ONNX initializers are: each may pre-pack them when it loads.
-            weights = [jnp.asarray(w) for w in args[1:]]
-            model_fn = lambda x: fn(x, *weights)  # noqa: E731
-            text = brt.export_stablehlo(model_fn, args[0])
+    for name, (fn, make_args, make_onnx) in MODELS.items():
+        args = make_args()
+        ref = np.asarray(fn(*[jnp.asarray(a) for a in args]))
+        # Weights are constants of the program for all three runtimes, as
+        # ONNX initializers are: each may pre-pack them when it loads.
+        weights = [jnp.asarray(w) for w in args[1:]]
+        model_fn = lambda x: fn(x, *weights)  # noqa: E731
+        text = brt.export_stablehlo(model_fn, args[0])
 
-            session = brt.Session(brt.compile(model_fn, args[0], path=f"{tmp}/{name}.brtx"))
-            ctx = session.new_request()
-            ctx.bind(0, args[0])
-            ctx.run()
-            errors = {"brt": rel(ctx.outputs()[0], ref)}
+        session = brt.Session(brt.compile(model_fn, args[0], path=f"{tmp}/{name}.brtx"))
+        ctx = session.new_request()
+        ctx.bind(0, args[0])
+        ctx.run()
+        errors = {"brt": rel(ctx.outputs()[0], ref)}
 
-            # IREE runs both ways, weights as constants and as inputs; the
-            # faster one counts (it is slower with large constants here).
-            iree_fns = {}
-            for mode, (mode_text, mode_args) in {
-                    "constants": (text, args[:1]),
-                    "inputs": (brt.export_stablehlo(fn, *args), args)}.items():
-                vmfb = ireec.compile_str(mode_text, target_backends=["llvm-cpu"], input_type="stablehlo",
-                                         extra_args=["--iree-llvmcpu-target-cpu=host"])
-                config = ireert.Config("local-task")
-                iree_ctx = ireert.SystemContext(config=config)
-                module = ireert.VmModule.copy_buffer(iree_ctx.instance, vmfb)
-                iree_ctx.add_vm_module(module)
-                main_fn = getattr(iree_ctx.modules, module.name)["main"]
-                device_args = [ireert.asdevicearray(config.device, a) for a in mode_args]
-                errors[f"iree ({mode})"] = rel(np.asarray(main_fn(*device_args).to_host()), ref)
-                iree_fns[mode] = (lambda f=main_fn, a=device_args: f(*a))
+        # IREE runs both ways, weights as constants and as inputs; the
+        # faster one counts (it is slower with large constants here).
+        iree_fns = {}
+        for mode, (mode_text, mode_args) in {
+                "constants": (text, args[:1]),
+                "inputs": (brt.export_stablehlo(fn, *args), args)}.items():
+            run, output = iree_runner(mode_text, mode_args)
+            errors[f"iree ({mode})"] = rel(output(), ref)
+            iree_fns[mode] = run
 
-            nodes, inits, inputs, (out_name, out_shape) = make_onnx(args)
-            graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
-                                      [helper.make_tensor_value_info(out_name, TensorProto.FLOAT, out_shape)], inits)
-            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
-            onnx.checker.check_model(model)
-            so = ort.SessionOptions()
-            so.intra_op_num_threads, so.inter_op_num_threads = THREADS, 1
-            ort_session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-            feeds = {"x": args[0]}
-            errors["onnxruntime"] = rel(ort_session.run(None, feeds)[0], ref)
-            bad = {k: v for k, v in errors.items() if not v <= 1e-4}
-            if bad:
-                sys.exit(f"{name}: outputs do not match JAX before timing: {bad}")
+        nodes, inits, inputs, (out_name, out_shape) = make_onnx(args)
+        graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+                                  [helper.make_tensor_value_info(out_name, TensorProto.FLOAT, out_shape)], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
+        onnx.checker.check_model(model)
+        ort_session = ort_session_for(model.SerializeToString())
+        feeds = {"x": args[0]}
+        errors["onnxruntime"] = rel(ort_session.run(None, feeds)[0], ref)
+        bad = {k: v for k, v in errors.items() if not v <= 1e-4}
+        if bad:
+            sys.exit(f"{name}: outputs do not match JAX before timing: {bad}")
 
-            t = {"brt": median_ms(ctx.run, opts.runs),
-                 "onnxruntime": median_ms(lambda: ort_session.run(None, feeds), opts.runs)}
-            iree_times = {mode: median_ms(run, opts.runs) for mode, run in iree_fns.items()}
-            iree_mode = min(iree_times, key=iree_times.get)
-            t["iree"], t["iree_mode"] = iree_times[iree_mode], iree_mode
-            errors["iree"] = errors[f"iree ({iree_mode})"]
-            rows.append((name, t, errors))
-            print(f"{name}: brt {t['brt']:.3f} ms, onnxruntime {t['onnxruntime']:.3f} ms, iree "
-                  + ", ".join(f"{v:.3f} ms (weights as {m})" for m, v in iree_times.items()), flush=True)
-
+        t = {"brt": median_ms(ctx.run, opts.runs),
+             "onnxruntime": median_ms(lambda: ort_session.run(None, feeds), opts.runs)}
+        iree_times = {mode: median_ms(run, opts.runs) for mode, run in iree_fns.items()}
+        iree_mode = min(iree_times, key=iree_times.get)
+        t["iree"], t["iree_mode"] = iree_times[iree_mode], iree_mode
+        errors["iree"] = errors[f"iree ({iree_mode})"]
+        rows.append((name, t, errors))
+        print(f"{name}: brt {t['brt']:.3f} ms, onnxruntime {t['onnxruntime']:.3f} ms, iree "
+              + ", ".join(f"{v:.3f} ms (weights as {m})" for m, v in iree_times.items()), flush=True)
     lines = [f"threads per runtime: {THREADS}; median of {opts.runs} runs after 10 warm-up; outputs checked against JAX "
              "(relative error in brackets); weights are program constants for brt and ONNX initializers for "
              "onnxruntime; IREE is timed with weights as constants and as inputs and the faster counts", "",
@@ -193,6 +214,118 @@ def main():
         lines.append(f"| {name} | {t['brt']:.3f} [{e['brt']:.0e}] | {t['onnxruntime']:.3f} [{e['onnxruntime']:.0e}] | "
                      f"{t['iree']:.3f} [{e['iree']:.0e}] ({t['iree_mode']}) | {t['brt'] / t['onnxruntime']:.2f} | {t['brt'] / t['iree']:.2f} | "
                      f"{'yes' if t['brt'] <= min(t['onnxruntime'], t['iree']) else 'no'} |")
+    return lines
+
+
+def ort_session_for(model_bytes):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads, so.inter_op_num_threads = THREADS, 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+
+
+def torch_models():
+    """(name, module, example inputs as int64/float32 tensors, ONNX input names, is BERT)."""
+    import torch
+    import torchvision
+
+    import minilm_embeddings
+    minilm = minilm_embeddings.embedding_module(minilm_embeddings.load_sentence_transformer())
+    models = []
+    for batch in (1, 32):
+        rng = np.random.default_rng(batch)
+        ids = rng.integers(1000, 30000, (batch, 128))
+        mask = (np.arange(128)[None, :] < rng.integers(64, 129, (batch, 1))).astype(np.int64)
+        mask[0] = 1
+        inputs = tuple(torch.from_numpy(a) for a in (ids, mask, np.zeros_like(ids)))
+        models.append((f"all-MiniLM-L6-v2 {batch}x128", minilm, inputs, minilm_embeddings.INPUTS, True))
+    torch.manual_seed(0)
+    resnet = torchvision.models.resnet18().eval()
+    for batch in (1, 8):
+        models.append((f"ResNet-18 {batch}x3x224x224", resnet, (torch.randn(batch, 3, 224, 224),), ("x",), False))
+    return models
+
+
+def torch_rows(opts, tmp):
+    import torch
+    from onnxruntime.transformers import optimizer
+    torch.set_num_threads(THREADS)
+    rows = []
+    for name, module, inputs, input_names, bert in torch_models():
+        arrays = [t.numpy() for t in inputs]
+        with torch.inference_mode():
+            ref = module(*inputs).numpy()
+        slug = name.split()[0] + "_" + name.split()[1]
+        text = brt.export_torch_stablehlo(module, *inputs)
+        session = brt.Session(brt.compile_stablehlo(text, path=f"{tmp}/{slug}.brtx"))
+        ctx = session.new_request()
+        for i, a in enumerate(arrays):
+            ctx.bind(i, a)
+        ctx.run()
+        errors = {"brt": rel(ctx.outputs()[0], ref)}
+
+        onnx_path = f"{tmp}/{slug}.onnx"
+        torch.onnx.export(module, inputs, onnx_path, input_names=list(input_names), output_names=["y"],
+                          opset_version=17, dynamo=False)
+        if bert:
+            fused = optimizer.optimize_model(onnx_path, model_type="bert", num_heads=12, hidden_size=384)
+            print(f"{name}: onnxruntime BERT fusions {fused.get_fused_operator_statistics()}", flush=True)
+            fused.save_model_to_file(onnx_path)
+        ort_session = ort_session_for(open(onnx_path, "rb").read())
+        feeds = dict(zip(input_names, arrays))
+        errors["onnxruntime"] = rel(ort_session.run(None, feeds)[0], ref)
+
+        iree_run, iree_output = iree_runner(text, arrays)
+        errors["iree"] = rel(iree_output(), ref)
+
+        def torch_run():
+            with torch.inference_mode():
+                module(*inputs)
+        bad = {k: v for k, v in errors.items() if not v <= 1e-4}
+        if bad:
+            sys.exit(f"{name}: outputs do not match PyTorch before timing: {bad}")
+        # The runtimes take turns, a block of runs each, so that a slow phase
+        # of this shared machine hits all of them.
+        runs = {"brt": ctx.run, "onnxruntime": lambda: ort_session.run(None, feeds), "iree": iree_run,
+                "pytorch": torch_run}
+        samples = {k: [] for k in runs}
+        blocks = 5
+        for _ in range(blocks):
+            for k, run in runs.items():
+                samples[k].append(median_ms(run, max(1, opts.runs // blocks), warmup=2))
+        t = {k: statistics.median(v) for k, v in samples.items()}
+        rows.append((name, t, errors))
+        print(f"{name}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in t.items()), flush=True)
+    lines = [f"threads per runtime: {THREADS}; {opts.runs} runs each in 5 interleaved blocks, the median of the block "
+             "medians; outputs checked against PyTorch (relative error in brackets); onnxruntime runs "
+             "torch.onnx.export's graph with all graph optimizations (MiniLM after its BERT fusions); IREE runs the "
+             "StableHLO brt compiles; PyTorch is eager under torch.inference_mode", "",
+             "| model | brt ms | onnxruntime ms | IREE ms | PyTorch ms | brt / fastest peer |", "|---|---|---|---|---|---|"]
+    for name, t, e in rows:
+        fastest = min(t["onnxruntime"], t["iree"], t["pytorch"])
+        lines.append(f"| {name} | {t['brt']:.2f} [{e['brt']:.0e}] | {t['onnxruntime']:.2f} [{e['onnxruntime']:.0e}] | "
+                     f"{t['iree']:.2f} [{e['iree']:.0e}] | {t['pytorch']:.2f} | {t['brt'] / fastest:.2f} |")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--models", default="jax,torch", help="jax, torch or both")
+    ap.add_argument("--markdown", help="write the tables here too")
+    opts = ap.parse_args()
+    import iree.runtime as ireert
+    ireert.flags.parse_flags(f"--task_topology_max_group_count={THREADS}")
+    from importlib.metadata import version
+    versions = [f"onnxruntime {ort.__version__}", f"iree {version('iree-base-runtime')}"]
+    lines = [f"CPU vector ISA: {cpu_isa()}; peers: {', '.join(versions)}", ""]
+    with tempfile.TemporaryDirectory() as tmp:
+        groups = opts.models.split(",")
+        if "jax" in groups:
+            lines += jax_rows(opts, tmp) + [""]
+        if "torch" in groups:
+            lines[0] += f", torch {version('torch')}"
+            lines += torch_rows(opts, tmp)
     print("\n".join(lines))
     if opts.markdown:
         with open(opts.markdown, "w") as f:

@@ -1,5 +1,6 @@
 // brt-fuse-layer-norm: (x - mean) * rsqrt(var + eps) * scale + shift over the
-// last dim becomes one brt.layer_norm.
+// last dim becomes one brt.layer_norm (the variance as JAX writes it, or in
+// f64 as PyTorch's decomposition does; brt.layer_norm computes it in f32).
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,9 +34,36 @@ bool IsMeanOverLast(mlir::Value mean, mlir::Value of) {
          *n == static_cast<double>(TypeOf(of).getShape().back());
 }
 
+// The d whose squares' mean over the last dim `var` is
+// (divide(B(reduce_add(d * d)), B(C))), or null.
+mlir::Value MeanSquareOperand(mlir::Value var) {
+  KernelOp div = var.getDefiningOp<KernelOp>();
+  KernelOp square = div && div.getKind() == "divide"
+                        ? Kernel(StripBroadcasts(div.getInputs()[0]), "reduce")
+                        : KernelOp();
+  KernelOp mul = square ? Kernel(square.getInputs()[0], "multiply") : KernelOp();
+  if (!mul || mul.getInputs()[0] != mul.getInputs()[1] || !IsMeanOverLast(var, mul.getResult(0)))
+    return nullptr;
+  return mul.getInputs()[0];
+}
+
+// The variance of x over its last dim, as JAX writes it (the mean square of
+// `d`, the x - mean the normalization uses) or as PyTorch's decomposition
+// does (convert(the mean square of c - mean(c)) with c = x in f64).
+bool IsVarianceOf(mlir::Value var, mlir::Value x, mlir::Value d) {
+  if (MeanSquareOperand(var) == d) return true;
+  KernelOp narrow = Kernel(var, "convert");
+  mlir::Value d64 = narrow ? MeanSquareOperand(narrow.getInputs()[0]) : nullptr;
+  KernelOp sub64 = d64 ? Kernel(d64, "subtract") : KernelOp();
+  KernelOp wide = sub64 ? Kernel(sub64.getInputs()[0], "convert") : KernelOp();
+  return wide && wide.getInputs()[0] == x &&
+         IsMeanOverLast(StripBroadcasts(sub64.getInputs()[1]), wide.getResult(0));
+}
+
 struct FuseLayerNormPass : impl::FuseLayerNormBase<FuseLayerNormPass> {
   // add(multiply(multiply(d, B(rsqrt(add(var, B(eps))))), B(g)), B(b)) with
-  // d = x - B(mean(x)), var = mean(d * d), over the last dimension.
+  // d = x - B(mean(x)), var the variance of x (IsVarianceOf), over the last
+  // dimension.
   void runOnOperation() override {
     llvm::SmallVector<KernelOp> adds;
     getOperation().walk([&](KernelOp k) {
@@ -53,16 +81,7 @@ struct FuseLayerNormPass : impl::FuseLayerNormBase<FuseLayerNormPass> {
               rsqrt.getInputs()[0].getDefiningOp<KernelOp>(), "add",
               [&](mlir::Value var, mlir::Value e) {
                 auto eps_value = ScalarConstant(e);
-                KernelOp square = Kernel(
-                    StripBroadcasts(var.getDefiningOp<KernelOp>() &&
-                                            var.getDefiningOp<KernelOp>().getKind() == "divide"
-                                        ? var.getDefiningOp<KernelOp>().getInputs()[0]
-                                        : mlir::Value()),
-                    "reduce");
-                if (!eps_value || !square) return false;
-                KernelOp mul = Kernel(square.getInputs()[0], "multiply");
-                if (!mul || mul.getInputs()[0] != d || mul.getInputs()[1] != d) return false;
-                if (!IsMeanOverLast(var, mul.getResult(0))) return false;
+                if (!eps_value || !IsVarianceOf(var, sub.getInputs()[0], d)) return false;
                 if (!IsMeanOverLast(StripBroadcasts(sub.getInputs()[1]), sub.getInputs()[0]))
                   return false;
                 x = sub.getInputs()[0], eps = *eps_value;

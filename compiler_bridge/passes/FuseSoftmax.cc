@@ -1,5 +1,9 @@
-// brt-fuse-softmax: the softmax JAX writes (max, subtract, exp, sum, divide
-// over one axis) becomes one brt.softmax.
+// brt-fuse-softmax: the softmax JAX and PyTorch write (max, subtract, exp,
+// sum, divide over one axis) becomes one brt.softmax; PyTorch's safe form,
+// which selects zeros for a line that is all -inf, one with
+// zero_masked_rows.
+#include <limits>
+
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -41,14 +45,40 @@ struct FuseSoftmaxPass : impl::FuseSoftmaxBase<FuseSoftmaxPass> {
       if (!llvm::all_of(exp->getUsers(), [&](mlir::Operation* u) { return u == sum || u == div; }))
         continue;
       if (TypeOf(x) != TypeOf(div.getResult(0))) continue;
-      mlir::OpBuilder b(div);
+      // PyTorch's safe softmax (scaled_dot_product_attention): a line of x
+      // that is all -inf gives zeros, not NaN.
+      KernelOp safe = SafeSelect(div, x, axis);
+      KernelOp replaced = safe ? safe : div;
+      mlir::OpBuilder b(replaced);
+      llvm::SmallVector<mlir::NamedAttribute> params = {
+          b.getNamedAttr("axis", b.getI64IntegerAttr(axis))};
+      if (safe) params.push_back(b.getNamedAttr("zero_masked_rows", b.getI64IntegerAttr(1)));
       auto fused = KernelOp::create(
-          b, div.getLoc(), mlir::TypeRange{div.getResult(0).getType()},
-          b.getStringAttr("brt.softmax"), mlir::ValueRange{x},
-          b.getDictionaryAttr({b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
-      div.getResult(0).replaceAllUsesWith(fused.getResult(0));
-      div->erase();
+          b, replaced.getLoc(), mlir::TypeRange{replaced.getResult(0).getType()},
+          b.getStringAttr("brt.softmax"), mlir::ValueRange{x}, b.getDictionaryAttr(params));
+      replaced.getResult(0).replaceAllUsesWith(fused.getResult(0));
+      replaced->erase();
+      if (safe && div->use_empty()) div->erase();
     }
+  }
+
+  // select(B(reduce_and(compare(x, B(-inf)) EQ over axis)), B(0), softmax)
+  // as softmax's only user, or null.
+  static KernelOp SafeSelect(KernelOp softmax, mlir::Value x, int64_t axis) {
+    if (!softmax->hasOneUse()) return nullptr;
+    auto select = mlir::dyn_cast<KernelOp>(*softmax->getUsers().begin());
+    if (!select || select.getKind() != "select" || select.getInputs().size() != 3 ||
+        select.getInputs()[2] != softmax.getResult(0) ||
+        ScalarConstant(select.getInputs()[1]) != 0.0)
+      return nullptr;
+    KernelOp all = Kernel(StripBroadcasts(select.getInputs()[0]), "reduce");
+    if (!ReducesOver(all, "and", axis)) return nullptr;
+    KernelOp eq = Kernel(all.getInputs()[0], "compare");
+    auto dir = eq ? eq.getParams().getAs<mlir::StringAttr>("comparison_direction") : nullptr;
+    if (!dir || dir.getValue() != "EQ" || eq.getInputs()[0] != x ||
+        ScalarConstant(eq.getInputs()[1]) != -std::numeric_limits<double>::infinity())
+      return nullptr;
+    return select;
   }
 };
 

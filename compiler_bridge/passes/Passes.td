@@ -15,6 +15,11 @@ def FoldConstants : Pass<"brt-fold-constants", "mlir::func::FuncOp"> {
   let summary = "Evaluate small ops of constants at compile time (with the runtime's CPU provider)";
 }
 
+def Simplify : Pass<"brt-simplify", "mlir::func::FuncOp"> {
+  let summary = "Drop ops that change nothing (same-shape reshapes, broadcasts and converts, "
+                "identity transposes, multiplies by one) and merge reshape and transpose chains";
+}
+
 def FoldTransposeIntoDot : Pass<"brt-fold-transpose-into-dot", "mlir::func::FuncOp"> {
   let summary = "Fold transposes into dot_general operands";
 }

@@ -31,10 +31,29 @@ inline mlir::Value NumpyBroadcastSource(mlir::Value v) {
   return b.getInputs()[0];
 }
 
-// Follows broadcasts back to what they broadcast.
+// A reshape that only adds or drops unit dims ([1, 128] -> [1, 128, 1], as
+// PyTorch's keepdim reductions write it): the same values, row by row.
+inline bool OnlyUnitDims(KernelOp reshape) {
+  auto non_unit = [](mlir::Value v) {
+    llvm::SmallVector<int64_t> dims;
+    for (int64_t d : TypeOf(v).getShape())
+      if (d != 1) dims.push_back(d);
+    return dims;
+  };
+  return non_unit(reshape.getInputs()[0]) == non_unit(reshape.getResult(0));
+}
+
+// Follows broadcasts, and reshapes that only add or drop unit dims, back to
+// what they broadcast.
 inline mlir::Value StripBroadcasts(mlir::Value v) {
-  while (KernelOp b = Kernel(v, "broadcast_in_dim")) v = b.getInputs()[0];
-  return v;
+  for (;;) {
+    if (KernelOp b = Kernel(v, "broadcast_in_dim"))
+      v = b.getInputs()[0];
+    else if (KernelOp r = Kernel(v, "reshape"); r && OnlyUnitDims(r))
+      v = r.getInputs()[0];
+    else
+      return v;
+  }
 }
 
 inline std::optional<double> ScalarConstant(mlir::Value v) {

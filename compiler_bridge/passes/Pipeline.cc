@@ -16,6 +16,7 @@ std::vector<PipelineStep> CompilerPipeline(const std::string& target, const std:
   steps.push_back({"verify", createVerify()});
   steps.push_back({"fold-constants", createFoldConstants()});
   steps.push_back({"cse", mlir::createCSEPass()});
+  steps.push_back({"simplify", createSimplify()});
   steps.push_back({"fold-transpose-into-dot", createFoldTransposeIntoDot()});
   steps.push_back({"fuse-collective-matmul", createFuseCollectiveMatmul()});
   steps.push_back({"fuse-softmax", createFuseSoftmax()});

@@ -120,9 +120,12 @@ struct SelectAndScatterPlan {
 };
 SelectAndScatterPlan PlanSelectAndScatter(const OpInfo& op);
 
-// brt.softmax over `axis`, seen as [outer, axis size, inner].
+// brt.softmax over `axis`, seen as [outer, axis size, inner]. With
+// zero_masked_rows, a line whose inputs are all -inf gives zeros (PyTorch's
+// safe softmax) instead of NaN.
 struct SoftmaxPlan {
   int64_t axis = 0, outer = 1, size = 1, inner = 1;
+  bool zero_masked_rows = false;
 };
 SoftmaxPlan PlanSoftmax(const OpInfo& op);
 

@@ -18,6 +18,7 @@ SoftmaxPlan PlanSoftmax(const OpInfo& op) {
   op.Require(r > 0 && p.axis >= 0 && p.axis < r,
              "axis " + std::to_string(p.axis) + " is outside the rank");
   for (int d = 0; d < r; ++d) (d < p.axis ? p.outer : d == p.axis ? p.size : p.inner) *= dims[d];
+  p.zero_masked_rows = op.Int("zero_masked_rows", 0) != 0;
   return p;
 }
 

@@ -386,6 +386,65 @@ class Guarded final : public CpuKernel {
   size_t num_operands_ = 0;
 };
 
+// brt.softmax; with zero_masked_rows, a line whose inputs are all -inf is
+// then set to zeros (oneDNN's softmax gives NaN there). Checking a line stops
+// at its first finite input, so unmasked lines cost one read.
+class MaskableSoftmaxKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    plan_ = PlanSoftmax(op);
+    dtype_ = op.out[0].dtype;
+    k_.Prepare(op);
+  }
+  std::unique_ptr<Runnable> CreateInstance() const override {
+    auto inner = k_.CreateInstance();
+    if (!plan_.zero_masked_rows) return inner;
+    return std::make_unique<Masked>(*this, std::move(inner));
+  }
+  void Run(void* const* b) override {
+    k_.Run(b);
+    if (plan_.zero_masked_rows) ZeroMaskedLines(b[0], b[1]);
+  }
+
+ private:
+  void ZeroMaskedLines(const void* in, void* out) const {
+    DispatchType(dtype_, [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (std::is_floating_point_v<T> || kIs16BitFloat<T>) {
+        const T* x = static_cast<const T*>(in);
+        T* y = static_cast<T*>(out);
+        const float minus_inf = -std::numeric_limits<float>::infinity();
+        for (int64_t o = 0; o < plan_.outer; ++o)
+          for (int64_t i = 0; i < plan_.inner; ++i) {
+            const int64_t base = o * plan_.size * plan_.inner + i;
+            int64_t k = 0;
+            while (k < plan_.size && static_cast<float>(x[base + k * plan_.inner]) == minus_inf)
+              ++k;
+            if (k < plan_.size) continue;
+            for (k = 0; k < plan_.size; ++k) y[base + k * plan_.inner] = T(0.0f);
+          }
+      }
+    });
+  }
+  class Masked final : public Runnable {
+   public:
+    Masked(const MaskableSoftmaxKernel& k, std::unique_ptr<Runnable> inner)
+        : k_(k), inner_(std::move(inner)) {}
+    void Run(void* const* b) override {
+      inner_ ? inner_->Run(b) : k_.k_.Run(b);
+      k_.ZeroMaskedLines(b[0], b[1]);
+    }
+
+   private:
+    const MaskableSoftmaxKernel& k_;
+    std::unique_ptr<Runnable> inner_;
+  };
+
+  SoftmaxPlan plan_;
+  int32_t dtype_ = 0;
+  mutable Guarded<SoftmaxKernel> k_;  // Run() of a shared kernel mutates nothing (kernel.h)
+};
+
 }  // namespace
 
 void RegisterDnnl(std::vector<KernelDef>& defs) {
@@ -397,7 +456,7 @@ void RegisterDnnl(std::vector<KernelDef>& defs) {
   defs.push_back(
       {"convolution", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, &Make<Guarded<ConvolutionKernel>>});
   defs.push_back({"brt.conv", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, &Make<Guarded<ConvolutionKernel>>});
-  defs.push_back({"brt.softmax", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, &Make<Guarded<SoftmaxKernel>>});
+  defs.push_back({"brt.softmax", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, &Make<MaskableSoftmaxKernel>});
   defs.push_back(
       {"brt.layer_norm", {BRT_DTYPE_F32, BRT_DTYPE_BF16}, &Make<Guarded<LayerNormKernel>>});
 }

@@ -188,8 +188,10 @@ __global__ void DotKernel(DotParams p, const T* lhs, const T* rhs, const T* bias
 // --- softmax and layer norm ----------------------------------------------------------------
 
 // Contiguous rows (inner == 1): a block per row, three passes (max, sum, write).
+// zero_masked: a row whose inputs are all -inf (its max) gives zeros.
 template <typename T>
-__global__ void SoftmaxRowsKernel(long long rows, long long size, const T* in, T* out) {
+__global__ void SoftmaxRowsKernel(long long rows, long long size, bool zero_masked, const T* in,
+                                  T* out) {
   using C = typename Num<T>::C;
   using A = std::conditional_t<std::is_same_v<C, double>, double, float>;
   for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -202,6 +204,11 @@ __global__ void SoftmaxRowsKernel(long long rows, long long size, const T* in, T
     if (threadIdx.x == 0) shared_max = m;
     __syncthreads();
     m = shared_max;
+    if (zero_masked && m == A(-INFINITY)) {
+      for (long long k = threadIdx.x; k < size; k += blockDim.x) y[k] = Num<T>::Store(C(0));
+      __syncthreads();
+      continue;
+    }
     A s = 0;
     for (long long k = threadIdx.x; k < size; k += blockDim.x) s += exp(A(Num<T>::Load(x[k])) - m);
     s = BlockCombine<A>(Reducer::kAdd, s, A(0));
@@ -216,14 +223,18 @@ __global__ void SoftmaxRowsKernel(long long rows, long long size, const T* in, T
 
 // Strided softmax (inner > 1): a thread per (outer, inner) column.
 template <typename T>
-__global__ void SoftmaxColumnsKernel(long long outer, long long size, long long inner, const T* in,
-                                     T* out) {
+__global__ void SoftmaxColumnsKernel(long long outer, long long size, long long inner,
+                                     bool zero_masked, const T* in, T* out) {
   using C = typename Num<T>::C;
   using A = std::conditional_t<std::is_same_v<C, double>, double, float>;
   BRT_GRID_STRIDE(c, outer * inner) {
     const long long base = (c / inner) * size * inner + c % inner;
     A m = -INFINITY, s = 0;
     for (long long k = 0; k < size; ++k) m = fmax(m, A(Num<T>::Load(in[base + k * inner])));
+    if (zero_masked && m == A(-INFINITY)) {
+      for (long long k = 0; k < size; ++k) out[base + k * inner] = Num<T>::Store(C(0));
+      continue;
+    }
     for (long long k = 0; k < size; ++k) s += exp(A(Num<T>::Load(in[base + k * inner])) - m);
     for (long long k = 0; k < size; ++k)
       out[base + k * inner] =
@@ -341,10 +352,10 @@ cudaError_t LaunchSoftmax(const ops::SoftmaxPlan& p, int32_t dtype, const void* 
     using T = typename decltype(t)::type;
     if (p.inner == 1)
       Launch(&SoftmaxRowsKernel<T>, RowBlocks(p.outer), kThreads, stream, p.outer, p.size,
-             static_cast<const T*>(in), static_cast<T*>(out));
+             p.zero_masked_rows, static_cast<const T*>(in), static_cast<T*>(out));
     else
       Launch(&SoftmaxColumnsKernel<T>, Blocks(p.outer * p.inner), kThreads, stream, p.outer, p.size,
-             p.inner, static_cast<const T*>(in), static_cast<T*>(out));
+             p.inner, p.zero_masked_rows, static_cast<const T*>(in), static_cast<T*>(out));
   });
   return known ? LastError() : cudaErrorInvalidValue;
 }

@@ -311,6 +311,39 @@ TEST(Softmax, AnyAxis) {
   }
 }
 
+// zero_masked_rows (PyTorch's safe softmax): a line whose inputs are all -inf
+// gives zeros, one with a single finite input a one-hot; without the flag an
+// all -inf line gives NaN, as a softmax does.
+TEST(Softmax, ZeroMaskedRows) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t axis : {1, 0}) {
+    HostTensor x = Random(DType::kF32, {4, 6}, Rng(), -4, 4);
+    // Along `axis`: line 0 all -inf, line 1 -inf but for one entry.
+    for (int64_t k = 0; k < x.shape[axis]; ++k) {
+      const int64_t line0 = axis == 1 ? k : k * 6, line1 = axis == 1 ? 6 + k : k * 6 + 1;
+      x.Set(line0, -inf);
+      if (k != 2) x.Set(line1, -inf);
+    }
+    auto out = MustRunOp({"brt.softmax",
+                          {x},
+                          {{DType::kF32, {4, 6}}},
+                          {{"axis", axis}, {"zero_masked_rows", int64_t{1}}}});
+    auto plain = MustRunOp({"brt.softmax", {x}, {{DType::kF32, {4, 6}}}, {{"axis", axis}}});
+    std::vector<double> y = out[0].ToDouble(), p = plain[0].ToDouble();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const int64_t line = axis == 1 ? i / 6 : i % 6, k = axis == 1 ? i % 6 : i / 6;
+      if (line == 0) {
+        EXPECT_EQ(y[i], 0.0) << "axis " << axis << " element " << i;
+        EXPECT_TRUE(std::isnan(p[i])) << "axis " << axis << " element " << i;
+      } else if (line == 1) {
+        EXPECT_EQ(y[i], k == 2 ? 1.0 : 0.0) << "axis " << axis << " element " << i;
+      } else {
+        EXPECT_EQ(y[i], p[i]) << "axis " << axis << " element " << i;
+      }
+    }
+  }
+}
+
 TEST(LayerNorm, LastDimensionWithScaleAndShift) {
   HostTensor x = Random(DType::kF32, {4, 6, 32}, Rng(), -3, 3);
   HostTensor g = Random(DType::kF32, {32}, Rng()), b = Random(DType::kF32, {32}, Rng());

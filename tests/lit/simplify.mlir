@@ -1,0 +1,61 @@
+// RUN: brt-opt %s --brt-simplify | FileCheck %s
+
+// torch-mlir's addmm: the product and the bias each multiplied by 1.0.
+// CHECK-LABEL: func.func @times_one
+// CHECK-NEXT: %[[D:.*]] = brt.kernel "dot_general"(%arg0, %arg1)
+// CHECK-NEXT: %[[B:.*]] = brt.kernel "broadcast_in_dim"(%arg2)
+// CHECK-NEXT: %[[A:.*]] = brt.kernel "add"(%[[D]], %[[B]])
+// CHECK-NEXT: return %[[A]]
+func.func @times_one(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %one = brt.kernel "constant"() {value = dense<1.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %ones = brt.kernel "broadcast_in_dim"(%one) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x3xf32>
+  %0 = brt.kernel "dot_general"(%x, %w) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %1 = brt.kernel "multiply"(%0, %ones) {} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %2 = brt.kernel "broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<4x3xf32>
+  %3 = brt.kernel "multiply"(%ones, %2) {} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %4 = brt.kernel "add"(%1, %3) {} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %4 : tensor<4x3xf32>
+}
+
+// Multiplying by 2 stays; so does dividing 1 by x.
+// CHECK-LABEL: func.func @not_one
+// CHECK: "multiply"
+// CHECK: "divide"
+func.func @not_one(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %c = brt.kernel "constant"() {value = dense<2.000000e+00> : tensor<4xf32>} : () -> tensor<4xf32>
+  %one = brt.kernel "constant"() {value = dense<1.000000e+00> : tensor<4xf32>} : () -> tensor<4xf32>
+  %0 = brt.kernel "multiply"(%x, %c) {} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = brt.kernel "divide"(%one, %x) {} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// Reshapes to the same shape, chains of reshapes, same-type converts and
+// identity broadcasts go; transposes that undo each other go, others merge.
+// CHECK-LABEL: func.func @chains
+// CHECK-NEXT: %[[R:.*]] = brt.kernel "reshape"(%arg0) {} : (tensor<2x3x4xf32>) -> tensor<24xf32>
+// CHECK-NEXT: %[[T:.*]] = brt.kernel "transpose"(%arg0) {permutation = array<i64: 2, 1, 0>}
+// CHECK-NEXT: return %[[R]], %arg0, %[[T]]
+func.func @chains(%x: tensor<2x3x4xf32>) -> (tensor<24xf32>, tensor<2x3x4xf32>, tensor<4x3x2xf32>) {
+  %0 = brt.kernel "reshape"(%x) {} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  %1 = brt.kernel "reshape"(%0) {} : (tensor<6x4xf32>) -> tensor<24xf32>
+  %2 = brt.kernel "convert"(%x) {} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %3 = brt.kernel "transpose"(%2) {permutation = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  %4 = brt.kernel "transpose"(%3) {permutation = array<i64: 1, 2, 0>} : (tensor<4x2x3xf32>) -> tensor<2x3x4xf32>
+  %5 = brt.kernel "broadcast_in_dim"(%4) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %6 = brt.kernel "transpose"(%x) {permutation = array<i64: 1, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+  %7 = brt.kernel "transpose"(%6) {permutation = array<i64: 2, 0, 1>} : (tensor<3x2x4xf32>) -> tensor<4x3x2xf32>
+  return %1, %5, %7 : tensor<24xf32>, tensor<2x3x4xf32>, tensor<4x3x2xf32>
+}
+
+// A keepdim reshape before a broadcast: the broadcast reads the reduction.
+// CHECK-LABEL: func.func @keepdim
+// CHECK: %[[R:.*]] = brt.kernel "reduce"
+// CHECK-NEXT: brt.kernel "broadcast_in_dim"(%[[R]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<2x3x4xf32>
+func.func @keepdim(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %z = brt.kernel "constant"() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %0 = brt.kernel "reduce"(%x, %z) {dimensions = array<i64: 2>, reducer = "add"} : (tensor<2x3x4xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %1 = brt.kernel "reshape"(%0) {} : (tensor<2x3xf32>) -> tensor<2x3x1xf32>
+  %2 = brt.kernel "broadcast_in_dim"(%1) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<2x3x1xf32>) -> tensor<2x3x4xf32>
+  %3 = brt.kernel "subtract"(%x, %2) {} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %3 : tensor<2x3x4xf32>
+}
