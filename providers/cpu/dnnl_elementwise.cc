@@ -129,6 +129,23 @@ class DnnlPoolingKernel final : public DnnlKernel {
     }
     dnnl::pooling_forward::primitive_desc pd(Engine(), dnnl::prop_kind::forward_inference, alg, src,
                                              dst, stride, kernel, dilation, pad_l, pad_r, attr);
+    // oneDNN has no vectorized pooling over plain NCHW (PyTorch's layout):
+    // its reference one is 30x slower than reordering into channel blocks of
+    // 8 and back around the jit one.
+    const std::string impl = pd.impl_info_str();
+    if (impl.find("simple") != std::string::npos || impl.find("ref") != std::string::npos) {
+      static const memory::format_tag kBlocked[] = {
+          memory::format_tag::aBc8b, memory::format_tag::aBcd8b, memory::format_tag::aBcde8b};
+      const memory::desc src_blocked(src_dims, memory::data_type::f32, kBlocked[r - 3]);
+      const memory::desc dst_any(dst_dims, memory::data_type::f32, memory::format_tag::any);
+      dnnl::pooling_forward::primitive_desc blocked(Engine(), dnnl::prop_kind::forward_inference,
+                                                    alg, src_blocked, dst_any, stride, kernel,
+                                                    dilation, pad_l, pad_r, attr);
+      SetPrimitive(dnnl::pooling_forward(blocked), blocked.scratchpad_desc());
+      BindActivation(DNNL_ARG_SRC, src, src_blocked, 0, /*result=*/false);
+      BindActivation(DNNL_ARG_DST, dst, blocked.dst_desc(), 2, /*result=*/true);
+      return true;
+    }
     SetPrimitive(dnnl::pooling_forward(pd), pd.scratchpad_desc());
     Bind(DNNL_ARG_SRC, src, 0);
     Bind(DNNL_ARG_DST, dst, 2);

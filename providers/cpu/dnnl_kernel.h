@@ -88,6 +88,17 @@ class DnnlKernel : public CpuKernel {
     stream.wait();
     BindFixed(dnnl_arg, std::move(to));
   }
+  // An activation in the layout the primitive chose (`chosen`, from a
+  // format_tag::any descriptor): reordered per run from the plain buffer
+  // before the primitive runs (an operand) or into it after (the result).
+  void BindActivation(int dnnl_arg, const memory::desc& plain, const memory::desc& chosen,
+                      int buffer, bool result) {
+    if (chosen == plain) return Bind(dnnl_arg, plain, buffer);
+    args_.push_back({dnnl_arg, chosen, buffer,
+                     result ? dnnl::reorder(plain_reorder(chosen, plain))
+                            : dnnl::reorder(plain_reorder(plain, chosen)),
+                     plain, result});
+  }
   // When there is nothing to compute (a zero-size dim): zero the result or do nothing.
   void SetTrivial(int result_buffer, size_t zero_bytes) {
     trivial_ = true;
@@ -106,9 +117,11 @@ class DnnlKernel : public CpuKernel {
     int dnnl_arg;
     memory::desc md;
     int buffer;  // kFixed: the next of fixed_
-    // Set when the buffer (laid out as `plain`) is reordered into md first.
+    // Set when the buffer (laid out as `plain`) is reordered into md first,
+    // or, for a result (`unpack`), md into the buffer after the primitive.
     dnnl::reorder pack = {};
     memory::desc plain = {};
+    bool unpack = false;
   };
   std::vector<memory> fixed_;
   dnnl::primitive primitive_;
@@ -151,21 +164,25 @@ class DnnlInstance final : public Runnable {
         continue;
       }
       plain_[i].set_data_handle(b[a.buffer]);
-      const dnnl_exec_arg_t io[] = {{DNNL_ARG_FROM, plain_[i].get()},
-                                    {DNNL_ARG_TO, memories_[i].get()}};
-      if (dnnl_primitive_execute(a.pack.get(), stream_.get(), 2, io) != dnnl_success)
-        throw KernelError("oneDNN could not reorder an operand into the primitive's layout");
+      if (!a.unpack) Reorder(a.pack, plain_[i], memories_[i]);
     }
     const dnnl_status_t s = dnnl_primitive_execute(
         k_.primitive_.get(), stream_.get(), static_cast<int>(exec_args_.size()), exec_args_.data());
     if (s != dnnl_success)
       throw KernelError("oneDNN could not execute the primitive (dnnl_status_t " +
                         std::to_string(static_cast<int>(s)) + ")");
+    for (size_t i = 0; i < k_.args_.size(); ++i)
+      if (k_.args_[i].unpack) Reorder(k_.args_[i].pack, memories_[i], plain_[i]);
     if (dnnl_stream_wait(stream_.get()) != dnnl_success)
       throw KernelError("oneDNN's stream failed while running the primitive");
   }
 
  private:
+  void Reorder(const dnnl::reorder& r, const memory& from, const memory& to) {
+    const dnnl_exec_arg_t io[] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
+    if (dnnl_primitive_execute(r.get(), stream_.get(), 2, io) != dnnl_success)
+      throw KernelError("oneDNN could not reorder between a buffer and the primitive's layout");
+  }
   const DnnlKernel& k_;
   dnnl::stream stream_;
   std::vector<memory> memories_;

@@ -231,22 +231,25 @@ class ConvolutionKernel final : public DnnlKernel {
     memory::desc bias({O}, t, memory::dims{1});
     dnnl::primitive_attr attr = UserScratchpad();
     AppendActivation(p.activation, attr);
-    // The filter in oneDNN's own layout: with a plain one it falls back to
-    // im2col + GEMM on AVX2 (5x slower on the CNN's convolutions).
+    // Filter and activations in oneDNN's own layouts: with plain ones it
+    // falls back to im2col + GEMM on AVX2 (gemm:jit, 2-5x slower). The
+    // activations are reordered at the op's edges, each run.
     const memory::desc wei_any(wei_dims, t, memory::format_tag::any);
+    const memory::desc src_any(src_dims, t, memory::format_tag::any);
+    const memory::desc dst_any(dst_dims, t, memory::format_tag::any);
     auto pd =
         has_bias
             ? dnnl::convolution_forward::primitive_desc(
                   Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                  src, wei_any, bias, dst, stride_v, dil_v, pad_l, pad_r, attr)
+                  src_any, wei_any, bias, dst_any, stride_v, dil_v, pad_l, pad_r, attr)
             : dnnl::convolution_forward::primitive_desc(
                   Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                  src, wei_any, dst, stride_v, dil_v, pad_l, pad_r, attr);
+                  src_any, wei_any, dst_any, stride_v, dil_v, pad_l, pad_r, attr);
     SetPrimitive(dnnl::convolution_forward(pd), pd.scratchpad_desc());
-    Bind(DNNL_ARG_SRC, src, 0);
+    BindActivation(DNNL_ARG_SRC, src, pd.src_desc(), 0, /*result=*/false);
     BindWeights(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), op.Constant(1), 1);
     if (has_bias) Bind(DNNL_ARG_BIAS, bias, 2);
-    Bind(DNNL_ARG_DST, dst, result);
+    BindActivation(DNNL_ARG_DST, dst, pd.dst_desc(), result, /*result=*/true);
   }
 };
 
