@@ -10,6 +10,7 @@ module (through torch-mlir).
 """
 from . import distributed
 from .compiler import CompileError, compile, compile_stablehlo, export_stablehlo, find_tool
+from .torch_frontend import backend as torch_backend
 from .torch_frontend import compile_torch, export_torch_stablehlo
 
 try:
@@ -17,5 +18,13 @@ try:
 except ImportError:  # the pure-Python part still works
     pass
 
+# torch.compile(model, backend="brt") once torch is imported too (importing
+# torch here would cost seconds for those who never use it).
+if "torch" in __import__("sys").modules:
+    from .torch_frontend import register_backend
+
+    register_backend()
+
 __all__ = ["CompileError", "distributed", "RequestContext", "Session", "compile", "compile_stablehlo", "compile_torch",
-           "export_stablehlo", "export_torch_stablehlo", "find_tool", "load_safetensors", "save_safetensors"]
+           "export_stablehlo", "export_torch_stablehlo", "find_tool", "load_safetensors", "save_safetensors",
+           "torch_backend"]

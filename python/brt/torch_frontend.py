@@ -67,3 +67,47 @@ def _function_name(args):
         if shape not in names:
             names.append(shape)
     return "main_" + "_".join(names)
+
+
+def backend(graph_module, example_inputs):
+    """A torch.compile backend: torch.compile(model, backend="brt") (the name
+    is registered when brt is imported after torch, or through the package's
+    entry point), or backend=brt.torch_backend. Each graph TorchDynamo
+    captures is compiled by brt for its example inputs' shapes and runs on
+    the CPU; a graph brt cannot compile runs eagerly, with a one-line warning
+    naming what it lacks. For inference: gradients do not flow through brt."""
+    import re
+    import warnings
+
+    import torch
+    import torch.utils._pytree as pytree
+
+    from . import _brt
+
+    try:
+        with torch.no_grad():
+            reference = graph_module(*example_inputs)
+        outputs, spec = pytree.tree_flatten(reference)
+        session = _brt.Session(compile_torch(graph_module, *example_inputs))
+    except Exception as e:  # noqa: BLE001: whatever stops brt, eager still runs the graph
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        unsupported = re.search(r"unsupported op '[^']+'.*", first)
+        warnings.warn(f"brt: running a torch.compile graph eagerly: {unsupported[0] if unsupported else first}",
+                      stacklevel=2)
+        return graph_module.forward
+    devices = [o.device for o in outputs]
+
+    def run(*args):
+        arrays = [a.detach().cpu().numpy() for a in args]
+        results = session.run(*arrays)
+        return pytree.tree_unflatten([torch.from_numpy(r).to(d) for r, d in zip(results, devices)], spec)
+
+    return run
+
+
+def register_backend():
+    """Registers `backend` with TorchDynamo as "brt" (once)."""
+    import torch._dynamo
+
+    if "brt" not in torch._dynamo.list_backends(exclude_tags=()):
+        torch._dynamo.register_backend(name="brt")(backend)

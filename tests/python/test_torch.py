@@ -175,3 +175,38 @@ def test_one_executable_serves_several_shapes_sharing_its_weights(tmp_path):
         np.testing.assert_allclose(out, float64_reference(module, (x,)), rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match=r"no function .* shapes \[2,16,64\].*main_4x16x64 \(\[4,16,64\]\)"):
         session.run(_randn(2, 16, 64).numpy())
+
+
+def test_torch_compile_backend_runs_graphs_through_brt(monkeypatch):
+    from brt import torch_frontend
+
+    compiled = []
+    real = torch_frontend.compile_torch
+
+    def counting(*args, **kwargs):
+        compiled.append(real(*args, **kwargs))
+        return compiled[-1]
+
+    monkeypatch.setattr(torch_frontend, "compile_torch", counting)
+    torch_frontend.register_backend()
+    torch._dynamo.reset()
+    torch.manual_seed(7)
+    module, (x,) = CASES["layer_norm_gelu"]()
+    module.eval()
+    fast = torch.compile(module, backend="brt")
+    with torch.no_grad():
+        out = fast(x)
+    assert len(compiled) == 1
+    np.testing.assert_allclose(out.numpy(), float64_reference(module, (x,)), rtol=1e-4, atol=1e-4)
+
+
+def test_torch_compile_falls_back_to_eager_naming_the_op():
+    class SortThenScale(nn.Module):
+        def forward(self, x):
+            return torch.sort(x, dim=-1).values * 2
+
+    torch._dynamo.reset()
+    x = _randn(3, 5)
+    with pytest.warns(UserWarning, match=r"^brt: running a torch.compile graph eagerly: unsupported op 'stablehlo.sort'"):
+        out = torch.compile(SortThenScale(), backend=brt.torch_backend)(x)
+    torch.testing.assert_close(out, torch.sort(x, dim=-1).values * 2)
