@@ -3,11 +3,14 @@
 // the CPU has no 16-bit primitive. Layouts are passed to oneDNN as strides, so
 // transposed operands need no copy. Primitives are created once in Prepare();
 // each request gets its own memory objects, stream and scratchpad.
+#include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <type_traits>
 
 #include "common/op_plans.h"
 #include "dnnl_kernel.h"
+#include "packed_gemm.h"
 
 namespace brt::cpu {
 namespace {
@@ -176,10 +179,56 @@ class NaiveDotKernel final : public CpuKernel {
   void (*fn_)(const NaiveDotKernel&, const void*, const void*, const void*, void*) = nullptr;
 };
 
-// dot_general: oneDNN when the layout and dtype allow, else the plain loop.
+#ifdef BRT_CPU_HAVE_AVX2_BLOCKS
+// f32 [M, K] x constant [K, N] without batch dims, rows of K contiguous,
+// bias and relu at most: brt's packed-weight GEMM (packed_gemm.h).
+class PackedMatmulKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    const char* isa = std::getenv("BRT_CPU_ISA");  // "baseline": none of brt's AVX2 code
+    if (!PackedGemmAvailable() || (isa && std::strcmp(isa, "baseline") == 0))
+      throw UnsupportedError("no AVX2+FMA");
+    const DotDims d = PlanDot(op);
+    epilogue_ = PlanEpilogue(op, d);
+    const void* weights = op.Constant(1);
+    int64_t lsm, lsk, rsk, rsn;
+    if (op.out[0].dtype != BRT_DTYPE_F32 || op.in[0].dtype != BRT_DTYPE_F32 ||
+        op.in[1].dtype != BRT_DTYPE_F32 || d.B != 1 || !weights || d.M * d.N * d.K == 0 ||
+        (epilogue_.activation != Activation::kNone && epilogue_.activation != Activation::kRelu) ||
+        !GroupStride(op.in[0], d.lf, &lsm) || !GroupStride(op.in[0], d.lc, &lsk) || lsk != 1 ||
+        !GroupStride(op.in[1], d.rc, &rsk) || !GroupStride(op.in[1], d.rf, &rsn))
+      throw UnsupportedError("not a packed-weight matmul");
+    M_ = d.M, lda_ = d.M == 1 ? d.K : lsm;
+    weights_ = PackWeights(static_cast<const float*>(weights), d.K, d.N, rsk, rsn);
+  }
+  void Run(void* const* b) override {
+    PackedGemm(static_cast<const float*>(b[0]), lda_, M_, weights_,
+               epilogue_.bias ? static_cast<const float*>(b[2]) : nullptr,
+               epilogue_.activation == Activation::kRelu, static_cast<float*>(b[epilogue_.result]),
+               weights_.N);
+  }
+
+ private:
+  Epilogue epilogue_;
+  int64_t M_ = 0, lda_ = 0;
+  PackedWeights weights_;
+};
+#endif
+
+// dot_general: brt's packed-weight GEMM, else oneDNN when the layout and
+// dtype allow, else the plain loop.
 class DotGeneralKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
+#ifdef BRT_CPU_HAVE_AVX2_BLOCKS
+    try {
+      auto k = std::make_unique<PackedMatmulKernel>();
+      k->Prepare(op);
+      impl_ = std::move(k);
+      return;
+    } catch (const UnsupportedError&) {
+    }
+#endif
     try {
       auto k = std::make_unique<MatmulKernel>();
       k->Prepare(op);

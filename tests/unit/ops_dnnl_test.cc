@@ -88,6 +88,30 @@ TEST(DotGeneral, ConstantRhsIsPrepackedCorrectly) {
   }
 }
 
+// Constant weights on an AVX2 CPU take brt's packed GEMM: a shape that
+// spans its row blocks (192), depth passes (256) and 16-column panels, each
+// with a remainder, with the bias added once and relu after the last pass.
+TEST(DotGeneral, PackedWeightsAcrossBlocks) {
+  const DotSpec s = {{200, 600}, {600, 37}, {}, {}, {1}, {0}, {200, 37}};
+  HostTensor l = Random(DType::kF32, s.lhs, Rng()), r = Random(DType::kF32, s.rhs, Rng());
+  HostTensor bias = Random(DType::kF32, {37}, Rng());
+  for (const char* activation : {"none", "relu"}) {
+    auto out = MustRunOp({"brt.matmul",
+                          {l, r, bias},
+                          {{DType::kF32, Dims(s.out)}},
+                          {{"lhs_contracting_dimensions", s.lc},
+                           {"rhs_contracting_dimensions", s.rc},
+                           {"activation", activation}},
+                          /*weights=*/{1}});
+    std::vector<double> ref = DotReference(l, r, s);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      ref[i] += bias.Get(static_cast<int64_t>(i % 37));
+      if (std::string(activation) == "relu") ref[i] = std::max(ref[i], 0.0);
+    }
+    EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5) << activation;
+  }
+}
+
 TEST(DotGeneral, IntegerAndBfloat16) {
   const DotSpec& s = kDots[3];
   HostTensor l = Random(DType::kI32, s.lhs, Rng(), -5, 5),

@@ -252,8 +252,9 @@ Expected<std::vector<HostTensor>> RunOp(const OpRun& op) {
   auto ctx = (*session)->NewRequest();
   if (!ctx.ok()) return ctx.status();
   std::vector<HostTensor> inputs = op.inputs;
-  for (size_t i = 0, bound = 0; i < inputs.size(); ++i)
-    if (!is_weight(i)) BRT_RETURN_IF_ERROR((*ctx)->Bind(bound++, inputs[i].view()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!is_weight(i))
+      BRT_RETURN_IF_ERROR((*ctx)->Bind("in" + std::to_string(i), inputs[i].view()));
   std::vector<HostTensor> outs;
   for (const TensorType& t : op.results) {
     std::vector<int64_t> shape;

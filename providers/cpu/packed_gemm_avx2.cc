@@ -1,0 +1,115 @@
+// PackedGemm (packed_gemm.h), built with -mavx2 -mfma.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "packed_gemm.h"
+
+namespace brt::cpu {
+namespace {
+
+constexpr int kRows = 6, kCols = 16;
+constexpr int64_t kDepth = 256;      // rows of a panel per pass: 16 KiB, kept in L1
+constexpr int64_t kBlockRows = 192;  // rows of `a` per pass over the panels: kept in L2
+
+// One tile: rows x 16 columns of c from `depth` steps of the panel. The first
+// pass of the depth writes (with the bias), later ones add; the last applies
+// relu.
+template <int rows>
+void Tile(const float* a, int64_t lda, const float* panel, int64_t depth, float* c, int64_t ldc,
+          int cols, bool first, const float* bias, bool relu) {
+  __m256 acc[rows][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < rows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < depth; ++k) {
+    const __m256 b0 = _mm256_loadu_ps(panel + k * kCols),
+                 b1 = _mm256_loadu_ps(panel + k * kCols + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; ++r) {
+      const __m256 x = _mm256_broadcast_ss(a + r * lda + k);
+      acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
+    }
+  }
+  alignas(32) float tmp[kCols];
+  // Unrolled, as the loops above, so that acc stays in registers.
+#pragma GCC unroll 6
+  for (int r = 0; r < rows; ++r) {
+    float* out = c + r * ldc;
+    __m256 lo = acc[r][0], hi = acc[r][1];
+    if (!first) {
+      if (cols == kCols) {
+        lo = _mm256_add_ps(lo, _mm256_loadu_ps(out)),
+        hi = _mm256_add_ps(hi, _mm256_loadu_ps(out + 8));
+      } else {
+        std::memset(tmp, 0, sizeof(tmp));
+        std::memcpy(tmp, out, cols * sizeof(float));
+        lo = _mm256_add_ps(lo, _mm256_load_ps(tmp)),
+        hi = _mm256_add_ps(hi, _mm256_load_ps(tmp + 8));
+      }
+    } else if (bias) {
+      std::memset(tmp, 0, sizeof(tmp));
+      std::memcpy(tmp, bias, cols * sizeof(float));
+      lo = _mm256_add_ps(lo, _mm256_load_ps(tmp)), hi = _mm256_add_ps(hi, _mm256_load_ps(tmp + 8));
+    }
+    if (relu) {
+      lo = _mm256_max_ps(lo, _mm256_setzero_ps()), hi = _mm256_max_ps(hi, _mm256_setzero_ps());
+    }
+    if (cols == kCols) {
+      _mm256_storeu_ps(out, lo), _mm256_storeu_ps(out + 8, hi);
+    } else {
+      _mm256_store_ps(tmp, lo), _mm256_store_ps(tmp + 8, hi);
+      std::memcpy(out, tmp, cols * sizeof(float));
+    }
+  }
+}
+
+using TileFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, int, bool,
+                        const float*, bool);
+constexpr TileFn kTiles[kRows + 1] = {nullptr,  &Tile<1>, &Tile<2>, &Tile<3>,
+                                      &Tile<4>, &Tile<5>, &Tile<6>};
+
+}  // namespace
+
+bool PackedGemmAvailable() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+PackedWeights PackWeights(const float* b, int64_t K, int64_t N, int64_t rsk, int64_t rsn) {
+  PackedWeights w;
+  w.K = K, w.N = N;
+  const int64_t panels = (N + kCols - 1) / kCols;
+  w.panels.assign(panels * K * kCols, 0.0f);
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < kCols && p * kCols + j < N; ++j)
+        w.panels[(p * K + k) * kCols + j] = b[k * rsk + (p * kCols + j) * rsn];
+  return w;
+}
+
+void PackedGemm(const float* a, int64_t lda, int64_t M, const PackedWeights& w, const float* bias,
+                bool relu, float* c, int64_t ldc) {
+  const int64_t K = w.K, N = w.N, panels = (N + kCols - 1) / kCols;
+  for (int64_t m0 = 0; m0 < M; m0 += kBlockRows) {
+    const int64_t block_rows = std::min(kBlockRows, M - m0);
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < panels; ++p) {
+      const int cols = static_cast<int>(std::min<int64_t>(kCols, N - p * kCols));
+      const float* panel = w.panels.data() + p * K * kCols;
+      for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
+        const int64_t depth = std::min(kDepth, K - k0);
+        const bool first = k0 == 0, last = k0 + depth == K;
+        for (int64_t r0 = 0; r0 < block_rows; r0 += kRows) {
+          const int rows = static_cast<int>(std::min<int64_t>(kRows, block_rows - r0));
+          kTiles[rows](a + (m0 + r0) * lda + k0, lda, panel + k0 * kCols, depth,
+                       c + (m0 + r0) * ldc + p * kCols, ldc, cols, first,
+                       bias ? bias + p * kCols : nullptr, relu && last);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace brt::cpu
