@@ -258,6 +258,7 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
           planned[o].last_use = std::max(planned[o].last_use, static_cast<int>(i));
     }
     core::KeepQueuedOperandsLive(d.ops, planned);
+    core::AliasReshapes(d.ops, planned);
     flatbuffers::Offset<fb::MemoryPlan> plan = 0;
     if (all_static) {
       core::MemoryPlanResult r =

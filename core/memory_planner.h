@@ -16,6 +16,7 @@ struct PlannedValue {
   int arena = -1;     // which arena (e.g. per device); -1: not planned
   int first_use = 0;  // op index that defines it
   int last_use = 0;   // last op index that reads it (>= first_use)
+  int alias_of = -1;  // >= 0: shares that (earlier) value's bytes instead of its own
 };
 
 struct MemoryPlanResult {
@@ -45,6 +46,24 @@ void KeepQueuedOperandsLive(const Ops& ops, std::vector<PlannedValue>& planned) 
           until = j;
     for (auto v : ops[i].operands)
       if (planned[v].arena >= 0) planned[v].last_use = std::max(planned[v].last_use, until);
+  }
+}
+
+// A reshape's result is its operand's bytes (row-major data reads the same
+// under either shape): where both are planned in one arena, the result
+// aliases the operand, which then stays live as long as the result, and the
+// reshape copies nothing (its kernels skip a copy onto itself). Call after
+// every liveness adjustment (KeepQueuedOperandsLive).
+template <typename Ops>
+void AliasReshapes(const Ops& ops, std::vector<PlannedValue>& planned) {
+  for (const auto& op : ops) {
+    if (op.kind != "reshape" || op.operands.size() != 1 || op.results.size() != 1) continue;
+    const auto from = op.operands[0], to = op.results[0];
+    if (planned[from].arena < 0 || planned[to].arena != planned[from].arena ||
+        planned[to].bytes != planned[from].bytes)
+      continue;
+    planned[to].alias_of =
+        planned[from].alias_of >= 0 ? planned[from].alias_of : static_cast<int>(from);
   }
 }
 

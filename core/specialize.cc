@@ -123,6 +123,7 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
         if (planned[v].arena >= 0) planned[v].last_use = static_cast<int>(i);
     }
     core::KeepQueuedOperandsLive(fs.ops, planned);
+    core::AliasReshapes(fs.ops, planned);
     core::MemoryPlanResult r =
         core::PlanMemory(planned, static_cast<int>(devices.size()), core::kArenaAlignment);
     for (size_t d = 0; d < devices.size(); ++d)
