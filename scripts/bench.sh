@@ -104,17 +104,18 @@ rm -f "$json"
 if python3 -c "import onnx, onnxruntime, iree.compiler, iree.runtime" 2>/dev/null; then
   out=bench/results/$(date -u +%Y-%m-%d)-peers-cpu.md
   table=$(mktemp)
-  PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py --runs 300 --markdown "$table" >/dev/null
-  versions=$(python3 -c "import importlib.metadata as m; print(f\"onnxruntime {m.version('onnxruntime')}, IREE {m.version('iree-base-compiler')}\")")
+  PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py --runs 100 --markdown "$table" >/dev/null
+  versions=$(python3 -c "import importlib.metadata as m; print(f\"onnxruntime {m.version('onnxruntime')}, IREE {m.version('iree-base-compiler')}, torch {m.version('torch')}\")")
   {
-    echo "# brt vs ONNX Runtime vs IREE on the CPU"
+    echo "# brt vs ONNX Runtime vs IREE (vs PyTorch) on the CPU"
     echo
     echo "- date: $(date -u +%Y-%m-%d)"
     echo "- commit: $(git rev-parse --short HEAD)"
     python3 bench/machine.py
     echo "- peers: $versions (IREE: llvm-cpu, host CPU)"
-    echo "- command: \`PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py --runs 300\`"
-    echo "- models: MLP 32x256 -> 512 -> 512 -> 10; CNN 8x32x32x3, two 3x3 conv+relu+maxpool, dense; transformer encoder block 2x64x256, 4 heads, exact GELU"
+    echo "- command: \`PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py --runs 100\`"
+    echo "- JAX models: MLP 32x256 -> 512 -> 512 -> 10; CNN 8x32x32x3, two 3x3 conv+relu+maxpool, dense; transformer encoder block 2x64x256, 4 heads, exact GELU"
+    echo "- PyTorch models: all-MiniLM-L6-v2 (real weights, sentence embeddings, batch 1 and 32 x sequence 128, rows of random length 64-128); torchvision ResNet-18 (random weights, batch 1 and 8, 224x224)"
     echo
     cat "$table"
   } >"$out"
