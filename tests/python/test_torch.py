@@ -7,8 +7,10 @@ import os
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torch_mlir")
+from conftest import require  # noqa: E402
+
+torch = require("torch")
+require("torch_mlir")
 import brt  # noqa: E402
 
 nn = torch.nn
@@ -120,7 +122,7 @@ def test_module_matches_pytorch_in_float64(name, tmp_path):
 
 
 def test_resnet18_with_random_weights(tmp_path):
-    torchvision = pytest.importorskip("torchvision")
+    torchvision = require("torchvision")
     torch.manual_seed(18)
     model = torchvision.models.resnet18()
     # Batch-norm statistics other than the initial 0 and 1, so folding them
