@@ -367,6 +367,12 @@ std::string ArgReduceDirection(mlir::Block& body, bool floats) {
         r = in(0) == 0;
       } else if (name == "stablehlo.select" && o.getNumOperands() == 3) {
         r = in(0) != 0 ? in(1) : in(2);
+      } else if ((name == "stablehlo.minimum" || name == "stablehlo.maximum") &&
+                 o.getNumOperands() == 2) {
+        const double x = in(0), y = in(1);
+        r = std::isnan(x) || std::isnan(y) ? std::numeric_limits<double>::quiet_NaN()
+            : name == "stablehlo.minimum"  ? std::min(x, y)
+                                           : std::max(x, y);
       } else if (name == "stablehlo.constant") {
         auto value = AttrOrPropertyOf<mlir::DenseElementsAttr>(&o, "value");
         if (!value || value.getNumElements() != 1) return false;
@@ -383,23 +389,28 @@ std::string ArgReduceDirection(mlir::Block& body, bool floats) {
     }
     return false;
   };
-  std::vector<double> values = {1, 2};
-  if (floats) values.push_back(std::numeric_limits<double>::quiet_NaN());
-  for (const char* dir : {"GT", "LT"}) {
-    bool all = true;
-    for (double a : values)
-      for (double b : values)
-        for (double ai : {0.0, 1.0})
-          for (double bi : {0.0, 1.0}) {
-            const bool better = dir[0] == 'G' ? a > b : a < b;
-            const bool pick_value = better || std::isnan(a);
-            const bool pick_index = pick_value || (a == b && ai < bi);
-            const double want_v = pick_value ? a : b, want_i = pick_index ? ai : bi;
-            double v = 0, i = 0;
-            all = all && run(a, ai, b, bi, &v, &i) && i == want_i &&
-                  (v == want_v || (std::isnan(v) && std::isnan(want_v)));
-          }
-    if (all) return dir;
+  // JAX's body picks a NaN, as PyTorch eager does; the body torch-mlir writes
+  // (compare GE, select) skips it. Both are taken -- probed with NaN first,
+  // then without -- and brt picks the NaN (docs/ops.md).
+  for (bool with_nan : {true, false}) {
+    std::vector<double> values = {1, 2};
+    if (floats && with_nan) values.push_back(std::numeric_limits<double>::quiet_NaN());
+    for (const char* dir : {"GT", "LT"}) {
+      bool all = true;
+      for (double a : values)
+        for (double b : values)
+          for (double ai : {0.0, 1.0})
+            for (double bi : {0.0, 1.0}) {
+              const bool better = dir[0] == 'G' ? a > b : a < b;
+              const bool pick_value = better || std::isnan(a);
+              const bool pick_index = pick_value || (a == b && ai < bi);
+              const double want_v = pick_value ? a : b, want_i = pick_index ? ai : bi;
+              double v = 0, i = 0;
+              all = all && run(a, ai, b, bi, &v, &i) && i == want_i &&
+                    (v == want_v || (std::isnan(v) && std::isnan(want_v)));
+            }
+      if (all) return dir;
+    }
   }
   return "";
 }

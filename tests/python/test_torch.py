@@ -67,6 +67,15 @@ class MaskedMeanPool(nn.Module):
         return F.normalize((hidden * m).sum(1) / m.sum(1).clamp(min=1e-9), p=2, dim=1)
 
 
+class Lambda(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
 def _randn(*shape):
     return torch.randn(*shape)
 
@@ -91,6 +100,11 @@ CASES = {
                                          (_randn(1, 8, 7, 7),)),
     "conv_transpose": lambda: (nn.ConvTranspose2d(4, 2, 3, stride=2), (_randn(1, 4, 5, 5),)),
     "lstm": lambda: (nn.LSTM(8, 8, batch_first=True), (_randn(2, 5, 8),)),
+    "cumsum": lambda: (Lambda(lambda x: torch.cumsum(x, 1)), (_randn(3, 9),)),
+    "masked_fill_softmax": lambda: (Lambda(lambda x, m: x.masked_fill(m, float("-inf")).softmax(-1)),
+                                    (_randn(3, 7), torch.rand(3, 7) > 0.5)),
+    "where_clamp": lambda: (Lambda(lambda x, m: torch.where(m, x.clamp(-0.5, 0.5), torch.zeros(7))),
+                            (_randn(3, 7), torch.rand(3, 7) > 0.5)),
 }
 
 
@@ -133,6 +147,18 @@ def test_resnet18_with_random_weights(tmp_path):
             m.running_var.uniform_(0.5, 2.0)
     out = check(model, (_randn(2, 3, 224, 224),), tmp_path / "resnet18.brtx", atol=1e-3)
     assert out.shape == (2, 1000)
+
+
+def test_argmax_and_argmin_match_pytorch_ties_included(tmp_path):
+    """torch-mlir writes them as a two-operand reduce with a body of its own
+    (compare GE, select, minimum of the indices on ties)."""
+    torch.manual_seed(3)
+    x = torch.round(_randn(6, 9) * 2) / 2  # halves: ties in most rows
+    module = Lambda(lambda x: (torch.argmax(x, -1), torch.argmin(x, 0, keepdim=True)))
+    path = brt.compile_torch(module.eval(), x, path=str(tmp_path / "arg.brtx"))
+    top, bottom = brt.Session(path).run(x.numpy())
+    np.testing.assert_array_equal(top, torch.argmax(x, -1).numpy())
+    np.testing.assert_array_equal(bottom, torch.argmin(x, 0, keepdim=True).numpy())
 
 
 def test_parameters_become_weights_and_arguments_keep_their_names(tmp_path):
