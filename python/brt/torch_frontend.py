@@ -10,7 +10,7 @@ def _torch_mlir():
     except ImportError as e:
         raise ImportError(
             "brt.compile_torch needs the torch-mlir package (pip install torch-mlir; "
-            "scripts/bootstrap.sh --torch installs it with the torch it was tested with)") from e
+            "scripts/bootstrap.sh installs it with the torch it was tested with)") from e
     return fx, ir, get_decomposition_table
 
 
@@ -76,6 +76,7 @@ def backend(graph_module, example_inputs):
     captures is compiled by brt for its example inputs' shapes and runs on
     the CPU; a graph brt cannot compile runs eagerly, with a one-line warning
     naming what it lacks. For inference: gradients do not flow through brt."""
+    import os
     import re
     import warnings
 
@@ -88,7 +89,13 @@ def backend(graph_module, example_inputs):
         with torch.no_grad():
             reference = graph_module(*example_inputs)
         outputs, spec = pytree.tree_flatten(reference)
-        session = _brt.Session(compile_torch(graph_module, *example_inputs))
+        if not all(isinstance(o, torch.Tensor) for o in outputs):
+            raise ValueError("the graph returns something other than tensors")
+        path = compile_torch(graph_module, *example_inputs)
+        try:
+            session = _brt.Session(path)  # the mapping outlives the file
+        finally:
+            os.unlink(path)
     except Exception as e:  # noqa: BLE001: whatever stops brt, eager still runs the graph
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         unsupported = re.search(r"unsupported op '[^']+'.*", first)
