@@ -325,6 +325,11 @@ class PyRequest {
 std::string FunctionForShapes(const brt::Session& s, const nb::args& inputs,
                               const nb::kwargs& named) {
   auto shape_of = [](nb::handle array) {
+    if (!nb::hasattr(array, "shape"))
+      throw nb::type_error(("an input is a " + nb::cast<std::string>(nb::str(array.type())) +
+                            ", not an array with a shape: the function to run is picked by the "
+                            "inputs' shapes")
+                               .c_str());
     std::vector<int64_t> shape;
     for (nb::handle d : nb::iter(array.attr("shape"))) shape.push_back(nb::cast<int64_t>(d));
     return shape;

@@ -203,6 +203,8 @@ def test_one_executable_serves_several_shapes_sharing_its_weights(tmp_path):
         np.testing.assert_allclose(out, float64_reference(module, (x,)), rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match=r"no function .* shapes \[2,16,64\].*main_4x16x64 \(\[4,16,64\]\)"):
         session.run(_randn(2, 16, 64).numpy())
+    with pytest.raises(TypeError, match=r"an input is a <class 'list'>, not an array with a shape"):
+        session.run([[1.0] * 64] * 16)
 
 
 def test_torch_compile_backend_runs_graphs_through_brt(monkeypatch):
