@@ -3,13 +3,12 @@
 // the CPU has no 16-bit primitive. Layouts are passed to oneDNN as strides, so
 // transposed operands need no copy. Primitives are created once in Prepare();
 // each request gets its own memory objects, stream and scratchpad.
-#include <cstdlib>
-#include <cstring>
 #include <numeric>
 #include <type_traits>
 
 #include "common/op_plans.h"
 #include "dnnl_kernel.h"
+#include "fused_blocks.h"
 #include "packed_gemm.h"
 
 namespace brt::cpu {
@@ -185,9 +184,7 @@ class NaiveDotKernel final : public CpuKernel {
 class PackedMatmulKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    const char* isa = std::getenv("BRT_CPU_ISA");  // "baseline": none of brt's AVX2 code
-    if (!PackedGemmAvailable() || (isa && std::strcmp(isa, "baseline") == 0))
-      throw UnsupportedError("no AVX2+FMA");
+    if (!UseAvx2()) throw UnsupportedError("no AVX2+FMA");
     const DotDims d = PlanDot(op);
     epilogue_ = PlanEpilogue(op, d);
     const void* weights = op.Constant(1);
@@ -453,10 +450,8 @@ class MaskableSoftmaxKernel final : public CpuKernel {
     if (!plan_.zero_masked_rows) return inner;
     return std::make_unique<Masked>(*this, std::move(inner));
   }
-  void Run(void* const* b) override {
-    k_.Run(b);
-    if (plan_.zero_masked_rows) ZeroMaskedLines(b[0], b[1]);
-  }
+  // Only without zero_masked_rows: CreateInstance gives every masked kernel an instance.
+  void Run(void* const* b) override { k_.Run(b); }
 
  private:
   void ZeroMaskedLines(const void* in, void* out) const {

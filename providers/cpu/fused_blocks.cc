@@ -1,5 +1,6 @@
 // fused_blocks.inc for the baseline ISA, and the choice between it and the
-// AVX2 set (fused_blocks_avx2.cc) by what the CPU has.
+// AVX2 set (fused_blocks_avx2.cc) by what the CPU has, which the packed GEMM
+// follows too.
 #include <cstdlib>
 #include <cstring>
 
@@ -15,16 +16,24 @@ const FusedBlockSet& Blocks();
 }
 #endif
 
-const FusedBlockSet& FusedBlocks() {
-  static const FusedBlockSet& kChosen = []() -> const FusedBlockSet& {
-    const char* isa = std::getenv("BRT_CPU_ISA");
-    if (isa && std::strcmp(isa, "baseline") == 0) return baseline::Blocks();
+bool UseAvx2() {
+  static const bool kUse = [] {
 #ifdef BRT_CPU_HAVE_AVX2_BLOCKS
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return avx2::Blocks();
+    const char* isa = std::getenv("BRT_CPU_ISA");
+    return !(isa && std::strcmp(isa, "baseline") == 0) && __builtin_cpu_supports("avx2") &&
+           __builtin_cpu_supports("fma");
+#else
+    return false;
 #endif
-    return baseline::Blocks();
   }();
-  return kChosen;
+  return kUse;
+}
+
+const FusedBlockSet& FusedBlocks() {
+#ifdef BRT_CPU_HAVE_AVX2_BLOCKS
+  if (UseAvx2()) return avx2::Blocks();
+#endif
+  return baseline::Blocks();
 }
 
 }  // namespace brt::cpu

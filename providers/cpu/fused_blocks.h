@@ -28,8 +28,12 @@ struct FusedBlockSet {
   StoreFn (*store)(int32_t dtype);  // f32, f16, bf16; nullptr otherwise
 };
 
-// The set for this CPU: AVX2+FMA where the CPU has both, unless the
-// environment says BRT_CPU_ISA=baseline (to compare, or to test both).
+// Whether brt's own AVX2+FMA code runs: built for x86-64, the CPU has both,
+// and the environment does not say BRT_CPU_ISA=baseline (to compare, or to
+// test both). Read once.
+bool UseAvx2();
+
+// The set for this CPU: AVX2+FMA where UseAvx2(), else the baseline one.
 const FusedBlockSet& FusedBlocks();
 
 }  // namespace brt::cpu

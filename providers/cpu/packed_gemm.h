@@ -1,4 +1,5 @@
-// brt's own f32 GEMM for AVX2+FMA CPUs, for matmuls by constant weights:
+// brt's own f32 GEMM for AVX2+FMA CPUs (built with fused_blocks_avx2.cc; run
+// where UseAvx2()), for matmuls by constant weights:
 // the weights are packed once, at prepare, into panels of 16 columns, and a
 // 6x16 register-blocked kernel runs over them (oneDNN 3.2's AVX2 matmul is
 // an unpacked gemm:jit, about 1.4x slower on BERT-sized matmuls).
@@ -15,9 +16,6 @@ struct PackedWeights {
   int64_t K = 0, N = 0;
   std::vector<float> panels;
 };
-
-// Whether this CPU runs PackedGemm.
-bool PackedGemmAvailable();
 
 PackedWeights PackWeights(const float* b, int64_t K, int64_t N, int64_t rsk, int64_t rsn);
 

@@ -73,10 +73,6 @@ constexpr TileFn kTiles[kRows + 1] = {nullptr,  &Tile<1>, &Tile<2>, &Tile<3>,
 
 }  // namespace
 
-bool PackedGemmAvailable() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
 PackedWeights PackWeights(const float* b, int64_t K, int64_t N, int64_t rsk, int64_t rsn) {
   PackedWeights w;
   w.K = K, w.N = N;
