@@ -319,8 +319,9 @@ bool Importer::ImportStaticForm(Operation& op, llvm::ArrayRef<Value> operands,
   for (const mlir::NamedAttribute& na : params)  // hints the static form has no use for
     if (!na.getName().getValue().starts_with("known_")) kept.push_back(na);
   llvm::StringRef kind = op.getName().getStringRef().split('.').second;
+  kind.consume_front("dynamic_");
   map[op.getResult(0)] =
-      Emit(op.getLoc(), op.getResult(0).getType(), kind.drop_front(8), operands.drop_back(), kept);
+      Emit(op.getLoc(), op.getResult(0).getType(), kind, operands.drop_back(), kept);
   return true;
 }
 
@@ -736,8 +737,7 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
   if (kind == "constant" && op.getNumResults() == 1) {
     // A splat (torch-mlir writes them at full size: 25 MB of 0.5 for a
     // GELU at batch 32) is a scalar broadcast, which fusion folds in.
-    auto value = mlir::dyn_cast_or_null<mlir::DenseElementsAttr>(
-        mlir::DictionaryAttr::get(op.getContext(), params).get("value"));
+    auto value = AttrOrPropertyOf<mlir::DenseElementsAttr>(&op, "value");
     if (value && value.isSplat() && value.getNumElements() > 1) {
       auto scalar = mlir::RankedTensorType::get({}, value.getElementType());
       Value one = Emit(op.getLoc(), scalar, "constant", {},

@@ -317,8 +317,6 @@ class PyRequest {
   std::unique_ptr<brt::RequestContext> ctx_;
 };
 
-}  // namespace
-
 // The function of `s` whose inputs have the shapes of the arrays given
 // (positional in input order, or by name): how an executable holding one
 // model compiled for several input shapes is run without naming one.
@@ -340,21 +338,29 @@ std::string FunctionForShapes(const brt::Session& s, const nb::args& inputs,
       if (dims[i].is_static() && dims[i].size != shape[i]) return false;
     return true;
   };
+  std::vector<std::vector<int64_t>> positional;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> by_name;
+  std::string given;
+  for (nb::handle a : inputs) {
+    positional.push_back(shape_of(a));
+    given += (given.empty() ? "" : ", ") + brt::FormatShape(positional.back());
+  }
+  for (auto [key, value] : named) {
+    by_name.emplace_back(nb::cast<std::string>(key), shape_of(value));
+    given += (given.empty() ? "" : ", ") + by_name.back().first + "=" +
+             brt::FormatShape(by_name.back().second);
+  }
   std::vector<std::string> matches;
-  std::string given, offered;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    given += (given.empty() ? "" : ", ") + brt::FormatShape(shape_of(inputs[i]));
-  for (auto [key, value] : named)
-    given += (given.empty() ? "" : ", ") + nb::cast<std::string>(key) + "=" +
-             brt::FormatShape(shape_of(value));
+  std::string offered;
   for (const brt::FunctionInfo& f : s.functions()) {
-    bool ok = inputs.size() <= f.input_indices.size();
+    bool ok = positional.size() <= f.input_indices.size();
     std::string shapes;
     for (size_t i = 0; i < f.input_indices.size(); ++i) {
       const brt::ArgumentInfo& a = f.arguments[f.input_indices[i]];
       shapes += (shapes.empty() ? "" : ", ") + brt::FormatDims(a.shape);
-      if (ok && i < inputs.size()) ok = fits(a.shape, shape_of(inputs[i]));
-      if (ok && named.contains(a.name.c_str())) ok = fits(a.shape, shape_of(named[a.name.c_str()]));
+      if (ok && i < positional.size()) ok = fits(a.shape, positional[i]);
+      for (const auto& [name, shape] : by_name)
+        if (ok && name == a.name) ok = fits(a.shape, shape);
     }
     offered += "; " + f.name + " (" + shapes + ")";
     if (ok) matches.push_back(f.name);
@@ -366,6 +372,8 @@ std::string FunctionForShapes(const brt::Session& s, const nb::args& inputs,
                          given + ": pass function=NAME. It has" + offered)
                             .c_str());
 }
+
+}  // namespace
 
 NB_MODULE(_brt, m) {
   m.doc() = "brt runtime: sessions, request contexts and zero-copy tensor binding";
