@@ -101,7 +101,7 @@ template <typename T>
 constexpr bool kIs16BitFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 // A unary op on a CPU compute type: the registry's expression, except exp,
-// log, tanh and logistic on floats, which are vector_math.h's, so that loops
+// log, tanh, logistic and erf on floats, which are vector_math.h's, so that loops
 // over them vectorize. Fused and unfused ops compute the same values.
 template <Unary OP, typename C>
 inline C CpuUnary(C x) {
@@ -110,6 +110,7 @@ inline C CpuUnary(C x) {
     if constexpr (OP == Unary::kLog) return vmath::Log(x);
     if constexpr (OP == Unary::kTanh) return vmath::Tanh(x);
     if constexpr (OP == Unary::kLogistic) return vmath::Logistic(x);
+    if constexpr (OP == Unary::kErf) return vmath::Erf(x);
   }
   return ApplyUnary<OP, C>(x);
 }

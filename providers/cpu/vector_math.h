@@ -1,4 +1,4 @@
-// f32 exp, log, tanh and logistic written without calls or branches, so that
+// f32 exp, log, tanh, logistic and erf written without calls or branches, so that
 // loops over them vectorize: libm's are calls, one element at a time, and
 // were most of a train step's elementwise time. exp and log are Cephes'
 // range reductions and polynomials, and tanh is Cephes' too (from exp above
@@ -117,6 +117,27 @@ inline float Tanh(float x) {
 inline float Logistic(float x) {
   const float e = Exp(x < 0.0f ? x : -x);
   return (x < 0.0f ? e : 1.0f) / (1.0f + e);
+}
+
+// XLA's f32 erf (ErfImpl32, which torch-mlir also writes out op by op): a
+// rational function of x^2 times x on [-4, 4], clamped to [-1, 1]. x times
+// p/q, not x*p over q, so that subnormal x keep their precision.
+inline float Erf(float x) {
+  const float c = std::min(std::max(x, -4.0f), 4.0f);  // NaN stays NaN
+  const float z = c * c;
+  float p = -2.72614225801306e-10f;
+  p = p * z + 2.77068142495902e-08f;
+  p = p * z - 2.10102402082508e-06f;
+  p = p * z - 5.69250639462346e-05f;
+  p = p * z - 7.34990630326855e-04f;
+  p = p * z - 2.95459980854025e-03f;
+  p = p * z - 1.60960333262415e-02f;
+  float q = -1.45660718464996e-05f;
+  q = q * z - 2.13374055278905e-04f;
+  q = q * z - 1.68282697438203e-03f;
+  q = q * z - 7.37332916720468e-03f;
+  q = q * z - 1.42647390514189e-02f;
+  return std::min(std::max(c * (p / q), -1.0f), 1.0f);
 }
 
 }  // namespace brt::cpu::vmath
