@@ -20,6 +20,7 @@ struct OneOp {
   std::vector<std::pair<DType, Shape>> inputs;
   std::pair<DType, Shape> result;
   std::vector<Attribute> attrs;
+  size_t weights = 0;  // the last `weights` inputs are program constants (f32)
 };
 
 std::vector<brt::Dim> Dims(const Shape& s) { return {s.begin(), s.end()}; }
@@ -29,18 +30,31 @@ void RunOneOp(benchmark::State& state, const OneOp& op, double work_per_run, con
   brt::ExecutableBuilder b("kernel-bench");
   brt::FunctionBuilder& f = b.AddFunction("op");
   std::vector<brt::ValueId> args;
-  for (size_t i = 0; i < op.inputs.size(); ++i)
+  std::mt19937 rng(11);
+  const size_t bound = op.inputs.size() - op.weights;
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    if (i < bound) {
+      args.push_back(f.Input(name, op.inputs[i].first, Dims(op.inputs[i].second)));
+      continue;
+    }
+    int64_t count = 1;
+    for (int64_t d : op.inputs[i].second) count *= d;
+    std::vector<float> values(count);
+    std::uniform_real_distribution<float> d(-1, 1);
+    for (float& v : values) v = d(rng);
     args.push_back(
-        f.Input("in" + std::to_string(i), op.inputs[i].first, Dims(op.inputs[i].second)));
+        f.Weight(name, DType::kF32, op.inputs[i].second,
+                 {reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(float)}));
+  }
   f.Output("out", f.Op(op.kind, args, {{op.result.first, Dims(op.result.second)}}, op.attrs)[0]);
   auto bytes = b.Serialize();
   if (!bytes.ok()) return state.SkipWithError(bytes.status().ToString().c_str());
   auto session = brt::Session::LoadMemory(*bytes);
   if (!session.ok()) return state.SkipWithError(session.status().ToString().c_str());
   auto ctx = std::move((*session)->NewRequest().value());
-  std::mt19937 rng(11);
   std::vector<brt::Tensor> inputs;
-  for (size_t i = 0; i < op.inputs.size(); ++i) {
+  for (size_t i = 0; i < bound; ++i) {
     auto t = brt::Tensor::Allocate(op.inputs[i].first, op.inputs[i].second);
     if (op.inputs[i].first == DType::kF32) {
       std::uniform_real_distribution<float> d(-1, 1);
@@ -74,6 +88,19 @@ void BM_Matmul(benchmark::State& state) {
             {DType::kF32, {n, n}},
             DotAttrs({}, {}, {1}, {0})},
            2.0 * n * n * n, "FLOP/s");
+}
+
+// Activations [m, k] by constant weights [k, n], as in a BERT layer (brt's
+// packed GEMM on AVX2).
+void BM_MatmulByWeights(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  RunOneOp(state,
+           {"dot_general",
+            {{DType::kF32, {m, k}}, {DType::kF32, {k, n}}},
+            {DType::kF32, {m, n}},
+            DotAttrs({}, {}, {1}, {0}),
+            /*weights=*/1},
+           2.0 * m * n * k, "FLOP/s");
 }
 
 // Attention scores: [batch*heads, seq, 64] x [batch*heads, seq, 64]^T.
@@ -122,6 +149,17 @@ void BM_ReduceRows(benchmark::State& state) {
             {DType::kF32, {rows}},
             {{"dimensions", Shape{1}}, {"reducer", "add"}}},
            4.0 * rows * cols, "bytes/s");
+}
+
+// Mean pooling's sum over the sequence: [batch, seq, hidden] over seq.
+void BM_ReduceMiddle(benchmark::State& state) {
+  const int64_t b = state.range(0), s = state.range(1), h = state.range(2);
+  RunOneOp(state,
+           {"reduce",
+            {{DType::kF32, {b, s, h}}, {DType::kF32, {}}},
+            {DType::kF32, {b, h}},
+            {{"dimensions", Shape{1}}, {"reducer", "add"}}},
+           4.0 * b * s * h, "bytes/s");
 }
 
 void BM_Transpose(benchmark::State& state) {
@@ -175,11 +213,18 @@ void BM_Conv3x3(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Matmul)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MatmulByWeights)
+    ->Args({128, 384, 1536})
+    ->Args({4096, 384, 384})
+    ->Args({4096, 384, 1536})
+    ->Args({4096, 1536, 384})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionScores)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Softmax)->Args({32, 10})->Args({4096, 512})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LayerNorm)->Args({128, 256})->Args({4096, 1024})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Add)->Args({16, 64})->Args({4096, 1024})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ReduceRows)->Args({4096, 1024})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ReduceMiddle)->Args({32, 128, 384})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Transpose)->Arg(512)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GatherRows)->Arg(4096)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Conv3x3)->Arg(32)->Unit(benchmark::kMicrosecond);
