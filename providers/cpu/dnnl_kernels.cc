@@ -180,7 +180,7 @@ class NaiveDotKernel final : public CpuKernel {
 
 #ifdef BRT_CPU_HAVE_AVX2_BLOCKS
 // f32 [M, K] x constant [K, N] without batch dims, rows of K contiguous,
-// bias and relu at most: brt's packed-weight GEMM (packed_gemm.h).
+// any epilogue: brt's packed-weight GEMM (packed_gemm.h).
 class PackedMatmulKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
@@ -191,7 +191,6 @@ class PackedMatmulKernel final : public CpuKernel {
     int64_t lsm, lsk, rsk, rsn;
     if (op.out[0].dtype != BRT_DTYPE_F32 || op.in[0].dtype != BRT_DTYPE_F32 ||
         op.in[1].dtype != BRT_DTYPE_F32 || d.B != 1 || !weights || d.M * d.N * d.K == 0 ||
-        (epilogue_.activation != Activation::kNone && epilogue_.activation != Activation::kRelu) ||
         !GroupStride(op.in[0], d.lf, &lsm) || !GroupStride(op.in[0], d.lc, &lsk) || lsk != 1 ||
         !GroupStride(op.in[1], d.rc, &rsk) || !GroupStride(op.in[1], d.rf, &rsn))
       throw UnsupportedError("not a packed-weight matmul");
@@ -200,9 +199,8 @@ class PackedMatmulKernel final : public CpuKernel {
   }
   void Run(void* const* b) override {
     PackedGemm(static_cast<const float*>(b[0]), lda_, M_, weights_,
-               epilogue_.bias ? static_cast<const float*>(b[2]) : nullptr,
-               epilogue_.activation == Activation::kRelu, static_cast<float*>(b[epilogue_.result]),
-               weights_.N);
+               epilogue_.bias ? static_cast<const float*>(b[2]) : nullptr, epilogue_.activation,
+               static_cast<float*>(b[epilogue_.result]), weights_.N);
   }
 
  private:

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/scalar_ops.h"
+
 namespace brt::cpu {
 
 // Weights w(k, n) = b[k * rsk + n * rsn], k < K, n < N, as panels of 16
@@ -19,9 +21,10 @@ struct PackedWeights {
 
 PackedWeights PackWeights(const float* b, int64_t K, int64_t N, int64_t rsk, int64_t rsn);
 
-// c[m * ldc + n] = sum_k a[m * lda + k] * w(k, n), plus bias[n] when given,
-// then max(., 0) with relu; rows m < M, over OpenMP's threads.
+// c[m * ldc + n] = activation(sum_k a[m * lda + k] * w(k, n) + bias[n]),
+// bias when given; rows m < M, over OpenMP's threads. tanh and GELU are
+// vector_math.h's, applied to each tile while it is in L1.
 void PackedGemm(const float* a, int64_t lda, int64_t M, const PackedWeights& w, const float* bias,
-                bool relu, float* c, int64_t ldc);
+                ops::Activation activation, float* c, int64_t ldc);
 
 }  // namespace brt::cpu

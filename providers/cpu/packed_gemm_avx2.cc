@@ -6,9 +6,12 @@
 #include <cstring>
 
 #include "packed_gemm.h"
+#include "vector_math.h"
 
 namespace brt::cpu {
 namespace {
+
+using ops::Activation;
 
 constexpr int kRows = 6, kCols = 16;
 constexpr int64_t kDepth = 256;      // rows of a panel per pass: 16 KiB, kept in L1
@@ -16,7 +19,7 @@ constexpr int64_t kBlockRows = 192;  // rows of `a` per pass over the panels: ke
 
 // One tile: rows x 16 columns of c from `depth` steps of the panel. The first
 // pass of the depth writes (with the bias), later ones add; the last applies
-// relu.
+// relu (max(0, x) keeps NaN, as maximum does).
 template <int rows>
 void Tile(const float* a, int64_t lda, const float* panel, int64_t depth, float* c, int64_t ldc,
           int cols, bool first, const float* bias, bool relu) {
@@ -55,13 +58,27 @@ void Tile(const float* a, int64_t lda, const float* panel, int64_t depth, float*
       lo = _mm256_add_ps(lo, _mm256_load_ps(tmp)), hi = _mm256_add_ps(hi, _mm256_load_ps(tmp + 8));
     }
     if (relu) {
-      lo = _mm256_max_ps(lo, _mm256_setzero_ps()), hi = _mm256_max_ps(hi, _mm256_setzero_ps());
+      lo = _mm256_max_ps(_mm256_setzero_ps(), lo), hi = _mm256_max_ps(_mm256_setzero_ps(), hi);
     }
     if (cols == kCols) {
       _mm256_storeu_ps(out, lo), _mm256_storeu_ps(out + 8, hi);
     } else {
       _mm256_store_ps(tmp, lo), _mm256_store_ps(tmp + 8, hi);
       std::memcpy(out, tmp, cols * sizeof(float));
+    }
+  }
+}
+
+// tanh or GELU over a finished tile (rows x cols of c), still in L1; the
+// loops vectorize over vector_math.h's functions.
+void ActivateTile(Activation activation, float* c, int64_t ldc, int rows, int cols) {
+  for (int r = 0; r < rows; ++r) {
+    float* out = c + r * ldc;
+    if (activation == Activation::kGelu) {
+      for (int j = 0; j < cols; ++j)
+        out[j] = 0.5f * out[j] * (1.0f + vmath::Erf(out[j] * 0.70710678118654752f));
+    } else {
+      for (int j = 0; j < cols; ++j) out[j] = vmath::Tanh(out[j]);
     }
   }
 }
@@ -86,7 +103,9 @@ PackedWeights PackWeights(const float* b, int64_t K, int64_t N, int64_t rsk, int
 }
 
 void PackedGemm(const float* a, int64_t lda, int64_t M, const PackedWeights& w, const float* bias,
-                bool relu, float* c, int64_t ldc) {
+                Activation activation, float* c, int64_t ldc) {
+  const bool relu = activation == Activation::kRelu,
+             in_l1 = activation == Activation::kGelu || activation == Activation::kTanh;
   const int64_t K = w.K, N = w.N, panels = (N + kCols - 1) / kCols;
   for (int64_t m0 = 0; m0 < M; m0 += kBlockRows) {
     const int64_t block_rows = std::min(kBlockRows, M - m0);
@@ -99,9 +118,10 @@ void PackedGemm(const float* a, int64_t lda, int64_t M, const PackedWeights& w, 
         const bool first = k0 == 0, last = k0 + depth == K;
         for (int64_t r0 = 0; r0 < block_rows; r0 += kRows) {
           const int rows = static_cast<int>(std::min<int64_t>(kRows, block_rows - r0));
-          kTiles[rows](a + (m0 + r0) * lda + k0, lda, panel + k0 * kCols, depth,
-                       c + (m0 + r0) * ldc + p * kCols, ldc, cols, first,
-                       bias ? bias + p * kCols : nullptr, relu && last);
+          float* tile = c + (m0 + r0) * ldc + p * kCols;
+          kTiles[rows](a + (m0 + r0) * lda + k0, lda, panel + k0 * kCols, depth, tile, ldc, cols,
+                       first, bias ? bias + p * kCols : nullptr, relu && last);
+          if (in_l1 && last) ActivateTile(activation, tile, ldc, rows, cols);
         }
       }
     }
