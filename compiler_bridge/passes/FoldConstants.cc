@@ -1,14 +1,17 @@
 // brt-fold-constants: ops whose operands are all constants and whose results
 // are small are evaluated at compile time -- by the runtime itself (a one-op
 // executable run on the CPU provider), so the compiler has no second
-// implementation of any op's semantics.
+// implementation of any op's semantics. An elementwise op of broadcast
+// scalars is evaluated on the scalars and its result broadcast.
 #include "BrtDialect.h"
+#include "OpKinds.h"
 #include "RuntimeTypes.h"
 #include "brt/builder.h"
 #include "brt/session.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "passes/Passes.h"
+#include "passes/Patterns.h"
 
 namespace brt::bridge {
 
@@ -82,10 +85,66 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
     return folded;
   }
 
+  // The rank-0 constant `v` holds in every element (a broadcast scalar, or a
+  // splat constant), or null.
+  static mlir::Value ScalarSource(mlir::Value v, mlir::OpBuilder& b) {
+    if (KernelOp broadcast = Kernel(v, "broadcast_in_dim")) {
+      KernelOp c = Kernel(broadcast.getInputs()[0], "constant");
+      return c && TypeOf(c.getResult(0)).getRank() == 0 ? c.getResult(0) : nullptr;
+    }
+    KernelOp c = Kernel(v, "constant");
+    auto value = c ? c.getParams().getAs<mlir::DenseElementsAttr>("value") : nullptr;
+    if (!value || !value.isSplat()) return nullptr;
+    if (TypeOf(v).getRank() == 0) return v;
+    auto scalar = mlir::RankedTensorType::get({}, TypeOf(v).getElementType());
+    return KernelOp::create(
+               b, c.getLoc(), mlir::TypeRange{scalar}, b.getStringAttr("constant"),
+               mlir::ValueRange{},
+               b.getDictionaryAttr({b.getNamedAttr("value", value.resizeSplat(scalar))}))
+        .getResult(0);
+  }
+
+  // rsqrt(broadcast(2.0)) -> broadcast(0.707...): the scalar op is folded
+  // and the result broadcast again, which keeps it a scalar for fusion.
+  static void FoldOnScalars(KernelOp k) {
+    if (!IsElementwise(FindKind(k.getKind())) || k.getNumResults() != 1 ||
+        TypeOf(k.getResult(0)).getRank() == 0 ||
+        !llvm::any_of(k.getInputs(), [](mlir::Value v) { return Kernel(v, "broadcast_in_dim"); }))
+      return;
+    mlir::OpBuilder b(k);
+    llvm::SmallVector<mlir::Value> scalars;
+    for (mlir::Value v : k.getInputs()) {
+      mlir::Value s = ScalarSource(v, b);
+      if (!s) return;
+      scalars.push_back(s);
+    }
+    const auto type = TypeOf(k.getResult(0));
+    auto scalar = KernelOp::create(
+        b, k.getLoc(), mlir::TypeRange{mlir::RankedTensorType::get({}, type.getElementType())},
+        k.getKindAttr(), scalars, k.getParams());
+    auto folded = Evaluate(scalar);
+    if (!folded) return scalar->erase();
+    auto c = KernelOp::create(b, k.getLoc(), mlir::TypeRange{scalar.getResult(0).getType()},
+                              b.getStringAttr("constant"), mlir::ValueRange{},
+                              b.getDictionaryAttr({b.getNamedAttr("value", (*folded)[0])}));
+    scalar->erase();
+    auto broadcast = KernelOp::create(
+        b, k.getLoc(), mlir::TypeRange{type}, b.getStringAttr("broadcast_in_dim"),
+        mlir::ValueRange{c.getResult(0)},
+        b.getDictionaryAttr({b.getNamedAttr("broadcast_dimensions", b.getDenseI64ArrayAttr({}))}));
+    k.getResult(0).replaceAllUsesWith(broadcast.getResult(0));
+    k->erase();
+  }
+
   void runOnOperation() override {
     llvm::SmallVector<KernelOp> ops;
     getOperation().walk([&](KernelOp k) { ops.push_back(k); });
     for (KernelOp k : ops) {
+      if (k.getKind() != "constant" &&
+          !llvm::all_of(k.getInputs(), [](mlir::Value v) { return Kernel(v, "constant"); })) {
+        FoldOnScalars(k);
+        continue;
+      }
       // Broadcasts stay: a broadcast scalar is cheaper than the constant tensor
       // it would fold into, and fusion reads the scalar as an immediate.
       if (k.getKind() == "constant" || k.getKind() == "brt.copy" ||
