@@ -2,7 +2,10 @@
 // torch-mlir's decompositions leave them (addmm's `* 1.0` on the product and
 // the bias, reshapes to the same shape, transposes that undo each other,
 // unit dims added before a broadcast), so the fusion passes see the patterns
-// they match.
+// they match. XLA's erf approximation, which torch-mlir writes out op by op
+// (about 30 ops), becomes the erf op it computes.
+#include <array>
+
 #include "BrtDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "passes/Passes.h"
@@ -28,6 +31,120 @@ void Reread(KernelOp k, mlir::Value operand, llvm::StringRef name, llvm::ArrayRe
   params.set(name, b.getDenseI64ArrayAttr(values));
   k.setParamsAttr(params.getDictionary(b.getContext()));
   k->setOperand(0, operand);
+}
+
+// The other operand of binary `k` when one of them is `v`, or null.
+mlir::Value OtherOperand(KernelOp k, mlir::Value v) {
+  if (!k || k.getInputs().size() != 2) return nullptr;
+  if (k.getInputs()[0] == v) return k.getInputs()[1];
+  return k.getInputs()[1] == v ? k.getInputs()[0] : nullptr;
+}
+
+// The coefficients, leading first, of a polynomial in `x` written the
+// Horner way: ((c0 * x + c1) * x + c2) ... + cn, operands in either order.
+llvm::SmallVector<double> HornerCoefficients(mlir::Value v, mlir::Value x) {
+  llvm::SmallVector<double> reversed;
+  for (;;) {
+    KernelOp add = Kernel(v, "add");
+    if (!add) return {};
+    std::optional<double> c = ScalarConstant(add.getInputs()[1]);
+    mlir::Value product = add.getInputs()[0];
+    if (!c) c = ScalarConstant(add.getInputs()[0]), product = add.getInputs()[1];
+    if (!c) return {};
+    reversed.push_back(*c);
+    mlir::Value rest = OtherOperand(Kernel(product, "multiply"), x);
+    if (!rest) return {};
+    if (std::optional<double> lead = ScalarConstant(rest)) {
+      reversed.push_back(*lead);
+      return llvm::SmallVector<double>(llvm::reverse(reversed));
+    }
+    v = rest;
+  }
+}
+
+bool Near(llvm::ArrayRef<double> got, llvm::ArrayRef<double> want) {
+  if (got.size() != want.size()) return false;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (std::abs(got[i] - want[i]) > 1e-6 * std::abs(want[i])) return false;
+  return true;
+}
+
+// XLA's f32 erf (ErfImpl32), as chlo-to-stablehlo writes it:
+//   c = clamp(-4, x, 4); z = c * c
+//   clamp(-1, c * P(z) / Q(z), 1)
+// with P, Q these coefficients. Returns x, or null.
+mlir::Value ErfArgument(KernelOp k) {
+  static constexpr std::array<double, 7> kP = {
+      -2.72614225801306e-10, 2.77068142495902e-08,  -2.10102402082508e-06, -5.69250639462346e-05,
+      -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02};
+  static constexpr std::array<double, 5> kQ = {-1.45660718464996e-05, -2.13374055278905e-04,
+                                               -1.68282697438203e-03, -7.37332916720468e-03,
+                                               -1.42647390514189e-02};
+  if (k.getKind() != "clamp" || ScalarConstant(k.getInputs()[0]) != -1.0 ||
+      ScalarConstant(k.getInputs()[2]) != 1.0)
+    return nullptr;
+  KernelOp ratio = Kernel(k.getInputs()[1], "divide");
+  KernelOp numerator = ratio ? Kernel(ratio.getInputs()[0], "multiply") : KernelOp();
+  if (!numerator) return nullptr;
+  for (int side = 0; side < 2; ++side) {
+    KernelOp clamped = Kernel(numerator.getInputs()[side], "clamp");
+    if (!clamped || ScalarConstant(clamped.getInputs()[0]) != -4.0 ||
+        ScalarConstant(clamped.getInputs()[2]) != 4.0)
+      continue;
+    const mlir::Value c = clamped.getResult(0);
+    // z = c * c is one of c's users.
+    for (mlir::Operation* user : c.getUsers()) {
+      auto z = mlir::dyn_cast<KernelOp>(user);
+      if (!z || z.getKind() != "multiply" || z.getInputs()[0] != c || z.getInputs()[1] != c)
+        continue;
+      if (Near(HornerCoefficients(numerator.getInputs()[1 - side], z.getResult(0)), kP) &&
+          Near(HornerCoefficients(ratio.getInputs()[1], z.getResult(0)), kQ))
+        return clamped.getInputs()[1];
+    }
+  }
+  return nullptr;
+}
+
+// dot_general over batch dims along which the rhs is only broadcast (torch's
+// bmm of a weight expanded to the batch: [b, m, k] x broadcast([k, n])) is
+// one matmul of the unbroadcast rhs by the lhs rows; the result has the same
+// layout when the lhs batch dims lead. Returns the unbatched op, or null.
+KernelOp UnbroadcastDot(KernelOp k) {
+  KernelOp broadcast = Kernel(k.getInputs()[1], "broadcast_in_dim");
+  if (!broadcast) return nullptr;
+  auto get = [&](llvm::StringRef name) {
+    auto a = k.getParams().getAs<mlir::DenseI64ArrayAttr>(name);
+    return a ? a.asArrayRef() : llvm::ArrayRef<int64_t>();
+  };
+  auto dims = broadcast.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions");
+  const llvm::ArrayRef<int64_t> lb = get("lhs_batching_dimensions"),
+                                rb = get("rhs_batching_dimensions"),
+                                rc = get("rhs_contracting_dimensions");
+  if (!dims || lb.empty() || !IsIdentity(lb)) return nullptr;
+  const mlir::Value source = broadcast.getInputs()[0];
+  const auto source_shape = TypeOf(source).getShape(), shape = TypeOf(k.getInputs()[1]).getShape();
+  llvm::SmallVector<int64_t> contracting;
+  int64_t last_free = -1;
+  for (auto [j, d] : llvm::enumerate(dims.asArrayRef())) {
+    if (llvm::is_contained(rb, d) || source_shape[j] != shape[d]) return nullptr;
+    if (!llvm::is_contained(rc, d)) {
+      if (d < last_free) return nullptr;  // free dims would change order
+      last_free = d;
+    }
+  }
+  for (int64_t d : rc) {
+    const auto* it = llvm::find(dims.asArrayRef(), d);
+    if (it == dims.asArrayRef().end()) return nullptr;
+    contracting.push_back(it - dims.asArrayRef().begin());
+  }
+  mlir::OpBuilder b(k);
+  mlir::NamedAttrList params(k.getParams());
+  params.set("lhs_batching_dimensions", b.getDenseI64ArrayAttr({}));
+  params.set("rhs_batching_dimensions", b.getDenseI64ArrayAttr({}));
+  params.set("rhs_contracting_dimensions", b.getDenseI64ArrayAttr(contracting));
+  return KernelOp::create(b, k.getLoc(), k->getResultTypes(), k.getKindAttr(),
+                          mlir::ValueRange{k.getInputs()[0], source},
+                          params.getDictionary(b.getContext()));
 }
 
 // What `k` can be replaced by, or null. May instead rewrite `k` in place
@@ -83,6 +200,19 @@ mlir::Value Simplified(KernelOp k, bool& changed) {
     Reread(k, inner.getInputs()[0], "permutation", composed);
     changed = true;
     return IsIdentity(composed) ? inner.getInputs()[0] : nullptr;
+  }
+  if (kind == "clamp" && mlir::isa<mlir::FloatType>(TypeOf(out).getElementType())) {
+    if (mlir::Value x = ErfArgument(k)) {
+      mlir::OpBuilder b(k);
+      return KernelOp::create(b, k.getLoc(), mlir::TypeRange{out.getType()}, b.getStringAttr("erf"),
+                              mlir::ValueRange{x}, b.getDictionaryAttr({}))
+          .getResult(0);
+    }
+    return nullptr;
+  }
+  if (kind == "dot_general") {
+    KernelOp unbatched = UnbroadcastDot(k);
+    return unbatched ? unbatched.getResult(0) : nullptr;
   }
   // x * 1 and x / 1 are x, NaN and infinities included.
   if ((kind == "multiply" || kind == "divide") && k.getInputs().size() == 2) {

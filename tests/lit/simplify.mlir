@@ -59,3 +59,26 @@ func.func @keepdim(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   %3 = brt.kernel "subtract"(%x, %2) {} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   return %3 : tensor<2x3x4xf32>
 }
+
+// torch's bmm by a weight expanded to the batch: one matmul of the weight.
+// CHECK-LABEL: func.func @bmm_of_broadcast_weight
+// CHECK-NEXT: %[[D:.*]] = brt.kernel "dot_general"(%arg0, %arg1) {lhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 2>, rhs_batching_dimensions = array<i64>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<2x5x8xf32>, tensor<8x3xf32>) -> tensor<2x5x3xf32>
+// CHECK-NEXT: return %[[D]]
+func.func @bmm_of_broadcast_weight(%x: tensor<2x5x8xf32>, %w: tensor<8x3xf32>) -> tensor<2x5x3xf32> {
+  %0 = brt.kernel "broadcast_in_dim"(%w) {broadcast_dimensions = array<i64: 1, 2>} : (tensor<8x3xf32>) -> tensor<2x8x3xf32>
+  %1 = brt.kernel "dot_general"(%x, %0) {lhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_batching_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<2x5x8xf32>, tensor<2x8x3xf32>) -> tensor<2x5x3xf32>
+  return %1 : tensor<2x5x3xf32>
+}
+
+// A weight that differs along the batch stays a batched matmul; so does one
+// whose lhs batch dim is not its first (the result would change layout).
+// CHECK-LABEL: func.func @bmm_stays
+// CHECK: lhs_batching_dimensions = array<i64: 0>
+// CHECK: lhs_batching_dimensions = array<i64: 1>
+func.func @bmm_stays(%x: tensor<2x5x8xf32>, %w: tensor<2x8x3xf32>, %y: tensor<5x2x8xf32>, %v: tensor<8x3xf32>) -> (tensor<2x5x3xf32>, tensor<2x5x3xf32>) {
+  %0 = brt.kernel "broadcast_in_dim"(%w) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  %1 = brt.kernel "dot_general"(%x, %0) {lhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_batching_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<2x5x8xf32>, tensor<2x8x3xf32>) -> tensor<2x5x3xf32>
+  %2 = brt.kernel "broadcast_in_dim"(%v) {broadcast_dimensions = array<i64: 1, 2>} : (tensor<8x3xf32>) -> tensor<2x8x3xf32>
+  %3 = brt.kernel "dot_general"(%y, %2) {lhs_batching_dimensions = array<i64: 1>, lhs_contracting_dimensions = array<i64: 2>, rhs_batching_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<5x2x8xf32>, tensor<2x8x3xf32>) -> tensor<2x5x3xf32>
+  return %1, %3 : tensor<2x5x3xf32>, tensor<2x5x3xf32>
+}
