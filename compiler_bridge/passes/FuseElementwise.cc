@@ -81,7 +81,13 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
     for (KernelOp k : order) members[groups.getLeaderValue(k)].push_back(k);
     for (auto& [leader, ops] : members) {
       KernelOp root = ops.back();  // block order: the root comes last
-      if (ops.size() < 2 || !mlir::isa<mlir::FloatType>(TypeOf(root.getResult(0)).getElementType()))
+      // One op alone is worth fusing when it then reads a broadcast operand
+      // at its source instead of the broadcast's materialized result.
+      const bool reads_broadcast = llvm::any_of(root.getInputs(), [](mlir::Value v) {
+        return ScalarConstant(v) || NumpyBroadcastSource(v);
+      });
+      if ((ops.size() < 2 && !reads_broadcast) ||
+          !mlir::isa<mlir::FloatType>(TypeOf(root.getResult(0)).getElementType()))
         continue;
       Fuse(ops, root);
     }

@@ -57,34 +57,50 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
                : nullptr;
   }
 
-  // Exact GELU of h, as JAX lowers it after the erfc decomposition:
-  // multiply(multiply(h, 0.5), subtract(1, erf(multiply(negate(h), 1/sqrt(2))))).
+  // Exact GELU of h, as JAX lowers it after the erfc decomposition,
+  //   multiply(multiply(h, 0.5), subtract(1, erf(multiply(negate(h), 1/sqrt(2))))),
+  // or as PyTorch writes it,
+  //   multiply(add(erf(multiply(h, 1/sqrt(2))), 1), multiply(h, 0.5)).
   // Returns its ops in order (the last is the result), or nothing.
   static llvm::SmallVector<KernelOp> MatchGeluErf(mlir::Value h) {
     if (!llvm::hasNItems(h.getUsers(), 2)) return {};
-    KernelOp half, neg;
+    auto constant_operand = [](KernelOp k, mlir::Value v) {
+      return ScalarConstant(k.getInputs()[0] == v ? k.getInputs()[1] : k.getInputs()[0]);
+    };
+    auto is_rsqrt2 = [](std::optional<double> c) {
+      return c && std::abs(*c - 0.70710678118654752) < 1e-6;
+    };
+    KernelOp half, neg, scale;
     for (mlir::Operation* u : h.getUsers()) {
       auto k = mlir::dyn_cast<KernelOp>(u);
       if (k && k.getKind() == "negate") neg = k;
-      if (k && k.getKind() == "multiply") half = k;
+      if (k && k.getKind() == "multiply") {
+        const std::optional<double> c = constant_operand(k, h);
+        if (c == 0.5)
+          half = k;
+        else if (is_rsqrt2(c))
+          scale = k;
+      }
     }
-    if (!half || !neg) return {};
-    mlir::Value half_c = half.getInputs()[0] == h ? half.getInputs()[1] : half.getInputs()[0];
-    if (ScalarConstant(half_c) != 0.5) return {};
-    KernelOp scale = OnlyUser(neg);
-    if (!scale || scale.getKind() != "multiply") return {};
-    auto c = ScalarConstant(scale.getInputs()[0] == neg.getResult(0) ? scale.getInputs()[1]
-                                                                     : scale.getInputs()[0]);
-    if (!c || std::abs(*c - 0.70710678118654752) > 1e-6) return {};
+    if (!half || !(neg || scale)) return {};
+    if (neg) {
+      scale = OnlyUser(neg);
+      if (!scale || scale.getKind() != "multiply" ||
+          !is_rsqrt2(constant_operand(scale, neg.getResult(0))))
+        return {};
+    }
     KernelOp erf = OnlyUser(scale);
-    KernelOp one_minus = erf && erf.getKind() == "erf" ? OnlyUser(erf) : KernelOp();
-    if (!one_minus || one_minus.getKind() != "subtract" ||
-        one_minus.getInputs()[1] != erf.getResult(0) ||
-        ScalarConstant(one_minus.getInputs()[0]) != 1.0)
+    KernelOp one = erf && erf.getKind() == "erf" ? OnlyUser(erf) : KernelOp();
+    if (!one) return {};
+    const bool negated = neg != nullptr;
+    if (negated ? one.getKind() != "subtract" || one.getInputs()[1] != erf.getResult(0)
+                : one.getKind() != "add")
       return {};
-    KernelOp out = OnlyUser(one_minus);
+    if (constant_operand(one, erf.getResult(0)) != 1.0) return {};
+    KernelOp out = OnlyUser(one);
     if (!out || out.getKind() != "multiply" || OnlyUser(half) != out) return {};
-    return {half, neg, scale, erf, one_minus, out};
+    if (negated) return {half, neg, scale, erf, one, out};
+    return {half, scale, erf, one, out};
   }
 
   static KernelOp OnlyUser(KernelOp k) {
@@ -108,30 +124,53 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
             add.getInputs()[0] == dot.getResult(0) ? add.getInputs()[1] : add.getInputs()[0];
         if ((bias = BiasOf(dot, other))) last = add, chain.push_back(add);
       }
+      // The activation may follow a reshape of the sum (PyTorch's linear on
+      // [b, s, k] is a matmul of [b * s, k]): the fused op then keeps the
+      // sum's shape and the reshape moves after it.
+      KernelOp reshape = OnlyUser(last);
+      if (reshape && reshape.getKind() != "reshape") reshape = nullptr;
+      const mlir::Type sum_type = last.getResult(0).getType();
       llvm::StringRef activation = "none";
-      if (llvm::SmallVector<KernelOp> gelu = MatchGeluErf(last.getResult(0)); !gelu.empty()) {
-        activation = "gelu", last = gelu.back();
-        chain.append(gelu.begin(), gelu.end());
-      } else if (KernelOp act = OnlyUser(last)) {
-        if (act.getKind() == "tanh") {
-          activation = "tanh", last = act, chain.push_back(act);
-        } else if (act.getKind() == "maximum") {
-          mlir::Value other =
-              act.getInputs()[0] == last.getResult(0) ? act.getInputs()[1] : act.getInputs()[0];
-          if (ScalarConstant(other) == 0.0) activation = "relu", last = act, chain.push_back(act);
+      for (mlir::Value v : {last.getResult(0), reshape ? reshape.getResult(0) : mlir::Value()}) {
+        if (!v || activation != "none") continue;
+        llvm::SmallVector<KernelOp> act;
+        if (llvm::SmallVector<KernelOp> gelu = MatchGeluErf(v); !gelu.empty()) {
+          activation = "gelu", act = gelu;
+        } else if (KernelOp k = OnlyUser(v.getDefiningOp<KernelOp>())) {
+          if (k.getKind() == "tanh") {
+            activation = "tanh", act = {k};
+          } else if (k.getKind() == "maximum") {
+            mlir::Value other = k.getInputs()[0] == v ? k.getInputs()[1] : k.getInputs()[0];
+            if (ScalarConstant(other) == 0.0) activation = "relu", act = {k};
+          }
         }
+        if (act.empty()) continue;
+        if (v != last.getResult(0))
+          chain.push_back(reshape);
+        else
+          reshape = nullptr;
+        chain.append(act.begin(), act.end());
+        last = act.back();
       }
+      if (activation == "none") reshape = nullptr;
       if (last == dot) continue;
       mlir::OpBuilder b(last);
       mlir::NamedAttrList params(dot.getParams());
       params.set("activation", b.getStringAttr(activation));
       llvm::SmallVector<mlir::Value> inputs(dot.getInputs().begin(), dot.getInputs().end());
       if (bias) inputs.push_back(bias);
-      auto fused = KernelOp::create(
-          b, last.getLoc(), mlir::TypeRange{last.getResult(0).getType()},
-          b.getStringAttr(dot.getKind() == "dot_general" ? "brt.matmul" : "brt.conv"), inputs,
-          params.getDictionary(b.getContext()));
-      last.getResult(0).replaceAllUsesWith(fused.getResult(0));
+      mlir::Value fused =
+          KernelOp::create(
+              b, last.getLoc(), mlir::TypeRange{sum_type},
+              b.getStringAttr(dot.getKind() == "dot_general" ? "brt.matmul" : "brt.conv"), inputs,
+              params.getDictionary(b.getContext()))
+              .getResult(0);
+      if (reshape)
+        fused = KernelOp::create(b, last.getLoc(), mlir::TypeRange{last.getResult(0).getType()},
+                                 b.getStringAttr("reshape"), mlir::ValueRange{fused},
+                                 b.getDictionaryAttr({}))
+                    .getResult(0);
+      last.getResult(0).replaceAllUsesWith(fused);
       // Each op of the chain was the single user of the one before it.
       for (KernelOp k : llvm::reverse(chain)) k->erase();
     }

@@ -52,3 +52,21 @@ func.func @barriers(%x: tensor<4x8xf32>, %i: tensor<8xi32>) -> (tensor<4xf32>, t
   %m = brt.kernel "multiply"(%a, %i) {} : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
   return %l, %m : tensor<4xf32>, tensor<8xi32>
 }
+
+// One op alone fuses when it reads a broadcast (the attention mask added to
+// the scores of every head, a scale): the fused op reads the mask unbroadcast
+// and the scale as an immediate. One that reads no broadcast stays.
+// CHECK-LABEL: func.func @single_ops
+// CHECK-NEXT: %[[A:.*]] = brt.kernel "brt.fused_elementwise"(%arg0, %arg1) {ops = "add"
+// CHECK-NEXT: %[[M:.*]] = brt.kernel "brt.fused_elementwise"(%arg0) {constants = array<f64: 1.250000e-01>, ops = "multiply"
+// CHECK-NEXT: %[[S:.*]] = brt.kernel "subtract"(%arg0, %arg0)
+// CHECK-NEXT: return %[[A]], %[[M]], %[[S]]
+func.func @single_ops(%scores: tensor<2x3x4x4xf32>, %mask: tensor<2x1x4x4xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) {
+  %b = brt.kernel "broadcast_in_dim"(%mask) {broadcast_dimensions = array<i64: 0, 1, 2, 3>} : (tensor<2x1x4x4xf32>) -> tensor<2x3x4x4xf32>
+  %a = brt.kernel "add"(%scores, %b) {} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  %c = brt.kernel "constant"() {value = dense<1.250000e-01> : tensor<f32>} : () -> tensor<f32>
+  %cb = brt.kernel "broadcast_in_dim"(%c) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x3x4x4xf32>
+  %m = brt.kernel "multiply"(%scores, %cb) {} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  %s = brt.kernel "subtract"(%scores, %scores) {} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  return %a, %m, %s : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
+}

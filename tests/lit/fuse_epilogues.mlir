@@ -55,6 +55,55 @@ func.func @dense_gelu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf
   return %14 : tensor<4x16xf32>
 }
 
+// PyTorch's exact GELU after its linear on [2, 2, 8] as a matmul of [4, 8]:
+// the activation comes after the reshape back; the reshape moves after the
+// fused op.
+// CHECK-LABEL: func.func @torch_linear_gelu
+// CHECK-NEXT: %[[M:.*]] = brt.kernel "brt.matmul"(%arg0, %arg1, %arg2) {activation = "gelu"{{.*}} -> tensor<4x16xf32>
+// CHECK-NEXT: %[[R:.*]] = brt.kernel "reshape"(%[[M]]) {} : (tensor<4x16xf32>) -> tensor<2x2x16xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @torch_linear_gelu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<2x2x16xf32> {
+  %0 = brt.kernel "dot_general"(%x, %w) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = brt.kernel "broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<16xf32>) -> tensor<4x16xf32>
+  %2 = brt.kernel "add"(%0, %1) {} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %3 = brt.kernel "reshape"(%2) {} : (tensor<4x16xf32>) -> tensor<2x2x16xf32>
+  %4 = brt.kernel "constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+  %5 = brt.kernel "broadcast_in_dim"(%4) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x2x16xf32>
+  %6 = brt.kernel "multiply"(%3, %5) {} : (tensor<2x2x16xf32>, tensor<2x2x16xf32>) -> tensor<2x2x16xf32>
+  %7 = brt.kernel "constant"() {value = dense<0.707106769> : tensor<f32>} : () -> tensor<f32>
+  %8 = brt.kernel "broadcast_in_dim"(%7) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x2x16xf32>
+  %9 = brt.kernel "multiply"(%3, %8) {} : (tensor<2x2x16xf32>, tensor<2x2x16xf32>) -> tensor<2x2x16xf32>
+  %10 = brt.kernel "erf"(%9) {} : (tensor<2x2x16xf32>) -> tensor<2x2x16xf32>
+  %11 = brt.kernel "constant"() {value = dense<1.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %12 = brt.kernel "broadcast_in_dim"(%11) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x2x16xf32>
+  %13 = brt.kernel "add"(%10, %12) {} : (tensor<2x2x16xf32>, tensor<2x2x16xf32>) -> tensor<2x2x16xf32>
+  %14 = brt.kernel "multiply"(%13, %6) {} : (tensor<2x2x16xf32>, tensor<2x2x16xf32>) -> tensor<2x2x16xf32>
+  return %14 : tensor<2x2x16xf32>
+}
+
+// The same with a scale that is not 1/sqrt(2) is no GELU: the bias still
+// fuses, the rest stays.
+// CHECK-LABEL: func.func @not_gelu
+// CHECK: brt.kernel "brt.matmul"(%arg0, %arg1, %arg2) {activation = "none"
+// CHECK: "erf"
+func.func @not_gelu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %0 = brt.kernel "dot_general"(%x, %w) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = brt.kernel "broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<16xf32>) -> tensor<4x16xf32>
+  %2 = brt.kernel "add"(%0, %1) {} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %4 = brt.kernel "constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+  %5 = brt.kernel "broadcast_in_dim"(%4) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
+  %6 = brt.kernel "multiply"(%2, %5) {} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %7 = brt.kernel "constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %8 = brt.kernel "broadcast_in_dim"(%7) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
+  %9 = brt.kernel "multiply"(%2, %8) {} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %10 = brt.kernel "erf"(%9) {} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %11 = brt.kernel "constant"() {value = dense<1.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %12 = brt.kernel "broadcast_in_dim"(%11) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
+  %13 = brt.kernel "add"(%10, %12) {} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %14 = brt.kernel "multiply"(%13, %6) {} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %14 : tensor<4x16xf32>
+}
+
 // NCHW convolution + bias (broadcast onto the feature dim 1) + relu.
 // CHECK-LABEL: func.func @conv_nchw_bias_relu
 // CHECK-NEXT: %[[C:.*]] = brt.kernel "brt.conv"(%arg0, %arg1, %arg2) {activation = "relu"
