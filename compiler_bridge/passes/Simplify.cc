@@ -147,6 +147,89 @@ KernelOp UnbroadcastDot(KernelOp k) {
                           params.getDictionary(b.getContext()));
 }
 
+// dot_general(reshape(a), reshape(b)) over batch dim 0, where both reshapes
+// only merge the same leading dims [B1, ..., Bn] into one (attention heads:
+// [b, h, s, d] -> [b * h, s, d]), is the dot_general of a and b over n batch
+// dims, reshaped: a transpose that makes a or b can then fold into the dot.
+// Returns the replacement, or null.
+mlir::Value UnmergeBatchDims(KernelOp k) {
+  auto get = [&](llvm::StringRef name) {
+    auto a = k.getParams().getAs<mlir::DenseI64ArrayAttr>(name);
+    return a ? a.asArrayRef() : llvm::ArrayRef<int64_t>();
+  };
+  KernelOp lr = Kernel(k.getInputs()[0], "reshape"), rr = Kernel(k.getInputs()[1], "reshape");
+  if (!lr || !rr || get("lhs_batching_dimensions") != llvm::ArrayRef<int64_t>{0} ||
+      get("rhs_batching_dimensions") != llvm::ArrayRef<int64_t>{0})
+    return nullptr;
+  const mlir::Value a = lr.getInputs()[0], b = rr.getInputs()[0];
+  const auto a_shape = TypeOf(a).getShape(), b_shape = TypeOf(b).getShape();
+  const auto merged_a = TypeOf(lr.getResult(0)).getShape(),
+             merged_b = TypeOf(rr.getResult(0)).getShape();
+  const int64_t n =
+      static_cast<int64_t>(a_shape.size()) - static_cast<int64_t>(merged_a.size()) + 1;
+  if (n < 2 ||
+      static_cast<int64_t>(b_shape.size()) - static_cast<int64_t>(merged_b.size()) + 1 != n ||
+      a_shape.take_front(n) != b_shape.take_front(n) ||
+      a_shape.drop_front(n) != merged_a.drop_front(1) ||
+      b_shape.drop_front(n) != merged_b.drop_front(1))
+    return nullptr;
+  int64_t batch = 1;
+  for (int64_t d : a_shape.take_front(n)) batch *= d;
+  if (batch != merged_a[0]) return nullptr;
+  auto shifted = [&](llvm::ArrayRef<int64_t> dims) {
+    llvm::SmallVector<int64_t> out;
+    for (int64_t d : dims) out.push_back(d + n - 1);
+    return out;
+  };
+  llvm::SmallVector<int64_t> batch_dims = llvm::to_vector(llvm::seq<int64_t>(0, n));
+  mlir::OpBuilder builder(k);
+  mlir::NamedAttrList params(k.getParams());
+  params.set("lhs_batching_dimensions", builder.getDenseI64ArrayAttr(batch_dims));
+  params.set("rhs_batching_dimensions", builder.getDenseI64ArrayAttr(batch_dims));
+  params.set("lhs_contracting_dimensions",
+             builder.getDenseI64ArrayAttr(shifted(get("lhs_contracting_dimensions"))));
+  params.set("rhs_contracting_dimensions",
+             builder.getDenseI64ArrayAttr(shifted(get("rhs_contracting_dimensions"))));
+  const auto out = TypeOf(k.getResult(0));
+  llvm::SmallVector<int64_t> shape(a_shape.take_front(n));
+  shape.append(out.getShape().begin() + 1, out.getShape().end());
+  auto dot = KernelOp::create(
+      builder, k.getLoc(),
+      mlir::TypeRange{mlir::RankedTensorType::get(shape, out.getElementType())}, k.getKindAttr(),
+      mlir::ValueRange{a, b}, params.getDictionary(builder.getContext()));
+  return KernelOp::create(builder, k.getLoc(), mlir::TypeRange{out},
+                          builder.getStringAttr("reshape"), mlir::ValueRange{dot.getResult(0)},
+                          builder.getDictionaryAttr({}))
+      .getResult(0);
+}
+
+// multiply(transpose(x), scalar) -> transpose(multiply(x, scalar)): the
+// scaled value keeps x's layout, so the transpose can fold into a dot that
+// reads it (PyTorch scales attention's q and k after splitting the heads).
+mlir::Value ScaleBeforeTranspose(KernelOp k) {
+  for (int side = 0; side < 2; ++side) {
+    KernelOp t = Kernel(k.getInputs()[side], "transpose");
+    const mlir::Value scale = k.getInputs()[1 - side];
+    if (!t || !t->hasOneUse() || !ScalarConstant(scale)) continue;
+    const mlir::Value x = t.getInputs()[0];
+    mlir::OpBuilder b(k);
+    mlir::Value scalar = StripBroadcasts(scale);
+    if (TypeOf(scalar).getRank() != 0) continue;
+    auto broadcast = KernelOp::create(
+        b, k.getLoc(), mlir::TypeRange{x.getType()}, b.getStringAttr("broadcast_in_dim"),
+        mlir::ValueRange{scalar},
+        b.getDictionaryAttr({b.getNamedAttr("broadcast_dimensions", b.getDenseI64ArrayAttr({}))}));
+    mlir::Value operands[2];
+    operands[side] = x, operands[1 - side] = broadcast.getResult(0);
+    auto scaled = KernelOp::create(b, k.getLoc(), mlir::TypeRange{x.getType()}, k.getKindAttr(),
+                                   mlir::ValueRange{operands[0], operands[1]}, k.getParams());
+    return KernelOp::create(b, k.getLoc(), mlir::TypeRange{k.getResult(0).getType()},
+                            t.getKindAttr(), mlir::ValueRange{scaled.getResult(0)}, t.getParams())
+        .getResult(0);
+  }
+  return nullptr;
+}
+
 // What `k` can be replaced by, or null. May instead rewrite `k` in place
 // (reading through a chain) and set `changed`.
 mlir::Value Simplified(KernelOp k, bool& changed) {
@@ -211,9 +294,11 @@ mlir::Value Simplified(KernelOp k, bool& changed) {
     return nullptr;
   }
   if (kind == "dot_general") {
-    KernelOp unbatched = UnbroadcastDot(k);
-    return unbatched ? unbatched.getResult(0) : nullptr;
+    if (KernelOp unbatched = UnbroadcastDot(k)) return unbatched.getResult(0);
+    return UnmergeBatchDims(k);
   }
+  if (kind == "multiply" && k.getInputs().size() == 2)
+    if (mlir::Value moved = ScaleBeforeTranspose(k)) return moved;
   // x * 1 and x / 1 are x, NaN and infinities included.
   if ((kind == "multiply" || kind == "divide") && k.getInputs().size() == 2) {
     for (int side = kind == "multiply" ? 0 : 1; side < 2; ++side) {

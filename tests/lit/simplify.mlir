@@ -82,3 +82,40 @@ func.func @bmm_stays(%x: tensor<2x5x8xf32>, %w: tensor<2x8x3xf32>, %y: tensor<5x
   %3 = brt.kernel "dot_general"(%y, %2) {lhs_batching_dimensions = array<i64: 1>, lhs_contracting_dimensions = array<i64: 2>, rhs_batching_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<5x2x8xf32>, tensor<2x8x3xf32>) -> tensor<2x5x3xf32>
   return %1, %3 : tensor<2x5x3xf32>, tensor<2x5x3xf32>
 }
+
+// PyTorch's attention: q scaled after the heads are split out, heads merged
+// into the batch for the dot. The scale moves before the transpose and the
+// dot takes the two batch dims, so the transpose can fold into it; the
+// reshapes back cancel.
+// CHECK-LABEL: func.func @attention_heads
+// CHECK-NEXT: %[[C:.*]] = brt.kernel "constant"() {value = dense<5.000000e-01> : tensor<f32>}
+// CHECK-NEXT: %[[B:.*]] = brt.kernel "broadcast_in_dim"(%[[C]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x5x3x4xf32>
+// CHECK-NEXT: %[[S:.*]] = brt.kernel "multiply"(%arg0, %[[B]])
+// CHECK-NEXT: %[[T:.*]] = brt.kernel "transpose"(%[[S]]) {permutation = array<i64: 0, 2, 1, 3>}
+// CHECK-NEXT: %[[D:.*]] = brt.kernel "dot_general"(%[[T]], %arg1) {lhs_batching_dimensions = array<i64: 0, 1>, lhs_contracting_dimensions = array<i64: 3>, rhs_batching_dimensions = array<i64: 0, 1>, rhs_contracting_dimensions = array<i64: 2>} : (tensor<2x3x5x4xf32>, tensor<2x3x4x5xf32>) -> tensor<2x3x5x5xf32>
+// CHECK-NEXT: return %[[D]]
+func.func @attention_heads(%q: tensor<2x5x3x4xf32>, %kt: tensor<2x3x4x5xf32>) -> tensor<2x3x5x5xf32> {
+  %c = brt.kernel "constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+  %cb = brt.kernel "broadcast_in_dim"(%c) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x3x5x4xf32>
+  %0 = brt.kernel "transpose"(%q) {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x5x3x4xf32>) -> tensor<2x3x5x4xf32>
+  %1 = brt.kernel "multiply"(%0, %cb) {} : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32>
+  %2 = brt.kernel "reshape"(%1) {} : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %3 = brt.kernel "reshape"(%kt) {} : (tensor<2x3x4x5xf32>) -> tensor<6x4x5xf32>
+  %4 = brt.kernel "dot_general"(%2, %3) {lhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_batching_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<6x5x4xf32>, tensor<6x4x5xf32>) -> tensor<6x5x5xf32>
+  %5 = brt.kernel "reshape"(%4) {} : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
+  return %5 : tensor<2x3x5x5xf32>
+}
+
+// Reshapes that merge different leading dims, or a different number of them
+// on each side, stay.
+// CHECK-LABEL: func.func @batch_merges_stay
+// CHECK-COUNT-2: lhs_batching_dimensions = array<i64: 0>,
+func.func @batch_merges_stay(%a: tensor<2x3x5x4xf32>, %b: tensor<3x2x4x5xf32>, %c: tensor<6x5x4xf32>) -> (tensor<6x5x5xf32>, tensor<30xf32>) {
+  %0 = brt.kernel "reshape"(%a) {} : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %1 = brt.kernel "reshape"(%b) {} : (tensor<3x2x4x5xf32>) -> tensor<6x4x5xf32>
+  %2 = brt.kernel "dot_general"(%0, %1) {lhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_batching_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<6x5x4xf32>, tensor<6x4x5xf32>) -> tensor<6x5x5xf32>
+  %3 = brt.kernel "reshape"(%a) {} : (tensor<2x3x5x4xf32>) -> tensor<30x4xf32>
+  %4 = brt.kernel "reshape"(%c) {} : (tensor<6x5x4xf32>) -> tensor<30x4xf32>
+  %5 = brt.kernel "dot_general"(%3, %4) {lhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 1>, rhs_batching_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<30x4xf32>, tensor<30x4xf32>) -> tensor<30xf32>
+  return %2, %5 : tensor<6x5x5xf32>, tensor<30xf32>
+}
