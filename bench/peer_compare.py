@@ -252,6 +252,8 @@ def torch_rows(opts, tmp):
     torch.set_num_threads(THREADS)
     rows = []
     for name, module, inputs, input_names, bert in torch_models():
+        if opts.only and opts.only not in name:
+            continue
         arrays = [t.numpy() for t in inputs]
         with torch.inference_mode():
             ref = module(*inputs).numpy()
@@ -313,6 +315,7 @@ def main():
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--models", default="jax,torch", help="jax, torch or both")
     ap.add_argument("--markdown", help="write the tables here too")
+    ap.add_argument("--only", help="run only the PyTorch models whose name contains this (e.g. MiniLM)")
     opts = ap.parse_args()
     import iree.runtime as ireert
     ireert.flags.parse_flags(f"--task_topology_max_group_count={THREADS}")
