@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "packed_gemm.h"
 #include "vector_math.h"
@@ -17,12 +18,13 @@ constexpr int kRows = 6, kCols = 16;
 constexpr int64_t kDepth = 256;      // rows of a panel per pass: 16 KiB, kept in L1
 constexpr int64_t kBlockRows = 192;  // rows of `a` per pass over the panels: kept in L2
 
-// One tile: rows x 16 columns of c from `depth` steps of the panel. The first
+// One tile: rows x 16 columns of c from `depth` steps of the panel and of
+// a's micro-panel (PackRows' layout: kRows values per step). The first
 // pass of the depth writes (with the bias), later ones add; the last applies
 // relu (max(0, x) keeps NaN, as maximum does).
 template <int rows>
-void Tile(const float* a, int64_t lda, const float* panel, int64_t depth, float* c, int64_t ldc,
-          int cols, bool first, const float* bias, bool relu) {
+void Tile(const float* a, const float* panel, int64_t depth, float* c, int64_t ldc, int cols,
+          bool first, const float* bias, bool relu) {
   __m256 acc[rows][2];
 #pragma GCC unroll 6
   for (int r = 0; r < rows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
@@ -31,7 +33,7 @@ void Tile(const float* a, int64_t lda, const float* panel, int64_t depth, float*
                  b1 = _mm256_loadu_ps(panel + k * kCols + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < rows; ++r) {
-      const __m256 x = _mm256_broadcast_ss(a + r * lda + k);
+      const __m256 x = _mm256_broadcast_ss(a + k * kRows + r);
       acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
       acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
     }
@@ -83,10 +85,23 @@ void ActivateTile(Activation activation, float* c, int64_t ldc, int rows, int co
   }
 }
 
-using TileFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, int, bool,
+using TileFn = void (*)(const float*, const float*, int64_t, float*, int64_t, int, bool,
                         const float*, bool);
 constexpr TileFn kTiles[kRows + 1] = {nullptr,  &Tile<1>, &Tile<2>, &Tile<3>,
                                       &Tile<4>, &Tile<5>, &Tile<6>};
+
+// Rows [0, rows) x depth of a (row stride lda) as micro-panels of kRows rows,
+// k-major: out[(t * depth + k) * kRows + r] = a[(t * kRows + r) * lda + k].
+void PackRows(const float* a, int64_t lda, int64_t rows, int64_t depth, float* out) {
+  for (int64_t t = 0; t * kRows < rows; ++t) {
+    const int64_t n = std::min<int64_t>(kRows, rows - t * kRows);
+    float* panel = out + t * depth * kRows;
+    for (int64_t r = 0; r < n; ++r) {
+      const float* row = a + (t * kRows + r) * lda;
+      for (int64_t k = 0; k < depth; ++k) panel[k * kRows + r] = row[k];
+    }
+  }
+}
 
 }  // namespace
 
@@ -107,21 +122,33 @@ void PackedGemm(const float* a, int64_t lda, int64_t M, const PackedWeights& w, 
   const bool relu = activation == Activation::kRelu,
              in_l1 = activation == Activation::kGelu || activation == Activation::kTanh;
   const int64_t K = w.K, N = w.N, panels = (N + kCols - 1) / kCols;
-  for (int64_t m0 = 0; m0 < M; m0 += kBlockRows) {
-    const int64_t block_rows = std::min(kBlockRows, M - m0);
-#pragma omp parallel for schedule(static)
-    for (int64_t p = 0; p < panels; ++p) {
-      const int cols = static_cast<int>(std::min<int64_t>(kCols, N - p * kCols));
-      const float* panel = w.panels.data() + p * K * kCols;
+  const int64_t blocks = (M + kBlockRows - 1) / kBlockRows;
+#pragma omp parallel
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    // Enough panels: each thread takes a share of them and every row block;
+    // else a share of the row blocks and every panel.
+    const bool split_panels = panels >= 4 * nt || blocks < nt;
+    const int64_t p_begin = split_panels ? panels * t / nt : 0,
+                  p_end = split_panels ? panels * (t + 1) / nt : panels;
+    thread_local std::vector<float> packed;
+    packed.resize(((kBlockRows + kRows - 1) / kRows) * kRows * kDepth);
+    for (int64_t b = split_panels ? 0 : t; b < blocks; b += split_panels ? 1 : nt) {
+      const int64_t m0 = b * kBlockRows, block_rows = std::min(kBlockRows, M - m0);
       for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
         const int64_t depth = std::min(kDepth, K - k0);
         const bool first = k0 == 0, last = k0 + depth == K;
-        for (int64_t r0 = 0; r0 < block_rows; r0 += kRows) {
-          const int rows = static_cast<int>(std::min<int64_t>(kRows, block_rows - r0));
-          float* tile = c + (m0 + r0) * ldc + p * kCols;
-          kTiles[rows](a + (m0 + r0) * lda + k0, lda, panel + k0 * kCols, depth, tile, ldc, cols,
-                       first, bias ? bias + p * kCols : nullptr, relu && last);
-          if (in_l1 && last) ActivateTile(activation, tile, ldc, rows, cols);
+        PackRows(a + m0 * lda + k0, lda, block_rows, depth, packed.data());
+        for (int64_t p = p_begin; p < p_end; ++p) {
+          const int cols = static_cast<int>(std::min<int64_t>(kCols, N - p * kCols));
+          const float* panel = w.panels.data() + (p * K + k0) * kCols;
+          for (int64_t r0 = 0; r0 < block_rows; r0 += kRows) {
+            const int rows = static_cast<int>(std::min<int64_t>(kRows, block_rows - r0));
+            float* tile = c + (m0 + r0) * ldc + p * kCols;
+            kTiles[rows](packed.data() + r0 * depth, panel, depth, tile, ldc, cols, first,
+                         bias ? bias + p * kCols : nullptr, relu && last);
+            if (in_l1 && last) ActivateTile(activation, tile, ldc, rows, cols);
+          }
         }
       }
     }

@@ -91,38 +91,45 @@ TEST(DotGeneral, ConstantRhsIsPrepackedCorrectly) {
   }
 }
 
-// Constant weights on an AVX2 CPU take brt's packed GEMM: a shape that
-// spans its row blocks (192), depth passes (256) and 16-column panels, each
-// with a remainder, with the bias added once and the activation after the
-// last pass. relu keeps NaN (as maximum does); the lhs has one.
+// Constant weights on an AVX2 CPU take brt's packed GEMM: shapes that span
+// its row blocks (192), depth passes (256) and 16-column panels, each with a
+// remainder, with threads splitting the row blocks (3 panels) or the panels
+// (9), the bias added once and the activation after the last pass. relu
+// keeps NaN (as maximum does); the lhs has one.
 TEST(DotGeneral, PackedWeightsAcrossBlocks) {
-  const DotSpec s = {{200, 600}, {600, 37}, {}, {}, {1}, {0}, {200, 37}};
-  HostTensor l = Random(DType::kF32, s.lhs, Rng()), r = Random(DType::kF32, s.rhs, Rng());
-  HostTensor bias = Random(DType::kF32, {37}, Rng());
-  l.Set(7 * 600 + 3, std::numeric_limits<double>::quiet_NaN());  // row 7 of the result is NaN
-  for (const char* activation : {"none", "relu", "gelu", "tanh"}) {
-    auto out = MustRunOp({"brt.matmul",
-                          {l, r, bias},
-                          {{DType::kF32, Dims(s.out)}},
-                          {{"lhs_contracting_dimensions", s.lc},
-                           {"rhs_contracting_dimensions", s.rc},
-                           {"activation", activation}},
-                          /*weights=*/{1}});
-    std::vector<double> ref = DotReference(l, r, s);
-    const std::string a = activation;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      double& v = ref[i];
-      v += bias.Get(static_cast<int64_t>(i % 37));
-      if (a == "relu") v = std::isnan(v) ? v : std::max(v, 0.0);
-      if (a == "gelu") v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-      if (a == "tanh") v = std::tanh(v);
+  for (int64_t n : {37, 130}) {
+    const DotSpec s = {{200, 600}, {600, n}, {}, {}, {1}, {0}, {200, n}};
+    HostTensor l = Random(DType::kF32, s.lhs, Rng()), r = Random(DType::kF32, s.rhs, Rng());
+    HostTensor bias = Random(DType::kF32, {n}, Rng());
+    l.Set(7 * 600 + 3, std::numeric_limits<double>::quiet_NaN());  // row 7 of the result is NaN
+    for (const char* activation : {"none", "relu", "gelu", "tanh"}) {
+      auto out = MustRunOp({"brt.matmul",
+                            {l, r, bias},
+                            {{DType::kF32, Dims(s.out)}},
+                            {{"lhs_contracting_dimensions", s.lc},
+                             {"rhs_contracting_dimensions", s.rc},
+                             {"activation", activation}},
+                            /*weights=*/{1}});
+      std::vector<double> ref = DotReference(l, r, s);
+      const std::string a = activation;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        double& v = ref[i];
+        v += bias.Get(static_cast<int64_t>(i) % n);
+        if (a == "relu") v = std::isnan(v) ? v : std::max(v, 0.0);
+        if (a == "gelu") v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+        if (a == "tanh") v = std::tanh(v);
+      }
+      const std::vector<double> got = out[0].ToDouble();
+      std::vector<double> finite_got, finite_ref;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        if (static_cast<int64_t>(i) / n == 7) {
+          EXPECT_TRUE(std::isnan(got[i])) << a << " n=" << n << " at " << i;
+        } else {
+          finite_got.push_back(got[i]), finite_ref.push_back(ref[i]);
+        }
+      }
+      EXPECT_LE(RelError(finite_got, finite_ref), 1e-5) << a << " n=" << n;
     }
-    const std::vector<double> got = out[0].ToDouble();
-    for (int64_t n = 0; n < 37; ++n) EXPECT_TRUE(std::isnan(got[7 * 37 + n])) << a << " " << n;
-    std::vector<double> finite_got, finite_ref;
-    for (size_t i = 0; i < ref.size(); ++i)
-      if (i / 37 != 7) finite_got.push_back(got[i]), finite_ref.push_back(ref[i]);
-    EXPECT_LE(RelError(finite_got, finite_ref), 1e-5) << a;
   }
 }
 
