@@ -101,13 +101,37 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
     llvm::DenseSet<mlir::Operation*> in_group;
     for (KernelOp k : ops) in_group.insert(k);
     const auto out_shape = TypeOf(root.getResult(0)).getShape();
+    mlir::OpBuilder builder(root);
+    llvm::DenseMap<mlir::Value, mlir::Value> aligned;
     // Operands from outside: scalar constants become immediates; NumPy
-    // broadcasts are read at their source.
+    // broadcasts are read at their source, and so are broadcasts that keep
+    // their dims in order (a per-channel vector over NCHW, as batch norm
+    // writes it), through a reshape that aligns the source NumPy-style
+    // ([64] -> [64, 1, 1] against [n, 64, h, w]).
     auto outside = [&](mlir::Value v) -> mlir::Value {
       if (ScalarConstant(v)) return v;
       mlir::Value src = v;
       while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
-      return src;
+      if (src != v) return src;
+      if (auto it = aligned.find(v); it != aligned.end()) return it->second;
+      KernelOp b = Kernel(v, "broadcast_in_dim");
+      auto dims =
+          b ? b.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions") : nullptr;
+      if (!dims || dims.empty() || !llvm::is_sorted(dims.asArrayRef()) ||
+          TypeOf(v).getShape() != out_shape)
+        return v;
+      const auto from = TypeOf(b.getInputs()[0]).getShape();
+      llvm::SmallVector<int64_t> shape(out_shape.size() - dims[0], 1);
+      for (auto [i, d] : llvm::enumerate(dims.asArrayRef())) {
+        if (i > 0 && d == dims[i - 1]) return v;
+        shape[d - dims[0]] = from[i];
+      }
+      auto reshape = KernelOp::create(
+          builder, root.getLoc(),
+          mlir::TypeRange{mlir::RankedTensorType::get(shape, TypeOf(v).getElementType())},
+          builder.getStringAttr("reshape"), mlir::ValueRange{b.getInputs()[0]},
+          builder.getDictionaryAttr({}));
+      return aligned[v] = reshape.getResult(0);
     };
     for (KernelOp k : ops)
       for (mlir::Value v : k.getInputs()) {

@@ -70,3 +70,19 @@ func.func @single_ops(%scores: tensor<2x3x4x4xf32>, %mask: tensor<2x1x4x4xf32>) 
   %s = brt.kernel "subtract"(%scores, %scores) {} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   return %a, %m, %s : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
 }
+
+// Batch norm over NCHW: per-channel vectors broadcast onto dim 1 are read
+// through a reshape to [C, 1, 1], which broadcasts NumPy-style, instead of
+// materializing each broadcast.
+// CHECK-LABEL: func.func @per_channel
+// CHECK-DAG: %[[M:.*]] = brt.kernel "reshape"(%arg1) {} : (tensor<3xf32>) -> tensor<3x1x1xf32>
+// CHECK-DAG: %[[S:.*]] = brt.kernel "reshape"(%arg2) {} : (tensor<3xf32>) -> tensor<3x1x1xf32>
+// CHECK: brt.kernel "brt.fused_elementwise"(%arg0, %[[M]], %[[S]]) {ops = "subtract,multiply"
+// CHECK-NOT: broadcast_in_dim
+func.func @per_channel(%x: tensor<2x3x4x5xf32>, %mean: tensor<3xf32>, %scale: tensor<3xf32>) -> tensor<2x3x4x5xf32> {
+  %m = brt.kernel "broadcast_in_dim"(%mean) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3x4x5xf32>
+  %s = brt.kernel "broadcast_in_dim"(%scale) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3x4x5xf32>
+  %0 = brt.kernel "subtract"(%x, %m) {} : (tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
+  %1 = brt.kernel "multiply"(%0, %s) {} : (tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
+  return %1 : tensor<2x3x4x5xf32>
+}
