@@ -128,11 +128,7 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
                               b.getStringAttr("constant"), mlir::ValueRange{},
                               b.getDictionaryAttr({b.getNamedAttr("value", (*folded)[0])}));
     scalar->erase();
-    auto broadcast = KernelOp::create(
-        b, k.getLoc(), mlir::TypeRange{type}, b.getStringAttr("broadcast_in_dim"),
-        mlir::ValueRange{c.getResult(0)},
-        b.getDictionaryAttr({b.getNamedAttr("broadcast_dimensions", b.getDenseI64ArrayAttr({}))}));
-    k.getResult(0).replaceAllUsesWith(broadcast.getResult(0));
+    k.getResult(0).replaceAllUsesWith(BroadcastScalar(b, k.getLoc(), c.getResult(0), type));
     k->erase();
   }
 

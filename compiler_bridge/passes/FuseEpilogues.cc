@@ -103,6 +103,19 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
     return {half, scale, erf, one, out};
   }
 
+  // The activation applied to v (relu, tanh or exact GELU) and its ops in
+  // order, the last giving the result; "none" and no ops if there is none.
+  static std::pair<llvm::StringRef, llvm::SmallVector<KernelOp>> MatchActivation(mlir::Value v) {
+    if (llvm::SmallVector<KernelOp> gelu = MatchGeluErf(v); !gelu.empty()) return {"gelu", gelu};
+    if (KernelOp k = OnlyUser(v.getDefiningOp<KernelOp>())) {
+      if (k.getKind() == "tanh") return {"tanh", {k}};
+      if (k.getKind() == "maximum" &&
+          ScalarConstant(k.getInputs()[k.getInputs()[0] == v ? 1 : 0]) == 0.0)
+        return {"relu", {k}};
+    }
+    return {"none", {}};
+  }
+
   static KernelOp OnlyUser(KernelOp k) {
     mlir::Value v = k.getResult(0);
     return v.hasOneUse() ? mlir::dyn_cast<KernelOp>(*v.getUsers().begin()) : KernelOp();
@@ -127,32 +140,14 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
       // The activation may follow a reshape of the sum (PyTorch's linear on
       // [b, s, k] is a matmul of [b * s, k]): the fused op then keeps the
       // sum's shape and the reshape moves after it.
-      KernelOp reshape = OnlyUser(last);
-      if (reshape && reshape.getKind() != "reshape") reshape = nullptr;
       const mlir::Type sum_type = last.getResult(0).getType();
-      llvm::StringRef activation = "none";
-      for (mlir::Value v : {last.getResult(0), reshape ? reshape.getResult(0) : mlir::Value()}) {
-        if (!v || activation != "none") continue;
-        llvm::SmallVector<KernelOp> act;
-        if (llvm::SmallVector<KernelOp> gelu = MatchGeluErf(v); !gelu.empty()) {
-          activation = "gelu", act = gelu;
-        } else if (KernelOp k = OnlyUser(v.getDefiningOp<KernelOp>())) {
-          if (k.getKind() == "tanh") {
-            activation = "tanh", act = {k};
-          } else if (k.getKind() == "maximum") {
-            mlir::Value other = k.getInputs()[0] == v ? k.getInputs()[1] : k.getInputs()[0];
-            if (ScalarConstant(other) == 0.0) activation = "relu", act = {k};
-          }
-        }
-        if (act.empty()) continue;
-        if (v != last.getResult(0))
-          chain.push_back(reshape);
-        else
-          reshape = nullptr;
-        chain.append(act.begin(), act.end());
-        last = act.back();
+      auto [activation, act] = MatchActivation(last.getResult(0));
+      KernelOp reshape;
+      if (KernelOp r = OnlyUser(last); act.empty() && r && r.getKind() == "reshape") {
+        std::tie(activation, act) = MatchActivation(r.getResult(0));
+        if (!act.empty()) reshape = r, chain.push_back(r);
       }
-      if (activation == "none") reshape = nullptr;
+      if (!act.empty()) chain.append(act.begin(), act.end()), last = act.back();
       if (last == dot) continue;
       mlir::OpBuilder b(last);
       mlir::NamedAttrList params(dot.getParams());

@@ -17,6 +17,23 @@ inline mlir::RankedTensorType TypeOf(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());
 }
 
+// An integer-list parameter of `k` (dot_general's dimension lists), empty
+// when absent. The values live in the MLIR context.
+inline llvm::ArrayRef<int64_t> IntsParam(KernelOp k, llvm::StringRef name) {
+  auto a = k.getParams().getAs<mlir::DenseI64ArrayAttr>(name);
+  return a ? a.asArrayRef() : llvm::ArrayRef<int64_t>();
+}
+
+// broadcast_in_dim of the rank-0 `scalar` to `type`, at b's insertion point.
+inline mlir::Value BroadcastScalar(mlir::OpBuilder& b, mlir::Location loc, mlir::Value scalar,
+                                   mlir::Type type) {
+  return KernelOp::create(b, loc, mlir::TypeRange{type}, b.getStringAttr("broadcast_in_dim"),
+                          mlir::ValueRange{scalar},
+                          b.getDictionaryAttr(
+                              {b.getNamedAttr("broadcast_dimensions", b.getDenseI64ArrayAttr({}))}))
+      .getResult(0);
+}
+
 // broadcast_in_dim that only aligns an operand NumPy-style (its dims go to
 // the trailing result dims, in order): a consumer that broadcasts can read the
 // operand directly.

@@ -112,14 +112,10 @@ mlir::Value ErfArgument(KernelOp k) {
 KernelOp UnbroadcastDot(KernelOp k) {
   KernelOp broadcast = Kernel(k.getInputs()[1], "broadcast_in_dim");
   if (!broadcast) return nullptr;
-  auto get = [&](llvm::StringRef name) {
-    auto a = k.getParams().getAs<mlir::DenseI64ArrayAttr>(name);
-    return a ? a.asArrayRef() : llvm::ArrayRef<int64_t>();
-  };
   auto dims = broadcast.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions");
-  const llvm::ArrayRef<int64_t> lb = get("lhs_batching_dimensions"),
-                                rb = get("rhs_batching_dimensions"),
-                                rc = get("rhs_contracting_dimensions");
+  const llvm::ArrayRef<int64_t> lb = IntsParam(k, "lhs_batching_dimensions"),
+                                rb = IntsParam(k, "rhs_batching_dimensions"),
+                                rc = IntsParam(k, "rhs_contracting_dimensions");
   if (!dims || lb.empty() || !IsIdentity(lb)) return nullptr;
   const mlir::Value source = broadcast.getInputs()[0];
   const auto source_shape = TypeOf(source).getShape(), shape = TypeOf(k.getInputs()[1]).getShape();
@@ -153,13 +149,9 @@ KernelOp UnbroadcastDot(KernelOp k) {
 // dims, reshaped: a transpose that makes a or b can then fold into the dot.
 // Returns the replacement, or null.
 mlir::Value UnmergeBatchDims(KernelOp k) {
-  auto get = [&](llvm::StringRef name) {
-    auto a = k.getParams().getAs<mlir::DenseI64ArrayAttr>(name);
-    return a ? a.asArrayRef() : llvm::ArrayRef<int64_t>();
-  };
   KernelOp lr = Kernel(k.getInputs()[0], "reshape"), rr = Kernel(k.getInputs()[1], "reshape");
-  if (!lr || !rr || get("lhs_batching_dimensions") != llvm::ArrayRef<int64_t>{0} ||
-      get("rhs_batching_dimensions") != llvm::ArrayRef<int64_t>{0})
+  if (!lr || !rr || IntsParam(k, "lhs_batching_dimensions") != llvm::ArrayRef<int64_t>{0} ||
+      IntsParam(k, "rhs_batching_dimensions") != llvm::ArrayRef<int64_t>{0})
     return nullptr;
   const mlir::Value a = lr.getInputs()[0], b = rr.getInputs()[0];
   const auto a_shape = TypeOf(a).getShape(), b_shape = TypeOf(b).getShape();
@@ -187,9 +179,9 @@ mlir::Value UnmergeBatchDims(KernelOp k) {
   params.set("lhs_batching_dimensions", builder.getDenseI64ArrayAttr(batch_dims));
   params.set("rhs_batching_dimensions", builder.getDenseI64ArrayAttr(batch_dims));
   params.set("lhs_contracting_dimensions",
-             builder.getDenseI64ArrayAttr(shifted(get("lhs_contracting_dimensions"))));
+             builder.getDenseI64ArrayAttr(shifted(IntsParam(k, "lhs_contracting_dimensions"))));
   params.set("rhs_contracting_dimensions",
-             builder.getDenseI64ArrayAttr(shifted(get("rhs_contracting_dimensions"))));
+             builder.getDenseI64ArrayAttr(shifted(IntsParam(k, "rhs_contracting_dimensions"))));
   const auto out = TypeOf(k.getResult(0));
   llvm::SmallVector<int64_t> shape(a_shape.take_front(n));
   shape.append(out.getShape().begin() + 1, out.getShape().end());
@@ -215,12 +207,8 @@ mlir::Value ScaleBeforeTranspose(KernelOp k) {
     mlir::OpBuilder b(k);
     mlir::Value scalar = StripBroadcasts(scale);
     if (TypeOf(scalar).getRank() != 0) continue;
-    auto broadcast = KernelOp::create(
-        b, k.getLoc(), mlir::TypeRange{x.getType()}, b.getStringAttr("broadcast_in_dim"),
-        mlir::ValueRange{scalar},
-        b.getDictionaryAttr({b.getNamedAttr("broadcast_dimensions", b.getDenseI64ArrayAttr({}))}));
     mlir::Value operands[2];
-    operands[side] = x, operands[1 - side] = broadcast.getResult(0);
+    operands[side] = x, operands[1 - side] = BroadcastScalar(b, k.getLoc(), scalar, x.getType());
     auto scaled = KernelOp::create(b, k.getLoc(), mlir::TypeRange{x.getType()}, k.getKindAttr(),
                                    mlir::ValueRange{operands[0], operands[1]}, k.getParams());
     return KernelOp::create(b, k.getLoc(), mlir::TypeRange{k.getResult(0).getType()},
