@@ -114,6 +114,25 @@ void BM_AttentionScores(benchmark::State& state) {
            2.0 * bh * seq * seq * d, "FLOP/s");
 }
 
+// MiniLM's attention at batch state.range(0): q, k, v [b, 128, 12, 32] as the
+// projections write them, a padding mask [b, 1, 128, 128], the result back
+// in [b, 128, 12, 32]: brt.attention, the CPU's fused op.
+void BM_Attention(benchmark::State& state) {
+  const int64_t b = state.range(0), s = 128, h = 12, d = 32;
+  const Shape qkv = {b, s, h, d}, layout = {0, 2, 1, 3};
+  RunOneOp(
+      state,
+      {"brt.attention",
+       {{DType::kF32, qkv}, {DType::kF32, qkv}, {DType::kF32, qkv}, {DType::kF32, {b, 1, s, s}}},
+       {DType::kF32, qkv},
+       {{"q_dims", layout},
+        {"k_dims", layout},
+        {"v_dims", layout},
+        {"permutation", layout},
+        {"scale", 0.17677669529663687}}},
+      4.0 * b * h * s * s * d, "FLOP/s");
+}
+
 void BM_Softmax(benchmark::State& state) {
   const int64_t rows = state.range(0), cols = state.range(1);
   RunOneOp(
@@ -220,6 +239,7 @@ BENCHMARK(BM_MatmulByWeights)
     ->Args({4096, 1536, 384})
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionScores)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Attention)->Arg(1)->Arg(32)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Softmax)->Args({32, 10})->Args({4096, 512})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LayerNorm)->Args({128, 256})->Args({4096, 1024})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Add)->Args({16, 64})->Args({4096, 1024})->Unit(benchmark::kMicrosecond);

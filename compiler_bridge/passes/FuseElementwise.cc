@@ -114,24 +114,9 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
       while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
       if (src != v) return src;
       if (auto it = aligned.find(v); it != aligned.end()) return it->second;
-      KernelOp b = Kernel(v, "broadcast_in_dim");
-      auto dims =
-          b ? b.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions") : nullptr;
-      if (!dims || dims.empty() || !llvm::is_sorted(dims.asArrayRef()) ||
-          TypeOf(v).getShape() != out_shape)
-        return v;
-      const auto from = TypeOf(b.getInputs()[0]).getShape();
-      llvm::SmallVector<int64_t> shape(out_shape.size() - dims[0], 1);
-      for (auto [i, d] : llvm::enumerate(dims.asArrayRef())) {
-        if (i > 0 && d == dims[i - 1]) return v;
-        shape[d - dims[0]] = from[i];
-      }
-      auto reshape = KernelOp::create(
-          builder, root.getLoc(),
-          mlir::TypeRange{mlir::RankedTensorType::get(shape, TypeOf(v).getElementType())},
-          builder.getStringAttr("reshape"), mlir::ValueRange{b.getInputs()[0]},
-          builder.getDictionaryAttr({}));
-      return aligned[v] = reshape.getResult(0);
+      if (TypeOf(v).getShape() != out_shape) return v;
+      mlir::Value reshaped = AlignInOrderBroadcast(builder, root.getLoc(), v);
+      return reshaped ? aligned[v] = reshaped : v;
     };
     for (KernelOp k : ops)
       for (mlir::Value v : k.getInputs()) {

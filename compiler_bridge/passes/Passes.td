@@ -41,6 +41,11 @@ def FuseEpilogues : Pass<"brt-fuse-epilogues", "mlir::func::FuncOp"> {
   let summary = "Fuse bias add and relu/tanh/gelu into the matmul or convolution producing them";
 }
 
+def FuseAttention : Pass<"brt-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Fuse attention (q k^T, scale, mask, softmax, times v) into brt.attention for the CPU";
+  let options = [Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or cuda">];
+}
+
 def FuseElementwise : Pass<"brt-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuse chains of elementwise ops into brt.fused_elementwise";
 }

@@ -48,6 +48,28 @@ inline mlir::Value NumpyBroadcastSource(mlir::Value v) {
   return b.getInputs()[0];
 }
 
+// broadcast_in_dim whose operand dims keep their order (a per-channel [C]
+// onto dim 1 of NCHW, as batch norm writes it): its operand reshaped to align
+// with the result NumPy-style ([C, 1, 1]), made at b's insertion point; null
+// for any other value.
+inline mlir::Value AlignInOrderBroadcast(mlir::OpBuilder& b, mlir::Location loc, mlir::Value v) {
+  KernelOp bc = Kernel(v, "broadcast_in_dim");
+  auto dims = bc ? bc.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions") : nullptr;
+  if (!dims || dims.empty() || !llvm::is_sorted(dims.asArrayRef())) return nullptr;
+  const auto from = TypeOf(bc.getInputs()[0]).getShape();
+  llvm::SmallVector<int64_t> shape(TypeOf(v).getRank() - dims[0], 1);
+  for (auto [i, d] : llvm::enumerate(dims.asArrayRef())) {
+    if (i > 0 && d == dims[i - 1]) return nullptr;
+    shape[d - dims[0]] = from[i];
+  }
+  return KernelOp::create(
+             b, loc,
+             mlir::TypeRange{mlir::RankedTensorType::get(shape, TypeOf(v).getElementType())},
+             b.getStringAttr("reshape"), mlir::ValueRange{bc.getInputs()[0]},
+             b.getDictionaryAttr({}))
+      .getResult(0);
+}
+
 // A reshape that only adds or drops unit dims ([1, 128] -> [1, 128, 1], as
 // PyTorch's keepdim reductions write it): the same values, row by row.
 inline bool OnlyUnitDims(KernelOp reshape) {

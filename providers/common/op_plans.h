@@ -136,6 +136,28 @@ struct LayerNormPlan {
 };
 LayerNormPlan PlanLayerNorm(const OpInfo& op);
 
+// brt.attention(q, k, v[, mask]): for each batch entry (the batch dims, in
+// the order q_dims names them), out = softmax(scale * q k^T + mask) v over
+// the keys. q_dims, k_dims and v_dims name each operand's batch dims, then
+// its sequence and feature dims: q [.., Sq, D], k [.., Sk, D], v [.., Sk, Dv].
+// The mask (optional) has the scores' shape [batch..., Sq, Sk] aligned
+// NumPy-style (fewer leading dims, any dim 1). The result is [batch..., Sq,
+// Dv] transposed by `permutation`. With zero_masked_rows, a row of scores
+// that is all -inf gives zeros (PyTorch's safe softmax), else NaN.
+struct AttentionPlan {
+  // Element strides along the sequence (for the mask: query) and feature
+  // (mask: key) dims, and each batch entry's offset.
+  struct Operand {
+    int64_t seq = 0, feature = 0;
+    std::vector<int64_t> offset;
+  };
+  Operand q, k, v, mask, out;
+  int64_t batches = 1, Sq = 0, Sk = 0, D = 0, Dv = 0;
+  float scale = 1.0f;
+  bool has_mask = false, zero_masked_rows = false;
+};
+AttentionPlan PlanAttention(const OpInfo& op);
+
 Activation ParseActivation(const OpInfo& op);
 
 // dot_general / brt.matmul: batch, contracting and free dims of each side;

@@ -38,6 +38,93 @@ LayerNormPlan PlanLayerNorm(const OpInfo& op) {
   return p;
 }
 
+AttentionPlan PlanAttention(const OpInfo& op) {
+  op.Require((op.in.size() == 3 || op.in.size() == 4) && op.out.size() == 1,
+             "expected operands q, k, v and an optional mask, and 1 result");
+  for (const TensorInfo& t : op.in)
+    op.Require(t.dtype == BRT_DTYPE_F32,
+               std::string("operands must be f32, got ") + DTypeName(t.dtype));
+  op.Require(op.out[0].dtype == BRT_DTYPE_F32, "the result must be f32");
+  const TensorInfo &q = op.in[0], &k = op.in[1], &v = op.in[2], &out = op.out[0];
+  const int rank = q.rank(), nb = rank - 2;
+  op.Require(rank >= 2 && k.rank() == rank && v.rank() == rank,
+             "q, k and v must have one rank, at least 2; got " + FormatDims(q.dims) + ", " +
+                 FormatDims(k.dims) + ", " + FormatDims(v.dims));
+  const std::vector<int64_t> qd = op.Ints("q_dims"), kd = op.Ints("k_dims"), vd = op.Ints("v_dims");
+  for (const auto& [dims, name] : {std::pair{&qd, "q_dims"}, {&kd, "k_dims"}, {&vd, "v_dims"}}) {
+    op.Require(static_cast<int>(dims->size()) == rank,
+               std::string(name) + " must name all " + std::to_string(rank) + " dims");
+    op.RequireDims(*dims, rank, name);
+  }
+  AttentionPlan p;
+  std::vector<int64_t> batch_dims, scores(rank), logical(rank);
+  for (int i = 0; i < nb; ++i) {
+    const int64_t n = q.dims[qd[i]];
+    op.Require(k.dims[kd[i]] == n && v.dims[vd[i]] == n,
+               "batch dim " + std::to_string(i) + " differs: q " + std::to_string(n) + ", k " +
+                   std::to_string(k.dims[kd[i]]) + ", v " + std::to_string(v.dims[vd[i]]));
+    batch_dims.push_back(n);
+    p.batches = op.Mul(p.batches, n);
+    scores[i] = logical[i] = n;
+  }
+  p.Sq = q.dims[qd[nb]], p.D = q.dims[qd[nb + 1]], p.Sk = k.dims[kd[nb]];
+  p.Dv = v.dims[vd[nb + 1]];
+  op.Require(k.dims[kd[nb + 1]] == p.D && v.dims[vd[nb]] == p.Sk,
+             "k must be [.., Sk, " + std::to_string(p.D) + "] and v [.., " + std::to_string(p.Sk) +
+                 ", Dv]; got k " + FormatDims(k.dims) + ", v " + FormatDims(v.dims));
+  scores[nb] = logical[nb] = p.Sq, scores[nb + 1] = p.Sk, logical[nb + 1] = p.Dv;
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  perm = op.Ints("permutation", perm);
+  op.Require(static_cast<int>(perm.size()) == rank, "permutation must have the result's rank");
+  op.RequireDims(perm, rank, "permutation");
+  std::vector<int64_t> expected(rank);
+  for (int i = 0; i < rank; ++i) expected[i] = logical[perm[i]];
+  op.Require(out.dims == expected,
+             "result shape " + FormatDims(out.dims) + ", expected " + FormatDims(expected));
+  p.scale = static_cast<float>(op.Float("scale", 1.0));
+  p.zero_masked_rows = op.Int("zero_masked_rows", 0) != 0;
+  p.has_mask = op.in.size() == 4;
+
+  // Each operand's stride per dim of the scores' (or the result's) index
+  // space [batch..., row, column].
+  auto strides_by = [](const TensorInfo& t, const std::vector<int64_t>& dims) {
+    const std::vector<int64_t> s = t.Strides();
+    std::vector<int64_t> by(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) by[i] = s[dims[i]];
+    return by;
+  };
+  std::vector<int64_t> mask_strides(rank, 0), out_strides(rank);
+  if (p.has_mask) {
+    const TensorInfo& m = op.in[3];
+    const std::vector<int64_t> s = m.Strides();
+    op.Require(m.rank() <= rank, "the mask's rank exceeds the scores' " + FormatDims(scores));
+    for (int i = 0; i < m.rank(); ++i) {
+      const int d = rank - m.rank() + i;
+      op.Require(
+          m.dims[i] == scores[d] || m.dims[i] == 1,
+          "mask " + FormatDims(m.dims) + " does not broadcast to the scores " + FormatDims(scores));
+      mask_strides[d] = m.dims[i] == 1 ? 0 : s[i];
+    }
+  }
+  const std::vector<int64_t> os = out.Strides();
+  for (int i = 0; i < rank; ++i) out_strides[perm[i]] = os[i];
+  const std::vector<int64_t> qs = strides_by(q, qd), ks = strides_by(k, kd), vs = strides_by(v, vd);
+  const std::pair<AttentionPlan::Operand*, const std::vector<int64_t>*> operands[] = {
+      {&p.q, &qs}, {&p.k, &ks}, {&p.v, &vs}, {&p.mask, &mask_strides}, {&p.out, &out_strides}};
+  if (p.Sq * p.Dv == 0) p.batches = 0;  // nothing to compute
+  for (auto [o, s] : operands) {
+    o->seq = (*s)[nb], o->feature = (*s)[nb + 1];
+    o->offset.assign(p.batches, 0);
+    for (int64_t b = 0; b < p.batches; ++b)
+      for (int64_t i = nb - 1, rest = b; i >= 0; --i) {
+        o->offset[b] += (rest % batch_dims[i]) * (*s)[i];
+        rest /= batch_dims[i];
+      }
+  }
+  return p;
+}
+
 Activation ParseActivation(const OpInfo& op) {
   const std::string act = op.String("activation", "none");
   static const std::pair<const char*, Activation> kActivations[] = {{"none", Activation::kNone},

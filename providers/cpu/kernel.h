@@ -64,6 +64,7 @@ void RegisterDataMovement(std::vector<KernelDef>& defs);
 void RegisterIndexing(std::vector<KernelDef>& defs);
 void RegisterReductions(std::vector<KernelDef>& defs);
 void RegisterDnnl(std::vector<KernelDef>& defs);
+void RegisterAttention(std::vector<KernelDef>& defs);
 
 template <typename K>
 std::unique_ptr<CpuKernel> Make() {

@@ -1,11 +1,10 @@
 // PackedGemm (packed_gemm.h), built with -mavx2 -mfma.
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
+#include "gemm_tiles_avx2.h"
 #include "packed_gemm.h"
 #include "vector_math.h"
 
@@ -13,63 +12,10 @@ namespace brt::cpu {
 namespace {
 
 using ops::Activation;
+using namespace avx2_tiles;  // NOLINT: the tile and its packing
 
-constexpr int kRows = 6, kCols = 16;
 constexpr int64_t kDepth = 256;      // rows of a panel per pass: 16 KiB, kept in L1
 constexpr int64_t kBlockRows = 192;  // rows of `a` per pass over the panels: kept in L2
-
-// One tile: rows x 16 columns of c from `depth` steps of the panel and of
-// a's micro-panel (PackRows' layout: kRows values per step). The first
-// pass of the depth writes (with the bias), later ones add; the last applies
-// relu (max(0, x) keeps NaN, as maximum does).
-template <int rows>
-void Tile(const float* a, const float* panel, int64_t depth, float* c, int64_t ldc, int cols,
-          bool first, const float* bias, bool relu) {
-  __m256 acc[rows][2];
-#pragma GCC unroll 6
-  for (int r = 0; r < rows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (int64_t k = 0; k < depth; ++k) {
-    const __m256 b0 = _mm256_loadu_ps(panel + k * kCols),
-                 b1 = _mm256_loadu_ps(panel + k * kCols + 8);
-#pragma GCC unroll 6
-    for (int r = 0; r < rows; ++r) {
-      const __m256 x = _mm256_broadcast_ss(a + k * kRows + r);
-      acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
-    }
-  }
-  alignas(32) float tmp[kCols];
-  // Unrolled, as the loops above, so that acc stays in registers.
-#pragma GCC unroll 6
-  for (int r = 0; r < rows; ++r) {
-    float* out = c + r * ldc;
-    __m256 lo = acc[r][0], hi = acc[r][1];
-    if (!first) {
-      if (cols == kCols) {
-        lo = _mm256_add_ps(lo, _mm256_loadu_ps(out)),
-        hi = _mm256_add_ps(hi, _mm256_loadu_ps(out + 8));
-      } else {
-        std::memset(tmp, 0, sizeof(tmp));
-        std::memcpy(tmp, out, cols * sizeof(float));
-        lo = _mm256_add_ps(lo, _mm256_load_ps(tmp)),
-        hi = _mm256_add_ps(hi, _mm256_load_ps(tmp + 8));
-      }
-    } else if (bias) {
-      std::memset(tmp, 0, sizeof(tmp));
-      std::memcpy(tmp, bias, cols * sizeof(float));
-      lo = _mm256_add_ps(lo, _mm256_load_ps(tmp)), hi = _mm256_add_ps(hi, _mm256_load_ps(tmp + 8));
-    }
-    if (relu) {
-      lo = _mm256_max_ps(_mm256_setzero_ps(), lo), hi = _mm256_max_ps(_mm256_setzero_ps(), hi);
-    }
-    if (cols == kCols) {
-      _mm256_storeu_ps(out, lo), _mm256_storeu_ps(out + 8, hi);
-    } else {
-      _mm256_store_ps(tmp, lo), _mm256_store_ps(tmp + 8, hi);
-      std::memcpy(out, tmp, cols * sizeof(float));
-    }
-  }
-}
 
 // tanh or GELU over a finished tile (rows x cols of c), still in L1; the
 // loops vectorize over vector_math.h's functions.
@@ -85,35 +31,13 @@ void ActivateTile(Activation activation, float* c, int64_t ldc, int rows, int co
   }
 }
 
-using TileFn = void (*)(const float*, const float*, int64_t, float*, int64_t, int, bool,
-                        const float*, bool);
-constexpr TileFn kTiles[kRows + 1] = {nullptr,  &Tile<1>, &Tile<2>, &Tile<3>,
-                                      &Tile<4>, &Tile<5>, &Tile<6>};
-
-// Rows [0, rows) x depth of a (row stride lda) as micro-panels of kRows rows,
-// k-major: out[(t * depth + k) * kRows + r] = a[(t * kRows + r) * lda + k].
-void PackRows(const float* a, int64_t lda, int64_t rows, int64_t depth, float* out) {
-  for (int64_t t = 0; t * kRows < rows; ++t) {
-    const int64_t n = std::min<int64_t>(kRows, rows - t * kRows);
-    float* panel = out + t * depth * kRows;
-    for (int64_t r = 0; r < n; ++r) {
-      const float* row = a + (t * kRows + r) * lda;
-      for (int64_t k = 0; k < depth; ++k) panel[k * kRows + r] = row[k];
-    }
-  }
-}
-
 }  // namespace
 
 PackedWeights PackWeights(const float* b, int64_t K, int64_t N, int64_t rsk, int64_t rsn) {
   PackedWeights w;
   w.K = K, w.N = N;
-  const int64_t panels = (N + kCols - 1) / kCols;
-  w.panels.assign(panels * K * kCols, 0.0f);
-  for (int64_t p = 0; p < panels; ++p)
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t j = 0; j < kCols && p * kCols + j < N; ++j)
-        w.panels[(p * K + k) * kCols + j] = b[k * rsk + (p * kCols + j) * rsn];
+  w.panels.resize(PanelFloats(K, N));
+  PackPanels(b, K, N, rsk, rsn, w.panels.data());
   return w;
 }
 
@@ -145,7 +69,7 @@ void PackedGemm(const float* a, int64_t lda, int64_t M, const PackedWeights& w, 
           for (int64_t r0 = 0; r0 < block_rows; r0 += kRows) {
             const int rows = static_cast<int>(std::min<int64_t>(kRows, block_rows - r0));
             float* tile = c + (m0 + r0) * ldc + p * kCols;
-            kTiles[rows](packed.data() + r0 * depth, panel, depth, tile, ldc, cols, first,
+            kTiles[rows](packed.data() + r0 * depth, 0, panel, depth, tile, ldc, cols, first,
                          bias ? bias + p * kCols : nullptr, relu && last);
             if (in_l1 && last) ActivateTile(activation, tile, ldc, rows, cols);
           }

@@ -16,6 +16,7 @@ const std::vector<KernelDef>& Registry() {
     RegisterIndexing(d);
     RegisterReductions(d);
     RegisterDnnl(d);
+    RegisterAttention(d);
     return d;
   }();
   return defs;

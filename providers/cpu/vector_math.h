@@ -54,6 +54,16 @@ inline float Exp(float x) {
   return nan ? x : result;
 }
 
+// exp(x) for the x <= 0 of a softmax (each input minus the largest): one
+// scaling instead of Exp's two, and 0 below -87 (exp(x) < 2^-125 there,
+// against a sum of at least 1: below float precision). NaN stays NaN.
+inline float ExpNonPositive(float x) {
+  const bool nan = x != x;
+  float n;
+  const float y = ExpReduced(nan ? 0.0f : std::max(x, -87.0f), &n);
+  return nan ? x : x < -87.0f ? 0.0f : y * Pow2(n);
+}
+
 inline float Log(float x) {
   constexpr float kMinNormal = std::numeric_limits<float>::min();
   const bool subnormal = x < kMinNormal;

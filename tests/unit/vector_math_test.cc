@@ -52,6 +52,22 @@ Sweep MaxUlpError(F f, R ref) {
   return s;
 }
 
+// Softmax's exp of x <= 0: within one ulp down to -87, zero below; NaN
+// stays NaN, 0 gives 1 and -inf 0.
+TEST(VectorMath, ExpNonPositive) {
+  double worst = 0;
+  for (uint32_t bits = 0x80000000u; bits <= 0xc2ae0000u; bits += 97) {  // -0 to -87
+    const float x = std::bit_cast<float>(bits);
+    worst = std::max(worst, UlpError(ExpNonPositive(x), std::exp(static_cast<double>(x))));
+  }
+  EXPECT_LE(worst, 1.0);
+  EXPECT_EQ(ExpNonPositive(-87.5f), 0.0f);
+  EXPECT_EQ(ExpNonPositive(-kInf), 0.0f);
+  EXPECT_EQ(ExpNonPositive(0.0f), 1.0f);
+  EXPECT_EQ(ExpNonPositive(-0.0f), 1.0f);
+  EXPECT_TRUE(std::isnan(ExpNonPositive(kNaN)));
+}
+
 TEST(VectorMath, ExpWithinOneUlp) {
   const Sweep s = MaxUlpError(Exp, [](double x) { return std::exp(x); });
   EXPECT_LE(s.worst, 1.0) << "at x = " << s.at;
