@@ -9,7 +9,7 @@ constexpr OpSchema kSchemas[] = {
 #define BRT_UNARY(e, kind, domain, flags, ...) {kind, flags, 1, 1, 1, {}},
 #define BRT_BINARY(e, kind, domain, flags, ...) {kind, flags, 2, 2, 1, {}},
 #define BRT_OP(kind, min_operands, max_operands, cls, flags, ...) \
-  {kind, flags, min_operands, max_operands, 1, {__VA_ARGS__}},
+  {kind, flags, min_operands, max_operands, (flags)&kTwoResults ? 2 : 1, {__VA_ARGS__}},
 #include "brt/ops.def"
 };
 

@@ -138,10 +138,10 @@ bool DecodeOpaqueAttr(mlir::OpaqueAttr attr, mlir::Builder& b,
   if (mnemonic == "dot" || mnemonic == "gather" || mnemonic == "scatter")
     return (t.Eat("<") && KeyValues(t, b, out)) || fail();
   if (mnemonic == "conv") return (t.Eat("<") && ConvLayout(t, b, out)) || fail();
-  if (mnemonic == "comparison_direction") {
-    const StringRef dir = t.Identifier();
-    if (dir.empty() || !t.Done()) return fail();
-    out.push_back(b.getNamedAttr("comparison_direction", b.getStringAttr(dir)));
+  if (mnemonic == "comparison_direction" || mnemonic == "rng_algorithm") {
+    const StringRef value = t.Identifier();
+    if (value.empty() || !t.Done()) return fail();
+    out.push_back(b.getNamedAttr(mnemonic, b.getStringAttr(value)));
     return true;
   }
   // These choose precision or comparison flavour; the runtime's choice is fixed.

@@ -18,10 +18,11 @@ struct RequiredAttr {
 
 // The flag words of ops.def rows.
 namespace op_flags {
-inline constexpr unsigned kStableHlo = 1;   // imported from the StableHLO op of this name
-inline constexpr unsigned kCuda = 2;        // runs on CUDA devices
-inline constexpr unsigned kCollective = 4;  // exchanges data between ranks (a communicator)
-inline constexpr unsigned kChlo = 8;        // imported from the CHLO op of this name
+inline constexpr unsigned kStableHlo = 1;    // imported from the StableHLO op of this name
+inline constexpr unsigned kCuda = 2;         // runs on CUDA devices
+inline constexpr unsigned kCollective = 4;   // exchanges data between ranks (a communicator)
+inline constexpr unsigned kChlo = 8;         // imported from the CHLO op of this name
+inline constexpr unsigned kTwoResults = 16;  // two results (else one): rng_bit_generator's
 }  // namespace op_flags
 
 struct OpSchema {

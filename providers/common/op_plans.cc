@@ -191,6 +191,35 @@ PadPlan PlanPad(const OpInfo& op) {
   return p;
 }
 
+RngBitGeneratorPlan PlanRngBitGenerator(const OpInfo& op) {
+  op.Require(op.in.size() == 1 && op.out.size() == 2,
+             "expected 1 operand (the state) and 2 results (the new state, the bits)");
+  const std::string algorithm = op.String("rng_algorithm", "DEFAULT");
+  if (algorithm != "DEFAULT" && algorithm != "PHILOX")
+    throw UnsupportedError(op.kind + ": algorithm " + algorithm +
+                           " is not supported (DEFAULT and PHILOX are: Philox4x32-10, as XLA "
+                           "runs DEFAULT on CPUs and GPUs)");
+  const TensorInfo& state = op.in[0];
+  op.Require(state.dtype == BRT_DTYPE_U64 && state.rank() == 1 &&
+                 (state.dims[0] == 2 || state.dims[0] == 3),
+             "the Philox state must be u64[2] or u64[3], got " +
+                 std::string(DTypeName(state.dtype)) + FormatDims(state.dims));
+  op.Require(op.out[0].dtype == state.dtype && op.out[0].dims == state.dims,
+             "the new state must have the state's type");
+  const int32_t bits = op.out[1].dtype;
+  op.Require(
+      bits == BRT_DTYPE_U8 || bits == BRT_DTYPE_I8 || bits == BRT_DTYPE_U32 ||
+          bits == BRT_DTYPE_I32 || bits == BRT_DTYPE_U64 || bits == BRT_DTYPE_I64,
+      std::string("the bits must be an 8-, 32- or 64-bit integer type, got ") + DTypeName(bits));
+  RngBitGeneratorPlan p;
+  p.state_size = state.dims[0];
+  p.numel = op.out[1].numel;
+  p.element_bytes = static_cast<int>(brt_dtype_size(bits));
+  const int64_t words = p.element_bytes == 8 ? op.Mul(p.numel, 2) : p.numel;
+  p.blocks = (words + 3) / 4;
+  return p;
+}
+
 IotaPlan PlanIota(const OpInfo& op) {
   op.Require(op.in.empty() && op.out.size() == 1, "expects no operands and one result");
   const TensorInfo& out = op.out[0];

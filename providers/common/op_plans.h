@@ -47,6 +47,19 @@ struct IotaPlan {
 };
 IotaPlan PlanIota(const OpInfo& op);
 
+// rng_bit_generator(state) -> (new state, bits): the Philox4x32-10 bits XLA
+// gives for algorithm DEFAULT or PHILOX on CPUs and GPUs. state is u64[2] or
+// u64[3]: the key, then the 128-bit counter's low word and (u64[3]) its high
+// word, which is the key for u64[2]. Block i of 4 u32 words is Philox of
+// counter + i; a result of 8 or 32 bits per element takes word e (its low
+// bits), one of 64 bits words 2e and 2e + 1. The new state's counter is
+// advanced by the number of blocks.
+struct RngBitGeneratorPlan {
+  int64_t state_size = 2, numel = 0, blocks = 0;
+  int element_bytes = 4;
+};
+RngBitGeneratorPlan PlanRngBitGenerator(const OpInfo& op);
+
 // dynamic_slice(operand, i0, i1, ...) and dynamic_update_slice(operand,
 // update, i0, ...): start index d is read from operand first_index + d,
 // clamped to [0, max_start[d]], and offsets by operand_strides[d]. `copy`

@@ -65,6 +65,7 @@ void RegisterIndexing(std::vector<KernelDef>& defs);
 void RegisterReductions(std::vector<KernelDef>& defs);
 void RegisterDnnl(std::vector<KernelDef>& defs);
 void RegisterAttention(std::vector<KernelDef>& defs);
+void RegisterRandom(std::vector<KernelDef>& defs);
 
 template <typename K>
 std::unique_ptr<CpuKernel> Make() {

@@ -17,6 +17,7 @@ const std::vector<KernelDef>& Registry() {
     RegisterReductions(d);
     RegisterDnnl(d);
     RegisterAttention(d);
+    RegisterRandom(d);
     return d;
   }();
   return defs;

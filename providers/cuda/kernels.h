@@ -81,6 +81,12 @@ cudaError_t LaunchFill(long long n, size_t elem_size, const void* value, void* d
 cudaError_t LaunchIota(long long n, long long size, long long stride, int32_t dtype, void* out,
                        cudaStream_t stream);
 
+// rng_bit_generator (common/philox.h): the bits of `blocks` Philox blocks,
+// then the new state (state and next may be one buffer).
+cudaError_t LaunchRngBitGenerator(const uint64_t* state, int64_t state_size, long long blocks,
+                                  int element_bytes, long long numel, void* bits, uint64_t* next,
+                                  cudaStream_t stream);
+
 // gather / scatter from an IndexPlan (see common/op_plans.h).
 struct IndexingParams {
   int rank = 0, num_starts = 0;

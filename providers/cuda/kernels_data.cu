@@ -1,5 +1,6 @@
 // brt's own CUDA kernels for data movement (strided copies, fill, iota) and
 // gather / scatter.
+#include "common/philox.h"
 #include "kernel_support.cuh"
 
 namespace brt::cuda {
@@ -42,6 +43,18 @@ template <typename T>
 __global__ void IotaKernel(long long n, long long size, long long stride, void* out) {
   using C = typename Num<T>::C;
   BRT_GRID_STRIDE(i, n) { StoreAt<T>(out, i, static_cast<C>((i / stride) % size)); }
+}
+
+__global__ void RngBitsKernel(const uint64_t* state, int64_t state_size, long long blocks,
+                              int element_bytes, long long numel, void* bits) {
+  BRT_GRID_STRIDE(i, blocks) {
+    ops::StoreRngBlock(state, state_size, i, element_bytes, numel, bits);
+  }
+}
+
+__global__ void RngStateKernel(const uint64_t* state, int64_t state_size, long long blocks,
+                               uint64_t* next) {
+  ops::StoreRngNextState(state, state_size, blocks, next);
 }
 
 // Copies of 1, 2, 4 or 8 bytes per element move the same bits for every dtype.
@@ -222,6 +235,16 @@ cudaError_t LaunchIota(long long n, long long size, long long stride, int32_t dt
            out);
   });
   return known ? LastError() : cudaErrorInvalidValue;
+}
+
+cudaError_t LaunchRngBitGenerator(const uint64_t* state, int64_t state_size, long long blocks,
+                                  int element_bytes, long long numel, void* bits, uint64_t* next,
+                                  cudaStream_t stream) {
+  if (blocks > 0)
+    Launch(&RngBitsKernel, Blocks(blocks), kThreads, stream, state, state_size, blocks,
+           element_bytes, numel, bits);
+  Launch(&RngStateKernel, 1, 1, stream, state, state_size, blocks, next);
+  return LastError();
 }
 
 IndexingParams MakeIndexing(const ops::IndexPlan& plan) {

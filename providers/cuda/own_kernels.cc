@@ -222,6 +222,20 @@ class IotaKernel final : public Kernel {
   int64_t numel_ = 0;
 };
 
+class RngBitGeneratorKernel final : public Kernel {
+ public:
+  explicit RngBitGeneratorKernel(const OpInfo& op) : p_(ops::PlanRngBitGenerator(op)) {}
+  void Run(void* const* b, Queue* q) override {
+    Check(LaunchRngBitGenerator(static_cast<const uint64_t*>(b[0]), p_.state_size, p_.blocks,
+                                p_.element_bytes, p_.numel, b[2], static_cast<uint64_t*>(b[1]),
+                                q->stream),
+          "rng_bit_generator");
+  }
+
+ private:
+  ops::RngBitGeneratorPlan p_;
+};
+
 // dynamic_slice / dynamic_update_slice: the start indices stay on the device;
 // the copy kernel reads and clamps them.
 class DynamicSliceKernel final : public Kernel {
@@ -488,6 +502,7 @@ std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
   t.push_back({"concatenate", kAll, &Make<ConcatenateKernel>});
   t.push_back({"pad", kAll, &Make<PadKernel>});
   t.push_back({"iota", kNumeric, &Make<IotaKernel>});
+  t.push_back({"rng_bit_generator", {BRT_DTYPE_U64}, &Make<RngBitGeneratorKernel>});
   t.push_back({"dynamic_slice", kAll, &Make<DynamicSliceKernel>});
   t.push_back({"dynamic_update_slice", kAll, &Make<DynamicSliceKernel>});
   t.push_back({"gather", kAll, &Make<GatherKernel>});

@@ -121,6 +121,20 @@ CASES = {
                       [np.asarray(jax.random.key_data(jax.random.key(31)))]),
     "dropout": (lambda key, x: jnp.where(jax.random.bernoulli(key, 0.8, x.shape), x / 0.8, 0.0),
                 [np.asarray(jax.random.key_data(jax.random.key(7))), normal(6, 9)]),
+    # rng_bit_generator (JAX's "rbg" PRNG; XLA runs algorithm DEFAULT as
+    # Philox4x32-10): u32 and u8 bits (u64 needs jax_enable_x64:
+    # ops_random_test), the counter carrying into its high word, and rbg's
+    # uniform and dropout.
+    "rng_bit_generator": (
+        lambda key, wrap: (*jax.lax.rng_bit_generator(key, (5, 7), dtype=jnp.uint32),
+                           jax.lax.rng_bit_generator(key, (9,), dtype=jnp.uint8)[1],
+                           *jax.lax.rng_bit_generator(wrap, (6,), dtype=jnp.uint32)),
+        [np.array([0x9ABCDEF0, 7, 3, 1], np.uint32),
+         np.array([5, 6, 0xFFFFFFFE, 0xFFFFFFFF], np.uint32)]),
+    "random_rbg": (lambda key, x: (jax.random.uniform(jax.random.wrap_key_data(key, impl="rbg"), (4, 6)),
+                                   jnp.where(jax.random.bernoulli(jax.random.wrap_key_data(key, impl="rbg"),
+                                                                  0.8, x.shape), x / 0.8, 0.0)),
+                   [np.asarray(jax.random.key_data(jax.random.key(11, impl="rbg"))), normal(6, 9)]),
     "bit_ops": (lambda a, b, s, x: ((a ^ b) | (a >> 3), a << s, jax.lax.shift_right_logical(a, s),
                                     jax.lax.shift_right_arithmetic(b.view(jnp.int32), s.astype(jnp.int32)),
                                     jax.lax.bitcast_convert_type(x, jnp.uint32) & a,

@@ -170,5 +170,91 @@ TEST(DynamicUpdateSlice, WritesClampedWindow) {
   EXPECT_EQ(out[0].ToDouble(), (std::vector<double>{0, 1, 2, 3, 4, -1, -2, 7, 8, -3, -4, 11}));
 }
 
+// rng_bit_generator (Philox4x32-10). Random123's known answers for
+// Philox4x32-10: counter (x0, x1, x2, x3) under key (k0, k1) gives the words
+// below; a state [key, low] (or [key, low, high]) puts them at the counter's
+// 32-bit words, low first.
+HostTensor RngState(std::vector<uint64_t> words) {
+  HostTensor t(DType::kU64, {static_cast<int64_t>(words.size())});
+  for (size_t i = 0; i < words.size(); ++i) t.as<uint64_t>()[i] = words[i];
+  return t;
+}
+
+std::vector<HostTensor> RunRng(const HostTensor& state, DType bits, int64_t n,
+                               const char* algorithm = "DEFAULT") {
+  return MustRunOp({"rng_bit_generator",
+                    {state},
+                    {{DType::kU64, {state.shape[0]}}, {bits, {n}}},
+                    {{"rng_algorithm", algorithm}}});
+}
+
+TEST(RngBitGenerator, PhiloxKnownAnswers) {
+  struct Case {
+    std::vector<uint64_t> state;
+    uint32_t words[4];
+  };
+  const Case cases[] = {
+      {{0, 0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+      {{~0ull, ~0ull, ~0ull}, {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+      {{0x299f31d0a4093822ull, 0x85a308d3243f6a88ull, 0x0370734413198a2eull},
+       {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+  };
+  for (const Case& c : cases) {
+    for (const char* algorithm : {"DEFAULT", "PHILOX"}) {
+      auto out = RunRng(RngState(c.state), DType::kU32, 4, algorithm);
+      for (int j = 0; j < 4; ++j) EXPECT_EQ(out[1].as<uint32_t>()[j], c.words[j]) << j;
+    }
+  }
+  // u64[2]: the key is also the counter's high word.
+  auto two = RunRng(RngState({0x299f31d0a4093822ull, 0x85a308d3243f6a88ull}), DType::kU32, 4);
+  auto three =
+      RunRng(RngState({0x299f31d0a4093822ull, 0x85a308d3243f6a88ull, 0x299f31d0a4093822ull}),
+             DType::kU32, 4);
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(two[1].as<uint32_t>()[j], three[1].as<uint32_t>()[j]);
+}
+
+// Block i is the counter plus i, carrying into the high word; the new state
+// is the counter plus the blocks (3 for 10 u32 words); u64 elements take
+// words 2e and 2e + 1, u8 elements each word's low byte.
+TEST(RngBitGenerator, BlocksCarryAndElementWidths) {
+  const uint64_t key = 0x0123456789abcdefull;
+  auto wrapped = RunRng(RngState({key, ~0ull - 1, 5}), DType::kU32, 10);
+  const uint64_t* next = wrapped[0].as<uint64_t>();
+  EXPECT_EQ(next[0], key);
+  EXPECT_EQ(next[1], 1u);
+  EXPECT_EQ(next[2], 6u);
+  auto after_carry = RunRng(RngState({key, 0, 6}), DType::kU32, 2);
+  EXPECT_EQ(wrapped[1].as<uint32_t>()[8], after_carry[1].as<uint32_t>()[0]);
+  EXPECT_EQ(wrapped[1].as<uint32_t>()[9], after_carry[1].as<uint32_t>()[1]);
+  auto short_state = RunRng(RngState({key, ~0ull}), DType::kU32, 4);
+  EXPECT_EQ(short_state[0].as<uint64_t>()[1], 0u);  // the low word wraps; no high word kept
+
+  const HostTensor state = RngState({key, 77, 9});
+  auto words = RunRng(state, DType::kU32, 14), wide = RunRng(state, DType::kU64, 7),
+       narrow = RunRng(state, DType::kU8, 14);
+  for (int64_t e = 0; e < 7; ++e)
+    EXPECT_EQ(wide[1].as<uint64_t>()[e],
+              words[1].as<uint32_t>()[2 * e] | uint64_t{words[1].as<uint32_t>()[2 * e + 1]} << 32);
+  for (int64_t e = 0; e < 14; ++e)
+    EXPECT_EQ(narrow[1].as<uint8_t>()[e], static_cast<uint8_t>(words[1].as<uint32_t>()[e]));
+  EXPECT_EQ(words[0].as<uint64_t>()[1], 77u + 4);  // ceil(14 / 4) blocks
+  EXPECT_EQ(wide[0].as<uint64_t>()[1], 77u + 4);
+}
+
+TEST(RngBitGenerator, BadStateAndAlgorithmAreNamed) {
+  ExpectError(RunOp({"rng_bit_generator",
+                     {RngState({1, 2, 3, 4})},
+                     {{DType::kU64, {4}}, {DType::kU32, {8}}},
+                     {{"rng_algorithm", "DEFAULT"}}})
+                  .status(),
+              {"rng_bit_generator", "u64[2] or u64[3]"});
+  ExpectError(RunOp({"rng_bit_generator",
+                     {RngState({1, 2})},
+                     {{DType::kU64, {2}}, {DType::kU32, {8}}},
+                     {{"rng_algorithm", "THREE_FRY"}}})
+                  .status(),
+              {"rng_bit_generator", "THREE_FRY is not supported"});
+}
+
 }  // namespace
 }  // namespace brt::test
