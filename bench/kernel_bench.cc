@@ -233,7 +233,9 @@ void BM_Conv3x3(benchmark::State& state) {
 
 BENCHMARK(BM_Matmul)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MatmulByWeights)
+    ->Args({128, 384, 384})
     ->Args({128, 384, 1536})
+    ->Args({128, 1536, 384})
     ->Args({4096, 384, 384})
     ->Args({4096, 384, 1536})
     ->Args({4096, 1536, 384})
