@@ -2,6 +2,7 @@
 // kernel, which runs the AVX2 build where the CPU has it (UseAvx2()).
 #define BRT_FUSED_ISA baseline
 #include "attention.inc"
+#include "fused_blocks.h"  // UseAvx2
 
 namespace brt::cpu {
 namespace {
