@@ -37,6 +37,19 @@ mlir::Value StripScale(mlir::Value v, double* scale, llvm::SmallVector<mlir::Ope
   return v;
 }
 
+// v = [scalar *] dot_general, the dot used once: the dot, with the scale
+// folded into *scale and the ops added to `dead`; else null, nothing changed.
+KernelOp ScaledDot(mlir::Value v, double* scale, llvm::SmallVector<mlir::Operation*>& dead) {
+  double s = *scale;
+  llvm::SmallVector<mlir::Operation*> ops;
+  KernelOp dot = Kernel(StripScale(v, &s, ops), "dot_general");
+  if (!dot || !dot->hasOneUse()) return nullptr;
+  *scale = s;
+  dead.append(ops.begin(), ops.end());
+  dead.push_back(dot);
+  return dot;
+}
+
 // The operand dims of a dot_general side: its batch dims, then its one free
 // dim, then its one contracting dim; empty when it has more or fewer.
 llvm::SmallVector<int64_t> SideDims(mlir::Value operand, llvm::ArrayRef<int64_t> batch,
@@ -73,22 +86,20 @@ struct FuseAttentionPass : impl::FuseAttentionBase<FuseAttentionPass> {
 
     // The scores: [scale *] dot_general(q, k) [+ mask].
     llvm::SmallVector<mlir::Operation*> dead = {softmax};
-    mlir::Value scores = softmax.getInputs()[0], mask;
-    if (KernelOp add = Kernel(scores, "add"); add && add->hasOneUse()) {
+    const mlir::Value scores = softmax.getInputs()[0];
+    mlir::Value mask;
+    double scale = 1.0;
+    KernelOp dot = ScaledDot(scores, &scale, dead);
+    if (KernelOp add = Kernel(scores, "add"); !dot && add && add->hasOneUse()) {
       for (int side : {0, 1}) {
-        double unused = 1.0;
-        llvm::SmallVector<mlir::Operation*> ignored;
-        if (Kernel(StripScale(add.getInputs()[side], &unused, ignored), "dot_general")) {
-          scores = add.getInputs()[side], mask = add.getInputs()[1 - side];
+        if ((dot = ScaledDot(add.getInputs()[side], &scale, dead))) {
+          mask = add.getInputs()[1 - side];
           dead.push_back(add);
           break;
         }
       }
     }
-    double scale = 1.0;
-    KernelOp dot = Kernel(StripScale(scores, &scale, dead), "dot_general");
-    if (!dot || !dot->hasOneUse()) return;
-    dead.push_back(dot);
+    if (!dot) return;
     mlir::Value q = StripScale(dot.getInputs()[0], &scale, dead),
                 k = StripScale(dot.getInputs()[1], &scale, dead), v = values.getInputs()[1];
     const auto q_dims = SideDims(dot.getInputs()[0], IntsParam(dot, "lhs_batching_dimensions"),
@@ -128,7 +139,7 @@ struct FuseAttentionPass : impl::FuseAttentionBase<FuseAttentionPass> {
       auto t = mlir::dyn_cast<KernelOp>(*values->getUsers().begin());
       if (t && t.getKind() == "transpose") {
         params.push_back(b.getNamedAttr("permutation", t.getParams().get("permutation")));
-        dead.insert(dead.begin(), values);  // erased before what it reads
+        dead.push_back(values);
         last = t;
       }
     }
@@ -140,8 +151,12 @@ struct FuseAttentionPass : impl::FuseAttentionBase<FuseAttentionPass> {
                          b.getStringAttr("brt.attention"), inputs, b.getDictionaryAttr(params));
     last.getResult(0).replaceAllUsesWith(fused.getResult(0));
     last->erase();
-    for (mlir::Operation* op : dead)  // users before what they read
-      if (op->use_empty()) op->erase();
+    // Erased once unused, users first: repeat until none goes.
+    for (bool erased = true; erased;) {
+      erased = false;
+      for (mlir::Operation*& op : dead)
+        if (op && op->use_empty()) op->erase(), op = nullptr, erased = true;
+    }
   }
 };
 

@@ -1,12 +1,72 @@
 // One Session shared by 8 threads, each running its own request contexts
 // (sync and async, different batch sizes): every result must be bit-identical
 // to the single-threaded run of the same input. Runs under TSan too.
+#include <functional>
 #include <thread>
 
 #include "test_util.h"
 
 namespace brt::test {
 namespace {
+
+// Binds input `input` to the context from copies it puts in `own`, which
+// outlive the run (each run binds its own copies).
+using Bind = std::function<Status(RequestContext&, int input, std::vector<HostTensor>& own)>;
+
+// Each of `threads` threads runs `rounds` passes over the inputs on its own
+// request contexts of the shared session, alternating sync and async runs:
+// every output `output` must be bit-identical to expected[input].
+void ExpectSameResultsOnThreads(Session& session, int threads, int rounds, const Bind& bind,
+                                const char* output,
+                                const std::vector<std::vector<float>>& expected) {
+  const int inputs = static_cast<int>(expected.size());
+  std::vector<int> mismatches(threads, 0), failures(threads, 0);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      auto sync_ctx = session.NewRequest();
+      auto async_ctx = session.NewRequest();
+      if (!sync_ctx.ok() || !async_ctx.ok()) return void(++failures[t]);
+      for (int r = 0; r < rounds; ++r)
+        for (int k = 0; k < inputs; ++k) {
+          const int i = (k + t * 3 + r) % inputs;
+          RequestContext& ctx = (k % 2) ? **async_ctx : **sync_ctx;
+          std::vector<HostTensor> own;
+          Status s = bind(ctx, i, own);
+          if (s.ok()) s = (k % 2) ? ctx.RunAsync() : ctx.Run();
+          if (s.ok() && k % 2) s = ctx.Wait();
+          if (!s.ok()) {
+            ++failures[t];
+            continue;
+          }
+          Tensor out = ctx.Output(output).value();
+          if (std::vector<float>(out.data_as<float>(), out.data_as<float>() + out.num_elements()) !=
+              expected[i])
+            ++mismatches[t];
+        }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (int t = 0; t < threads; ++t) {
+    EXPECT_EQ(failures[t], 0) << "thread " << t;
+    EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+  }
+}
+
+// The one-thread result of `output` after bind(ctx, i), for each input.
+std::vector<std::vector<float>> OneThreadResults(Session& session, int inputs, const Bind& bind,
+                                                 const char* output) {
+  std::vector<std::vector<float>> expected;
+  for (int i = 0; i < inputs; ++i) {
+    auto ctx = std::move(session.NewRequest().value());
+    std::vector<HostTensor> own;
+    EXPECT_TRUE(bind(*ctx, i, own).ok());
+    EXPECT_TRUE(ctx->Run().ok());
+    Tensor out = ctx->Output(output).value();
+    expected.emplace_back(out.data_as<float>(), out.data_as<float>() + out.num_elements());
+  }
+  return expected;
+}
 
 TEST(Concurrency, EightThreadsShareOneSession) {
   Mlp mlp(Rng());
@@ -16,54 +76,18 @@ TEST(Concurrency, EightThreadsShareOneSession) {
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   std::shared_ptr<Session> session = *loaded;
 
-  constexpr int kThreads = 8, kInputs = 24, kRounds = 6;
   std::vector<HostTensor> inputs;
-  std::vector<std::vector<float>> expected;
-  for (int i = 0; i < kInputs; ++i) {
-    inputs.push_back(Random(DType::kF32, {1 + i % 5, 16}, Rng()));
-    auto ctx = std::move(session->NewRequest().value());
-    EXPECT_TRUE(ctx->Bind("x", inputs.back().view()).ok());
-    EXPECT_TRUE(ctx->Run().ok());
-    Tensor out = ctx->Output("probabilities").value();
-    expected.emplace_back(out.data_as<float>(), out.data_as<float>() + out.num_elements());
-  }
-
-  std::vector<int> mismatches(kThreads, 0), failures(kThreads, 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      auto sync_ctx = session->NewRequest();
-      auto async_ctx = session->NewRequest();
-      if (!sync_ctx.ok() || !async_ctx.ok()) return void(++failures[t]);
-      for (int r = 0; r < kRounds; ++r)
-        for (int k = 0; k < kInputs; ++k) {
-          const int i = (k + t * 3 + r) % kInputs;
-          RequestContext& ctx = (k % 2) ? **async_ctx : **sync_ctx;
-          HostTensor x = inputs[i];  // each thread binds its own copy
-          Status s = ctx.Bind("x", x.view());
-          if (s.ok()) s = (k % 2) ? ctx.RunAsync() : ctx.Run();
-          if (s.ok() && k % 2) s = ctx.Wait();
-          if (!s.ok()) {
-            ++failures[t];
-            continue;
-          }
-          Tensor out = ctx.Output("probabilities").value();
-          if (std::vector<float>(out.data_as<float>(), out.data_as<float>() + out.num_elements()) !=
-              expected[i])
-            ++mismatches[t];
-        }
-    });
-  }
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < kThreads; ++t) {
-    EXPECT_EQ(failures[t], 0) << "thread " << t;
-    EXPECT_EQ(mismatches[t], 0) << "thread " << t;
-  }
+  for (int i = 0; i < 24; ++i) inputs.push_back(Random(DType::kF32, {1 + i % 5, 16}, Rng()));
+  const Bind bind = [&](RequestContext& ctx, int i, std::vector<HostTensor>& own) {
+    own = {inputs[i]};
+    return ctx.Bind("x", own[0].view());
+  };
+  ExpectSameResultsOnThreads(*session, /*threads=*/8, /*rounds=*/6, bind, "probabilities",
+                             OneThreadResults(*session, 24, bind, "probabilities"));
 }
 
 // The shared kernels that keep per-thread scratch (brt.attention's score
-// buffers, thread_local) run by 4 threads at once: each result bit-identical
-// to the one-thread run of the same input.
+// buffers, thread_local) run by 4 threads at once.
 TEST(Concurrency, AttentionScratchPerThread) {
   ExecutableBuilder b("concurrency-attention");
   FunctionBuilder& f = b.AddFunction("attention");
@@ -81,49 +105,19 @@ TEST(Concurrency, AttentionScratchPerThread) {
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   std::shared_ptr<Session> session = *loaded;
 
-  constexpr int kThreads = 4, kInputs = 6, kRounds = 4;
-  std::vector<std::vector<HostTensor>> inputs(kInputs);
-  std::vector<std::vector<float>> expected;
-  for (int i = 0; i < kInputs; ++i) {
-    auto ctx = std::move(session->NewRequest().value());
-    for (const char* name : {"q", "k", "v"}) {
-      inputs[i].push_back(Random(DType::kF32, {2, 24, 3, 16}, Rng(), -2, 2));
-      EXPECT_TRUE(ctx->Bind(name, inputs[i].back().view()).ok());
-    }
-    EXPECT_TRUE(ctx->Run().ok());
-    Tensor out = ctx->Output("out").value();
-    expected.emplace_back(out.data_as<float>(), out.data_as<float>() + out.num_elements());
-  }
-  std::vector<int> mismatches(kThreads, 0), failures(kThreads, 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      auto ctx = session->NewRequest();
-      if (!ctx.ok()) return void(++failures[t]);
-      for (int r = 0; r < kRounds; ++r)
-        for (int n = 0; n < kInputs; ++n) {
-          const int i = (n + t + r) % kInputs;
-          std::vector<HostTensor> own = inputs[i];  // each thread binds its own copies
-          Status s = Status::Ok();
-          const char* names[] = {"q", "k", "v"};
-          for (int a = 0; a < 3 && s.ok(); ++a) s = (*ctx)->Bind(names[a], own[a].view());
-          if (s.ok()) s = (*ctx)->Run();
-          if (!s.ok()) {
-            ++failures[t];
-            continue;
-          }
-          Tensor out = (*ctx)->Output("out").value();
-          if (std::vector<float>(out.data_as<float>(), out.data_as<float>() + out.num_elements()) !=
-              expected[i])
-            ++mismatches[t];
-        }
-    });
-  }
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < kThreads; ++t) {
-    EXPECT_EQ(failures[t], 0) << "thread " << t;
-    EXPECT_EQ(mismatches[t], 0) << "thread " << t;
-  }
+  std::vector<std::vector<HostTensor>> inputs(6);
+  for (auto& qkv_values : inputs)
+    for (int a = 0; a < 3; ++a)
+      qkv_values.push_back(Random(DType::kF32, {2, 24, 3, 16}, Rng(), -2, 2));
+  const Bind bind = [&](RequestContext& ctx, int i, std::vector<HostTensor>& own) {
+    own = inputs[i];
+    Status s = Status::Ok();
+    const char* names[] = {"q", "k", "v"};
+    for (int a = 0; a < 3 && s.ok(); ++a) s = ctx.Bind(names[a], own[a].view());
+    return s;
+  };
+  ExpectSameResultsOnThreads(*session, /*threads=*/4, /*rounds=*/4, bind, "out",
+                             OneThreadResults(*session, 6, bind, "out"));
 }
 
 }  // namespace
