@@ -56,6 +56,12 @@ def worker(exe, cases, steps):
         print(json.dumps({"median_ms": statistics.median(times) * 1e3}), flush=True)
 
 
+def placed(dump_dir):
+    """The program after brt-compile's place step (its number moves as passes are added)."""
+    (path,) = dump_dir.glob("*-place.mlir")
+    return path
+
+
 def all_reduce_bytes(dump):
     """The bytes of each all_reduce in a brt-compile dump."""
     sizes = []
@@ -106,7 +112,7 @@ def main():
         subprocess.run([brt.find_tool(), str(mlir), "-o", str(exe), f"--all-reduce-bucket-bytes={bucket}",
                         "--dump-after-each", str(dump)], check=True)
         link_ms[exe] = sum(args.delay_us / 1e3 + 2 * n * (args.ranks - 1) / args.ranks / (args.gbps * 1e6)
-                           for n in all_reduce_bytes(dump / "13-place.mlir"))
+                           for n in all_reduce_bytes(placed(dump)))
     link = {"BRT_MPI_LINK_DELAY_US": str(args.delay_us), "BRT_MPI_LINK_GBPS": str(args.gbps)}
     rows = []
     for name, exe in (("one all_reduce per gradient", per_gradient),
@@ -116,8 +122,7 @@ def main():
                  run_ranks(args.ranks, exe, work, args.steps, link)) for _ in range(args.repeats)]
         blocking = statistics.median(b for b, _ in runs)
         overlapped = statistics.median(o for _, o in runs)
-        count = len(all_reduce_bytes(work / f"dump-{0 if exe == per_gradient else args.bucket_bytes}" /
-                                     "13-place.mlir"))
+        count = len(all_reduce_bytes(placed(work / f"dump-{0 if exe == per_gradient else args.bucket_bytes}")))
         rows.append((name, count, link_ms[exe], blocking, overlapped, (blocking - overlapped) / link_ms[exe]))
     lines = [f"# Data-parallel LM step: all-reduce hidden by the backward pass ({args.ranks} ranks)", ""]
     lines += [f"- date: {time.strftime('%Y-%m-%d')}",

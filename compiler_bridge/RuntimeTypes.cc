@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 namespace brt::bridge {
 
@@ -52,6 +53,28 @@ std::vector<uint8_t> ElementBytes(mlir::DenseElementsAttr dense) {
     std::memcpy(out.data(), raw.data(), out.size());
   }
   return out;
+}
+
+// A constant's bytes from dense elements or a dense_resource blob (whose
+// 8-byte alignment header MLIR has already stripped).
+Expected<std::vector<uint8_t>> ConstantBytes(mlir::Attribute value, const std::string& where) {
+  if (auto dense = mlir::dyn_cast_or_null<mlir::DenseElementsAttr>(value))
+    return ElementBytes(dense);
+  auto resource = mlir::dyn_cast_or_null<mlir::DenseResourceElementsAttr>(value);
+  if (!resource) return Status(StatusCode::kInvalidArgument, where + ": constant without a value");
+  mlir::AsmResourceBlob* blob = resource.getRawHandle().getBlob();
+  const size_t expected = static_cast<size_t>(ByteSize(resource.getType()));
+  if (!blob)
+    return Status(StatusCode::kInvalidArgument,
+                  where + ": the data of dense_resource constant '" +
+                      resource.getRawHandle().getKey().str() +
+                      "' is missing (elided when printed? export with large_elements_limit=None)");
+  llvm::ArrayRef<char> data = blob->getData();
+  if (data.size() != expected)
+    return Status(StatusCode::kInvalidArgument,
+                  where + ": dense_resource constant holds " + std::to_string(data.size()) +
+                      " bytes, its type needs " + std::to_string(expected));
+  return std::vector<uint8_t>(data.begin(), data.end());
 }
 
 }  // namespace brt::bridge

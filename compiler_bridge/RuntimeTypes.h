@@ -24,4 +24,8 @@ int64_t ByteSize(mlir::Type tensor);
 // Dense elements as the runtime's bytes: row-major, i1 one byte per element.
 std::vector<uint8_t> ElementBytes(mlir::DenseElementsAttr dense);
 
+// A constant's bytes from dense elements or a dense_resource blob; the error
+// names `where` (the op's location) and what is missing.
+Expected<std::vector<uint8_t>> ConstantBytes(mlir::Attribute value, const std::string& where);
+
 }  // namespace brt::bridge

@@ -1,8 +1,10 @@
-// brt-fold-constants: ops whose operands are all constants and whose results
-// are small are evaluated at compile time -- by the runtime itself (a one-op
+// brt-fold-constants: ops whose operands are all constants (or broadcasts of
+// constants) are evaluated at compile time -- by the runtime itself (a one-op
 // executable run on the CPU provider), so the compiler has no second
-// implementation of any op's semantics. An elementwise op of broadcast
-// scalars is evaluated on the scalars and its result broadcast.
+// implementation of any op's semantics -- when their results are small, or
+// no larger than a constant operand nothing else reads (batch norm's scale
+// folded into convolution weights replaces them). An elementwise op of
+// broadcast scalars is evaluated on the scalars and its result broadcast.
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "RuntimeTypes.h"
@@ -31,6 +33,20 @@ mlir::DenseElementsAttr FromBytes(mlir::RankedTensorType type, const uint8_t* da
                                  static_cast<size_t>(ByteSize(type))));
 }
 
+// The constant v is, or is a broadcast of (through any chain of broadcasts,
+// their dims composed into *dims), or null.
+KernelOp ConstantSource(mlir::Value v, std::optional<std::vector<int64_t>>* dims) {
+  while (KernelOp broadcast = Kernel(v, "broadcast_in_dim")) {
+    const llvm::ArrayRef<int64_t> inner = IntsParam(broadcast, "broadcast_dimensions");
+    std::vector<int64_t> composed(inner.begin(), inner.end());
+    if (*dims)  // the outer broadcast moves dim d of this one's result to (*dims)[d]
+      for (int64_t& d : composed) d = (**dims)[d];
+    *dims = std::move(composed);
+    v = broadcast.getInputs()[0];
+  }
+  return Kernel(v, "constant");
+}
+
 struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
   using FoldConstantsBase::FoldConstantsBase;
 
@@ -39,17 +55,26 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
     ExecutableBuilder b("brt-fold-constants");
     FunctionBuilder& f = b.AddFunction("fold");
     std::vector<ValueId> operands;
+    int64_t replaced_bytes = kFoldMaxBytes;  // a result this big adds nothing to the program
     for (mlir::Value v : k.getInputs()) {
-      auto c = v.getDefiningOp<KernelOp>();
-      auto value = c ? c.getParams().getAs<mlir::DenseElementsAttr>("value") : nullptr;
-      const TensorType t = ToTensorType(v.getType());
-      if (!value || t.dtype == DType::kInvalid) return std::nullopt;
-      operands.push_back(f.Op("constant", {}, {t}, {{"value", ElementBytes(value)}})[0]);
+      std::optional<std::vector<int64_t>> dims;
+      KernelOp c = ConstantSource(v, &dims);
+      if (!c || ToDType(TypeOf(v).getElementType()) == DType::kInvalid) return std::nullopt;
+      auto bytes = ConstantBytes(c.getParams().get("value"), "brt-fold-constants");
+      if (!bytes.ok()) return std::nullopt;
+      ValueId operand = f.Op("constant", {}, {ToTensorType(c.getResult(0).getType())},
+                             {{"value", std::move(*bytes)}})[0];
+      if (dims)
+        operand = f.Op("broadcast_in_dim", {operand}, {ToTensorType(v.getType())},
+                       {{"broadcast_dimensions", *dims}})[0];
+      else if (c->hasOneUse())
+        replaced_bytes = std::max(replaced_bytes, ByteSize(v.getType()));
+      operands.push_back(operand);
     }
     std::vector<TensorType> results;
     for (mlir::Type r : k.getResultTypes()) {
       const TensorType t = ToTensorType(r);
-      if (t.dtype == DType::kInvalid || ByteSize(r) > kFoldMaxBytes) return std::nullopt;
+      if (t.dtype == DType::kInvalid || ByteSize(r) > replaced_bytes) return std::nullopt;
       results.push_back(t);
     }
     std::vector<Attribute> attrs;
@@ -106,16 +131,17 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
 
   // rsqrt(broadcast(2.0)) -> broadcast(0.707...): the scalar op is folded
   // and the result broadcast again, which keeps it a scalar for fusion.
-  static void FoldOnScalars(KernelOp k) {
+  // Returns whether it folded k.
+  static bool FoldOnScalars(KernelOp k) {
     if (!IsElementwise(FindKind(k.getKind())) || k.getNumResults() != 1 ||
         TypeOf(k.getResult(0)).getRank() == 0 ||
         !llvm::any_of(k.getInputs(), [](mlir::Value v) { return Kernel(v, "broadcast_in_dim"); }))
-      return;
+      return false;
     mlir::OpBuilder b(k);
     llvm::SmallVector<mlir::Value> scalars;
     for (mlir::Value v : k.getInputs()) {
       mlir::Value s = ScalarSource(v, b);
-      if (!s) return;
+      if (!s) return false;
       scalars.push_back(s);
     }
     const auto type = TypeOf(k.getResult(0));
@@ -123,34 +149,34 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
         b, k.getLoc(), mlir::TypeRange{mlir::RankedTensorType::get({}, type.getElementType())},
         k.getKindAttr(), scalars, k.getParams());
     auto folded = Evaluate(scalar);
-    if (!folded) return scalar->erase();
+    if (!folded) {
+      scalar->erase();
+      return false;
+    }
     auto c = KernelOp::create(b, k.getLoc(), mlir::TypeRange{scalar.getResult(0).getType()},
                               b.getStringAttr("constant"), mlir::ValueRange{},
                               b.getDictionaryAttr({b.getNamedAttr("value", (*folded)[0])}));
     scalar->erase();
     k.getResult(0).replaceAllUsesWith(BroadcastScalar(b, k.getLoc(), c.getResult(0), type));
     k->erase();
+    return true;
+  }
+
+  static bool IsConstant(mlir::Value v) {
+    std::optional<std::vector<int64_t>> dims;
+    return ConstantSource(v, &dims);
   }
 
   void runOnOperation() override {
     llvm::SmallVector<KernelOp> ops;
     getOperation().walk([&](KernelOp k) { ops.push_back(k); });
     for (KernelOp k : ops) {
-      if (k.getKind() != "constant" &&
-          !llvm::all_of(k.getInputs(), [](mlir::Value v) { return Kernel(v, "constant"); })) {
-        FoldOnScalars(k);
-        continue;
-      }
       // Broadcasts stay: a broadcast scalar is cheaper than the constant tensor
       // it would fold into, and fusion reads the scalar as an immediate.
       if (k.getKind() == "constant" || k.getKind() == "brt.copy" ||
           k.getKind() == "broadcast_in_dim" || k.getInputs().empty())
         continue;
-      if (!llvm::all_of(k.getInputs(), [](mlir::Value v) {
-            auto c = v.getDefiningOp<KernelOp>();
-            return c && c.getKind() == "constant";
-          }))
-        continue;
+      if (FoldOnScalars(k) || !llvm::all_of(k.getInputs(), IsConstant)) continue;
       auto folded = Evaluate(k);
       if (!folded) continue;
       mlir::OpBuilder b(k);

@@ -20,7 +20,7 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
   // The bias `other` adds to `producer`'s result, seen through its broadcasts:
   // for dot_general it must cover the rhs free dims (trailing), for a
   // convolution the output feature dim. nullptr if it does not.
-  static mlir::Value BiasOf(KernelOp producer, mlir::Value other) {
+  static mlir::Value BiasOf(mlir::OpBuilder& b, KernelOp producer, mlir::Value other) {
     if (TypeOf(other).getElementType() != TypeOf(producer.getResult(0)).getElementType())
       return nullptr;
     const auto out_shape = TypeOf(producer.getResult(0)).getShape();
@@ -33,28 +33,22 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
                                static_cast<int64_t>(batch ? batch.size() : 0);
       mlir::Value src = other;
       while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
+      // Leading unit dims ([1, n], a folded reshape of the bias) are dropped.
       const auto bias_shape = TypeOf(src).getShape();
-      return rhs_free > 0 && static_cast<int64_t>(bias_shape.size()) == rhs_free &&
-                     bias_shape == out_shape.take_back(rhs_free)
-                 ? src
-                 : nullptr;
+      const int64_t extra = static_cast<int64_t>(bias_shape.size()) - rhs_free;
+      if (rhs_free <= 0 || extra < 0 ||
+          bias_shape.take_back(rhs_free) != out_shape.take_back(rhs_free) ||
+          llvm::any_of(bias_shape.take_front(extra), [](int64_t d) { return d != 1; }))
+        return nullptr;
+      if (extra == 0) return src;
+      return KernelOp::create(b, src.getLoc(),
+                              mlir::TypeRange{mlir::RankedTensorType::get(
+                                  bias_shape.take_back(rhs_free), TypeOf(src).getElementType())},
+                              b.getStringAttr("reshape"), mlir::ValueRange{src},
+                              b.getDictionaryAttr({}))
+          .getResult(0);
     }
-    auto feature = producer.getParams().getAs<mlir::IntegerAttr>("output_feature_dimension");
-    if (!feature) return nullptr;
-    // Follow where the feature dim comes from through each broadcast.
-    int64_t pos = feature.getInt();
-    mlir::Value src = other;
-    while (KernelOp b = Kernel(src, "broadcast_in_dim")) {
-      auto dims = b.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions");
-      const auto it = dims ? llvm::find(dims.asArrayRef(), pos) : nullptr;
-      if (!dims || it == dims.asArrayRef().end()) return nullptr;
-      pos = it - dims.asArrayRef().begin();
-      src = b.getInputs()[0];
-    }
-    return TypeOf(src).getRank() == 1 && pos == 0 &&
-                   TypeOf(src).getShape()[0] == out_shape[feature.getInt()]
-               ? src
-               : nullptr;
+    return OutputFeatureVector(b, producer, other);
   }
 
   // Exact GELU of h, as JAX lowers it after the erfc decomposition,
@@ -135,7 +129,8 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
       if (KernelOp add = OnlyUser(dot); add && add.getKind() == "add") {
         mlir::Value other =
             add.getInputs()[0] == dot.getResult(0) ? add.getInputs()[1] : add.getInputs()[0];
-        if ((bias = BiasOf(dot, other))) last = add, chain.push_back(add);
+        mlir::OpBuilder b(add);
+        if ((bias = BiasOf(b, dot, other))) last = add, chain.push_back(add);
       }
       // The activation may follow a reshape of the sum (PyTorch's linear on
       // [b, s, k] is a matmul of [b * s, k]): the fused op then keeps the

@@ -11,6 +11,11 @@ def Verify : Pass<"brt-verify", "mlir::func::FuncOp"> {
   let summary = "Check shapes and dtypes of brt.kernel ops";
 }
 
+def FoldBatchNorm : Pass<"brt-fold-batch-norm", "mlir::func::FuncOp"> {
+  let summary = "Fold per-feature scales and shifts after a convolution with constant weights "
+                "(batch norm in inference) into its weights and one shift";
+}
+
 def FoldConstants : Pass<"brt-fold-constants", "mlir::func::FuncOp"> {
   let summary = "Evaluate small ops of constants at compile time (with the runtime's CPU provider)";
 }
@@ -18,6 +23,12 @@ def FoldConstants : Pass<"brt-fold-constants", "mlir::func::FuncOp"> {
 def Simplify : Pass<"brt-simplify", "mlir::func::FuncOp"> {
   let summary = "Drop ops that change nothing (same-shape reshapes, broadcasts and converts, "
                 "identity transposes, multiplies by one) and merge reshape and transpose chains";
+}
+
+def ChannelsLast : Pass<"brt-channels-last", "mlir::func::FuncOp"> {
+  let summary = "Run convolutions channels-last on the CPU and move the transposes this makes "
+                "down through elementwise ops, pooling and reductions until they cancel";
+  let options = [Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or cuda">];
 }
 
 def FoldTransposeIntoDot : Pass<"brt-fold-transpose-into-dot", "mlir::func::FuncOp"> {

@@ -24,6 +24,13 @@ inline llvm::ArrayRef<int64_t> IntsParam(KernelOp k, llvm::StringRef name) {
   return a ? a.asArrayRef() : llvm::ArrayRef<int64_t>();
 }
 
+// Whether dims are 0, 1, 2, ... (a transpose or broadcast that moves nothing).
+inline bool IsIdentity(llvm::ArrayRef<int64_t> dims) {
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
 // broadcast_in_dim of the rank-0 `scalar` to `type`, at b's insertion point.
 inline mlir::Value BroadcastScalar(mlir::OpBuilder& b, mlir::Location loc, mlir::Value scalar,
                                    mlir::Type type) {
@@ -93,6 +100,41 @@ inline mlir::Value StripBroadcasts(mlir::Value v) {
     else
       return v;
   }
+}
+
+// The [output features] vector that broadcast `v` spreads over the output
+// feature dim of convolution `conv` (a bias, batch norm's mean or scale),
+// followed through each broadcast; a source with unit dims around the
+// features ([C, 1, 1]) is reshaped to [C] at b's insertion point. Null if v
+// is not one.
+inline mlir::Value OutputFeatureVector(mlir::OpBuilder& b, KernelOp conv, mlir::Value v) {
+  auto feature = conv.getParams().getAs<mlir::IntegerAttr>("output_feature_dimension");
+  if (!feature) return nullptr;
+  const int64_t features = TypeOf(conv.getResult(0)).getShape()[feature.getInt()];
+  // The deepest value on the way that holds just the features (a scalar
+  // broadcast to [C] is one, the scalar is not).
+  mlir::Value found;
+  for (int64_t pos = feature.getInt();;) {
+    const auto shape = TypeOf(v).getShape();
+    bool only_features = pos < static_cast<int64_t>(shape.size());
+    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+      only_features = only_features && shape[d] == (d == pos ? features : 1);
+    if (only_features) found = v;
+    KernelOp bc = Kernel(v, "broadcast_in_dim");
+    const llvm::ArrayRef<int64_t> dims =
+        bc ? IntsParam(bc, "broadcast_dimensions") : llvm::ArrayRef<int64_t>();
+    const auto it = llvm::find(dims, pos);
+    if (it == dims.end()) break;
+    pos = it - dims.begin();
+    v = bc.getInputs()[0];
+  }
+  if (!found || TypeOf(found).getRank() == 1) return found;
+  return KernelOp::create(b, found.getLoc(),
+                          mlir::TypeRange{mlir::RankedTensorType::get(
+                              {features}, TypeOf(found).getElementType())},
+                          b.getStringAttr("reshape"), mlir::ValueRange{found},
+                          b.getDictionaryAttr({}))
+      .getResult(0);
 }
 
 inline std::optional<double> ScalarConstant(mlir::Value v) {

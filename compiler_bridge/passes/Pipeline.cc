@@ -17,6 +17,11 @@ std::vector<PipelineStep> CompilerPipeline(const std::string& target, const std:
   steps.push_back({"fold-constants", createFoldConstants()});
   steps.push_back({"cse", mlir::createCSEPass()});
   steps.push_back({"simplify", createSimplify()});
+  // Batch norm folds into the convolution weights once simplify has made its
+  // per-channel vectors plain broadcasts; the new weights are constants.
+  steps.push_back({"fold-batch-norm", createFoldBatchNorm()});
+  steps.push_back({"fold-constants", createFoldConstants()});
+  steps.push_back({"channels-last", createChannelsLast(ChannelsLastOptions{target})});
   steps.push_back({"fold-transpose-into-dot", createFoldTransposeIntoDot()});
   steps.push_back({"fuse-collective-matmul", createFuseCollectiveMatmul()});
   steps.push_back({"fuse-softmax", createFuseSoftmax()});

@@ -18,12 +18,6 @@ namespace brt::bridge {
 
 namespace {
 
-bool IsIdentity(llvm::ArrayRef<int64_t> dims) {
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] != static_cast<int64_t>(i)) return false;
-  return true;
-}
-
 // Makes `k` read `operand` with its integer list parameter `name` = `values`.
 void Reread(KernelOp k, mlir::Value operand, llvm::StringRef name, llvm::ArrayRef<int64_t> values) {
   mlir::OpBuilder b(k);

@@ -20,29 +20,6 @@
 namespace brt::bridge {
 namespace {
 
-// A constant's bytes from dense elements or a dense_resource blob (whose
-// 8-byte alignment header MLIR has already stripped).
-Expected<std::vector<uint8_t>> ConstantBytes(mlir::Attribute value, mlir::Location loc) {
-  if (auto dense = mlir::dyn_cast_or_null<mlir::DenseElementsAttr>(value))
-    return ElementBytes(dense);
-  auto resource = mlir::dyn_cast_or_null<mlir::DenseResourceElementsAttr>(value);
-  if (!resource)
-    return Status(StatusCode::kInvalidArgument, Where(loc) + ": constant without a value");
-  mlir::AsmResourceBlob* blob = resource.getRawHandle().getBlob();
-  const size_t expected = static_cast<size_t>(ByteSize(resource.getType()));
-  if (!blob)
-    return Status(StatusCode::kInvalidArgument,
-                  Where(loc) + ": the data of dense_resource constant '" +
-                      resource.getRawHandle().getKey().str() +
-                      "' is missing (elided when printed? export with large_elements_limit=None)");
-  llvm::ArrayRef<char> data = blob->getData();
-  if (data.size() != expected)
-    return Status(StatusCode::kInvalidArgument,
-                  Where(loc) + ": dense_resource constant holds " + std::to_string(data.size()) +
-                      " bytes, its type needs " + std::to_string(expected));
-  return std::vector<uint8_t>(data.begin(), data.end());
-}
-
 bool ToAttribute(const mlir::NamedAttribute& na, std::vector<Attribute>& out) {
   const std::string name = na.getName().str();
   mlir::Attribute a = na.getValue();
@@ -207,7 +184,7 @@ Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::Mo
     std::vector<TensorType> results;
     for (mlir::Type t : k.getResultTypes()) results.push_back(ToTensorType(t));
     if (k.getKind() == "constant") {
-      auto value = ConstantBytes(k.getParams().get("value"), op.getLoc());
+      auto value = ConstantBytes(k.getParams().get("value"), Where(op.getLoc()));
       if (!value.ok()) return value.status();
       std::vector<uint8_t> bytes = std::move(value).value();
       if (bytes.size() > kInlineConstantBytes) {

@@ -67,6 +67,33 @@ class MaskedMeanPool(nn.Module):
         return F.normalize((hidden * m).sum(1) / m.sum(1).clamp(min=1e-9), p=2, dim=1)
 
 
+def randomize_batch_norms(model):
+    """Batch-norm statistics and affine parameters other than the initial 0
+    and 1, so folding them into the convolutions wrongly shows."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 2.0)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.5, 0.5)
+    return model
+
+
+class ResidualBlock(nn.Module):
+    """ResNet's basic block: conv, batch norm, relu, conv, batch norm, the
+    input added, relu."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.body = randomize_batch_norms(nn.Sequential(
+            nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU(),
+            nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)))
+
+    def forward(self, x):
+        return torch.relu(self.body(x) + x)
+
+
 class Lambda(nn.Module):
     def __init__(self, fn):
         super().__init__()
@@ -82,8 +109,9 @@ def _randn(*shape):
 
 CASES = {
     "mlp": lambda: (nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8)), (_randn(4, 16),)),
-    "conv_batch_norm_max_pool": lambda: (nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
-                                                       nn.MaxPool2d(2)), (_randn(2, 3, 16, 16),)),
+    "conv_batch_norm_max_pool": lambda: (randomize_batch_norms(nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2))), (_randn(2, 3, 16, 16),)),
+    "residual_block": lambda: (ResidualBlock(16), (_randn(2, 16, 9, 9),)),
     "layer_norm_gelu": lambda: (nn.Sequential(nn.LayerNorm(32), nn.GELU(), nn.Linear(32, 32),
                                               nn.GELU(approximate="tanh")), (_randn(2, 5, 32),)),
     "group_norm_silu": lambda: (nn.Sequential(nn.Conv2d(4, 8, 3), nn.GroupNorm(2, 8), nn.SiLU()),
@@ -138,13 +166,7 @@ def test_module_matches_pytorch_in_float64(name, tmp_path):
 def test_resnet18_with_random_weights(tmp_path):
     torchvision = require("torchvision")
     torch.manual_seed(18)
-    model = torchvision.models.resnet18()
-    # Batch-norm statistics other than the initial 0 and 1, so folding them
-    # wrongly shows.
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.5, 0.5)
-            m.running_var.uniform_(0.5, 2.0)
+    model = randomize_batch_norms(torchvision.models.resnet18())
     out = check(model, (_randn(2, 3, 224, 224),), tmp_path / "resnet18.brtx", atol=1e-3)
     assert out.shape == (2, 1000)
 
