@@ -88,17 +88,11 @@ struct ChannelsLastPass : impl::ChannelsLastBase<ChannelsLastPass> {
     llvm::SmallVector<int64_t> out_order = {dim("output_batch_dimension", 0)};
     llvm::append_range(in_order, spatial_dims("input_spatial_dimensions"));
     llvm::append_range(out_order, spatial_dims("output_spatial_dimensions"));
-    const int64_t in_features = dim("input_feature_dimension", 1);
-    in_order.push_back(in_features);
+    in_order.push_back(dim("input_feature_dimension", 1));
     out_order.push_back(dim("output_feature_dimension", 1));
     if (static_cast<int64_t>(in_order.size()) != rank ||
         static_cast<int64_t>(out_order.size()) != rank)
       return nullptr;
-    // With few input features (an image network's first convolution, on
-    // RGB) oneDNN's direct kernel reads the input as it is, and would undo a
-    // transpose with a reorder.
-    if (TypeOf(conv.getInputs()[0]).getDimSize(in_features) < 8)
-      std::iota(in_order.begin(), in_order.end(), 0);
     if (IsIdentity(in_order) && IsIdentity(out_order)) return nullptr;
     mlir::OpBuilder b(conv);
     const mlir::Location loc = conv.getLoc();

@@ -245,6 +245,19 @@ class DotGeneralKernel final : public CpuKernel {
 
 // --- convolution -------------------------------------------------------------------
 
+// Whether dims [N, C, spatial...] with these strides are dense channels-last
+// ([N, spatial..., C] in memory).
+bool ChannelsLast(const memory::dims& dims, const memory::dims& strides) {
+  memory::dim expected = 1;
+  if (strides[1] != expected) return false;
+  expected *= dims[1];
+  for (size_t d = dims.size() - 1; d >= 2; --d) {
+    if (strides[d] != expected && dims[d] != 1) return false;
+    expected *= dims[d];
+  }
+  return strides[0] == expected || dims[0] == 1;
+}
+
 class ConvolutionKernel final : public DnnlKernel {
  public:
   // convolution, or brt.conv: convolution + bias over the output features +
@@ -275,20 +288,35 @@ class ConvolutionKernel final : public DnnlKernel {
     memory::desc bias({O}, t, memory::dims{1});
     dnnl::primitive_attr attr = UserScratchpad();
     AppendActivation(p.activation, attr);
-    // Filter and activations in oneDNN's own layouts: with plain ones it
-    // falls back to im2col + GEMM on AVX2 (gemm:jit, 2-5x slower). The
-    // activations are reordered at the op's edges, each run.
+    // The filter in oneDNN's own layout, reordered once. Activations
+    // channels-last (what the compiler's channels-last pass gives) are taken
+    // as they are where oneDNN has a fast kernel for them; otherwise, and
+    // for other layouts (plain NCHW makes it fall back to im2col + GEMM on
+    // AVX2, 2-5x slower), in the layout it chooses, reordered at the op's
+    // edges each run.
     const memory::desc wei_any(wei_dims, t, memory::format_tag::any);
-    const memory::desc src_any(src_dims, t, memory::format_tag::any);
-    const memory::desc dst_any(dst_dims, t, memory::format_tag::any);
-    auto pd =
-        has_bias
-            ? dnnl::convolution_forward::primitive_desc(
-                  Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                  src_any, wei_any, bias, dst_any, stride_v, dil_v, pad_l, pad_r, attr)
-            : dnnl::convolution_forward::primitive_desc(
-                  Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                  src_any, wei_any, dst_any, stride_v, dil_v, pad_l, pad_r, attr);
+    auto make = [&](const memory::desc& s, const memory::desc& d) {
+      return has_bias ? dnnl::convolution_forward::primitive_desc(
+                            Engine(), dnnl::prop_kind::forward_inference,
+                            dnnl::algorithm::convolution_direct, s, wei_any, bias, d, stride_v,
+                            dil_v, pad_l, pad_r, attr)
+                      : dnnl::convolution_forward::primitive_desc(
+                            Engine(), dnnl::prop_kind::forward_inference,
+                            dnnl::algorithm::convolution_direct, s, wei_any, d, stride_v, dil_v,
+                            pad_l, pad_r, attr);
+    };
+    dnnl::convolution_forward::primitive_desc pd;
+    if (ChannelsLast(src_dims, src_str) && ChannelsLast(dst_dims, dst_str)) {
+      try {
+        pd = make(src, dst);
+        const std::string impl = pd.impl_info_str();
+        if (impl.rfind("ref", 0) == 0 || impl.rfind("gemm", 0) == 0) pd = {};
+      } catch (const dnnl::error&) {  // no implementation for them at all
+      }
+    }
+    if (!pd)
+      pd = make(memory::desc(src_dims, t, memory::format_tag::any),
+                memory::desc(dst_dims, t, memory::format_tag::any));
     SetPrimitive(dnnl::convolution_forward(pd), pd.scratchpad_desc());
     BindActivation(DNNL_ARG_SRC, src, pd.src_desc(), 0, /*result=*/false);
     BindWeights(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), op.Constant(1), 1);

@@ -5,13 +5,14 @@
 
 // A PyTorch network's stem and residual block in NCHW: conv on RGB, bias,
 // relu, max pool, conv, the residual add, global average pool. Every
-// convolution writes channels-last; the first reads its 3 input features as
-// they are. The bias and the pool follow the features to dim 3, the
-// residual add reads both operands channels-last, the reduction sums dims
-// 1 and 2: no transpose is left anywhere.
+// convolution reads and writes channels-last; the input is transposed once.
+// The bias and the pool follow the features to dim 3, the residual add
+// reads both operands channels-last, the reduction sums dims 1 and 2: no
+// other transpose is left.
 // CHECK-LABEL: func.func @stem_and_block
+// CHECK: %[[IN:.*]] = brt.kernel "transpose"(%arg0) {permutation = array<i64: 0, 2, 3, 1>} : (tensor<2x3x8x8xf32>) -> tensor<2x8x8x3xf32>
 // CHECK-NOT: transpose
-// CHECK: %[[C1:.*]] = brt.kernel "convolution"(%arg0, %{{.*}}) {input_batch_dimension = 0 : i64, input_feature_dimension = 1 : i64, input_spatial_dimensions = array<i64: 2, 3>, {{.*}}output_batch_dimension = 0 : i64, output_feature_dimension = 3 : i64, output_spatial_dimensions = array<i64: 1, 2>, {{.*}} -> tensor<2x8x8x16xf32>
+// CHECK: %[[C1:.*]] = brt.kernel "convolution"(%[[IN]], %{{.*}}) {input_batch_dimension = 0 : i64, input_feature_dimension = 3 : i64, input_spatial_dimensions = array<i64: 1, 2>, {{.*}}output_batch_dimension = 0 : i64, output_feature_dimension = 3 : i64, output_spatial_dimensions = array<i64: 1, 2>, {{.*}} -> tensor<2x8x8x16xf32>
 // CHECK: %[[BIAS:.*]] = brt.kernel "broadcast_in_dim"(%{{.*}}) {broadcast_dimensions = array<i64: 3>} : (tensor<16xf32>) -> tensor<2x8x8x16xf32>
 // CHECK: %[[SUM:.*]] = brt.kernel "add"(%[[C1]], %[[BIAS]]) {} : (tensor<2x8x8x16xf32>, tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
 // CHECK: %[[RELU:.*]] = brt.kernel "maximum"(%[[SUM]], %{{.*}}) {} : (tensor<2x8x8x16xf32>, tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>

@@ -283,6 +283,13 @@ const ConvSpec kConvs[] = {
     {{1, 2, 10, 7}, {3, 2, 3, 2}, {1, 3, 7, 7}, 0, 1, 0, 1, 0, 1, {2, 3}, {2, 3}, {2, 3}, {1, 1}, {0, 1, 1, 0}, {2, 1}, 1},
     // grouped (depthwise-style) 1-D convolution
     {{2, 4, 11}, {8, 2, 3}, {2, 8, 9}, 0, 1, 0, 1, 0, 1, {2}, {2}, {2}, {1}, {0, 0}, {1}, 2},
+    // Channels-last activations with enough features for oneDNN's brgemm
+    // kernels, which then read and write them in place (no reorder), with
+    // an OIHW filter as the compiler's channels-last pass leaves it: 3x3,
+    // 1x1 stride 2, and depthwise.
+    {{2, 7, 7, 16}, {24, 16, 3, 3}, {2, 7, 7, 24}, 0, 3, 0, 1, 0, 3, {1, 2}, {2, 3}, {1, 2}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+    {{1, 8, 8, 32}, {16, 32, 1, 1}, {1, 4, 4, 16}, 0, 3, 0, 1, 0, 3, {1, 2}, {2, 3}, {1, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1},
+    {{1, 6, 6, 8}, {8, 1, 3, 3}, {1, 6, 6, 8}, 0, 3, 0, 1, 0, 3, {1, 2}, {2, 3}, {1, 2}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 8},
 };
 // clang-format on
 
