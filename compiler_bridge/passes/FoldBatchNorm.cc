@@ -63,7 +63,9 @@ struct FoldBatchNormPass : impl::FoldBatchNormBase<FoldBatchNormPass> {
     auto per_feature = [&](mlir::Value other) -> mlir::Value {
       if (TypeOf(other).getElementType() != element || !FromConstants(other)) return nullptr;
       if (mlir::Value v = OutputFeatureVector(b, conv, other)) {
-        if (v != StripBroadcasts(other)) made.push_back(v.getDefiningOp());  // a reshape
+        // A value found on the way is read by its broadcast; a reshape the
+        // lookup made is read by nothing yet.
+        if (v.use_empty()) made.push_back(v.getDefiningOp());
         return v;
       }
       mlir::Value scalar = StripBroadcasts(other);

@@ -99,3 +99,20 @@ func.func @not_folded(%x: tensor<1x2x4xf32>, %w: tensor<3x2x1xf32>, %v: tensor<3
   %y3 = brt.kernel "add"(%c3, %sb) {} : (tensor<1x3x4xf32>, tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
   return %y1, %y2, %y3 : tensor<1x3x4xf32>, tensor<1x3x4xf32>, tensor<1x3x4xf32>
 }
+
+// A shift alone whose per-feature vector is a scalar broadcast to [C], read
+// elsewhere too: nothing folds, and that vector stays as it was.
+// CHECK-LABEL: func.func @shift_of_a_scalar_vector
+// CHECK: %[[V:.*]] = brt.kernel "broadcast_in_dim"(%{{.*}}) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<3xf32>
+// CHECK: %[[C:.*]] = brt.kernel "convolution"
+// CHECK-NEXT: %[[Y:.*]] = brt.kernel "add"(%[[C]],
+// CHECK-NEXT: return %[[Y]], %[[V]]
+func.func @shift_of_a_scalar_vector(%x: tensor<1x2x4xf32>) -> (tensor<1x3x4xf32>, tensor<3xf32>) {
+  %k = brt.kernel "constant"() {value = dense<0.5> : tensor<3x2x1xf32>} : () -> tensor<3x2x1xf32>
+  %s = brt.kernel "constant"() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %v = brt.kernel "broadcast_in_dim"(%s) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<3xf32>
+  %vb = brt.kernel "broadcast_in_dim"(%v) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<1x3x4xf32>
+  %c = brt.kernel "convolution"(%x, %k) {input_spatial_dimensions = array<i64: 2>, kernel_spatial_dimensions = array<i64: 2>, output_spatial_dimensions = array<i64: 2>, input_batch_dimension = 0 : i64, input_feature_dimension = 1 : i64, kernel_input_feature_dimension = 1 : i64, kernel_output_feature_dimension = 0 : i64, output_batch_dimension = 0 : i64, output_feature_dimension = 1 : i64} : (tensor<1x2x4xf32>, tensor<3x2x1xf32>) -> tensor<1x3x4xf32>
+  %y = brt.kernel "add"(%c, %vb) {} : (tensor<1x3x4xf32>, tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  return %y, %v : tensor<1x3x4xf32>, tensor<3xf32>
+}
