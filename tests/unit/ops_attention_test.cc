@@ -140,15 +140,16 @@ TEST_F(Attention, TorchLayoutWithPaddingMask) {
 }
 
 // JAX's layout [b, h, s, d], no mask; Dv = 20 and Sk = 40 span several
-// panels; one batch entry of 50 rows is shared out as row blocks.
+// panels, D = 12 blocks of 8 and a remainder; one batch entry of 50 rows is
+// shared out as row blocks.
 TEST_F(Attention, JaxLayoutRowBlocksWideValues) {
-  AttentionSpec s{{1, 2, 50, 5}, {1, 2, 40, 5}, {1, 2, 40, 20}, {},
+  AttentionSpec s{{1, 2, 50, 12}, {1, 2, 40, 12}, {1, 2, 40, 20}, {},
                   {0, 1, 2, 3},  {0, 1, 2, 3},  {0, 1, 2, 3}};
   HostTensor q = Random(DType::kF32, s.q, Rng(), -2, 2), k = Random(DType::kF32, s.k, Rng(), -2, 2),
              v = Random(DType::kF32, s.v, Rng());
   ExpectMatches(s, q, k, v, nullptr, "jax layout");
   AttentionSpec one = s;  // a single batch entry: only row blocks to share
-  one.q = {1, 1, 50, 5}, one.k = {1, 1, 40, 5}, one.v = {1, 1, 40, 20};
+  one.q = {1, 1, 50, 12}, one.k = {1, 1, 40, 12}, one.v = {1, 1, 40, 20};
   HostTensor q1 = Random(DType::kF32, one.q, Rng(), -2, 2),
              k1 = Random(DType::kF32, one.k, Rng(), -2, 2), v1 = Random(DType::kF32, one.v, Rng());
   ExpectMatches(one, q1, k1, v1, nullptr, "one batch entry");

@@ -95,15 +95,15 @@ TEST(DotGeneral, ConstantRhsIsPrepackedCorrectly) {
 
 // Constant weights on an AVX2 CPU take brt's packed GEMM: shapes that span
 // its row blocks (192), depth passes (256) and 16-column panels, each with a
-// remainder, with threads splitting the row blocks (3 panels) or the panels
-// (9), the bias added once and the activation after the last pass. relu
-// keeps NaN (as maximum does); the lhs has one.
+// remainder, with threads sharing out the panels (200 rows) or, on up to 4
+// threads, the rows (803), the bias added once and the activation after the
+// last pass. relu keeps NaN (as maximum does); the lhs has one.
 TEST(DotGeneral, PackedWeightsAcrossBlocks) {
-  for (int64_t n : {37, 130}) {
-    const DotSpec s = {{200, 600}, {600, n}, {}, {}, {1}, {0}, {200, n}};
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{200, 37}, {200, 130}, {803, 37}}) {
+    const DotSpec s = {{m, 605}, {605, n}, {}, {}, {1}, {0}, {m, n}};
     HostTensor l = Random(DType::kF32, s.lhs, Rng()), r = Random(DType::kF32, s.rhs, Rng());
     HostTensor bias = Random(DType::kF32, {n}, Rng());
-    l.Set(7 * 600 + 3, std::numeric_limits<double>::quiet_NaN());  // row 7 of the result is NaN
+    l.Set(7 * 605 + 3, std::numeric_limits<double>::quiet_NaN());  // row 7 of the result is NaN
     const std::vector<double> product = DotReference(l, r, s);
     for (const char* activation : {"none", "relu", "gelu", "tanh"}) {
       auto out = MustRunOp({"brt.matmul",
@@ -126,12 +126,12 @@ TEST(DotGeneral, PackedWeightsAcrossBlocks) {
       std::vector<double> finite_got, finite_ref;
       for (size_t i = 0; i < ref.size(); ++i) {
         if (static_cast<int64_t>(i) / n == 7) {
-          EXPECT_TRUE(std::isnan(got[i])) << a << " n=" << n << " at " << i;
+          EXPECT_TRUE(std::isnan(got[i])) << a << " " << m << "x" << n << " at " << i;
         } else {
           finite_got.push_back(got[i]), finite_ref.push_back(ref[i]);
         }
       }
-      EXPECT_LE(RelError(finite_got, finite_ref), 1e-5) << a << " n=" << n;
+      EXPECT_LE(RelError(finite_got, finite_ref), 1e-5) << a << " " << m << "x" << n;
     }
   }
 }
