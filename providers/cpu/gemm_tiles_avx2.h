@@ -14,9 +14,9 @@ namespace brt::cpu::avx2_tiles {
 inline constexpr int kRows = 6, kCols = 16;
 
 // One tile: rows x 16 columns of c from `depth` steps of the panel and of
-// a: a micro-panel (PackRows' layout: kRows values per step), or with
-// kRowMajor rows of a at stride lda, read in place (small blocks already in
-// cache). The first pass of the depth writes (with the bias), later ones
+// a: a micro-panel (PackMicroPanel's layout: `rows` values per step), or
+// with kRowMajor rows of a at stride lda, read in place (small blocks
+// already in cache). The first pass of the depth writes (with the bias), later ones
 // add; the last applies relu (max(0, x) keeps NaN, as maximum does).
 template <int rows, bool kRowMajor = false>
 inline void Tile(const float* a, int64_t lda, const float* panel, int64_t depth, float* c,
@@ -29,7 +29,7 @@ inline void Tile(const float* a, int64_t lda, const float* panel, int64_t depth,
                  b1 = _mm256_loadu_ps(panel + k * kCols + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < rows; ++r) {
-      const __m256 x = _mm256_broadcast_ss(kRowMajor ? a + r * lda + k : a + k * kRows + r);
+      const __m256 x = _mm256_broadcast_ss(kRowMajor ? a + r * lda + k : a + k * rows + r);
       acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
       acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
     }
@@ -97,10 +97,18 @@ inline constexpr TileFn kRowTiles[kRows + 1] = {nullptr,        &Tile<1, true>, 
   for (int i = 0; i < 8; ++i) r[i] = t[i];
 }
 
+// The rows of the tile that starts `left` rows before the end of a block:
+// kRows, but 4 + 4 rather than 6 + 2 and 4 + 3 rather than 6 + 1 at the
+// end, since a tile of 1 or 2 rows has too few accumulators to keep the
+// FMA units busy (MiniLM's 128 rows were 21 tiles of 6 and one of 2).
+inline int TileRows(int64_t left) {
+  return left == 7 || left == 8 ? 4 : static_cast<int>(std::min<int64_t>(kRows, left));
+}
+
 // One micro-panel: rows [0, rows) x depth of a (row stride lda, rows <=
-// kRows), k-major: out[k * kRows + r] = a[r * lda + k]. A full one goes 8
+// kRows), k-major: out[k * rows + r] = a[r * lda + k]. A full one goes 8
 // steps at a time through a register transpose (scalar copies were 13% of a
-// 4096x384x384 GEMM); it writes nothing outside its depth * kRows floats, so
+// 4096x384x384 GEMM); it writes nothing outside its depth * rows floats, so
 // threads may pack neighbouring micro-panels at once.
 inline void PackMicroPanel(const float* a, int64_t lda, int64_t rows, int64_t depth, float* out) {
   int64_t k = 0;
@@ -119,15 +127,16 @@ inline void PackMicroPanel(const float* a, int64_t lda, int64_t rows, int64_t de
     }
   }
   for (; k < depth; ++k)
-    for (int64_t r = 0; r < rows; ++r) out[k * kRows + r] = a[r * lda + k];
+    for (int64_t r = 0; r < rows; ++r) out[k * rows + r] = a[r * lda + k];
 }
 
-// Rows [0, rows) x depth of a (row stride lda) as micro-panels of kRows rows:
-// micro-panel t at out + t * depth * kRows.
+// Rows [0, rows) x depth of a (row stride lda) as micro-panels of
+// TileRows() rows: the one of rows [r0, r0 + n) at out + r0 * depth.
 inline void PackRows(const float* a, int64_t lda, int64_t rows, int64_t depth, float* out) {
-  for (int64_t t = 0; t * kRows < rows; ++t)
-    PackMicroPanel(a + t * kRows * lda, lda, std::min<int64_t>(kRows, rows - t * kRows), depth,
-                   out + t * depth * kRows);
+  for (int64_t r0 = 0, n; r0 < rows; r0 += n) {
+    n = TileRows(rows - r0);
+    PackMicroPanel(a + r0 * lda, lda, n, depth, out + r0 * depth);
+  }
 }
 
 // Panels of kCols columns of w(k, n) = b[k * rsk + n * rsn], k < K, n < N,

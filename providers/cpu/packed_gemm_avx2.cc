@@ -46,7 +46,7 @@ void PackedGemm(const float* a, int64_t lda, int64_t M, const PackedWeights& w, 
   const bool relu = activation == Activation::kRelu,
              in_l1 = activation == Activation::kGelu || activation == Activation::kTanh;
   const int64_t K = w.K, N = w.N, panels = (N + kCols - 1) / kCols;
-  const int64_t packed_floats = ((kBlockRows + kRows - 1) / kRows) * kRows * kDepth;
+  const int64_t packed_floats = kBlockRows * kDepth;
   // One pass: the packed rows [m0, m0 + rows) x [k0, k0 + depth) of a by
   // panels [p_begin, p_end).
   auto pass = [&](const float* packed, int64_t m0, int64_t rows, int64_t k0, int64_t depth,
@@ -65,10 +65,10 @@ void PackedGemm(const float* a, int64_t lda, int64_t M, const PackedWeights& w, 
       const float* next =
           p + 1 < p_end ? panel + K * kCols : w.panels.data() + (p_begin * K + k0 + depth) * kCols;
       const int64_t next_lines = p + 1 < p_end ? depth : std::min(kDepth, K - k0 - depth);
-      for (int64_t r0 = 0, line = 0; r0 < rows; r0 += kRows) {
+      for (int64_t r0 = 0, line = 0, n; r0 < rows; r0 += n) {
         for (const int64_t end = std::min(next_lines, line + lines_per_tile); line < end; ++line)
           _mm_prefetch(reinterpret_cast<const char*>(next + line * kCols), _MM_HINT_T0);
-        const int n = static_cast<int>(std::min<int64_t>(kRows, rows - r0));
+        n = TileRows(rows - r0);
         float* tile = c + (m0 + r0) * ldc + p * kCols;
         kTiles[n](packed + r0 * depth, 0, panel, depth, tile, ldc, cols, first,
                   bias ? bias + p * kCols : nullptr, relu && last);
@@ -106,15 +106,15 @@ void PackedGemm(const float* a, int64_t lda, int64_t M, const PackedWeights& w, 
       const int64_t p_begin = panels * t / nt, p_end = panels * (t + 1) / nt;
       int64_t passes = 0;
       for (int64_t m0 = 0; m0 < M; m0 += kBlockRows) {
-        const int64_t rows = std::min(kBlockRows, M - m0),
-                      micro_panels = (rows + kRows - 1) / kRows;
+        const int64_t rows = std::min(kBlockRows, M - m0);
         for (int64_t k0 = 0; k0 < K; k0 += kDepth, ++passes) {
           const int64_t depth = std::min(kDepth, K - k0);
           float* packed = shared + passes % 2 * packed_floats;
-          for (int64_t i = t; i < micro_panels; i += nt)
-            PackMicroPanel(a + (m0 + i * kRows) * lda + k0, lda,
-                           std::min<int64_t>(kRows, rows - i * kRows), depth,
-                           packed + i * kRows * depth);
+          for (int64_t r0 = 0, n, i = 0; r0 < rows; r0 += n, ++i) {
+            n = TileRows(rows - r0);
+            if (i % nt == t)
+              PackMicroPanel(a + (m0 + r0) * lda + k0, lda, n, depth, packed + r0 * depth);
+          }
 #pragma omp barrier
           pass(packed, m0, rows, k0, depth, p_begin, p_end);
         }
