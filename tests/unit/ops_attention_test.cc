@@ -135,7 +135,7 @@ TEST_F(Attention, TorchLayoutWithPaddingMask) {
              v = Random(DType::kF32, s.v, Rng());
   HostTensor mask = Random(DType::kF32, s.mask, Rng(), -0.5, 0.5);
   for (int64_t i = 0; i < 13; ++i)
-    for (int64_t j = 9; j < 13; ++j) mask.Set((13 + i) * 13 + j, -INFINITY);  // entry 1: 9 keys
+    for (int64_t j = 4; j < 13; ++j) mask.Set((13 + i) * 13 + j, -INFINITY);  // entry 1: 4 keys
   ExpectMatches(s, q, k, v, &mask, "torch layout");
 }
 
@@ -144,7 +144,7 @@ TEST_F(Attention, TorchLayoutWithPaddingMask) {
 // shared out as row blocks.
 TEST_F(Attention, JaxLayoutRowBlocksWideValues) {
   AttentionSpec s{{1, 2, 50, 12}, {1, 2, 40, 12}, {1, 2, 40, 20}, {},
-                  {0, 1, 2, 3},  {0, 1, 2, 3},  {0, 1, 2, 3}};
+                  {0, 1, 2, 3},   {0, 1, 2, 3},   {0, 1, 2, 3}};
   HostTensor q = Random(DType::kF32, s.q, Rng(), -2, 2), k = Random(DType::kF32, s.k, Rng(), -2, 2),
              v = Random(DType::kF32, s.v, Rng());
   ExpectMatches(s, q, k, v, nullptr, "jax layout");
@@ -170,13 +170,15 @@ TEST_F(Attention, StridedFeaturesAndBroadcastMasks) {
 }
 
 // A row whose keys are all masked: zeros with zero_masked_rows (PyTorch's
-// safe softmax), NaN without; the other rows are unaffected.
-TEST_F(Attention, FullyMaskedRows) {
-  AttentionSpec s{{1, 4, 6}, {1, 5, 6}, {1, 5, 3}, {1, 4, 5}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}};
+// safe softmax), NaN without; a NaN in a query row makes that row NaN; the
+// other rows are unaffected. 11 keys: a vector of 8 and 3 more.
+TEST_F(Attention, FullyMaskedAndNaNRows) {
+  AttentionSpec s{{1, 4, 6}, {1, 11, 6}, {1, 11, 3}, {1, 4, 11}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}};
   HostTensor q = Random(DType::kF32, s.q, Rng()), k = Random(DType::kF32, s.k, Rng()),
              v = Random(DType::kF32, s.v, Rng());
   HostTensor mask = Random(DType::kF32, s.mask, Rng());
-  for (int64_t j = 0; j < 5; ++j) mask.Set(2 * 5 + j, -INFINITY);  // row 2
+  for (int64_t j = 0; j < 11; ++j) mask.Set(2 * 11 + j, -INFINITY);  // row 2
+  q.Set(3 * 6 + 4, std::numeric_limits<double>::quiet_NaN());        // row 3
   for (bool zero : {true, false}) {
     s.zero_masked_rows = zero;
     auto out = RunAttention(s, q, k, v, &mask);
@@ -187,10 +189,11 @@ TEST_F(Attention, FullyMaskedRows) {
         EXPECT_EQ(y[2 * 3 + e], 0.0) << e;
       else
         EXPECT_TRUE(std::isnan(y[2 * 3 + e])) << e;
+      EXPECT_TRUE(std::isnan(y[3 * 3 + e])) << e;
     }
     s.zero_masked_rows = true;  // the reference's other rows are the same either way
     const std::vector<double> ref = AttentionReference(q, k, v, &mask, s);
-    for (int64_t i : {0, 1, 3})
+    for (int64_t i : {0, 1})
       for (int64_t e = 0; e < 3; ++e) EXPECT_NEAR(y[i * 3 + e], ref[i * 3 + e], 1e-6) << i;
     s.zero_masked_rows = zero;
   }
