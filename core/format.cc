@@ -132,9 +132,9 @@ Status CheckOp(const fb::Op& op, size_t index, std::string_view fn, size_t num_v
                    (schema->min_operands == schema->max_operands
                         ? std::to_string(schema->min_operands)
                         : "at least " + std::to_string(schema->min_operands)));
-  if (n_out != schema->num_results)
+  if (n_out != schema->ResultsFor(n_in))
     return Invalid(where() + ": has " + std::to_string(n_out) + " results, expected " +
-                   std::to_string(schema->num_results));
+                   std::to_string(schema->ResultsFor(n_in)));
   for (const RequiredAttr& req : schema->attrs) {
     if (!req.name) break;
     bool found = false;

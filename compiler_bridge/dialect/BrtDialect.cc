@@ -67,9 +67,9 @@ mlir::LogicalResult KernelOp::verify() {
                                  ? std::to_string(schema->min_operands)
                                  : "at least " + std::to_string(schema->min_operands))
                          << " operands, got " << n;
-  if (static_cast<int>(getOutputs().size()) != schema->num_results)
-    return emitOpError() << "'" << getKind() << "' has " << schema->num_results << " result, got "
-                         << getOutputs().size();
+  if (static_cast<int>(getOutputs().size()) != schema->ResultsFor(n))
+    return emitOpError() << "'" << getKind() << "' has " << schema->ResultsFor(n)
+                         << " result(s), got " << getOutputs().size();
   for (const RequiredAttr& required : schema->attrs) {
     if (!required.name) break;
     mlir::Attribute a = getParams().get(required.name);

@@ -61,14 +61,20 @@ llvm::SmallVector<int64_t> IntsParam(llvm::ArrayRef<mlir::NamedAttribute> params
 
 // A source compare's direction ("GT", ...), decoded where the other StableHLO
 // attributes are; "" when it has none.
-std::string CompareDirection(Operation* compare) {
-  auto opaque = AttrOrPropertyOf<mlir::OpaqueAttr>(compare, "comparison_direction");
+// A stablehlo.compare's comparison_direction (EQ, LT, ...) or compare_type
+// (FLOAT, TOTALORDER, ...) as text; "" when absent.
+std::string CompareAttr(Operation* compare, llvm::StringRef name) {
+  auto opaque = AttrOrPropertyOf<mlir::OpaqueAttr>(compare, name);
   mlir::Builder b(compare->getContext());
   llvm::SmallVector<mlir::NamedAttribute> decoded;
   std::string error;
   if (!opaque || !DecodeOpaqueAttr(opaque, b, decoded, &error) || decoded.size() != 1) return "";
-  auto direction = mlir::dyn_cast<mlir::StringAttr>(decoded[0].getValue());
-  return direction ? direction.str() : "";
+  auto text = mlir::dyn_cast<mlir::StringAttr>(decoded[0].getValue());
+  return text ? text.str() : "";
+}
+
+std::string CompareDirection(Operation* compare) {
+  return CompareAttr(compare, "comparison_direction");
 }
 
 class Importer {
@@ -108,6 +114,14 @@ class Importer {
                     llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportStaticForm(Operation& op, llvm::ArrayRef<Value> operands,
                         llvm::DenseMap<Value, Value>& map, int depth);
+  bool ImportSort(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map,
+                  int depth);
+  bool ImportTopK(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map,
+                  int depth);
+  bool ImportComposite(Operation& op, llvm::ArrayRef<Value> operands,
+                       llvm::DenseMap<Value, Value>& map, int depth);
+  bool ImportCall(Operation& op, llvm::StringRef symbol, llvm::ArrayRef<Value> operands,
+                  llvm::DenseMap<Value, Value>& map, int depth);
   // One brt.kernel of `kind` with a single result, for ops imported as others.
   Value Emit(mlir::Location loc, mlir::Type type, llvm::StringRef kind, mlir::ValueRange operands,
              llvm::ArrayRef<mlir::NamedAttribute> params = {}) {
@@ -334,61 +348,77 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
     {"stablehlo.is_finite", &Importer::ImportIsFinite},
     {"chlo.erfc", &Importer::ImportErfc},
     {"chlo.square", &Importer::ImportSquare},
+    {"stablehlo.sort", &Importer::ImportSort},
+    {"chlo.top_k", &Importer::ImportTopK},
+    {"stablehlo.composite", &Importer::ImportComposite},
 };
 
 namespace {
+
+// Runs a reduce or sort body on scalars held as doubles (which keep an f32's
+// -0 and the sign of its NaN): fills `results` with what it returns, or
+// returns false where it holds an op this does not know.
+bool RunScalarBody(mlir::Block& body, llvm::ArrayRef<double> args,
+                   llvm::SmallVectorImpl<double>& results) {
+  if (body.getNumArguments() != args.size()) return false;
+  llvm::DenseMap<Value, double> env;
+  for (auto [i, a] : llvm::enumerate(args)) env[body.getArgument(i)] = a;
+  for (Operation& o : body) {
+    const llvm::StringRef name = o.getName().getStringRef();
+    auto in = [&](unsigned k) { return env.lookup(o.getOperand(k)); };
+    if (name == "stablehlo.return") {
+      results.clear();
+      for (unsigned k = 0; k < o.getNumOperands(); ++k) results.push_back(in(k));
+      return true;
+    }
+    if (o.getNumResults() != 1) return false;
+    double r;
+    if (name == "stablehlo.compare" && o.getNumOperands() == 2) {
+      ops::Cmp cmp;
+      if (!ops::ParseCmp(CompareDirection(&o), &cmp)) return false;
+      r = CompareAttr(&o, "compare_type") == "TOTALORDER"
+              ? ops::ApplyCmp(cmp, ops::SortKey(in(0), true), ops::SortKey(in(1), true))
+              : ops::ApplyCmp(cmp, in(0), in(1));
+    } else if (name == "stablehlo.and" && o.getNumOperands() == 2) {
+      r = in(0) != 0 && in(1) != 0;
+    } else if (name == "stablehlo.or" && o.getNumOperands() == 2) {
+      r = in(0) != 0 || in(1) != 0;
+    } else if (name == "stablehlo.not" && o.getNumOperands() == 1) {
+      r = in(0) == 0;
+    } else if (name == "stablehlo.select" && o.getNumOperands() == 3) {
+      r = in(0) != 0 ? in(1) : in(2);
+    } else if ((name == "stablehlo.minimum" || name == "stablehlo.maximum") &&
+               o.getNumOperands() == 2) {
+      const double x = in(0), y = in(1);
+      r = std::isnan(x) || std::isnan(y) ? std::numeric_limits<double>::quiet_NaN()
+          : name == "stablehlo.minimum"  ? std::min(x, y)
+                                         : std::max(x, y);
+    } else if (name == "stablehlo.constant") {
+      auto value = AttrOrPropertyOf<mlir::DenseElementsAttr>(&o, "value");
+      if (!value || value.getNumElements() != 1) return false;
+      if (auto f = mlir::dyn_cast<mlir::DenseFPElementsAttr>(value))
+        r = (*f.getValues<llvm::APFloat>().begin()).convertToDouble();
+      else if (auto n = mlir::dyn_cast<mlir::DenseIntElementsAttr>(value))
+        r = static_cast<double>((*n.getValues<llvm::APInt>().begin()).getSExtValue());
+      else
+        return false;
+    } else {
+      return false;
+    }
+    env[o.getResult(0)] = r;
+  }
+  return false;
+}
 
 // What a two-operand reduce body computes, told by running it on scalars:
 // "GT" when it is jnp.argmax's (the greater value, NaN first, the smaller
 // index among equals), "LT" for argmin's, "" otherwise.
 std::string ArgReduceDirection(mlir::Block& body, bool floats) {
   auto run = [&](double a, double ai, double b, double bi, double* v, double* i) {
-    llvm::DenseMap<Value, double> env;
-    env[body.getArgument(0)] = a, env[body.getArgument(1)] = ai;
-    env[body.getArgument(2)] = b, env[body.getArgument(3)] = bi;
-    for (Operation& o : body) {
-      const llvm::StringRef name = o.getName().getStringRef();
-      auto in = [&](unsigned k) { return env.lookup(o.getOperand(k)); };
-      if (name == "stablehlo.return") {
-        if (o.getNumOperands() != 2) return false;
-        *v = in(0), *i = in(1);
-        return true;
-      }
-      if (o.getNumResults() != 1) return false;
-      double r;
-      if (name == "stablehlo.compare" && o.getNumOperands() == 2) {
-        ops::Cmp cmp;
-        if (!ops::ParseCmp(CompareDirection(&o), &cmp)) return false;
-        r = ops::ApplyCmp(cmp, in(0), in(1));
-      } else if (name == "stablehlo.and" && o.getNumOperands() == 2) {
-        r = in(0) != 0 && in(1) != 0;
-      } else if (name == "stablehlo.or" && o.getNumOperands() == 2) {
-        r = in(0) != 0 || in(1) != 0;
-      } else if (name == "stablehlo.not" && o.getNumOperands() == 1) {
-        r = in(0) == 0;
-      } else if (name == "stablehlo.select" && o.getNumOperands() == 3) {
-        r = in(0) != 0 ? in(1) : in(2);
-      } else if ((name == "stablehlo.minimum" || name == "stablehlo.maximum") &&
-                 o.getNumOperands() == 2) {
-        const double x = in(0), y = in(1);
-        r = std::isnan(x) || std::isnan(y) ? std::numeric_limits<double>::quiet_NaN()
-            : name == "stablehlo.minimum"  ? std::min(x, y)
-                                           : std::max(x, y);
-      } else if (name == "stablehlo.constant") {
-        auto value = AttrOrPropertyOf<mlir::DenseElementsAttr>(&o, "value");
-        if (!value || value.getNumElements() != 1) return false;
-        if (auto f = mlir::dyn_cast<mlir::DenseFPElementsAttr>(value))
-          r = (*f.getValues<llvm::APFloat>().begin()).convertToDouble();
-        else if (auto n = mlir::dyn_cast<mlir::DenseIntElementsAttr>(value))
-          r = static_cast<double>((*n.getValues<llvm::APInt>().begin()).getSExtValue());
-        else
-          return false;
-      } else {
-        return false;
-      }
-      env[o.getResult(0)] = r;
-    }
-    return false;
+    llvm::SmallVector<double> out;
+    if (!RunScalarBody(body, {a, ai, b, bi}, out) || out.size() != 2) return false;
+    *v = out[0], *i = out[1];
+    return true;
   };
   // JAX's body picks a NaN, as PyTorch eager does; the body torch-mlir writes
   // (compare GE, select) skips it. Both are taken -- probed with NaN first,
@@ -490,6 +520,163 @@ bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
                  {b_.getNamedAttr("broadcast_dimensions", b_.getDenseI64ArrayAttr({}))});
   map[op.getResult(1)] = index;
   return true;
+}
+
+namespace {
+
+struct SortOrder {
+  int64_t key = 0;
+  bool descending = false, total_order = false;
+};
+
+// What a sort comparator computes, told by running it on scalars: ordering
+// by one operand's values, ascending or descending, floats by totalOrder or
+// with -0 == +0 and NaN last (SortKey, common/scalar_ops.h). A comparator
+// that says false whenever a NaN is involved (torch-mlir's compare FLOAT) is
+// matched on the other values, and brt puts NaN last (first descending), as
+// PyTorch eager does.
+bool SortComparatorOrder(mlir::Block& body, llvm::ArrayRef<mlir::Type> elements, SortOrder* found) {
+  const size_t n = elements.size();
+  constexpr double kInf = std::numeric_limits<double>::infinity(),
+                   kNaN = std::numeric_limits<double>::quiet_NaN();
+  for (size_t key = 0; key < n; ++key) {
+    const mlir::Type element = elements[key];
+    const bool floats = mlir::isa<mlir::FloatType>(element);
+    std::vector<double> probes = {-3, 0, 1, 5};
+    if (floats)
+      probes = {-kNaN, -kInf, -1.5, -0.0, 0.0, 2.0, kInf, kNaN};
+    else if (element.isInteger(1))
+      probes = {0, 1};
+    else if (element.isUnsignedInteger())
+      probes = {0, 1, 3, 200};
+    for (bool with_nan : {true, false}) {
+      if (!with_nan && !floats) break;
+      for (bool descending : {false, true})
+        for (bool total : {false, true}) {
+          if (total && !floats) continue;
+          bool all = true;
+          for (double a : probes)
+            for (double b : probes)
+              for (double other : {0.0, 1.0}) {  // the other operands' values, both ways round
+                if (!with_nan && (std::isnan(a) || std::isnan(b))) continue;
+                llvm::SmallVector<double> args;
+                for (size_t j = 0; j < n; ++j) {
+                  args.push_back(j == key ? a : other);
+                  args.push_back(j == key ? b : 1 - other);
+                }
+                const uint64_t ka = ops::SortKey(a, total), kb = ops::SortKey(b, total);
+                const bool first = descending ? kb < ka : ka < kb;
+                llvm::SmallVector<double> out;
+                all = all && RunScalarBody(body, args, out) && out.size() == 1 &&
+                      (out[0] != 0) == first;
+              }
+          if (all) {
+            *found = {static_cast<int64_t>(key), descending, total};
+            return true;
+          }
+        }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+// stablehlo.sort: brt's sort (brt/ops.def), its order read from the
+// comparator (SortComparatorOrder). A sort is always stable in brt, which
+// is_stable = false allows.
+bool Importer::ImportSort(Operation& op, llvm::ArrayRef<Value> operands,
+                          llvm::DenseMap<Value, Value>& map, int) {
+  const size_t n = operands.size();
+  if (n == 0 || op.getNumResults() != n || op.getNumRegions() != 1 ||
+      !op.getRegion(0).hasOneBlock() || op.getRegion(0).front().getNumArguments() != 2 * n)
+    return Fail(op, "stablehlo.sort needs a comparator of two arguments per operand");
+  for (mlir::Type t : op.getResultTypes())
+    if (!CheckType(t, op)) return false;
+  const int64_t rank = mlir::cast<mlir::RankedTensorType>(operands[0].getType()).getRank();
+  auto dimension_attr = AttrOrPropertyOf<mlir::IntegerAttr>(&op, "dimension");
+  int64_t dimension = dimension_attr ? dimension_attr.getInt() : -1;  // StableHLO's default
+  if (dimension < 0) dimension += rank;
+  if (dimension < 0 || dimension >= rank)
+    return Fail(op, "stablehlo.sort's dimension is outside the rank " + std::to_string(rank));
+  llvm::SmallVector<mlir::Type> elements;
+  for (Value v : operands)
+    elements.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType());
+  SortOrder order;
+  if (!SortComparatorOrder(op.getRegion(0).front(), elements, &order))
+    return Fail(op,
+                "stablehlo.sort is supported with a comparator that orders by one operand, "
+                "ascending or descending (as jnp.sort, jnp.argsort, lax.sort_key_val, lax.top_k, "
+                "torch.sort, torch.argsort and torch.topk write it); this one is not");
+  llvm::SmallVector<mlir::NamedAttribute> params = {
+      b_.getNamedAttr("dimension", b_.getI64IntegerAttr(dimension)),
+      b_.getNamedAttr("key", b_.getI64IntegerAttr(order.key)),
+      b_.getNamedAttr("order", b_.getStringAttr(order.descending ? "descending" : "ascending"))};
+  if (order.total_order) params.push_back(b_.getNamedAttr("total_order", b_.getI64IntegerAttr(1)));
+  auto k = KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr("sort"),
+                            operands, b_.getDictionaryAttr(params));
+  for (auto [from, to] : llvm::zip(op.getResults(), k.getResults())) map[from] = to;
+  return true;
+}
+
+// chlo.top_k(x, k): the k largest along the last dimension and their
+// indices, by totalOrder, the lower index first among equals -- a
+// descending sort of (x, iota), sliced, as its CHLO decomposition is.
+bool Importer::ImportTopK(Operation& op, llvm::ArrayRef<Value> operands,
+                          llvm::DenseMap<Value, Value>& map, int) {
+  auto k_attr = AttrOrPropertyOf<mlir::IntegerAttr>(&op, "k");
+  if (operands.size() != 1 || op.getNumResults() != 2 || !k_attr)
+    return Fail(op, "chlo.top_k needs one operand, two results and k");
+  for (mlir::Type t : op.getResultTypes())
+    if (!CheckType(t, op)) return false;
+  const mlir::Location loc = op.getLoc();
+  auto type = mlir::cast<mlir::RankedTensorType>(operands[0].getType());
+  auto index_type = mlir::cast<mlir::RankedTensorType>(op.getResult(1).getType());
+  const int64_t rank = type.getRank(), k = k_attr.getInt();
+  if (rank == 0 || k < 0 || k > type.getShape().back())
+    return Fail(op, "chlo.top_k's k " + std::to_string(k) + " is outside the last dimension");
+  auto indices_type = mlir::RankedTensorType::get(type.getShape(), index_type.getElementType());
+  Value iota = Emit(loc, indices_type, "iota", {},
+                    {b_.getNamedAttr("iota_dimension", b_.getI64IntegerAttr(rank - 1))});
+  auto sorted = KernelOp::create(
+      b_, loc, mlir::TypeRange{type, indices_type}, b_.getStringAttr("sort"),
+      mlir::ValueRange{operands[0], iota},
+      b_.getDictionaryAttr({b_.getNamedAttr("dimension", b_.getI64IntegerAttr(rank - 1)),
+                            b_.getNamedAttr("key", b_.getI64IntegerAttr(0)),
+                            b_.getNamedAttr("order", b_.getStringAttr("descending")),
+                            b_.getNamedAttr("total_order", b_.getI64IntegerAttr(1))}));
+  llvm::SmallVector<int64_t> start(rank, 0), limit(type.getShape()), strides(rank, 1);
+  limit.back() = k;
+  for (unsigned r = 0; r < 2; ++r)
+    map[op.getResult(r)] = Emit(loc, op.getResult(r).getType(), "slice", sorted.getResult(r),
+                                {b_.getNamedAttr("start_indices", b_.getDenseI64ArrayAttr(start)),
+                                 b_.getNamedAttr("limit_indices", b_.getDenseI64ArrayAttr(limit)),
+                                 b_.getNamedAttr("strides", b_.getDenseI64ArrayAttr(strides))});
+  return true;
+}
+
+// A call: the function that attribute `symbol` names (func.call's callee,
+// stablehlo.composite's decomposition, as JAX wraps chlo.top_k in one)
+// imported in place, the operands its arguments.
+bool Importer::ImportCall(Operation& op, llvm::StringRef symbol, llvm::ArrayRef<Value> operands,
+                          llvm::DenseMap<Value, Value>& map, int depth) {
+  auto ref = AttrOrPropertyOf<mlir::FlatSymbolRefAttr>(&op, symbol);
+  auto callee = ref ? source_.lookupSymbol<mlir::func::FuncOp>(ref.getValue()) : nullptr;
+  if (!callee)
+    return Fail(op, op.getName().getStringRef().str() + "'s " + symbol.str() +
+                        " names no function of the module");
+  llvm::SmallVector<Value> results;
+  if (!ImportFunction(callee, operands, results, depth + 1)) return false;
+  if (results.size() != op.getNumResults())
+    return Fail(op, "the function returns " + std::to_string(results.size()) + " values for " +
+                        std::to_string(op.getNumResults()) + " results");
+  for (auto [from, to] : llvm::zip(op.getResults(), results)) map[from] = to;
+  return true;
+}
+
+bool Importer::ImportComposite(Operation& op, llvm::ArrayRef<Value> operands,
+                               llvm::DenseMap<Value, Value>& map, int depth) {
+  return ImportCall(op, "decomposition", operands, map, depth);
 }
 
 // The convolutions of gradients, in forms the runtime's convolution takes:
@@ -686,16 +873,7 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     if (it == map.end()) return Fail(op, "operand defined outside the function");
     operands.push_back(it->second);
   }
-  if (name == "func.call") {
-    auto callee_attr = AttrOrPropertyOf<mlir::FlatSymbolRefAttr>(&op, "callee");
-    auto callee =
-        callee_attr ? source_.lookupSymbol<mlir::func::FuncOp>(callee_attr.getValue()) : nullptr;
-    if (!callee) return Fail(op, "call to an unknown function");
-    llvm::SmallVector<Value> results;
-    if (!ImportFunction(callee, operands, results, depth + 1)) return false;
-    for (auto [from, to] : llvm::zip(op.getResults(), results)) map[from] = to;
-    return true;
-  }
+  if (name == "func.call") return ImportCall(op, "callee", operands, map, depth);
   // torch-mlir's StableHLO keeps the constants it folds as arith.constant.
   if (!name.starts_with("stablehlo.") && !name.starts_with("chlo.") && name != "arith.constant")
     return Fail(op, "unsupported op '" + name.str() + "'");

@@ -220,6 +220,38 @@ RngBitGeneratorPlan PlanRngBitGenerator(const OpInfo& op) {
   return p;
 }
 
+SortPlan PlanSort(const OpInfo& op) {
+  op.Require(!op.in.empty() && op.out.size() == op.in.size(),
+             "expects as many results as operands, got " + std::to_string(op.in.size()) +
+                 " operands and " + std::to_string(op.out.size()) + " results");
+  const std::vector<int64_t>& dims = op.in[0].dims;
+  for (size_t i = 0; i < op.in.size(); ++i) {
+    op.Require(op.in[i].dims == dims, "operand " + std::to_string(i) + " is " +
+                                          FormatDims(op.in[i].dims) + ", operand 0 " +
+                                          FormatDims(dims) + ": sorted operands share a shape");
+    op.Require(
+        op.out[i].dims == dims && op.out[i].dtype == op.in[i].dtype,
+        "result " + std::to_string(i) + " must have operand " + std::to_string(i) + "'s type");
+  }
+  const int64_t dimension = op.Int("dimension"), key = op.Int("key");
+  const int rank = static_cast<int>(dims.size());
+  op.Require(
+      dimension >= 0 && dimension < rank,
+      "dimension " + std::to_string(dimension) + " is outside the rank " + std::to_string(rank));
+  op.Require(key >= 0 && key < static_cast<int64_t>(op.in.size()),
+             "key " + std::to_string(key) + " names no operand");
+  const std::string order = op.String("order");
+  op.Require(order == "ascending" || order == "descending",
+             "order must be ascending or descending, got '" + order + "'");
+  SortPlan p;
+  for (int d = 0; d < rank; ++d)
+    (d < dimension ? p.outer : d > dimension ? p.inner : p.size) *= dims[d];
+  p.key = static_cast<int>(key);
+  p.descending = order == "descending";
+  p.total_order = op.Int("total_order", 0) != 0;
+  return p;
+}
+
 IotaPlan PlanIota(const OpInfo& op) {
   op.Require(op.in.empty() && op.out.size() == 1, "expects no operands and one result");
   const TensorInfo& out = op.out[0];

@@ -60,6 +60,16 @@ struct RngBitGeneratorPlan {
 };
 RngBitGeneratorPlan PlanRngBitGenerator(const OpInfo& op);
 
+// sort (brt/ops.def): every operand is outer x size x inner elements around
+// `dimension`, and each of its outer * inner lines of `size` elements (at
+// stride inner) is reordered by the stable sort of operand `key`'s line.
+struct SortPlan {
+  int64_t outer = 1, size = 1, inner = 1;
+  int key = 0;
+  bool descending = false, total_order = false;
+};
+SortPlan PlanSort(const OpInfo& op);
+
 // dynamic_slice(operand, i0, i1, ...) and dynamic_update_slice(operand,
 // update, i0, ...): start index d is read from operand first_index + d,
 // clamped to [0, max_start[d]], and offsets by operand_strides[d]. `copy`

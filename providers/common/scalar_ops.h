@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -175,6 +176,30 @@ BRT_HD inline V ApplyBinary(V a, V b) {
 #include "brt/ops.def"
   }
   return a;
+}
+
+// An unsigned integer whose order is x's in a sort (brt/ops.def), for a
+// compute type C: floats (as doubles, which hold every float type's values,
+// sign of NaN included) by IEEE totalOrder (-NaN < -inf < ... < -0 < +0 <
+// ... < +inf < +NaN: the sign flips the other bits), or without total_order
+// with -0 as +0 and every NaN above +inf; signed integers with the sign bit
+// flipped; unsigned ones and bool as they are.
+template <typename C>
+BRT_HD inline uint64_t SortKey(C value, bool total_order) {
+  if constexpr (std::is_floating_point_v<C>) {
+    double x = static_cast<double>(value);
+    if (!total_order) {
+      if (x != x) return ~uint64_t{0};
+      if (x == 0) x = 0.0;
+    }
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof(bits));
+    return bits >> 63 ? ~bits : bits | (uint64_t{1} << 63);
+  } else if constexpr (std::is_signed_v<C>) {
+    return static_cast<uint64_t>(static_cast<int64_t>(value)) ^ (uint64_t{1} << 63);
+  } else {
+    return static_cast<uint64_t>(value);
+  }
 }
 
 enum class Cmp { kEq, kNe, kGe, kGt, kLe, kLt };

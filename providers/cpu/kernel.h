@@ -66,6 +66,7 @@ void RegisterReductions(std::vector<KernelDef>& defs);
 void RegisterDnnl(std::vector<KernelDef>& defs);
 void RegisterAttention(std::vector<KernelDef>& defs);
 void RegisterRandom(std::vector<KernelDef>& defs);
+void RegisterSort(std::vector<KernelDef>& defs);
 
 template <typename K>
 std::unique_ptr<CpuKernel> Make() {

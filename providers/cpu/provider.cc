@@ -18,6 +18,7 @@ const std::vector<KernelDef>& Registry() {
     RegisterDnnl(d);
     RegisterAttention(d);
     RegisterRandom(d);
+    RegisterSort(d);
     return d;
   }();
   return defs;

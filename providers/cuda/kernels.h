@@ -77,6 +77,21 @@ cudaError_t LaunchStridedCopy(const CopyParams& p, size_t elem_size, const void*
 cudaError_t LaunchFill(long long n, size_t elem_size, const void* value, void* dst,
                        cudaStream_t stream);
 
+// sort (common/op_plans.h: SortPlan) of up to kMaxSortOperands operands, by
+// rank: each element goes where the number of its line's elements ordered
+// before it says (quadratic in the line's length; stable).
+inline constexpr int kMaxSortOperands = 8;
+struct SortParams {
+  long long outer = 1, size = 1, inner = 1;
+  int key = 0, operands = 0;
+  bool descending = false, total_order = false;
+  int32_t key_dtype = 0;
+  const void* in[kMaxSortOperands] = {};
+  void* out[kMaxSortOperands] = {};
+  int element_bytes[kMaxSortOperands] = {};
+};
+cudaError_t LaunchSort(const SortParams& p, cudaStream_t stream);
+
 // iota: out[i] = (i / stride) % size.
 cudaError_t LaunchIota(long long n, long long size, long long stride, int32_t dtype, void* out,
                        cudaStream_t stream);

@@ -45,6 +45,28 @@ __global__ void IotaKernel(long long n, long long size, long long stride, void* 
   BRT_GRID_STRIDE(i, n) { StoreAt<T>(out, i, static_cast<C>((i / stride) % size)); }
 }
 
+template <typename K>
+__global__ void SortKernel(SortParams p) {
+  using C = typename Num<K>::C;
+  BRT_GRID_STRIDE(e, p.outer * p.size * p.inner) {
+    const long long j = e / p.inner % p.size,
+                    first = e / (p.inner * p.size) * p.size * p.inner + e % p.inner;
+    const uint64_t kj = ops::SortKey<C>(LoadAt<K>(p.in[p.key], first + j * p.inner), p.total_order);
+    long long rank = 0;
+    for (long long i = 0; i < p.size; ++i) {
+      const uint64_t ki =
+          ops::SortKey<C>(LoadAt<K>(p.in[p.key], first + i * p.inner), p.total_order);
+      rank += (p.descending ? ki > kj : ki < kj) || (ki == kj && i < j);
+    }
+    for (int k = 0; k < p.operands; ++k) {
+      const int bytes = p.element_bytes[k];
+      const char* src = static_cast<const char*>(p.in[k]) + (first + j * p.inner) * bytes;
+      char* dst = static_cast<char*>(p.out[k]) + (first + rank * p.inner) * bytes;
+      for (int b = 0; b < bytes; ++b) dst[b] = src[b];
+    }
+  }
+}
+
 __global__ void RngBitsKernel(const uint64_t* state, int64_t state_size, long long blocks,
                               int element_bytes, long long numel, void* bits) {
   BRT_GRID_STRIDE(i, blocks) {
@@ -233,6 +255,15 @@ cudaError_t LaunchIota(long long n, long long size, long long stride, int32_t dt
   const bool known = Dispatch(dtype, [&](auto t) {
     Launch(&IotaKernel<typename decltype(t)::type>, Blocks(n), kThreads, stream, n, size, stride,
            out);
+  });
+  return known ? LastError() : cudaErrorInvalidValue;
+}
+
+cudaError_t LaunchSort(const SortParams& p, cudaStream_t stream) {
+  const long long n = p.outer * p.size * p.inner;
+  if (n == 0) return cudaSuccess;
+  const bool known = Dispatch(p.key_dtype, [&](auto t) {
+    Launch(&SortKernel<typename decltype(t)::type>, Blocks(n), kThreads, stream, p);
   });
   return known ? LastError() : cudaErrorInvalidValue;
 }

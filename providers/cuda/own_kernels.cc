@@ -222,6 +222,30 @@ class IotaKernel final : public Kernel {
   int64_t numel_ = 0;
 };
 
+class SortKernel final : public Kernel {
+ public:
+  explicit SortKernel(const OpInfo& op) {
+    const ops::SortPlan plan = ops::PlanSort(op);
+    op.Require(op.in.size() <= static_cast<size_t>(kMaxSortOperands),
+               "sorts at most " + std::to_string(kMaxSortOperands) + " operands on CUDA, got " +
+                   std::to_string(op.in.size()));
+    p_.outer = plan.outer, p_.size = plan.size, p_.inner = plan.inner;
+    p_.key = plan.key, p_.descending = plan.descending, p_.total_order = plan.total_order;
+    p_.key_dtype = op.in[plan.key].dtype;
+    p_.operands = static_cast<int>(op.in.size());
+    for (int k = 0; k < p_.operands; ++k)
+      p_.element_bytes[k] = static_cast<int>(brt_dtype_size(op.in[k].dtype));
+  }
+  void Run(void* const* b, Queue* q) override {
+    SortParams p = p_;
+    for (int k = 0; k < p.operands; ++k) p.in[k] = b[k], p.out[k] = b[p.operands + k];
+    Check(LaunchSort(p, q->stream), "sort");
+  }
+
+ private:
+  SortParams p_;
+};
+
 class RngBitGeneratorKernel final : public Kernel {
  public:
   explicit RngBitGeneratorKernel(const OpInfo& op) : p_(ops::PlanRngBitGenerator(op)) {}
@@ -502,6 +526,7 @@ std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
   t.push_back({"concatenate", kAll, &Make<ConcatenateKernel>});
   t.push_back({"pad", kAll, &Make<PadKernel>});
   t.push_back({"iota", kNumeric, &Make<IotaKernel>});
+  t.push_back({"sort", kAll, &Make<SortKernel>});
   t.push_back({"rng_bit_generator", {BRT_DTYPE_U64}, &Make<RngBitGeneratorKernel>});
   t.push_back({"dynamic_slice", kAll, &Make<DynamicSliceKernel>});
   t.push_back({"dynamic_update_slice", kAll, &Make<DynamicSliceKernel>});

@@ -82,6 +82,14 @@ CASES = {
                       [np.array([[1, 3, 3, 0], [-np.inf, -np.inf, -np.inf, -np.inf], [2, np.nan, 5, np.nan],
                                  [0.5, -1, 0.5, 2], [7, 7, 7, 7], [-2, -3, -1, -1]], np.float32),
                        normal(4, 5)]),
+    # stablehlo.sort: jnp.sort (NaN last, -0 == 0, ties kept in order), argsort along
+    # the first dim, sort_key_val, a descending sort of ints, lax.top_k (a composite
+    # around chlo.top_k: totalOrder, -NaN last), and what sorting feeds (a median).
+    "sort_top_k": (lambda x, t, n: (jnp.sort(x, axis=-1), jnp.argsort(x, axis=0), *jax.lax.sort_key_val(t, x[:4, :5]),
+                                    -jnp.sort(-n, axis=1), *jax.lax.top_k(x, 3), jnp.median(t, axis=0)),
+                   [np.array([[1, 3, 3, 0, -0.0, 0.0], [np.nan, -np.inf, 2, -np.nan, np.inf, -1],
+                              [7, 7, 7, 7, 7, 7], [0.5, -2, 0.5, np.nan, -0.0, 4]], np.float32),
+                    normal(4, 5), ints(50, 3, 17)]),
     "matmul_batched": (lambda a, b: jnp.einsum("bij,bjk->bik", a, b), [normal(3, 5, 7), normal(3, 7, 4)]),
     "matmul_transposed": (lambda a, b: a.T @ b.T, [normal(6, 5), normal(3, 6)]),
     "conv_nhwc": (lambda x, w: jax.lax.conv_general_dilated(x, w, (2, 2), "SAME",
@@ -224,7 +232,8 @@ def expected_outputs(fn, args):
 
 def check_outputs(expected, out_dir):
     """brt-run's outputs in out_dir against JAX's: exact for integers and
-    booleans, relative error at most 1e-4 for floats."""
+    booleans, relative error at most 1e-4 for floats; NaN and infinities
+    where JAX has them, and nowhere else."""
     for i, e in enumerate(expected):
         out = np.load(pathlib.Path(out_dir) / f"out{i}.npy")
         assert out.shape == e.shape and out.dtype == e.dtype, (out.shape, out.dtype, e.shape, e.dtype)
@@ -232,8 +241,10 @@ def check_outputs(expected, out_dir):
             np.testing.assert_array_equal(out, e)
         else:
             ref = e.astype(np.float64)
-            err = np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30)
-            assert err <= 1e-4, f"relative error {err:.2e}"
+            finite = np.isfinite(ref)
+            np.testing.assert_array_equal(out[~finite], ref[~finite], err_msg=f"output {i}: non-finite values")
+            err = np.linalg.norm(out[finite] - ref[finite]) / max(np.linalg.norm(ref[finite]), 1e-30)
+            assert err <= 1e-4, f"output {i}: relative error {err:.2e}"
 
 
 def test_bad_inputs_give_one_clear_line(have_compiler, tmp_path):

@@ -1,5 +1,8 @@
 // Data movement ops against index-by-index references.
+#include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstring>
 
 #include "test_util.h"
 
@@ -254,6 +257,86 @@ TEST(RngBitGenerator, BadStateAndAlgorithmAreNamed) {
                      {{"rng_algorithm", "THREE_FRY"}}})
                   .status(),
               {"rng_bit_generator", "THREE_FRY is not supported"});
+}
+
+// sort: lines along a middle dimension (outer and inner both above 1) of an
+// f32 key with ties, NaNs of both signs, infinities and both zeros, an i32
+// payload, against std::stable_sort with the orders written out here.
+TEST(Sort, LinesAlongAMiddleDimensionAgainstAStableSort) {
+  const std::vector<int64_t> shape = {3, 11, 4};
+  const int64_t outer = 3, size = 11, inner = 4;
+  HostTensor key = Random(DType::kF32, shape, Rng(), -2, 2), payload(DType::kI32, shape);
+  const float special[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, 1.0f};
+  for (int64_t i = 0; i < key.numel(); ++i) {
+    if (i % 3 == 0) key.as<float>()[i] = special[i / 3 % 8];
+    payload.as<int32_t>()[i] = static_cast<int32_t>(i);
+  }
+  // a before b: -0 == +0 and NaN above all, or IEEE totalOrder.
+  auto before = [](float a, float b, bool total) {
+    auto rank = [&](float x) { return std::isnan(x) ? (std::signbit(x) && total ? 0 : 2) : 1; };
+    if (rank(a) != rank(b) || rank(a) != 1) return rank(a) < rank(b);
+    if (a == b) return total && std::signbit(a) && !std::signbit(b);
+    return a < b;
+  };
+  for (const char* order : {"ascending", "descending"})
+    for (int total : {0, 1}) {
+      auto out = MustRunOp({"sort",
+                            {key, payload},
+                            {{DType::kF32, Dims(shape)}, {DType::kI32, Dims(shape)}},
+                            {{"dimension", int64_t{1}},
+                             {"key", int64_t{0}},
+                             {"order", order},
+                             {"total_order", int64_t{total}}}});
+      const bool descending = order[0] == 'd';
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          std::vector<int64_t> at(size);
+          for (int64_t j = 0; j < size; ++j) at[j] = (o * size + j) * inner + i;
+          std::vector<int64_t> want = at;
+          std::stable_sort(want.begin(), want.end(), [&](int64_t x, int64_t y) {
+            const float a = key.as<float>()[x], b = key.as<float>()[y];
+            return descending ? before(b, a, total) : before(a, b, total);
+          });
+          for (int64_t j = 0; j < size; ++j) {
+            EXPECT_EQ(out[1].as<int32_t>()[at[j]], want[j])
+                << order << " total " << total << " line " << o << "," << i << " at " << j;
+            EXPECT_EQ(std::memcmp(&out[0].as<float>()[at[j]], &key.as<float>()[want[j]], 4), 0);
+          }
+        }
+    }
+}
+
+// An integer key (the second operand) orders the first; a rank-1 sort.
+TEST(Sort, IntegerKeyDescending) {
+  HostTensor values = Random(DType::kF32, {9}, Rng()), keys(DType::kI64, {9});
+  const int64_t k[] = {5, -3, 5, 0, -3, 9, 5, -8, 0};
+  for (int i = 0; i < 9; ++i) keys.as<int64_t>()[i] = k[i];
+  auto out = MustRunOp({"sort",
+                        {values, keys},
+                        {{DType::kF32, {9}}, {DType::kI64, {9}}},
+                        {{"dimension", int64_t{0}}, {"key", int64_t{1}}, {"order", "descending"}}});
+  const int want[] = {5, 0, 2, 6, 3, 8, 1, 4, 7};  // stable: equal keys keep their order
+  for (int j = 0; j < 9; ++j) {
+    EXPECT_EQ(out[1].as<int64_t>()[j], k[want[j]]) << j;
+    EXPECT_EQ(out[0].as<float>()[j], values.as<float>()[want[j]]) << j;
+  }
+}
+
+TEST(Sort, BadOperandsAndAttributesAreNamed) {
+  HostTensor a = Random(DType::kF32, {2, 3}, Rng()), b = Random(DType::kF32, {3, 2}, Rng());
+  auto run = [&](std::vector<HostTensor> in, std::vector<Attribute> attrs) {
+    std::vector<TensorType> results;
+    for (const HostTensor& t : in) results.push_back({t.dtype, Dims(t.shape)});
+    return RunOp({"sort", in, results, attrs}).status();
+  };
+  ExpectError(run({a, b}, {{"dimension", int64_t{1}}, {"key", int64_t{0}}, {"order", "ascending"}}),
+              {"sort", "operand 1 is [3,2], operand 0 [2,3]"});
+  ExpectError(run({a}, {{"dimension", int64_t{2}}, {"key", int64_t{0}}, {"order", "ascending"}}),
+              {"sort", "dimension 2 is outside the rank 2"});
+  ExpectError(run({a}, {{"dimension", int64_t{0}}, {"key", int64_t{1}}, {"order", "ascending"}}),
+              {"sort", "key 1 names no operand"});
+  ExpectError(run({a}, {{"dimension", int64_t{0}}, {"key", int64_t{0}}, {"order", "up"}}),
+              {"sort", "order must be ascending or descending, got 'up'"});
 }
 
 }  // namespace
