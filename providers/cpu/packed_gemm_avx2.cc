@@ -14,7 +14,7 @@ namespace {
 using ops::Activation;
 using namespace avx2_tiles;  // NOLINT: the tile and its packing
 
-constexpr int64_t kDepth = 256;      // rows of a panel per pass: 16 KiB, kept in L1
+constexpr int64_t kDepth = 384;      // rows of a panel per pass: 24 KiB, kept in L1
 constexpr int64_t kBlockRows = 192;  // rows of `a` per pass over the panels: kept in L2
 
 // tanh or GELU over a finished tile (rows x cols of c), still in L1; the

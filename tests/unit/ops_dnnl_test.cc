@@ -94,7 +94,7 @@ TEST(DotGeneral, ConstantRhsIsPrepackedCorrectly) {
 }
 
 // Constant weights on an AVX2 CPU take brt's packed GEMM: shapes that span
-// its row blocks (192), depth passes (256) and 16-column panels, each with a
+// its row blocks (192), depth passes (384) and 16-column panels, each with a
 // remainder (the last 8 and 7 rows as tiles of 4 + 4 and 4 + 3), with
 // threads sharing out the panels (200 and 199 rows) or, on up to 4 threads,
 // the rows (803), the bias added once and the activation after the
