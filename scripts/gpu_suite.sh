@@ -9,7 +9,8 @@
 #   - the Python extension, rebuilt here against build/gpu/install, and its
 #     tests (CUDA tensors)
 #   - bench/gpu_bench.py (bandwidth, matmul vs cuBLAS, encoder block vs
-#     PyTorch eager, torch.compile and JAX/XLA, graph replay vs stream launches)
+#     PyTorch eager, torch.compile and JAX/XLA, graph replay vs stream launches,
+#     MiniLM's BERT f32 and f16 vs PyTorch eager and torch.compile)
 #   - bench/chunked_gemm_bench (the overlapped ops' chunk GEMMs at FLUX's
 #     shapes against one GEMM)
 # Exits non-zero when anything fails, and, where a GPU is visible, when
