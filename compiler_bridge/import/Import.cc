@@ -11,6 +11,7 @@
 #include "import/OpText.h"
 #include "import/OpaqueAttrs.h"
 #include "import/PerRank.h"
+#include "import/SpecialFunctions.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/SourceMgr.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -112,6 +113,8 @@ class Importer {
                       llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportSquare(Operation& op, llvm::ArrayRef<Value> operands,
                     llvm::DenseMap<Value, Value>& map, int depth);
+  bool ImportSpecialFunction(Operation& op, llvm::ArrayRef<Value> operands,
+                             llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportStaticForm(Operation& op, llvm::ArrayRef<Value> operands,
                         llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportSort(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map,
@@ -131,9 +134,7 @@ class Importer {
   }
   // A scalar constant of float element type `element`.
   Value FloatScalar(mlir::Location loc, mlir::Type element, double value) {
-    auto scalar = mlir::RankedTensorType::get({}, element);
-    auto data = mlir::DenseElementsAttr::get(scalar, b_.getFloatAttr(element, value));
-    return Emit(loc, scalar, "constant", {}, {b_.getNamedAttr("value", data)});
+    return Elementwise(b_, loc, {}).Constant(element, value);
   }
   bool SelectAndScatterBodies(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
   bool ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
@@ -321,6 +322,35 @@ bool Importer::ImportSquare(Operation& op, llvm::ArrayRef<Value> operands,
   return true;
 }
 
+// chlo.digamma, chlo.zeta, chlo.polygamma and chlo.next_after, written out
+// op by op as XLA does (import/SpecialFunctions.h); 16-bit floats computed in
+// f32.
+bool Importer::ImportSpecialFunction(Operation& op, llvm::ArrayRef<Value> operands,
+                                     llvm::DenseMap<Value, Value>& map, int) {
+  const llvm::StringRef name = op.getName().getStringRef();
+  const size_t arity = name == "chlo.digamma" ? 1 : 2;
+  if (operands.size() != arity || op.getNumResults() != 1)
+    return Fail(op, name.str() + " needs " + std::to_string(arity) + " operand(s) and one result");
+  if (!CheckType(op.getResult(0).getType(), op)) return false;
+  auto type = mlir::cast<mlir::RankedTensorType>(op.getResult(0).getType());
+  const mlir::Type element = type.getElementType();
+  if (!mlir::isa<mlir::FloatType>(element)) return Fail(op, name.str() + " needs float operands");
+  for (Value v : op.getOperands())
+    if (v.getType() != type)
+      return Fail(op, name.str() + " needs operands of its result's type (broadcast them first)");
+  Elementwise e(b_, op.getLoc(), type.getShape());
+  const mlir::Type compute = element.getIntOrFloatBitWidth() < 32 ? b_.getF32Type() : element;
+  llvm::SmallVector<Value> args;
+  for (Value v : operands) args.push_back(compute == element ? v : e.Convert(v, compute));
+  Value result;
+  if (name == "chlo.digamma") result = ExpandDigamma(e, args[0]);
+  if (name == "chlo.zeta") result = ExpandZeta(e, args[0], args[1]);
+  if (name == "chlo.polygamma") result = ExpandPolygamma(e, args[0], args[1]);
+  if (name == "chlo.next_after") result = ExpandNextAfter(e, args[0], args[1], element);
+  map[op.getResult(0)] = compute == element ? result : e.Convert(result, element);
+  return true;
+}
+
 // dynamic_iota, dynamic_broadcast_in_dim and dynamic_reshape whose result
 // shape is static (torch-mlir emits them with shapes it computed from
 // constants): the static op, without the shape operand.
@@ -348,6 +378,10 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
     {"stablehlo.is_finite", &Importer::ImportIsFinite},
     {"chlo.erfc", &Importer::ImportErfc},
     {"chlo.square", &Importer::ImportSquare},
+    {"chlo.digamma", &Importer::ImportSpecialFunction},
+    {"chlo.zeta", &Importer::ImportSpecialFunction},
+    {"chlo.polygamma", &Importer::ImportSpecialFunction},
+    {"chlo.next_after", &Importer::ImportSpecialFunction},
     {"stablehlo.sort", &Importer::ImportSort},
     {"chlo.top_k", &Importer::ImportTopK},
     {"stablehlo.composite", &Importer::ImportComposite},

@@ -337,7 +337,8 @@ FusedProgram PlanFusedElementwise(const OpInfo& op,
   op.Require(program.size() == names.size() * 3, "program has " + std::to_string(program.size()) +
                                                      " entries, expected 3 per op (" +
                                                      std::to_string(names.size()) + " ops)");
-  int next = p.num_inputs + static_cast<int>(p.constants.size());
+  const int fixed = p.num_inputs + static_cast<int>(p.constants.size());
+  int next = fixed;
   for (size_t i = 0; i < names.size(); ++i) {
     FusedInstruction in;
     in.name = names[i];
@@ -361,7 +362,36 @@ FusedProgram PlanFusedElementwise(const OpInfo& op,
     ++next;
   }
   op.Require(!p.instructions.empty(), "empty fused program");
-  p.num_registers = next;
+  // The program reads each instruction's value in its own register; give a
+  // register back once no later instruction reads it, so that long programs
+  // (a written-out digamma: ~60 instructions) need only their live values.
+  std::vector<size_t> last_read(next, 0);
+  for (size_t i = 0; i < p.instructions.size(); ++i)
+    for (int k = 0; k < p.instructions[i].arity; ++k) last_read[p.instructions[i].src[k]] = i;
+  std::vector<int> where(next);
+  for (int r = 0; r < fixed; ++r) where[r] = r;
+  std::vector<int> free;
+  int used = fixed;
+  for (size_t i = 0; i < p.instructions.size(); ++i) {
+    FusedInstruction& in = p.instructions[i];
+    const int value = in.dst;
+    if (free.empty()) {
+      in.dst = used++;
+    } else {
+      in.dst = free.back();
+      free.pop_back();
+    }
+    for (int k = 0; k < 3; ++k) {
+      const int r = in.src[k];
+      in.src[k] = where[r];
+      if (r >= fixed && last_read[r] == i && k < in.arity) {
+        free.push_back(where[r]);
+        last_read[r] = p.instructions.size();  // given back once
+      }
+    }
+    where[value] = in.dst;
+  }
+  p.num_registers = used;
   return p;
 }
 

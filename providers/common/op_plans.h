@@ -230,9 +230,11 @@ struct ConvPlan {
 ConvPlan PlanConvolution(const OpInfo& op);
 
 // brt.fused_elementwise: registers 0..num_inputs-1 hold the inputs
-// (broadcast to the result), then the constants, then one per instruction;
-// the last instruction's register is the result. `arity` gives an op name's
-// operand count, or -1 for a name the provider does not know.
+// (broadcast to the result), then the constants, then the instructions'
+// results, each in a register whose value no later instruction reads (an
+// instruction never writes a register it reads); the last instruction's
+// register is the result. `arity` gives an op name's operand count, or -1 for
+// a name the provider does not know.
 struct FusedInstruction {
   std::string name;
   int arity = 1;

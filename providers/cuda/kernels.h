@@ -41,12 +41,12 @@ cudaError_t LaunchElementwise(const ElementwiseParams& p, int32_t in_dtype, int3
 
 // brt.fused_elementwise: the program of common/op_plans.h run per element in
 // f32 registers.
-constexpr int kMaxFusedInstructions = 64;
+constexpr int kMaxFusedInstructions = 256;
 constexpr int kMaxFusedRegisters = 96;
 struct FusedParams {
   int num_inputs = 0, num_constants = 0, num_instructions = 0;
   int32_t in_dtypes[kMaxOperands] = {};
-  float constants[16] = {};
+  float constants[64] = {};
   // Per instruction: kind (Elementwise), op code, sources, destination.
   signed char kind[kMaxFusedInstructions] = {}, op[kMaxFusedInstructions] = {};
   unsigned char src[kMaxFusedInstructions][3] = {}, dst[kMaxFusedInstructions] = {};

@@ -59,6 +59,22 @@ CASES = {
                              + jax.lax.lgamma(jnp.abs(x) + 0.5) + jnp.tan(x * 0.4)
                              + jax.lax.round(x * 4, jax.lax.RoundingMethod.AWAY_FROM_ZERO)),
                   [np.concatenate([normal(30), np.array([0.125, -0.375, 0.625, -0.875], np.float32)])]),
+    # chlo.digamma, polygamma, zeta and next_after, written out by the importer: poles,
+    # the reflection below 1/2, zeta's domain edges, and next_after read as bits (f16
+    # through f32: its subnormals, zeros and infinities; bf16).
+    "special_functions": (
+        lambda x, q, n, h: (jax.scipy.special.digamma(x), jax.scipy.special.polygamma(n, jnp.abs(x) + 0.1),
+                            jax.scipy.special.zeta(jnp.abs(x) + 1.0, q),
+                            jax.lax.bitcast_convert_type(jnp.nextafter(x, q), jnp.int32),
+                            jax.lax.bitcast_convert_type(jnp.nextafter(h, h[::-1]).astype(jnp.float32), jnp.int32),
+                            jax.lax.bitcast_convert_type(jnp.nextafter(h.astype(jnp.bfloat16), h[::-1].astype(
+                                jnp.bfloat16)).astype(jnp.float32), jnp.int32),
+                            jax.scipy.special.digamma(h)),
+        [np.concatenate([normal(18) * 2, np.array([0, -1, -2.5, 1e-3, 100, -0.0], np.float32)]),
+         np.concatenate([positive(18) * 2, np.array([0, 5, -2, np.inf, np.nan, 1e-3], np.float32)]),
+         ints(4, 24),
+         np.array([0, -0.0, 6e-8, -6e-8, 6.1035e-05, -6.1035e-05, 65504, -65504, np.inf, -np.inf, 1, -1, 1.5, 2,
+                   0.1, 1000, 3e-6, 1e-5, np.nan, 7, -0.3, 9, 10, 11], np.float16)]),
     "atan2_cbrt": (lambda a, b: jnp.arctan2(a, b) + jnp.cbrt(a), [normal(5, 6), normal(5, 6)]),
     "binary_broadcast": (lambda a, b: (a + b) * (a - b) / (jnp.abs(b) + 1) + jnp.maximum(a, b) - jnp.minimum(a, b),
                          [normal(3, 4, 5), normal(4, 1)]),

@@ -541,6 +541,37 @@ TEST(FusedElementwise, LargeProgramsSplitOverThreadsAsTheyRunAlone) {
   }
 }
 
+// 242 instructions in SSA registers, as the bridge writes a written-out
+// special function: the providers run them in the few registers live at once
+// (the CUDA interpreter holds 96), and a value read only at the end survives.
+TEST(FusedElementwise, LongProgramsRunInTheirLiveRegisters) {
+  HostTensor x = Random(DType::kF32, {2, 150}, Rng(), -1, 1);
+  const std::vector<double> constants = {0.5, -0.25, 0.75};
+  std::string ops = "multiply";               // r4 = x * x, read last
+  std::vector<int64_t> program = {0, 0, -1};  // registers: x, 3 constants, then r4...
+  int64_t p = 1, next = 5;                    // p = 0.5 first
+  for (int step = 0; step < 80; ++step) {     // p = tanh(p * x + c[step % 3])
+    ops += ",multiply,add,tanh";
+    program.insert(program.end(), {p, 0, -1, next, 1 + step % 3, -1, next + 1, -1, -1});
+    p = next + 2;
+    next += 3;
+  }
+  ops += ",add";
+  program.insert(program.end(), {p, 4, -1});
+  auto out = MustRunOp({"brt.fused_elementwise",
+                        {x},
+                        {{DType::kF32, {2, 150}}},
+                        {{"ops", ops}, {"program", program}, {"constants", constants}}});
+  std::vector<double> ref;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double xv = x.Get(i);
+    double pv = 0.5;
+    for (int step = 0; step < 80; ++step) pv = std::tanh(pv * xv + constants[step % 3]);
+    ref.push_back(pv + xv * xv);
+  }
+  EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5);
+}
+
 TEST(FusedElementwise, BadProgramsAreRejected) {
   HostTensor a = Random(DType::kF32, {4}, Rng());
   ExpectError(RunOp({"brt.fused_elementwise",

@@ -1,0 +1,259 @@
+#include "import/SpecialFunctions.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numbers>
+
+#include "BrtDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace brt::bridge {
+
+using mlir::Value;
+
+namespace {
+
+mlir::Type ElementOf(Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType();
+}
+
+// Lanczos' approximation of the gamma function with g = 7 and 9 terms, the
+// one XLA's lgamma and digamma use.
+constexpr double kLanczosG = 7;
+constexpr double kLanczosBase = 0.99999999999980993227684700473478;
+constexpr std::array<double, 8> kLanczosTerms = {
+    676.520368121885098567009190444019, -1259.13921672240287047156078755283,
+    771.3234287776530788486528258894,   -176.61502916214059906584551354,
+    12.507343278686904814458936853,     -0.13857109526572011689554707,
+    9.984369578019570859563e-6,         1.50563273514931155834e-7};
+
+// Float arithmetic on tensors of one float type, with constants of that type.
+struct FloatMath {
+  Elementwise& e;
+  mlir::Type type;
+
+  Value C(double v) { return e.Constant(type, v); }
+  Value Add(Value a, Value b) { return e.Op("add", {a, b}, IsScalar(a) ? 1 : 0); }
+  Value Sub(Value a, Value b) { return e.Op("subtract", {a, b}, IsScalar(a) ? 1 : 0); }
+  Value Mul(Value a, Value b) { return e.Op("multiply", {a, b}, IsScalar(a) ? 1 : 0); }
+  Value Div(Value a, Value b) { return e.Op("divide", {a, b}, IsScalar(a) ? 1 : 0); }
+  Value Pow(Value a, Value b) { return e.Op("power", {a, b}); }
+  Value Rem(Value a, Value b) { return e.Op("remainder", {a, b}); }
+  Value Unary(llvm::StringRef kind, Value a) { return e.Op(kind, {a}); }
+  Value Is(Value a, llvm::StringRef direction, Value b) { return e.Compare(a, b, direction); }
+  Value IsInteger(Value a) { return Is(a, "EQ", Unary("floor", a)); }
+  Value And(Value a, Value b) { return e.Op("and", {a, b}); }
+  Value Or(Value a, Value b) { return e.Op("or", {a, b}); }
+  Value Select(Value p, Value a, Value b) { return e.Select(p, a, b); }
+
+  static bool IsScalar(Value v) {
+    return mlir::cast<mlir::RankedTensorType>(v.getType()).getRank() == 0;
+  }
+};
+
+}  // namespace
+
+Value Elementwise::Constant(mlir::Type element, double value) {
+  return Scalar(b_.getFloatAttr(element, value));
+}
+
+Value Elementwise::IntConstant(mlir::Type element, int64_t value) {
+  return Scalar(b_.getIntegerAttr(element, value));
+}
+
+Value Elementwise::Scalar(mlir::TypedAttr value) {
+  auto scalar = mlir::RankedTensorType::get({}, value.getType());
+  return KernelOp::create(
+             b_, loc_, mlir::TypeRange{scalar}, b_.getStringAttr("constant"), mlir::ValueRange{},
+             b_.getDictionaryAttr(
+                 {b_.getNamedAttr("value", mlir::DenseElementsAttr::get(scalar, value))}))
+      .getResult(0);
+}
+
+Value Elementwise::Op(llvm::StringRef kind, mlir::ValueRange operands, unsigned result_like) {
+  auto type = mlir::RankedTensorType::get(shape_, ElementOf(operands[result_like]));
+  return KernelOp::create(b_, loc_, mlir::TypeRange{type}, b_.getStringAttr(kind), operands,
+                          b_.getDictionaryAttr({}))
+      .getResult(0);
+}
+
+Value Elementwise::Compare(Value a, Value b, llvm::StringRef direction) {
+  auto type = mlir::RankedTensorType::get(shape_, b_.getI1Type());
+  return KernelOp::create(
+             b_, loc_, mlir::TypeRange{type}, b_.getStringAttr("compare"), mlir::ValueRange{a, b},
+             b_.getDictionaryAttr(
+                 {b_.getNamedAttr("comparison_direction", b_.getStringAttr(direction))}))
+      .getResult(0);
+}
+
+Value Elementwise::Convert(Value v, mlir::Type element, llvm::StringRef kind) {
+  auto type = mlir::RankedTensorType::get(shape_, element);
+  return KernelOp::create(b_, loc_, mlir::TypeRange{type}, b_.getStringAttr(kind),
+                          mlir::ValueRange{v}, b_.getDictionaryAttr({}))
+      .getResult(0);
+}
+
+// digamma(z + 1) = log(t) + A'(z) / A(z) - g / t with t = z + g + 1/2 and
+// A(z) = base + sum_k c_k / (z + k), Lanczos' gamma approximation's parts;
+// below 1/2 by reflection: digamma(x) = digamma(1 - x) - pi cot(pi x).
+Value ExpandDigamma(Elementwise& e, Value x) {
+  FloatMath m{e, ElementOf(x)};
+  Value reflect = m.Is(x, "LT", m.C(0.5));
+  Value z = m.Select(reflect, m.Unary("negate", x), m.Sub(x, m.C(1)));
+  Value a = nullptr, da = nullptr;
+  for (size_t k = 0; k < kLanczosTerms.size(); ++k) {
+    Value zk = m.Add(z, m.C(k + 1.0));
+    Value term = m.Div(m.C(kLanczosTerms[k]), zk);
+    Value dterm = m.Div(m.C(kLanczosTerms[k]), m.Mul(zk, zk));
+    a = m.Add(a ? a : m.C(kLanczosBase), term);
+    da = da ? m.Sub(da, dterm) : m.Unary("negate", dterm);
+  }
+  // log(t) as log(g + 1/2) + log1p(z / (g + 1/2)): exact where log is not.
+  constexpr double kHalfPastG = kLanczosG + 0.5;
+  Value t = m.Add(z, m.C(kHalfPastG));
+  Value log_t =
+      m.Add(m.Unary("log_plus_one", m.Div(z, m.C(kHalfPastG))), m.C(std::log(kHalfPastG)));
+  Value digamma = m.Sub(m.Add(log_t, m.Div(da, a)), m.Div(m.C(kLanczosG), t));
+  // cot(pi x) from x moved into [-1/2, 1/2], where pi x keeps its precision.
+  Value reduced = m.Add(x, m.Unary("abs", m.Unary("floor", m.Add(x, m.C(0.5)))));
+  Value pi_reduced = m.Mul(reduced, m.C(std::numbers::pi));
+  Value cot = m.Div(m.Unary("cosine", pi_reduced), m.Unary("sine", pi_reduced));
+  digamma = m.Select(reflect, m.Sub(digamma, m.Mul(cot, m.C(std::numbers::pi))), digamma);
+  // Poles at 0, -1, -2, ...
+  Value pole = m.And(m.Is(x, "LE", m.C(0)), m.IsInteger(x));
+  return m.Select(pole, m.C(std::numeric_limits<double>::quiet_NaN()), digamma);
+}
+
+// Euler-Maclaurin summation (Johansson, "Rigorous high-precision computation
+// of the Hurwitz zeta function and its derivatives", formula 5): the first 10
+// terms summed, the integral of the rest, and 12 Bernoulli correction terms
+// by Horner's rule, as XLA computes it.
+Value ExpandZeta(Elementwise& e, Value x, Value q) {
+  FloatMath m{e, ElementOf(x)};
+  // (2k)! / B_2k, largest k first.
+  static constexpr std::array<double, 12> kBernoulliFactors = {
+      -7.1661652561756670113e18,
+      1.8152105401943546773e17,
+      -4.5979787224074726105e15,
+      1.1646782814350067249e14,
+      -2.950130727918164224e12,
+      7.47242496e10,
+      -1.8924375803183791606e9,
+      47900160.0,
+      -1209600.0,
+      30240.0,
+      -720.0,
+      12.0,
+  };
+  constexpr int kSummed = 10;
+  Value minus_x = m.Unary("negate", x);
+  Value shifted = q;
+  Value sum = m.Pow(q, minus_x);
+  for (int k = 1; k < kSummed; ++k) {
+    shifted = m.Add(shifted, m.C(1));
+    sum = m.Add(sum, m.Pow(shifted, minus_x));
+  }
+  Value a = m.Add(shifted, m.C(1));  // q + 10
+  Value a_pow = m.Pow(a, minus_x);
+  Value integral = m.Div(m.Mul(a_pow, a), m.Sub(x, m.C(1)));
+  Value inverse_a2 = m.Div(m.C(1), m.Mul(a, a));
+  Value horner = nullptr;
+  const int terms = static_cast<int>(kBernoulliFactors.size());
+  for (int i = 0; i + 1 < terms; ++i) {
+    const double offset = 2.0 * (terms - 1 - i);  // x + 22, x + 21 first
+    Value rising = m.Mul(m.Add(x, m.C(offset)), m.Add(x, m.C(offset - 1)));
+    Value inner = m.C(1 / kBernoulliFactors[i]);
+    if (horner) inner = m.Add(horner, inner);
+    horner = m.Mul(rising, m.Mul(inverse_a2, inner));
+  }
+  Value tail = m.Mul(
+      a_pow,
+      m.Add(m.Mul(m.Div(x, a), m.Add(horner, m.C(1 / kBernoulliFactors[terms - 1]))), m.C(0.5)));
+  Value accurate = m.Add(m.Add(sum, integral), tail);
+  // Where the rest is below the sum's resolution, the sum alone.
+  Value negligible =
+      m.Is(m.Unary("abs", a_pow), "LT",
+           m.Mul(m.Unary("abs", sum), m.C(std::numeric_limits<double>::denorm_min())));
+  Value out = m.Select(negligible, sum, accurate);
+  const Value nan = m.C(std::numeric_limits<double>::quiet_NaN());
+  const Value inf = m.C(std::numeric_limits<double>::infinity());
+  out = m.Select(m.Is(x, "LT", m.C(1)), nan, out);
+  // q <= 0 needs an integer x; at integer q <= 0 a pole, +inf for even x.
+  Value q_nonpositive = m.Is(q, "LE", m.C(0));
+  Value x_integer = m.IsInteger(x);
+  out = m.Select(m.And(q_nonpositive, m.Unary("not", x_integer)), nan, out);
+  Value x_even = m.And(x_integer, m.Is(m.Rem(x, m.C(2)), "EQ", m.C(0)));
+  out = m.Select(m.And(q_nonpositive, m.IsInteger(q)), m.Select(x_even, inf, nan), out);
+  // x = 1: the harmonic series.
+  return m.Select(m.Is(x, "EQ", m.C(1)), inf, out);
+}
+
+// polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1; digamma at 0.
+Value ExpandPolygamma(Elementwise& e, Value n, Value x) {
+  FloatMath m{e, ElementOf(x)};
+  Value sign = m.Sub(m.Mul(m.Rem(n, m.C(2)), m.C(2)), m.C(1));
+  Value n_plus_1 = m.Add(n, m.C(1));
+  Value factorial = m.Unary("exponential", m.Unary("lgamma", n_plus_1));
+  Value out = m.Mul(m.Mul(sign, factorial), ExpandZeta(e, n_plus_1, x));
+  out = m.Select(m.Is(n, "EQ", m.C(0)), ExpandDigamma(e, x), out);
+  Value not_natural = m.Or(m.Unary("not", m.IsInteger(n)), m.Is(n, "LT", m.C(0)));
+  return m.Select(not_natural, m.C(std::numeric_limits<double>::quiet_NaN()), out);
+}
+
+// On the bits, read as signed integers of the value's width: a step of one
+// away from or towards zero. A 16-bit float arrives as an f32 whose low
+// mantissa bits are zero, so its step is 1 << (23 - its mantissa bits); f16's
+// subnormals (below 2^-14) are f32 normals, evenly 2^-24 apart, stepped as
+// floats.
+Value ExpandNextAfter(Elementwise& e, Value x, Value y, mlir::Type element) {
+  mlir::Type image = ElementOf(x);
+  const unsigned width = image.getIntOrFloatBitWidth();
+  mlir::Type bits_type = e.builder().getIntegerType(width);
+  auto I = [&](int64_t v) { return e.IntConstant(bits_type, v); };
+  FloatMath m{e, image};
+  FloatMath ints{e, bits_type};
+  const int64_t sign_bit = std::numeric_limits<int64_t>::min() >> (64 - width);
+  int step_shift = 0;
+  if (element.isF16()) step_shift = 23 - 10;
+  if (element.isBF16()) step_shift = 23 - 7;
+  const int64_t step = int64_t{1} << step_shift;
+
+  Value xb = e.Convert(x, bits_type, "bitcast_convert");
+  Value yb = e.Convert(y, bits_type, "bitcast_convert");
+  Value x_mag = ints.And(xb, I(~sign_bit));
+  Value y_mag = ints.And(yb, I(~sign_bit));
+  Value x_sign = ints.And(xb, I(sign_bit));
+  Value y_sign = ints.And(yb, I(sign_bit));
+  Value shrink = ints.Or(ints.Is(x_mag, "GT", y_mag), ints.Is(x_sign, "NE", y_sign));
+  Value mag = ints.Add(x_mag, e.Select(shrink, I(-step), I(step)));
+  // The smallest positive value of `element`, as bits of the image type.
+  int64_t smallest = step;
+  if (element.isF16()) {
+    const float f16_min_normal = 0x1p-14f, f16_subnormal_step = 0x1p-24f;
+    int32_t min_normal_bits, subnormal_step_bits;
+    std::memcpy(&min_normal_bits, &f16_min_normal, 4);
+    std::memcpy(&subnormal_step_bits, &f16_subnormal_step, 4);
+    smallest = subnormal_step_bits;
+    Value subnormal = ints.Or(ints.Is(x_mag, "LT", I(min_normal_bits)),
+                              ints.And(ints.Is(x_mag, "EQ", I(min_normal_bits)), shrink));
+    Value stepped = m.Add(m.Unary("abs", x),
+                          e.Select(shrink, m.C(-f16_subnormal_step), m.C(f16_subnormal_step)));
+    mag = e.Select(subnormal, e.Convert(stepped, bits_type, "bitcast_convert"), mag);
+    // Down from infinity: f16's largest finite value is not next to it as f32.
+    const float f16_max = 65504.0f, infinity = std::numeric_limits<float>::infinity();
+    int32_t max_bits, infinity_bits;
+    std::memcpy(&max_bits, &f16_max, 4);
+    std::memcpy(&infinity_bits, &infinity, 4);
+    mag = e.Select(ints.Is(x_mag, "EQ", I(infinity_bits)), I(max_bits), mag);
+  }
+  Value out = ints.Or(mag, x_sign);
+  out = e.Select(ints.Is(x_mag, "EQ", I(0)), ints.Or(y_sign, I(smallest)), out);
+  out = e.Select(m.Is(x, "EQ", y), yb, out);
+  Value result = e.Convert(out, image, "bitcast_convert");
+  Value unordered = m.Or(m.Is(x, "NE", x), m.Is(y, "NE", y));
+  return e.Select(unordered, m.C(std::numeric_limits<double>::quiet_NaN()), result);
+}
+
+}  // namespace brt::bridge
