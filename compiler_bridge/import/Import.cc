@@ -322,13 +322,13 @@ bool Importer::ImportSquare(Operation& op, llvm::ArrayRef<Value> operands,
   return true;
 }
 
-// chlo.digamma, chlo.zeta, chlo.polygamma and chlo.next_after, written out
+// chlo.digamma, chlo.zeta, chlo.polygamma, chlo.bessel_i1e and chlo.next_after, written out
 // op by op as XLA does (import/SpecialFunctions.h); 16-bit floats computed in
 // f32.
 bool Importer::ImportSpecialFunction(Operation& op, llvm::ArrayRef<Value> operands,
                                      llvm::DenseMap<Value, Value>& map, int) {
   const llvm::StringRef name = op.getName().getStringRef();
-  const size_t arity = name == "chlo.digamma" ? 1 : 2;
+  const size_t arity = name == "chlo.digamma" || name == "chlo.bessel_i1e" ? 1 : 2;
   if (operands.size() != arity || op.getNumResults() != 1)
     return Fail(op, name.str() + " needs " + std::to_string(arity) + " operand(s) and one result");
   if (!CheckType(op.getResult(0).getType(), op)) return false;
@@ -345,6 +345,7 @@ bool Importer::ImportSpecialFunction(Operation& op, llvm::ArrayRef<Value> operan
   Value result;
   if (name == "chlo.digamma") result = ExpandDigamma(e, args[0]);
   if (name == "chlo.zeta") result = ExpandZeta(e, args[0], args[1]);
+  if (name == "chlo.bessel_i1e") result = ExpandBesselI1e(e, args[0]);
   if (name == "chlo.polygamma") result = ExpandPolygamma(e, args[0], args[1]);
   if (name == "chlo.next_after") result = ExpandNextAfter(e, args[0], args[1], element);
   map[op.getResult(0)] = compute == element ? result : e.Convert(result, element);
@@ -380,6 +381,7 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
     {"chlo.square", &Importer::ImportSquare},
     {"chlo.digamma", &Importer::ImportSpecialFunction},
     {"chlo.zeta", &Importer::ImportSpecialFunction},
+    {"chlo.bessel_i1e", &Importer::ImportSpecialFunction},
     {"chlo.polygamma", &Importer::ImportSpecialFunction},
     {"chlo.next_after", &Importer::ImportSpecialFunction},
     {"stablehlo.sort", &Importer::ImportSort},

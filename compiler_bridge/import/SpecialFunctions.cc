@@ -202,6 +202,57 @@ Value ExpandPolygamma(Elementwise& e, Value n, Value x) {
   return m.Select(not_natural, m.C(std::numeric_limits<double>::quiet_NaN()), out);
 }
 
+// Cephes' exponentially scaled modified Bessel function of order one: Chebyshev
+// series in |x| / 2 - 2 up to 8 and in 32 / |x| - 2 beyond, the f64 tables
+// (f32 takes their last 17 and 7 terms, as XLA does).
+Value ExpandBesselI1e(Elementwise& e, Value x) {
+  FloatMath m{e, ElementOf(x)};
+  static constexpr std::array<double, 29> kUpTo8 = {
+      2.77791411276104639959E-18,  -2.11142121435816608115E-17, 1.55363195773620046921E-16,
+      -1.10559694773538630805E-15, 7.60068429473540693410E-15,  -5.04218550472791168711E-14,
+      3.22379336594557470981E-13,  -1.98397439776494371520E-12, 1.17361862988909016308E-11,
+      -6.66348972350202774223E-11, 3.62559028155211703701E-10,  -1.88724975172282928790E-9,
+      9.38153738649577178388E-9,   -4.44505912879632808065E-8,  2.00329475355213526229E-7,
+      -8.56872026469545474066E-7,  3.47025130813767847674E-6,   -1.32731636560394358279E-5,
+      4.78156510755005422638E-5,   -1.61760815825896745588E-4,  5.12285956168575772895E-4,
+      -1.51357245063125314899E-3,  4.15642294431288815669E-3,   -1.05640848946261981558E-2,
+      2.47264490306265168283E-2,   -5.29459812080949914269E-2,  1.02643658689847095384E-1,
+      -1.76416518357834055153E-1,  2.52587186443633654823E-1};
+  static constexpr std::array<double, 25> kBeyond8 = {
+      7.51729631084210481353E-18,  4.41434832307170791151E-18,  -4.65030536848935832153E-17,
+      -3.20952592199342395980E-17, 2.96262899764595013876E-16,  3.30820231092092828324E-16,
+      -1.88035477551078244854E-15, -3.81440307243700780478E-15, 1.04202769841288027642E-14,
+      4.27244001671195135429E-14,  -2.10154184277266431302E-14, -4.08355111109219731823E-13,
+      -7.19855177624590851209E-13, 2.03562854414708950722E-12,  1.41258074366137813316E-11,
+      3.25260358301548823856E-11,  -1.89749581235054123450E-11, -5.58974346219658380687E-10,
+      -3.83538038596423702205E-9,  -2.63146884688951950684E-8,  -2.51223623787020892529E-7,
+      -3.88256480887769039346E-6,  -1.10588938762623716291E-4,  -9.76109749136146840777E-3,
+      7.78576235018280120474E-1};
+  const bool f64 = m.type.isF64();
+  // Clenshaw's recurrence: b0 = t b1 - b2 + c, the sum (b0 - b2) / 2.
+  auto chebyshev = [&](Value t, llvm::ArrayRef<double> terms) {
+    Value b0 = nullptr, b1 = nullptr, b2 = nullptr;
+    for (double c : terms) {
+      b2 = b1;
+      b1 = b0;
+      Value next = m.C(c);
+      if (b1) next = m.Add(m.Mul(t, b1), next);
+      if (b2) next = m.Sub(next, b2);
+      b0 = next;
+    }
+    return m.Mul(m.Sub(b0, b2), m.C(0.5));
+  };
+  Value z = m.Unary("abs", x);
+  llvm::ArrayRef<double> up_to_8(kUpTo8), beyond_8(kBeyond8);
+  if (!f64) {
+    up_to_8 = up_to_8.take_back(17);
+    beyond_8 = beyond_8.take_back(7);
+  }
+  Value near = m.Mul(z, chebyshev(m.Sub(m.Mul(z, m.C(0.5)), m.C(2)), up_to_8));
+  Value far = m.Div(chebyshev(m.Sub(m.Div(m.C(32), z), m.C(2)), beyond_8), m.Unary("sqrt", z));
+  return m.Mul(m.Unary("sign", x), m.Select(m.Is(z, "LE", m.C(8)), near, far));
+}
+
 // On the bits, read as signed integers of the value's width: a step of one
 // away from or towards zero. A 16-bit float arrives as an f32 whose low
 // mantissa bits are zero, so its step is 1 << (23 - its mantissa bits); f16's

@@ -1,5 +1,5 @@
 // CHLO's special functions without a runtime op of their own (chlo.digamma,
-// chlo.zeta, chlo.polygamma, chlo.next_after), written out as the
+// chlo.zeta, chlo.polygamma, chlo.bessel_i1e, chlo.next_after), written out as the
 // elementwise brt kernels the CHLO-to-StableHLO legalization would make, so
 // that brt computes what XLA does and every provider runs them (fusion makes
 // one kernel of each expansion's float arithmetic).
@@ -45,6 +45,8 @@ class Elementwise {
 mlir::Value ExpandDigamma(Elementwise& e, mlir::Value x);
 // Hurwitz zeta(x, q) = sum over k >= 0 of (q + k)^-x.
 mlir::Value ExpandZeta(Elementwise& e, mlir::Value x, mlir::Value q);
+// exp(-|x|) I1(x), the modified Bessel function of the first kind of order 1.
+mlir::Value ExpandBesselI1e(Elementwise& e, mlir::Value x);
 // The n-th derivative of digamma; NaN where n is not a natural number.
 mlir::Value ExpandPolygamma(Elementwise& e, mlir::Value n, mlir::Value x);
 // The next value after x towards y in the element type `element` (f16, bf16,

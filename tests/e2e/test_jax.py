@@ -59,9 +59,10 @@ CASES = {
                              + jax.lax.lgamma(jnp.abs(x) + 0.5) + jnp.tan(x * 0.4)
                              + jax.lax.round(x * 4, jax.lax.RoundingMethod.AWAY_FROM_ZERO)),
                   [np.concatenate([normal(30), np.array([0.125, -0.375, 0.625, -0.875], np.float32)])]),
-    # chlo.digamma, polygamma, zeta and next_after, written out by the importer: poles,
-    # the reflection below 1/2, zeta's domain edges, and next_after read as bits (f16
-    # through f32: its subnormals, zeros and infinities; bf16).
+    # chlo.digamma, polygamma, zeta, bessel_i1e and next_after, written out by the
+    # importer: poles, the reflection below 1/2, zeta's domain edges, i1e on both sides
+    # of |x| = 8, and next_after read as bits (f16 through f32: its subnormals, zeros
+    # and infinities; bf16).
     "special_functions": (
         lambda x, q, n, h: (jax.scipy.special.digamma(x), jax.scipy.special.polygamma(n, jnp.abs(x) + 0.1),
                             jax.scipy.special.zeta(jnp.abs(x) + 1.0, q),
@@ -69,7 +70,7 @@ CASES = {
                             jax.lax.bitcast_convert_type(jnp.nextafter(h, h[::-1]).astype(jnp.float32), jnp.int32),
                             jax.lax.bitcast_convert_type(jnp.nextafter(h.astype(jnp.bfloat16), h[::-1].astype(
                                 jnp.bfloat16)).astype(jnp.float32), jnp.int32),
-                            jax.scipy.special.digamma(h)),
+                            jax.scipy.special.digamma(h), jax.lax.bessel_i1e(x * 6), jax.scipy.special.i1(x)),
         [np.concatenate([normal(18) * 2, np.array([0, -1, -2.5, 1e-3, 100, -0.0], np.float32)]),
          np.concatenate([positive(18) * 2, np.array([0, 5, -2, np.inf, np.nan, 1e-3], np.float32)]),
          ints(4, 24),
