@@ -8,10 +8,10 @@
 #include "OpKinds.h"
 #include "RuntimeTypes.h"
 #include "common/scalar_ops.h"
+#include "import/ChloExpansions.h"
 #include "import/OpText.h"
 #include "import/OpaqueAttrs.h"
 #include "import/PerRank.h"
-#include "import/SpecialFunctions.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/SourceMgr.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -113,8 +113,8 @@ class Importer {
                       llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportSquare(Operation& op, llvm::ArrayRef<Value> operands,
                     llvm::DenseMap<Value, Value>& map, int depth);
-  bool ImportSpecialFunction(Operation& op, llvm::ArrayRef<Value> operands,
-                             llvm::DenseMap<Value, Value>& map, int depth);
+  bool ImportChloExpansion(Operation& op, llvm::ArrayRef<Value> operands,
+                           llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportStaticForm(Operation& op, llvm::ArrayRef<Value> operands,
                         llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportSort(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map,
@@ -322,11 +322,12 @@ bool Importer::ImportSquare(Operation& op, llvm::ArrayRef<Value> operands,
   return true;
 }
 
-// chlo.digamma, chlo.zeta, chlo.polygamma, chlo.bessel_i1e and chlo.next_after, written out
-// op by op as XLA does (import/SpecialFunctions.h); 16-bit floats computed in
+// chlo.digamma, chlo.zeta, chlo.polygamma, chlo.bessel_i1e, chlo.next_after and
+// chlo.mulhi, written out
+// op by op as XLA does (import/ChloExpansions.h); 16-bit floats computed in
 // f32.
-bool Importer::ImportSpecialFunction(Operation& op, llvm::ArrayRef<Value> operands,
-                                     llvm::DenseMap<Value, Value>& map, int) {
+bool Importer::ImportChloExpansion(Operation& op, llvm::ArrayRef<Value> operands,
+                                   llvm::DenseMap<Value, Value>& map, int) {
   const llvm::StringRef name = op.getName().getStringRef();
   const size_t arity = name == "chlo.digamma" || name == "chlo.bessel_i1e" ? 1 : 2;
   if (operands.size() != arity || op.getNumResults() != 1)
@@ -334,11 +335,17 @@ bool Importer::ImportSpecialFunction(Operation& op, llvm::ArrayRef<Value> operan
   if (!CheckType(op.getResult(0).getType(), op)) return false;
   auto type = mlir::cast<mlir::RankedTensorType>(op.getResult(0).getType());
   const mlir::Type element = type.getElementType();
-  if (!mlir::isa<mlir::FloatType>(element)) return Fail(op, name.str() + " needs float operands");
   for (Value v : op.getOperands())
     if (v.getType() != type)
       return Fail(op, name.str() + " needs operands of its result's type (broadcast them first)");
   Elementwise e(b_, op.getLoc(), type.getShape());
+  if (name == "chlo.mulhi") {
+    if (!mlir::isa<mlir::IntegerType>(element) || element.isInteger(1))
+      return Fail(op, "chlo.mulhi needs integer operands");
+    map[op.getResult(0)] = ExpandMulhi(e, operands[0], operands[1]);
+    return true;
+  }
+  if (!mlir::isa<mlir::FloatType>(element)) return Fail(op, name.str() + " needs float operands");
   const mlir::Type compute = element.getIntOrFloatBitWidth() < 32 ? b_.getF32Type() : element;
   llvm::SmallVector<Value> args;
   for (Value v : operands) args.push_back(compute == element ? v : e.Convert(v, compute));
@@ -379,11 +386,12 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
     {"stablehlo.is_finite", &Importer::ImportIsFinite},
     {"chlo.erfc", &Importer::ImportErfc},
     {"chlo.square", &Importer::ImportSquare},
-    {"chlo.digamma", &Importer::ImportSpecialFunction},
-    {"chlo.zeta", &Importer::ImportSpecialFunction},
-    {"chlo.bessel_i1e", &Importer::ImportSpecialFunction},
-    {"chlo.polygamma", &Importer::ImportSpecialFunction},
-    {"chlo.next_after", &Importer::ImportSpecialFunction},
+    {"chlo.digamma", &Importer::ImportChloExpansion},
+    {"chlo.zeta", &Importer::ImportChloExpansion},
+    {"chlo.bessel_i1e", &Importer::ImportChloExpansion},
+    {"chlo.mulhi", &Importer::ImportChloExpansion},
+    {"chlo.polygamma", &Importer::ImportChloExpansion},
+    {"chlo.next_after", &Importer::ImportChloExpansion},
     {"stablehlo.sort", &Importer::ImportSort},
     {"chlo.top_k", &Importer::ImportTopK},
     {"stablehlo.composite", &Importer::ImportComposite},

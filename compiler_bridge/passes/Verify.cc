@@ -2,6 +2,7 @@
 // source location. (The runtime's kernels check everything again at load.)
 #include "BrtDialect.h"
 #include "OpKinds.h"
+#include "RuntimeTypes.h"
 #include "import/OpText.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
@@ -36,6 +37,9 @@ bool CheckKernel(KernelOp k) {
     return false;
   };
   auto inputs = k.getInputs();
+  for (mlir::Value v : llvm::concat<mlir::Value>(inputs, k.getResults()))
+    if (ToDType(TypeOf(v).getElementType()) == DType::kInvalid)
+      return fail(Shape(v) + " has an element type the runtime does not have");
   if (const KindInfo* info = FindKind(kind);
       IsElementwise(info) && info->cls != KindClass::kConvert) {
     if (k->getNumResults() != 1) return fail("expects one result");

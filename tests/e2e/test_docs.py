@@ -22,7 +22,7 @@ def test_kernel_table_matches_registry(build_dir, provider, marker):
 
 def test_coverage_table_matches_the_importer(build_dir):
     """docs/ops.md's StableHLO/CHLO table says "yes" for exactly the ops
-    brt-compile --list-ops prints, and lists each op once."""
+    brt-compile --list-ops prints, lists each op once, and counts them right."""
     tool = build_dir / "bin" / "brt-compile"
     if not tool.exists():
         pytest.skip("brt-compile is not built here")
@@ -33,5 +33,6 @@ def test_coverage_table_matches_the_importer(build_dir):
     assert len(ops) == len(set(ops)), "an op is listed twice"
     documented = {op for op, r in zip(ops, rows) if r[2].strip() == "yes"}
     imported = set(subprocess.run([str(tool), "--list-ops"], check=True, capture_output=True, text=True).stdout.split())
+    assert f"{len(documented)} of the {len(ops)} are imported" in text, "docs/ops.md's count of imported ops is stale"
     assert documented == imported, (f"docs/ops.md says imported but brt-compile does not: {sorted(documented - imported)}; "
                                     f"brt-compile imports but docs/ops.md does not say so: {sorted(imported - documented)}")

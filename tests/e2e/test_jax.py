@@ -160,6 +160,17 @@ CASES = {
                                    jnp.where(jax.random.bernoulli(jax.random.wrap_key_data(key, impl="rbg"),
                                                                   0.8, x.shape), x / 0.8, 0.0)),
                    [np.asarray(jax.random.key_data(jax.random.key(11, impl="rbg"))), normal(6, 9)]),
+    # chlo.mulhi, written out by the importer, and JAX's Philox PRNG, its user.
+    "mulhi_philox": (lambda a, b, key: (jax.lax.mulhi(a, b), jax.lax.mulhi(a.view(jnp.int32), b.view(jnp.int32)),
+                                        jax.lax.mulhi(a.astype(jnp.uint8), b.astype(jnp.uint8)),
+                                        jax.lax.mulhi(a.astype(jnp.int8), b.astype(jnp.int8)),
+                                        jax.random.uniform(jax.random.wrap_key_data(key, impl="philox4x32"), (5, 3)),
+                                        jax.random.bits(jax.random.wrap_key_data(key, impl="philox4x32"), (7,))),
+                     [np.concatenate([RNG.integers(0, 2**32, 12, dtype=np.uint32),
+                                      np.array([0, 1, 2**31, 2**32 - 1], np.uint32)]),
+                      np.concatenate([RNG.integers(0, 2**32, 12, dtype=np.uint32),
+                                      np.array([2**32 - 1, 2**32 - 1, 2**31, 2**32 - 1], np.uint32)]),
+                      np.asarray(jax.random.key_data(jax.random.key(5, impl="philox4x32")))]),
     "bit_ops": (lambda a, b, s, x: ((a ^ b) | (a >> 3), a << s, jax.lax.shift_right_logical(a, s),
                                     jax.lax.shift_right_arithmetic(b.view(jnp.int32), s.astype(jnp.int32)),
                                     jax.lax.bitcast_convert_type(x, jnp.uint32) & a,
@@ -302,6 +313,37 @@ def test_bad_inputs_give_one_clear_line(have_compiler, tmp_path):
         assert r.returncode == 1, (name, r.returncode, r.stderr)
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and expect in lines[0] and str(src) in lines[0], (name, r.stderr)
+
+
+def test_mulhi_64_bits(have_compiler, build_dir, tmp_path):
+    """chlo.mulhi on u64 and i64 (JAX writes them only under jax_enable_x64),
+    against Python's exact integers: from 32-bit halves, and the signed
+    correction."""
+    t = {"u": "tensor<8xui64>", "s": "tensor<8xi64>"}
+    (tmp_path / "mulhi.mlir").write_text(
+        '"builtin.module"() ({\n"func.func"() <{function_type = '
+        f'({t["u"]}, {t["u"]}, {t["s"]}, {t["s"]}) -> ({t["u"]}, {t["s"]}), sym_name = "main"}}> ({{\n'
+        f'^bb0(%a: {t["u"]}, %b: {t["u"]}, %c: {t["s"]}, %d: {t["s"]}):\n'
+        f'  %0 = "chlo.mulhi"(%a, %b) : ({t["u"]}, {t["u"]}) -> {t["u"]}\n'
+        f'  %1 = "chlo.mulhi"(%c, %d) : ({t["s"]}, {t["s"]}) -> {t["s"]}\n'
+        f'  "func.return"(%0, %1) : ({t["u"]}, {t["s"]}) -> ()\n}}) : () -> ()\n}}) : () -> ()\n')
+    edges = [0, 1, 2**32 - 1, 2**32, 2**63, 2**64 - 1]
+    a = np.array(edges[2:] + [int(v) for v in RNG.integers(0, 2**63, 4)], np.uint64)
+    b = np.array(edges[:4][::-1] + [int(v) for v in RNG.integers(0, 2**63, 4)], np.uint64) * np.uint64(2) + np.uint64(1)
+    c, d = a.view(np.int64), b[::-1].copy().view(np.int64)
+    files = []
+    for i, x in enumerate((a, b, c, d)):
+        files.append(tmp_path / f"in{i}.npy")
+        np.save(files[-1], x)
+    r = subprocess.run([str(brt.find_tool()), str(tmp_path / "mulhi.mlir"), "-o", str(tmp_path / "mulhi.brtx")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = brt_run(build_dir, tmp_path / "mulhi.brtx", "--inputs", *files, "--out", tmp_path)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out0.npy"),
+                                  np.array([(int(x) * int(y)) >> 64 for x, y in zip(a, b)], np.uint64))
+    np.testing.assert_array_equal(np.load(tmp_path / "out1.npy"),
+                                  np.array([(int(x) * int(y)) >> 64 for x, y in zip(c, d)], np.int64))
 
 
 def test_several_inputs_need_a_function_name_each(have_compiler, build_dir, tmp_path):

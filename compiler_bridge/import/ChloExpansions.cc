@@ -1,4 +1,4 @@
-#include "import/SpecialFunctions.h"
+#include "import/ChloExpansions.h"
 
 #include <array>
 #include <cmath>
@@ -305,6 +305,40 @@ Value ExpandNextAfter(Elementwise& e, Value x, Value y, mlir::Type element) {
   Value result = e.Convert(out, image, "bitcast_convert");
   Value unordered = m.Or(m.Is(x, "NE", x), m.Is(y, "NE", y));
   return e.Select(unordered, m.C(std::numeric_limits<double>::quiet_NaN()), result);
+}
+
+// Up to 32 bits: the product in 64. At 64 bits: from 32-bit halves, unsigned,
+// with the signed correction hi(a b) = hi_unsigned - (a < 0 ? b : 0) -
+// (b < 0 ? a : 0) (mod 2^64).
+Value ExpandMulhi(Elementwise& e, Value a, Value b) {
+  auto element = mlir::cast<mlir::IntegerType>(ElementOf(a));
+  const unsigned width = element.getWidth();
+  const bool is_signed = !element.isUnsigned();
+  mlir::OpBuilder& builder = e.builder();
+  if (width <= 32) {
+    mlir::Type wide = is_signed ? builder.getIntegerType(64) : builder.getIntegerType(64, false);
+    Value product = e.Op("multiply", {e.Convert(a, wide), e.Convert(b, wide)});
+    Value high = e.Op(is_signed ? "shift_right_arithmetic" : "shift_right_logical",
+                      {product, e.IntConstant(wide, width)});
+    return e.Convert(high, element);
+  }
+  mlir::Type u64 = builder.getIntegerType(64, /*isSigned=*/false);
+  Value au = is_signed ? e.Convert(a, u64, "bitcast_convert") : a;
+  Value bu = is_signed ? e.Convert(b, u64, "bitcast_convert") : b;
+  const Value low_mask = e.IntConstant(u64, 0xFFFFFFFF), half = e.IntConstant(u64, 32);
+  auto low = [&](Value v) { return e.Op("and", {v, low_mask}); };
+  auto high = [&](Value v) { return e.Op("shift_right_logical", {v, half}); };
+  auto mul = [&](Value x, Value y) { return e.Op("multiply", {x, y}); };
+  auto add = [&](Value x, Value y) { return e.Op("add", {x, y}); };
+  Value a_lo = low(au), a_hi = high(au), b_lo = low(bu), b_hi = high(bu);
+  Value lo_lo = mul(a_lo, b_lo), lo_hi = mul(a_lo, b_hi), hi_lo = mul(a_hi, b_lo);
+  Value carry = high(add(add(high(lo_lo), low(lo_hi)), low(hi_lo)));
+  Value out = add(add(add(mul(a_hi, b_hi), high(lo_hi)), high(hi_lo)), carry);
+  if (!is_signed) return out;
+  const Value zero = e.IntConstant(element, 0), zero_u = e.IntConstant(u64, 0);
+  Value correction = add(e.Select(e.Compare(a, zero, "LT"), bu, zero_u),
+                         e.Select(e.Compare(b, zero, "LT"), au, zero_u));
+  return e.Convert(e.Op("subtract", {out, correction}), element, "bitcast_convert");
 }
 
 }  // namespace brt::bridge

@@ -1,8 +1,9 @@
-// CHLO's special functions without a runtime op of their own (chlo.digamma,
-// chlo.zeta, chlo.polygamma, chlo.bessel_i1e, chlo.next_after), written out as the
-// elementwise brt kernels the CHLO-to-StableHLO legalization would make, so
-// that brt computes what XLA does and every provider runs them (fusion makes
-// one kernel of each expansion's float arithmetic).
+// CHLO ops without a runtime op of their own (the special functions
+// chlo.digamma, zeta, polygamma, bessel_i1e and next_after, and the integer
+// chlo.mulhi), written out as the elementwise brt kernels the
+// CHLO-to-StableHLO legalization would make, so that brt computes what XLA
+// does and every provider runs them (fusion makes one kernel of each
+// expansion's float arithmetic).
 #pragma once
 
 #include "mlir/IR/Builders.h"
@@ -53,5 +54,8 @@ mlir::Value ExpandPolygamma(Elementwise& e, mlir::Value n, mlir::Value x);
 // f32 or f64), computed on the bits of x and y, which are of type `element`
 // or, for 16-bit elements, f32 values converted exactly from it.
 mlir::Value ExpandNextAfter(Elementwise& e, mlir::Value x, mlir::Value y, mlir::Type element);
+// The high half of the double-width product of integers a and b (signed or
+// unsigned, 8 to 64 bits), as JAX's Philox PRNGs use it.
+mlir::Value ExpandMulhi(Elementwise& e, mlir::Value a, mlir::Value b);
 
 }  // namespace brt::bridge
