@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 namespace brt::ops {
 
@@ -165,15 +166,23 @@ void StridedCopy::Simplify() {
 }
 
 namespace {
+// The innermost two dimensions of a StridedCopy: `rows` rows of `n`
+// elements. One tight double loop, so a short innermost dimension (a
+// channels-last transpose of 3 colour channels) costs no per-row dispatch.
 template <typename T>
-void CopyRow(char* dst, int64_t ds, const char* src, int64_t ss, int64_t n) {
+void CopyPlane(char* dst, const char* src, int64_t rows, int64_t drs, int64_t srs, int64_t n,
+               int64_t ds, int64_t ss) {
   T* d = reinterpret_cast<T*>(dst);
   const T* s = reinterpret_cast<const T*>(src);
-  if (ss == 0) {
-    T v = *s;
-    for (int64_t i = 0; i < n; ++i) d[i * ds] = v;
-  } else {
-    for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
+  for (int64_t r = 0; r < rows; ++r, d += drs, s += srs) {
+    if (ss == 0) {
+      const T v = *s;
+      for (int64_t i = 0; i < n; ++i) d[i * ds] = v;
+    } else if (ss == 1 && ds == 1) {
+      std::memcpy(d, s, static_cast<size_t>(n) * sizeof(T));
+    } else {
+      for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
+    }
   }
 }
 }  // namespace
@@ -182,32 +191,34 @@ void StridedCopy::Run(char* dst, const char* src) const {
   for (int d = 0; d < rank; ++d)
     if (dims[d] == 0) return;
   const int64_t es = static_cast<int64_t>(elem_size);
-  const int64_t n = dims[rank - 1], ss = src_strides[rank - 1], ds = dst_strides[rank - 1];
+  int64_t n = dims[rank - 1], ss = src_strides[rank - 1], ds = dst_strides[rank - 1];
+  const bool plane = rank >= 2;
+  int64_t rows = plane ? dims[rank - 2] : 1;
+  int64_t srs = plane ? src_strides[rank - 2] : 0, drs = plane ? dst_strides[rank - 2] : 0;
+  // A few long rows loop faster than many short ones.
+  if (n < 16 && rows > n) std::swap(n, rows), std::swap(ss, srs), std::swap(ds, drs);
+  const int outer = rank - (plane ? 2 : 1);
   int64_t index[kMaxRank];
   for (int d = 0; d < rank; ++d) index[d] = 0;
   int64_t so = 0, dof = 0;
   while (true) {
-    char* drow = dst + dof * es;
-    const char* srow = src + so * es;
-    if (ss == 1 && ds == 1) {
-      std::memcpy(drow, srow, static_cast<size_t>(n * es));
-    } else {
-      switch (elem_size) {
-        case 1:
-          CopyRow<uint8_t>(drow, ds, srow, ss, n);
-          break;
-        case 2:
-          CopyRow<uint16_t>(drow, ds, srow, ss, n);
-          break;
-        case 4:
-          CopyRow<uint32_t>(drow, ds, srow, ss, n);
-          break;
-        default:
-          CopyRow<uint64_t>(drow, ds, srow, ss, n);
-          break;
-      }
+    char* dp = dst + dof * es;
+    const char* sp = src + so * es;
+    switch (elem_size) {
+      case 1:
+        CopyPlane<uint8_t>(dp, sp, rows, drs, srs, n, ds, ss);
+        break;
+      case 2:
+        CopyPlane<uint16_t>(dp, sp, rows, drs, srs, n, ds, ss);
+        break;
+      case 4:
+        CopyPlane<uint32_t>(dp, sp, rows, drs, srs, n, ds, ss);
+        break;
+      default:
+        CopyPlane<uint64_t>(dp, sp, rows, drs, srs, n, ds, ss);
+        break;
     }
-    int d = rank - 2;
+    int d = outer - 1;
     for (; d >= 0; --d) {
       if (++index[d] < dims[d]) {
         so += src_strides[d], dof += dst_strides[d];

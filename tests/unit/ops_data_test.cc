@@ -67,6 +67,23 @@ TEST(Transpose, GeneralPermutation) {
               {"repeats dimension 3"});
 }
 
+// NCHW -> NHWC with 3 channels: the innermost dimension is shorter than
+// the one outside it, so the copy loops over the longer one inside.
+TEST(Transpose, ChannelsLastOfEveryElementSize) {
+  const std::vector<int64_t> in_dims = {2, 3, 7, 9}, out_dims = {2, 7, 9, 3};
+  for (DType t : {DType::kF32, DType::kF16, DType::kI64, DType::kI8}) {
+    HostTensor x = Random(t, in_dims, Rng(), -100, 100);
+    auto out = MustRunOp({"transpose",
+                          {x},
+                          {{t, Dims(out_dims)}},
+                          {{"permutation", std::vector<int64_t>{0, 2, 3, 1}}}});
+    for (int64_t i = 0; i < 2 * 3 * 7 * 9; ++i) {
+      auto o = Unravel(i, out_dims);
+      EXPECT_EQ(out[0].Get(i), x.Get(Ravel({o[0], o[3], o[1], o[2]}, in_dims))) << DTypeName(t);
+    }
+  }
+}
+
 TEST(Slice, StartLimitStride) {
   HostTensor x = Random(DType::kI32, {7, 9}, Rng(), -100, 100);
   auto out = MustRunOp({"slice",
