@@ -15,6 +15,10 @@ synchronised with CUDA events.
      GPU machine's 64 MiB transfer): the executables take the parameters as
      inputs after the token ids and the mask, bound once from PyTorch's copy
 
+`--sections 1,3` runs some of them. Each prints as soon as it ends; one that
+fails is reported in its place while the others go on, and the exit status
+is then 1.
+
 Where brt-compile cannot run (the GPU machine lacks its MLIR), `--prepare DIR`
 compiles the executables elsewhere and `--models DIR` uses them.
 """
@@ -147,29 +151,8 @@ def brt_output(ctx):
     return torch.from_dlpack(ctx.outputs()[0])
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=50)
-    ap.add_argument("--prepare", metavar="DIR", help="only compile the executables into DIR")
-    ap.add_argument("--models", metavar="DIR", help="use the executables --prepare made")
-    opts = ap.parse_args()
-    if opts.prepare:
-        import os
-        os.makedirs(opts.prepare, exist_ok=True)
-        for name, (fn, args) in models().items():
-            brt.compile(fn, *args, target="cuda", path=f"{opts.prepare}/{name}.brtx")
-        for dtype, batch in MINILM_RUNS:
-            compiled_minilm(dtype, batch, opts.prepare)
-        print(f"compiled {len(models()) + len(MINILM_RUNS)} executables into {opts.prepare}")
-        return
-    if torch is None or not torch.cuda.is_available():
-        sys.exit("gpu_bench.py: the benchmarks need PyTorch with a CUDA device")
-    import jax
-
-    lines = [f"device: {torch.cuda.get_device_name()}", ""]
-    tmp = tempfile.mkdtemp()
-
-    # 1. Bandwidth: fused elementwise (reads 2, writes 1) vs copy (reads 1, writes 1).
+def bandwidth(opts, tmp):
+    """Fused elementwise (reads 2, writes 1) vs a copy (reads 1, writes 1)."""
     n = 64 << 20  # 256 MiB of f32
     a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
     ctx = brt_runner(compiled("fused", opts, tmp), [a, b])
@@ -177,12 +160,14 @@ def main():
     dst = torch.empty_like(a)
     copy_ms = median_ms(lambda: dst.copy_(a), opts.runs)
     fused_gbs, copy_gbs = 3 * 4 * n / fused_ms / 1e6, 2 * 4 * n / copy_ms / 1e6
-    lines += ["| fused elementwise, 256 MiB | GB/s | share of copy bandwidth |", "|---|---|---|",
-              f"| brt fused (2 in, 1 out) | {fused_gbs:.0f} | {fused_gbs / copy_gbs:.2f} (target >= 0.80) |",
-              f"| device-to-device copy | {copy_gbs:.0f} | 1.00 |", ""]
+    return ["| fused elementwise, 256 MiB | GB/s | share of copy bandwidth |", "|---|---|---|",
+            f"| brt fused (2 in, 1 out) | {fused_gbs:.0f} | {fused_gbs / copy_gbs:.2f} (target >= 0.80) |",
+            f"| device-to-device copy | {copy_gbs:.0f} | 1.00 |"]
 
-    # 2. Matmul 8192^3 in f16/bf16 vs cuBLAS (torch.matmul).
-    lines += ["| dot_general 8192^3 | brt TFLOP/s | cuBLAS TFLOP/s | ratio |", "|---|---|---|---|"]
+
+def matmul(opts, tmp):
+    """dot_general 8192^3 in f16/bf16 vs cuBLAS (torch.matmul)."""
+    lines = ["| dot_general 8192^3 | brt TFLOP/s | cuBLAS TFLOP/s | ratio |", "|---|---|---|---|"]
     for dtype, name in ((torch.float16, "mm_f16"), (torch.bfloat16, "mm_bf16")):
         k = 8192
         x, y = torch.randn(k, k, device="cuda", dtype=dtype), torch.randn(k, k, device="cuda", dtype=dtype)
@@ -192,11 +177,14 @@ def main():
         flops = 2 * k ** 3
         lines.append(f"| {dtype} | {flops / brt_ms / 1e9:.0f} | {flops / torch_ms / 1e9:.0f} | "
                      f"{torch_ms / brt_ms:.2f} (target >= 0.90) |")
-    lines.append("")
+    return lines
 
-    # 3. Encoder block, f16, batch 8, seq 512, width 1024, against the same
-    # model in PyTorch (eager and torch.compile) and JAX/XLA; every output is
-    # checked against JAX's in float64 before its time counts.
+
+def encoder(opts, tmp):
+    """The encoder block, f16, batch 8, seq 512, width 1024, against the same
+    model in PyTorch (eager and torch.compile) and JAX/XLA; every output is
+    checked against JAX's in float64 before its time counts."""
+    import jax
     import torch_models
     args = encoder_inputs()
     path = compiled("encoder", opts, tmp)
@@ -211,43 +199,95 @@ def main():
                                lambda: torch_models.encoder_block(*targs)),
              "torch.compile": (lambda: torch_compiled(*targs), lambda: torch_compiled(*targs)),
              "JAX/XLA": (lambda: jitted(*jargs).block_until_ready(), lambda: jitted(*jargs))}
-    lines += ["| encoder block f16 8x512x1024 | median ms | rel. error vs JAX |", "|---|---|---|"]
+    lines = ["| encoder block f16 8x512x1024 | median ms | rel. error vs JAX |", "|---|---|---|"]
     for name, (step, output) in peers.items():
         ms = median_ms(step, opts.runs)
         out = np.asarray(to_numpy(output()), np.float64)
         err = np.linalg.norm(out - reference) / np.linalg.norm(reference)
         lines.append(f"| {name} | {ms:.3f} | {err:.1e} |")
-    lines.append("")
+    return lines
 
-    # 4. 200 small ops (16x16 matmuls: the compiler fuses elementwise chains
-    # into one kernel, matmuls stay separate): graph replay vs stream launches.
+
+def chain(opts, tmp):
+    """200 small ops (16x16 matmuls: the compiler fuses elementwise chains
+    into one kernel, matmuls stay separate): graph replay vs stream launches."""
     small = torch.randn(16, 16, device="cuda")
     path = compiled("chain", opts, tmp)
     graph_ms = median_ms(brt_runner(path, [small], graphs=True).run, opts.runs)
     stream_ms = median_ms(brt_runner(path, [small], graphs=False).run, opts.runs)
-    lines += ["| 200-op chain of small kernels | per-op us |", "|---|---|",
-              f"| CUDA graph replay | {graph_ms * 1e3 / 200:.2f} |",
-              f"| stream launches | {stream_ms * 1e3 / 200:.2f} |", ""]
+    return ["| 200-op chain of small kernels | per-op us |", "|---|---|",
+            f"| CUDA graph replay | {graph_ms * 1e3 / 200:.2f} |",
+            f"| stream launches | {stream_ms * 1e3 / 200:.2f} |"]
 
-    # 5. MiniLM's BERT, brt vs PyTorch eager and torch.compile, same weights.
-    lines += ["| MiniLM BERT x128 | brt ms | PyTorch eager ms | torch.compile ms | brt / faster | "
-              "brt rel. error vs eager |", "|---|---|---|---|---|---|"]
+
+def bert(opts, tmp):
+    """MiniLM's BERT, brt vs PyTorch eager and torch.compile, same weights."""
+    lines = ["| MiniLM BERT x128 | brt ms | PyTorch eager ms | torch.compile ms | brt / faster | "
+             "brt rel. error vs eager |", "|---|---|---|---|---|---|"]
     for dtype, batch in MINILM_RUNS:
-        _, bert, _ = minilm(dtype)
-        bert = bert.cuda()
+        _, model, _ = minilm(dtype)
+        model = model.cuda()
         ids, mask = (t.cuda() for t in minilm_inputs(batch))
         ctx = brt_runner(compiled_minilm(dtype, batch, opts.models or tmp),
-                         [ids, mask, *[p.detach() for p in bert.parameters()]])
-        fast = torch.compile(bert)
+                         [ids, mask, *[p.detach() for p in model.parameters()]])
+        fast = torch.compile(model)
         with torch.inference_mode():
-            eager_out = bert(ids, attention_mask=mask).last_hidden_state.float()
+            eager_out = model(ids, attention_mask=mask).last_hidden_state.float()
             err = float((brt_output(ctx).float() - eager_out).norm() / eager_out.norm())
             brt_ms = median_ms(ctx.run, opts.runs)
-            eager_ms = median_ms(lambda: bert(ids, attention_mask=mask), opts.runs)
+            eager_ms = median_ms(lambda: model(ids, attention_mask=mask), opts.runs)
             compiled_ms = median_ms(lambda: fast(ids, attention_mask=mask), opts.runs)
         lines.append(f"| {dtype} {batch}x128 | {brt_ms:.3f} | {eager_ms:.3f} | {compiled_ms:.3f} | "
                      f"{brt_ms / min(eager_ms, compiled_ms):.2f} | {err:.1e} |")
-    print("\n".join(lines))
+    return lines
+
+
+SECTIONS = [bandwidth, matmul, encoder, chain, bert]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--prepare", metavar="DIR", help="only compile the executables into DIR")
+    ap.add_argument("--models", metavar="DIR", help="use the executables --prepare made")
+    ap.add_argument("--sections", default=",".join(str(i + 1) for i in range(len(SECTIONS))),
+                    help="which benchmarks to run, by number (default: all), e.g. 1,2,5")
+    opts = ap.parse_args()
+    if opts.prepare:
+        import os
+        os.makedirs(opts.prepare, exist_ok=True)
+        for name, (fn, args) in models().items():
+            brt.compile(fn, *args, target="cuda", path=f"{opts.prepare}/{name}.brtx")
+        for dtype, batch in MINILM_RUNS:
+            compiled_minilm(dtype, batch, opts.prepare)
+        print(f"compiled {len(models()) + len(MINILM_RUNS)} executables into {opts.prepare}")
+        return
+    try:
+        chosen = [int(x) for x in opts.sections.split(",")]
+    except ValueError:
+        chosen = []
+    if not chosen or any(not 1 <= i <= len(SECTIONS) for i in chosen):
+        sys.exit(f"gpu_bench.py: --sections takes numbers 1 to {len(SECTIONS)}, got {opts.sections!r}")
+    if torch is None or not torch.cuda.is_available():
+        sys.exit("gpu_bench.py: the benchmarks need PyTorch with a CUDA device")
+    print(f"device: {torch.cuda.get_device_name()}\n", flush=True)
+    tmp = tempfile.mkdtemp()
+    failed = []
+    # Each section prints as soon as it ends, and one that fails leaves the
+    # others to run: a time limit or a broken section loses only itself.
+    for i in chosen:
+        section = SECTIONS[i - 1]
+        try:
+            lines = section(opts, tmp)
+        except Exception as e:  # noqa: BLE001 -- reported, and the exit status says so
+            failed.append(i)
+            lines = [f"section {i} ({section.__name__}) FAILED: {type(e).__name__}: {e}"]
+            print(f"gpu_bench.py: section {i} ({section.__name__}) failed", file=sys.stderr)
+            import traceback
+            traceback.print_exc()
+        print("\n".join(lines) + "\n", flush=True)
+    if failed:
+        sys.exit(f"gpu_bench.py: sections {failed} failed")
 
 
 if __name__ == "__main__":

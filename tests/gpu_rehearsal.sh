@@ -6,7 +6,9 @@
 #      provider (BRT_PROVIDER_PATH) and must pass;
 #   3. it runs again against the real provider, which sees no device here,
 #      with BRT_EXPECT_GPU=1 ("a GPU is visible but the provider is broken"),
-#      and must fail, naming why.
+#      and must fail, naming why, in no more files than a device call brings
+#      back;
+#   4. one stage with a 1 s step limit must fail, saying it timed out.
 #   tests/gpu_rehearsal.sh BUILD
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -22,7 +24,20 @@ if BRT_GPU_PACK="$work/gpu" BRT_EXPECT_GPU=1 OUT="$work/broken" scripts/gpu_suit
   echo "FAILED: gpu_suite.sh passed although the provider cannot run" >&2
   exit 1
 fi
-grep -q "a GPU is visible" "$work/broken/ops_elementwise_test.log" ||
+# What a device call brings back: the report and the logs' archive, no more.
+[ "$(ls "$work/broken")" = "$(printf 'gpu-logs.tar.gz\ngpu-results.md')" ] ||
+  { echo "FAILED: the suite wrote more than its two files: $(ls "$work/broken")" >&2; exit 1; }
+mkdir "$work/broken-logs"
+tar xzf "$work/broken/gpu-logs.tar.gz" -C "$work/broken-logs"
+grep -q "a GPU is visible" "$work/broken-logs/ops_elementwise_test.log" ||
   { echo "FAILED: the op tests did not say why they failed" >&2; exit 1; }
 grep -q "FAILED" "$work/broken/gpu-results.md"
-echo "gpu rehearsal: the emulated suite passed; the broken-provider suite failed as it must"
+echo "== one stage with a step over its time limit (must fail, saying so)"
+if BRT_GPU_PACK="$work/gpu" BRT_PROVIDER_PATH="$build/tests/emulated_cuda" BRT_EXPECT_GPU=0 \
+  BRT_GPU_STEP_TIMEOUT=1 OUT="$work/slow" scripts/gpu_suite.sh e2e; then
+  echo "FAILED: gpu_suite.sh passed although its step ran over the limit" >&2
+  exit 1
+fi
+grep -q "timed out after 1 s" "$work/slow/gpu-results.md" ||
+  { echo "FAILED: the report does not say the step timed out" >&2; exit 1; }
+echo "gpu rehearsal: the emulated suite passed; the broken-provider and timed-out suites failed as they must"
