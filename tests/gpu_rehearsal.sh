@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Rehearses the GPU machine's path on this one, so that every step that needs
 # no GPU is known to work before device time is spent:
-#   1. scripts/gpu_pack.sh packs BUILD;
+#   1. scripts/gpu_pack.sh packs BUILD, and every PTX kernel brt-compile
+#      generated into the pack assembles with ptxas (tests/ptx_check.py);
 #   2. scripts/gpu_suite.sh runs from the pack against the emulated CUDA
 #      provider (BRT_PROVIDER_PATH) and must pass;
 #   3. it runs again against the real provider, which sees no device here,
@@ -16,6 +17,9 @@ cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 scripts/gpu_pack.sh "$build" "$work/gpu"
+echo "== every kernel brt-compile generated assembles for sm_80 and sm_90 (ptxas)"
+nvcc=$(grep -m1 '^CMAKE_CUDA_COMPILER:' "$build/CMakeCache.txt" | cut -d= -f2)
+python3 tests/ptx_check.py --ptxas "$(dirname "$nvcc")/ptxas" "$work/gpu"
 echo "== the suite against the emulated provider (must pass)"
 BRT_GPU_PACK="$work/gpu" BRT_PROVIDER_PATH="$build/tests/emulated_cuda" BRT_EXPECT_GPU=0 \
   OUT="$work/emulated" scripts/gpu_suite.sh
