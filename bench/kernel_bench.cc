@@ -103,6 +103,23 @@ void BM_MatmulByWeights(benchmark::State& state) {
            2.0 * m * n * k, "FLOP/s");
 }
 
+// BERT's intermediate projection, [m, 384] x [384, 1536] + bias, as
+// brt.matmul with the activation state.range(1) names (0 none, 1 relu,
+// 2 GELU): what an epilogue costs over the GEMM.
+void BM_MatmulEpilogue(benchmark::State& state) {
+  const int64_t m = state.range(0), k = 384, n = 1536;
+  static const char* kActivations[] = {"none", "relu", "gelu"};
+  auto attrs = DotAttrs({}, {}, {1}, {0});
+  attrs.push_back({"activation", std::string(kActivations[state.range(1)])});
+  RunOneOp(state,
+           {"brt.matmul",
+            {{DType::kF32, {m, k}}, {DType::kF32, {k, n}}, {DType::kF32, {n}}},
+            {DType::kF32, {m, n}},
+            attrs,
+            /*weights=*/2},
+           2.0 * m * n * k, "FLOP/s");
+}
+
 // Attention scores: [batch*heads, seq, 64] x [batch*heads, seq, 64]^T.
 void BM_AttentionScores(benchmark::State& state) {
   const int64_t bh = 8, seq = state.range(0), d = 64;
@@ -239,6 +256,9 @@ BENCHMARK(BM_MatmulByWeights)
     ->Args({4096, 384, 384})
     ->Args({4096, 384, 1536})
     ->Args({4096, 1536, 384})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MatmulEpilogue)
+    ->ArgsProduct({{4096}, {0, 1, 2}})
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionScores)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Attention)->Arg(1)->Arg(32)->Unit(benchmark::kMicrosecond);
