@@ -257,9 +257,7 @@ BENCHMARK(BM_MatmulByWeights)
     ->Args({4096, 384, 1536})
     ->Args({4096, 1536, 384})
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_MatmulEpilogue)
-    ->ArgsProduct({{4096}, {0, 1, 2}})
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MatmulEpilogue)->ArgsProduct({{4096}, {0, 1, 2}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionScores)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Attention)->Arg(1)->Arg(32)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Softmax)->Args({32, 10})->Args({4096, 512})->Unit(benchmark::kMicrosecond);
