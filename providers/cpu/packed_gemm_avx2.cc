@@ -17,18 +17,26 @@ using namespace avx2_tiles;  // NOLINT: the tile and its packing
 constexpr int64_t kDepth = 384;      // rows of a panel per pass: 24 KiB, kept in L1
 constexpr int64_t kBlockRows = 192;  // rows of `a` per pass over the panels: kept in L2
 
-// tanh or GELU over a finished tile (rows x cols of c), still in L1; the
-// loops vectorize over vector_math.h's functions.
-void ActivateTile(Activation activation, float* c, int64_t ldc, int rows, int cols) {
-  for (int r = 0; r < rows; ++r) {
-    float* out = c + r * ldc;
-    if (activation == Activation::kGelu) {
-      for (int j = 0; j < cols; ++j)
-        out[j] = 0.5f * out[j] * (1.0f + vmath::Erf(out[j] * 0.70710678118654752f));
-    } else {
-      for (int j = 0; j < cols; ++j) out[j] = vmath::Tanh(out[j]);
-    }
+// f over each of a finished tile's rows x cols of c, still in L1. A full
+// tile's rows are a constant kCols wide, so each becomes two vectors with
+// no remainder loop; the loops vectorize over vector_math.h's functions.
+template <typename F>
+void ApplyToTile(float* c, int64_t ldc, int rows, int cols, F f) {
+  if (cols == kCols) {
+    for (int r = 0; r < rows; ++r)
+      for (int j = 0; j < kCols; ++j) c[r * ldc + j] = f(c[r * ldc + j]);
+    return;
   }
+  for (int r = 0; r < rows; ++r)
+    for (int j = 0; j < cols; ++j) c[r * ldc + j] = f(c[r * ldc + j]);
+}
+
+void ActivateTile(Activation activation, float* c, int64_t ldc, int rows, int cols) {
+  if (activation == Activation::kGelu)
+    ApplyToTile(c, ldc, rows, cols,
+                [](float x) { return 0.5f * x * (1.0f + vmath::Erf(x * 0.70710678118654752f)); });
+  else
+    ApplyToTile(c, ldc, rows, cols, [](float x) { return vmath::Tanh(x); });
 }
 
 }  // namespace
