@@ -3,6 +3,7 @@
 // NumPy-compatible broadcasts and scalar constants folded in.
 #include "BrtDialect.h"
 #include "OpKinds.h"
+#include "common/op_plans.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
@@ -41,16 +42,36 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
     // same shape joins the consumer's group. Each group has one root, the one
     // op used outside it.
     llvm::EquivalenceClasses<mlir::Operation*> groups;
+    // What each group reads from outside it (scalar constants aside), by
+    // leader: groups that would read more than a fused op may take
+    // (kMaxFusedInputs) stay apart. Counted before broadcasts are traced to
+    // their sources, so at least as many as the fused op gets.
+    llvm::DenseMap<mlir::Operation*, llvm::SetVector<mlir::Value>> reads;
+    // Joins the groups of a and b, of which b reads `joined` from a.
+    auto join = [&](mlir::Operation* a, mlir::Operation* b, mlir::Value joined) {
+      mlir::Operation *la = groups.getLeaderValue(a), *lb = groups.getLeaderValue(b);
+      if (la == lb) return false;
+      llvm::SetVector<mlir::Value> merged = reads[la];
+      merged.insert(reads[lb].begin(), reads[lb].end());
+      merged.remove(joined);
+      if (merged.size() > static_cast<size_t>(ops::kMaxFusedInputs)) return false;
+      reads.erase(la), reads.erase(lb);
+      groups.unionSets(la, lb);
+      reads[groups.getLeaderValue(la)] = std::move(merged);
+      return true;
+    };
     llvm::SmallVector<KernelOp> order;
     getOperation().walk([&](KernelOp k) {
       if (!IsFusable(k)) return;
       order.push_back(k);
       groups.insert(k);
+      for (mlir::Value v : k.getInputs())
+        if (!ScalarConstant(v)) reads[k].insert(v);
       for (mlir::Value v : k.getInputs()) {
         KernelOp p = v.getDefiningOp<KernelOp>();
         if (IsFusable(p) && v.hasOneUse() &&
             TypeOf(v).getShape() == TypeOf(k.getResult(0)).getShape())
-          groups.unionSets(p, k);
+          join(p, k, v);
       }
     });
     // A producer used several times joins its users' group when every use is
@@ -71,10 +92,7 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
           }
           group = groups.getLeaderValue(k);
         }
-        if (joins && group != groups.getLeaderValue(p)) {
-          groups.unionSets(p, group);
-          changed = true;
-        }
+        if (joins && join(p, group, v)) changed = true;
       }
     }
     llvm::MapVector<mlir::Operation*, llvm::SmallVector<KernelOp>> members;
@@ -131,6 +149,7 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
         inputs.insert(src);
       }
     if (inputs.empty()) return;  // constants only: nothing to stream, leave it alone
+    if (inputs.size() > static_cast<size_t>(ops::kMaxFusedInputs)) return;
     for (auto [i, v] : llvm::enumerate(inputs)) reg[v] = static_cast<int64_t>(i);
     for (auto& [v, c] : constant_values) {
       reg[v] = static_cast<int64_t>(inputs.size() + constants.size());

@@ -403,6 +403,9 @@ void BroadcastPlan::Build(const std::vector<int64_t>& out_dims,
   const int out_rank = static_cast<int>(out_dims.size());
   if (out_rank > kMaxRank)
     throw KernelError(what + ": rank " + std::to_string(out_rank) + " is too large");
+  if (in_dims.size() > static_cast<size_t>(kMaxRank))
+    throw KernelError(what + ": " + std::to_string(in_dims.size()) + " operands; at most " +
+                      std::to_string(kMaxRank) + " are supported");
   num_inputs_ = static_cast<int>(in_dims.size());
   // Per input, per output dim: element stride (0 where broadcast).
   std::vector<std::vector<int64_t>> full(num_inputs_, std::vector<int64_t>(out_rank, 0));

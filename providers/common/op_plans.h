@@ -241,6 +241,10 @@ struct FusedInstruction {
   int src[3] = {0, 0, 0};  // unused sources repeat src[0]
   int dst = 0;
 };
+// The most inputs a brt.fused_elementwise may have: what the CUDA
+// interpreter holds, the fewest of any provider's (the CPU's takes up to
+// kMaxRank). brt-compile fuses no more.
+inline constexpr int kMaxFusedInputs = 8;
 struct FusedProgram {
   int num_inputs = 0, num_registers = 0;
   std::vector<float> constants;

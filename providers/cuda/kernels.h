@@ -11,7 +11,7 @@
 namespace brt::cuda {
 
 constexpr int kMaxRank = ops::kMaxRank;
-constexpr int kMaxOperands = 8;  // elementwise and fused inputs
+constexpr int kMaxOperands = ops::kMaxFusedInputs;  // elementwise and fused inputs
 
 // Row-major iteration over `dims`; operand k is read at
 // sum(i_d * strides[k][d]) (0 on broadcast dims), the result is contiguous.

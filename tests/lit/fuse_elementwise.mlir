@@ -86,3 +86,23 @@ func.func @per_channel(%x: tensor<2x3x4x5xf32>, %mean: tensor<3xf32>, %scale: te
   %1 = brt.kernel "multiply"(%0, %s) {} : (tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
   return %1 : tensor<2x3x4x5xf32>
 }
+
+// A chain reading ten inputs is cut where a fused op would read more than
+// eight (the CUDA interpreter holds eight): the first seven adds become one
+// fused op of eight inputs, the last two another of three.
+// CHECK-LABEL: func.func @many_inputs
+// CHECK: %[[A:.*]] = brt.kernel "brt.fused_elementwise"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7) {ops = "add,add,add,add,add,add,add"
+// CHECK-NEXT: %[[B:.*]] = brt.kernel "brt.fused_elementwise"(%[[A]], %arg8, %arg9) {ops = "add,add"
+// CHECK-NEXT: return %[[B]]
+func.func @many_inputs(%a0: tensor<16xf32>, %a1: tensor<16xf32>, %a2: tensor<16xf32>, %a3: tensor<16xf32>, %a4: tensor<16xf32>, %a5: tensor<16xf32>, %a6: tensor<16xf32>, %a7: tensor<16xf32>, %a8: tensor<16xf32>, %a9: tensor<16xf32>) -> tensor<16xf32> {
+  %s1 = brt.kernel "add"(%a0, %a1) {} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %s2 = brt.kernel "add"(%s1, %a2) {} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %s3 = brt.kernel "add"(%s2, %a3) {} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %s4 = brt.kernel "add"(%s3, %a4) {} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %s5 = brt.kernel "add"(%s4, %a5) {} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %s6 = brt.kernel "add"(%s5, %a6) {} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %s7 = brt.kernel "add"(%s6, %a7) {} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %s8 = brt.kernel "add"(%s7, %a8) {} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %s9 = brt.kernel "add"(%s8, %a9) {} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %s9 : tensor<16xf32>
+}

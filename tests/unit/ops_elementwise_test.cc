@@ -572,6 +572,39 @@ TEST(FusedElementwise, LongProgramsRunInTheirLiveRegisters) {
   EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5);
 }
 
+// A sum of n [3, 5] inputs as one fused program.
+Expected<std::vector<HostTensor>> RunFusedSum(const std::vector<HostTensor>& in) {
+  std::string ops = "add";
+  std::vector<int64_t> program = {0, 1, -1};
+  const int64_t n = static_cast<int64_t>(in.size());
+  for (int64_t i = 2; i < n; ++i) {
+    ops += ",add";
+    program.insert(program.end(), {n + i - 2, i, -1});
+  }
+  return RunOp(
+      {"brt.fused_elementwise", in, {{DType::kF32, {3, 5}}}, {{"ops", ops}, {"program", program}}});
+}
+
+// 8 inputs, the most brt-compile fuses (docs/ops.md), run on every
+// provider; past what a provider holds (the CUDA interpreter 8, the CPU's
+// 16) the op is refused at load, naming the limit, rather than read past
+// its operand tables.
+TEST(FusedElementwise, InputsUpToTheLimitRunAndMoreAreRefused) {
+  std::vector<HostTensor> in;
+  for (int i = 0; i < 8; ++i) in.push_back(Random(DType::kF32, {3, 5}, Rng(), -1, 1));
+  auto out = RunFusedSum(in);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<double> ref(15, 0.0);
+  for (const HostTensor& t : in)
+    for (int64_t e = 0; e < 15; ++e) ref[e] += t.Get(e);
+  EXPECT_LE(RelError((*out)[0].ToDouble(), ref), 1e-6);
+  while (in.size() < 17) in.push_back(Random(DType::kF32, {3, 5}, Rng(), -1, 1));
+  if (TestDevice().kind == DeviceKind::kCuda)
+    ExpectError(RunFusedSum(in).status(), {"exceeds the CUDA interpreter's limits"});
+  else
+    ExpectError(RunFusedSum(in).status(), {"17 operands; at most 16"});
+}
+
 TEST(FusedElementwise, BadProgramsAreRejected) {
   HostTensor a = Random(DType::kF32, {4}, Rng());
   ExpectError(RunOp({"brt.fused_elementwise",
