@@ -123,6 +123,8 @@ class Importer {
                   int depth);
   bool ImportComposite(Operation& op, llvm::ArrayRef<Value> operands,
                        llvm::DenseMap<Value, Value>& map, int depth);
+  bool ImportBranches(Operation& op, llvm::ArrayRef<Value> operands,
+                      llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportCall(Operation& op, llvm::StringRef symbol, llvm::ArrayRef<Value> operands,
                   llvm::DenseMap<Value, Value>& map, int depth);
   // One brt.kernel of `kind` with a single result, for ops imported as others.
@@ -395,6 +397,8 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
     {"stablehlo.sort", &Importer::ImportSort},
     {"chlo.top_k", &Importer::ImportTopK},
     {"stablehlo.composite", &Importer::ImportComposite},
+    {"stablehlo.case", &Importer::ImportBranches},
+    {"stablehlo.if", &Importer::ImportBranches},
 };
 
 namespace {
@@ -721,6 +725,71 @@ bool Importer::ImportCall(Operation& op, llvm::StringRef symbol, llvm::ArrayRef<
 bool Importer::ImportComposite(Operation& op, llvm::ArrayRef<Value> operands,
                                llvm::DenseMap<Value, Value>& map, int depth) {
   return ImportCall(op, "decomposition", operands, map, depth);
+}
+
+// stablehlo.case (lax.cond, lax.switch) and stablehlo.if. brt's programs
+// have no data-dependent control flow, so every branch is imported and
+// runs, and a select per result picks the taken branch's value: StableHLO
+// ops have no side effects, so a branch not taken costs time and changes
+// nothing. A case index out of range takes the last branch, as StableHLO
+// defines it. A constant index or predicate imports its branch alone.
+bool Importer::ImportBranches(Operation& op, llvm::ArrayRef<Value> operands,
+                              llvm::DenseMap<Value, Value>& map, int depth) {
+  const llvm::StringRef name = op.getName().getStringRef();
+  const bool is_if = name == "stablehlo.if";
+  const unsigned n = op.getNumRegions();
+  if (operands.size() != 1 || n == 0 || (is_if && n != 2))
+    return Fail(op, name.str() + (is_if ? " needs a predicate and two branches"
+                                        : " needs an index and at least one branch"));
+  for (mlir::Region& region : op.getRegions())
+    if (!region.hasOneBlock() || region.front().getNumArguments() != 0)
+      return Fail(op, name.str() + "'s branches must be single blocks without arguments");
+  for (Value r : op.getResults())
+    if (!mlir::isa<mlir::RankedTensorType>(r.getType()))
+      return Fail(op, name.str() + " returns a " + PrintedText(r.getType()) +
+                          ", which brt has no value for (results must be tensors)");
+  // The branch `index` takes, as StableHLO's case clamps it: an if's
+  // predicate true is branch 0.
+  auto branch_of = [&](int64_t index) -> unsigned {
+    if (is_if) return index != 0 ? 0 : 1;
+    return index < 0 || index >= n ? n - 1 : static_cast<unsigned>(index);
+  };
+  auto import_branch = [&](unsigned k, llvm::SmallVectorImpl<Value>& results) {
+    if (!ImportBlock(op.getRegion(k).front(), &op, {}, results, depth, &map)) return false;
+    if (results.size() == op.getNumResults()) return true;
+    return Fail(op, name.str() + "'s branch " + std::to_string(k) + " returns " +
+                        std::to_string(results.size()) + " values for " +
+                        std::to_string(op.getNumResults()) + " results");
+  };
+  if (std::optional<int64_t> index = ScalarInt(operands[0].getDefiningOp())) {
+    llvm::SmallVector<Value> results;
+    if (!import_branch(branch_of(*index), results)) return false;
+    for (auto [from, to] : llvm::zip(op.getResults(), results)) map[from] = to;
+    return true;
+  }
+  llvm::SmallVector<llvm::SmallVector<Value>> branches(n);
+  for (unsigned k = 0; k < n; ++k)
+    if (!import_branch(k, branches[k])) return false;
+  const mlir::Location loc = op.getLoc();
+  // Per branch but the last (which takes the rest), the scalar predicate
+  // that it is taken.
+  llvm::SmallVector<Value> taken;
+  if (is_if) {
+    taken.push_back(operands[0]);
+  } else {
+    Elementwise scalar(b_, loc, {});
+    const mlir::Type index_type =
+        mlir::cast<mlir::RankedTensorType>(operands[0].getType()).getElementType();
+    for (unsigned k = 0; k + 1 < n; ++k)
+      taken.push_back(scalar.Compare(operands[0], scalar.IntConstant(index_type, k), "EQ"));
+  }
+  for (auto [i, result] : llvm::enumerate(op.getResults())) {
+    Elementwise e(b_, loc, mlir::cast<mlir::RankedTensorType>(result.getType()).getShape());
+    Value value = branches[n - 1][i];
+    for (unsigned k = n - 1; k-- > 0;) value = e.Select(taken[k], branches[k][i], value);
+    map[result] = value;
+  }
+  return true;
 }
 
 // The convolutions of gradients, in forms the runtime's convolution takes:

@@ -3,7 +3,8 @@
 // the bias, reshapes to the same shape, transposes that undo each other,
 // unit dims added before a broadcast), so the fusion passes see the patterns
 // they match. XLA's erf approximation, which torch-mlir writes out op by op
-// (about 30 ops), becomes the erf op it computes.
+// (about 30 ops), becomes the erf op it computes. A select on a constant
+// predicate is the operand it picks.
 #include <array>
 
 #include "BrtDialect.h"
@@ -225,6 +226,15 @@ mlir::Value Simplified(KernelOp k, bool& changed) {
       changed = true;
     }
     return nullptr;
+  }
+  // A select on a constant predicate (a lax.cond whose predicate folded,
+  // as one on an unrolled loop's counter does) is the operand it picks.
+  if (kind == "select" && k.getInputs().size() == 3) {
+    KernelOp c = Kernel(StripBroadcasts(in), "constant");
+    auto pred = c ? c.getParams().getAs<mlir::DenseIntElementsAttr>("value") : nullptr;
+    if (!pred || !pred.isSplat() || !pred.getElementType().isInteger(1)) return nullptr;
+    mlir::Value picked = k.getInputs()[pred.getSplatValue<bool>() ? 1 : 2];
+    return picked.getType() == out.getType() ? picked : nullptr;
   }
   if (kind == "broadcast_in_dim") {
     auto dims = k.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions");

@@ -182,6 +182,23 @@ CASES = {
     "fori_loop": (lambda x: jax.lax.fori_loop(1, 6, lambda i, h: jnp.tanh(h * 1.5 + i), x), [normal(4, 3)]),
     "scan_layers": (lambda x, ws: jax.lax.scan(lambda h, w: (jnp.tanh(h @ w), jnp.sum(h)), x, ws),
                     [normal(2, 8), normal(3, 8, 8) * 0.4]),
+    # lax.cond and lax.switch (stablehlo.case) per row of a scanned loop, so
+    # that each branch is taken somewhere: every branch runs and a select
+    # keeps the taken one's values; switch indices out of range (JAX clamps
+    # them), a cond returning two values, and one with a constant predicate.
+    "cond_switch": (lambda x, idx: jax.lax.scan(
+        lambda c, row: ((c + jax.lax.cond(row[0] > 0, lambda r: (jnp.sum(r) * 2.0, r * 2.0),
+                                          lambda r: (jnp.max(r), jnp.sin(r)), row)[0]),
+                        jax.lax.switch(row[1].astype(jnp.int32), [lambda r: r + 1.0, lambda r: r * r,
+                                                                  lambda r: -jnp.exp(r)], row)),
+        jnp.float32(0), x * jnp.concatenate([jnp.ones(5), jnp.zeros(3)])[:, None]
+        + jnp.stack([jnp.zeros(8), idx, jnp.zeros(8), jnp.zeros(8)], 1)),
+                    [normal(8, 4), np.array([-2, 0, 1, 2, 5, 1, 0, 2], np.float32)]),
+    # A cond on an unrolled loop's counter: its predicate folds, so only the
+    # taken branch is left in each iteration.
+    "cond_on_loop_counter": (lambda x: jax.lax.fori_loop(
+        0, 5, lambda i, h: jax.lax.cond(i % 2 == 0, jnp.tanh, lambda v: jnp.sin(v) * 2.0, h), x),
+                             [normal(3, 4)]),
     "mlp": (mlp, [normal(8, 16), normal(16, 32) * 0.3, normal(32) * 0.1, normal(32, 32) * 0.3, normal(32) * 0.1,
                   normal(32, 10) * 0.3, normal(10) * 0.1]),
     "grad_mlp_loss": (jax.grad(lambda w1, x, y: jnp.mean((jnp.tanh(x @ w1) - y) ** 2)),
@@ -344,6 +361,42 @@ def test_mulhi_64_bits(have_compiler, build_dir, tmp_path):
                                   np.array([(int(x) * int(y)) >> 64 for x, y in zip(a, b)], np.uint64))
     np.testing.assert_array_equal(np.load(tmp_path / "out1.npy"),
                                   np.array([(int(x) * int(y)) >> 64 for x, y in zip(c, d)], np.int64))
+
+
+def test_case_and_if_as_stablehlo_defines_them(have_compiler, build_dir, tmp_path):
+    """stablehlo.case with indices out of range (JAX clamps its own; StableHLO
+    takes the last branch) and stablehlo.if, which JAX does not write, against
+    NumPy for each index and predicate."""
+    t = "tensor<4xf32>"
+    (tmp_path / "branches.mlir").write_text(
+        '"builtin.module"() ({\n"func.func"() <{function_type = '
+        f'({t}, tensor<i32>, tensor<i1>) -> ({t}, {t}), sym_name = "main"}}> ({{\n'
+        f'^bb0(%a: {t}, %i: tensor<i32>, %p: tensor<i1>):\n'
+        f'  %0 = "stablehlo.case"(%i) ({{\n    "stablehlo.return"(%a) : ({t}) -> ()\n  }}, {{\n'
+        f'    %n = "stablehlo.negate"(%a) : ({t}) -> {t}\n    "stablehlo.return"(%n) : ({t}) -> ()\n'
+        f'  }}, {{\n    %e = "stablehlo.exponential"(%a) : ({t}) -> {t}\n'
+        f'    "stablehlo.return"(%e) : ({t}) -> ()\n  }}) : (tensor<i32>) -> {t}\n'
+        f'  %1 = "stablehlo.if"(%p) ({{\n    %m = "stablehlo.multiply"(%0, %a) : ({t}, {t}) -> {t}\n'
+        f'    "stablehlo.return"(%m) : ({t}) -> ()\n  }}, {{\n    %s = "stablehlo.sine"(%0) : ({t}) -> {t}\n'
+        f'    "stablehlo.return"(%s) : ({t}) -> ()\n  }}) : (tensor<i1>) -> {t}\n'
+        f'  "func.return"(%0, %1) : ({t}, {t}) -> ()\n}}) : () -> ()\n}}) : () -> ()\n')
+    r = subprocess.run([str(brt.find_tool()), str(tmp_path / "branches.mlir"), "-o", str(tmp_path / "b.brtx")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    a = normal(4)
+    np.save(tmp_path / "a.npy", a)
+    branches = [lambda x: x, lambda x: -x, np.exp]
+    for index in (-1, 0, 1, 2, 3, 100):
+        for pred in (True, False):
+            np.save(tmp_path / "i.npy", np.int32(index))
+            np.save(tmp_path / "p.npy", np.bool_(pred))
+            r = brt_run(build_dir, tmp_path / "b.brtx", "--inputs", tmp_path / "a.npy", tmp_path / "i.npy",
+                        tmp_path / "p.npy", "--out", tmp_path)
+            assert r.returncode == 0, r.stderr
+            chosen = branches[index if 0 <= index < 3 else 2](a.astype(np.float64))
+            np.testing.assert_allclose(np.load(tmp_path / "out0.npy"), chosen, rtol=1e-6)
+            np.testing.assert_allclose(np.load(tmp_path / "out1.npy"),
+                                       chosen * a if pred else np.sin(chosen), rtol=1e-6, atol=1e-7)
 
 
 def test_several_inputs_need_a_function_name_each(have_compiler, build_dir, tmp_path):

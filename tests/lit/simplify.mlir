@@ -119,3 +119,17 @@ func.func @batch_merges_stay(%a: tensor<2x3x5x4xf32>, %b: tensor<3x2x4x5xf32>, %
   %5 = brt.kernel "dot_general"(%3, %4) {lhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 1>, rhs_batching_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<30x4xf32>, tensor<30x4xf32>) -> tensor<30xf32>
   return %2, %5 : tensor<6x5x5xf32>, tensor<30xf32>
 }
+
+// A select on a constant predicate, splat or scalar, is the operand it
+// picks; one on a predicate from the arguments stays.
+// CHECK-LABEL: func.func @select_on_constant
+// CHECK-NEXT: %[[S:.*]] = brt.kernel "select"(%arg2, %arg0, %arg1)
+// CHECK-NEXT: return %arg0, %arg1, %[[S]]
+func.func @select_on_constant(%a: tensor<4xf32>, %b: tensor<4xf32>, %p: tensor<i1>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %t = brt.kernel "constant"() {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  %f = brt.kernel "constant"() {value = dense<false> : tensor<4xi1>} : () -> tensor<4xi1>
+  %0 = brt.kernel "select"(%t, %a, %b) {} : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = brt.kernel "select"(%f, %a, %b) {} : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %2 = brt.kernel "select"(%p, %a, %b) {} : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
