@@ -179,8 +179,11 @@ class NaiveDotKernel final : public CpuKernel {
 };
 
 #ifdef BRT_CPU_HAVE_AVX2_BLOCKS
-// f32 [M, K] x constant [K, N] without batch dims, rows of K contiguous,
-// any epilogue: brt's packed-weight GEMM (packed_gemm.h).
+// f32 [M, K] x [K, N] without batch dims, any epilogue, by brt's GEMM
+// (packed_gemm.h): by constant weights (packed here, once; rows of the lhs
+// contiguous), or with a transposed lhs (a^T b, a weight gradient: oneDNN
+// 3.2's AVX2 gemm runs it at half the speed of a plain one; b packed at
+// every run).
 class PackedMatmulKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
@@ -188,24 +191,32 @@ class PackedMatmulKernel final : public CpuKernel {
     const DotDims d = PlanDot(op);
     epilogue_ = PlanEpilogue(op, d);
     const void* weights = op.Constant(1);
-    int64_t lsm, lsk, rsk, rsn;
+    int64_t rsk, rsn;
     if (op.out[0].dtype != BRT_DTYPE_F32 || op.in[0].dtype != BRT_DTYPE_F32 ||
-        op.in[1].dtype != BRT_DTYPE_F32 || d.B != 1 || !weights || d.M * d.N * d.K == 0 ||
-        !GroupStride(op.in[0], d.lf, &lsm) || !GroupStride(op.in[0], d.lc, &lsk) || lsk != 1 ||
+        op.in[1].dtype != BRT_DTYPE_F32 || d.B != 1 || d.M * d.N * d.K == 0 ||
+        !GroupStride(op.in[0], d.lf, &rsm_) || !GroupStride(op.in[0], d.lc, &rsk_) ||
         !GroupStride(op.in[1], d.rc, &rsk) || !GroupStride(op.in[1], d.rf, &rsn))
       throw UnsupportedError("not a packed-weight matmul");
-    M_ = d.M, lda_ = d.M == 1 ? d.K : lsm;
-    weights_ = PackWeights(static_cast<const float*>(weights), d.K, d.N, rsk, rsn);
+    const bool transposed_lhs = rsm_ == 1 && rsk_ != 1 && d.M > 1;
+    if (!(weights && rsk_ == 1) && !transposed_lhs)
+      throw UnsupportedError("not a packed-weight matmul");
+    M_ = d.M, K_ = d.K, N_ = d.N, rsbk_ = rsk, rsbn_ = rsn;
+    if (weights) PackWeights(static_cast<const float*>(weights), d.K, d.N, rsk, rsn, weights_);
   }
   void Run(void* const* b) override {
-    PackedGemm(static_cast<const float*>(b[0]), lda_, M_, weights_,
-               epilogue_.bias ? static_cast<const float*>(b[2]) : nullptr, epilogue_.activation,
-               static_cast<float*>(b[epilogue_.result]), weights_.N);
+    const float* a = static_cast<const float*>(b[0]);
+    const float* bias = epilogue_.bias ? static_cast<const float*>(b[2]) : nullptr;
+    float* c = static_cast<float*>(b[epilogue_.result]);
+    if (weights_.panels.empty())
+      StridedGemm(a, rsm_, rsk_, M_, static_cast<const float*>(b[1]), rsbk_, rsbn_, K_, N_, bias,
+                  epilogue_.activation, c, N_);
+    else
+      PackedGemm(a, rsm_, rsk_, M_, weights_, bias, epilogue_.activation, c, N_);
   }
 
  private:
   Epilogue epilogue_;
-  int64_t M_ = 0, lda_ = 0;
+  int64_t M_ = 0, K_ = 0, N_ = 0, rsm_ = 0, rsk_ = 0, rsbk_ = 0, rsbn_ = 0;
   PackedWeights weights_;
 };
 #endif

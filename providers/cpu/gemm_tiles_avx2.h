@@ -105,17 +105,24 @@ inline int TileRows(int64_t left) {
   return left == 7 || left == 8 ? 4 : static_cast<int>(std::min<int64_t>(kRows, left));
 }
 
-// One micro-panel: rows [0, rows) x depth of a (row stride lda, rows <=
-// kRows), k-major: out[k * rows + r] = a[r * lda + k]. A full one goes 8
-// steps at a time through a register transpose (scalar copies were 13% of a
-// 4096x384x384 GEMM); it writes nothing outside its depth * rows floats, so
-// threads may pack neighbouring micro-panels at once.
-inline void PackMicroPanel(const float* a, int64_t lda, int64_t rows, int64_t depth, float* out) {
+// One micro-panel: rows [0, rows) x depth of a(r, k) = a[r * rsm + k * rsk]
+// (rows <= kRows), k-major: out[k * rows + r] = a(r, k). Rows of a
+// contiguous (rsk 1): a full one goes 8 steps at a time through a register
+// transpose (scalar copies were 13% of a 4096x384x384 GEMM); columns
+// contiguous (rsm 1, the lhs of a weight gradient, a^T b): one copy per
+// step. It writes nothing outside its depth * rows floats, so threads may
+// pack neighbouring micro-panels at once.
+inline void PackMicroPanel(const float* a, int64_t rsm, int64_t rsk, int64_t rows, int64_t depth,
+                           float* out) {
+  if (rsm == 1) {
+    for (int64_t k = 0; k < depth; ++k) std::memcpy(out + k * rows, a + k * rsk, rows * 4);
+    return;
+  }
   int64_t k = 0;
-  if (rows == kRows) {
+  if (rows == kRows && rsk == 1) {
     for (; k + 8 <= depth; k += 8) {
       __m256 r[8];
-      for (int i = 0; i < kRows; ++i) r[i] = _mm256_loadu_ps(a + i * lda + k);
+      for (int i = 0; i < kRows; ++i) r[i] = _mm256_loadu_ps(a + i * rsm + k);
       r[6] = r[7] = _mm256_setzero_ps();
       Transpose8x8(r);
       // Step j's 6 values; each 8-wide store spills 2 floats that step j + 1
@@ -127,15 +134,16 @@ inline void PackMicroPanel(const float* a, int64_t lda, int64_t rows, int64_t de
     }
   }
   for (; k < depth; ++k)
-    for (int64_t r = 0; r < rows; ++r) out[k * rows + r] = a[r * lda + k];
+    for (int64_t r = 0; r < rows; ++r) out[k * rows + r] = a[r * rsm + k * rsk];
 }
 
-// Rows [0, rows) x depth of a (row stride lda) as micro-panels of
-// TileRows() rows: the one of rows [r0, r0 + n) at out + r0 * depth.
-inline void PackRows(const float* a, int64_t lda, int64_t rows, int64_t depth, float* out) {
+// Rows [0, rows) x depth of a as micro-panels of TileRows() rows: the one
+// of rows [r0, r0 + n) at out + r0 * depth.
+inline void PackRows(const float* a, int64_t rsm, int64_t rsk, int64_t rows, int64_t depth,
+                     float* out) {
   for (int64_t r0 = 0, n; r0 < rows; r0 += n) {
     n = TileRows(rows - r0);
-    PackMicroPanel(a + r0 * lda, lda, n, depth, out + r0 * depth);
+    PackMicroPanel(a + r0 * rsm, rsm, rsk, n, depth, out + r0 * depth);
   }
 }
 

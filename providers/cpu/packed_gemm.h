@@ -1,6 +1,8 @@
 // brt's own f32 GEMM for AVX2+FMA CPUs (built with fused_blocks_avx2.cc; run
-// where UseAvx2()), for matmuls by constant weights:
-// the weights are packed once, at prepare, into panels of 16 columns; each
+// where UseAvx2()), for matmuls by constant weights and for weight
+// gradients (a^T b, where oneDNN 3.2's AVX2 gemm reads the transposed lhs
+// at half speed): the weights are packed into panels of 16 columns (once,
+// at prepare, when constant; else at every run); each
 // block of a's rows is packed per pass into 6-row micro-panels (20-30%
 // faster than reading a's rows in place); and a 6x16 register-blocked kernel
 // runs over them (oneDNN 3.2's AVX2 matmul is an unpacked gemm:jit, about
@@ -21,12 +23,21 @@ struct PackedWeights {
   std::vector<float> panels;
 };
 
-PackedWeights PackWeights(const float* b, int64_t K, int64_t N, int64_t rsk, int64_t rsn);
+// Packs into `w`, reusing its storage.
+void PackWeights(const float* b, int64_t K, int64_t N, int64_t rsk, int64_t rsn, PackedWeights& w);
 
-// c[m * ldc + n] = activation(sum_k a[m * lda + k] * w(k, n) + bias[n]),
-// bias when given; rows m < M, over OpenMP's threads. tanh and GELU are
-// vector_math.h's, applied to each tile while it is in L1.
-void PackedGemm(const float* a, int64_t lda, int64_t M, const PackedWeights& w, const float* bias,
-                ops::Activation activation, float* c, int64_t ldc);
+// c[m * ldc + n] = activation(sum_k a[m * rsm + k * rsk] * w(k, n) + bias[n]),
+// bias when given; rows m < M, over OpenMP's threads. Fast where rsk or rsm
+// is 1. tanh and GELU are vector_math.h's, applied to each tile while it is
+// in L1.
+void PackedGemm(const float* a, int64_t rsm, int64_t rsk, int64_t M, const PackedWeights& w,
+                const float* bias, ops::Activation activation, float* c, int64_t ldc);
+
+// The same with b(k, n) = b[k * rsbk + n * rsbn] packed as it goes, a slab
+// of the depth at a time (into a buffer of 384 x N floats per calling
+// thread, kept for the next call).
+void StridedGemm(const float* a, int64_t rsm, int64_t rsk, int64_t M, const float* b, int64_t rsbk,
+                 int64_t rsbn, int64_t K, int64_t N, const float* bias, ops::Activation activation,
+                 float* c, int64_t ldc);
 
 }  // namespace brt::cpu

@@ -137,6 +137,35 @@ TEST(DotGeneral, PackedWeightsAcrossBlocks) {
   }
 }
 
+// A weight gradient, a^T b with neither operand constant (the lhs's
+// contracting dims lead, as JAX's backward writes them), takes brt's GEMM
+// on an AVX2 CPU with b packed a depth slab (384) at a time: shapes across
+// its row blocks, slabs and panels as above, the contraction over one dim
+// and over two (batch x sequence), with and without an epilogue.
+TEST(DotGeneral, WeightGradientsAcrossBlocks) {
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{200, 37}, {199, 130}, {803, 37}}) {
+    for (const DotSpec& s : {DotSpec{{605, m}, {605, n}, {}, {}, {0}, {0}, {m, n}},
+                             DotSpec{{5, 121, m}, {5, 121, n}, {}, {}, {0, 1}, {0, 1}, {m, n}}}) {
+      HostTensor l = Random(DType::kF32, s.lhs, Rng()), r = Random(DType::kF32, s.rhs, Rng());
+      HostTensor bias = Random(DType::kF32, {n}, Rng());
+      const std::vector<double> product = DotReference(l, r, s);
+      const std::vector<Attribute> attrs = {{"lhs_contracting_dimensions", s.lc},
+                                            {"rhs_contracting_dimensions", s.rc}};
+      auto plain = MustRunOp({"dot_general", {l, r}, {{DType::kF32, Dims(s.out)}}, attrs});
+      EXPECT_LE(RelError(plain[0].ToDouble(), product), 1e-5) << FormatShape(s.lhs) << " x " << n;
+      std::vector<Attribute> with_gelu = attrs;
+      with_gelu.push_back({"activation", std::string("gelu")});
+      auto fused = MustRunOp({"brt.matmul", {l, r, bias}, {{DType::kF32, Dims(s.out)}}, with_gelu});
+      std::vector<double> ref = product;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        const double v = ref[i] + bias.Get(static_cast<int64_t>(i) % n);
+        ref[i] = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+      }
+      EXPECT_LE(RelError(fused[0].ToDouble(), ref), 1e-5) << FormatShape(s.lhs) << " x " << n;
+    }
+  }
+}
+
 TEST(DotGeneral, IntegerAndBfloat16) {
   const DotSpec& s = kDots[3];
   HostTensor l = Random(DType::kI32, s.lhs, Rng(), -5, 5),
