@@ -208,6 +208,18 @@ void BM_Transpose(benchmark::State& state) {
            2.0 * 4 * b * s * h * d, "bytes/s");
 }
 
+// A whole-matrix transpose: [rows, 1024] -> [1024, rows] (a weight gradient
+// turned around, as JAX's backward writes it).
+void BM_TransposeMatrix(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = 1024;
+  RunOneOp(state,
+           {"transpose",
+            {{DType::kF32, {rows, cols}}},
+            {DType::kF32, {cols, rows}},
+            {{"permutation", Shape{1, 0}}}},
+           2.0 * 4 * rows * cols, "bytes/s");
+}
+
 // Embedding lookup: 4096 ids into a [1000, 256] table.
 void BM_GatherRows(benchmark::State& state) {
   const int64_t ids = state.range(0), width = 256;
@@ -266,6 +278,7 @@ BENCHMARK(BM_Add)->Args({16, 64})->Args({4096, 1024})->Unit(benchmark::kMicrosec
 BENCHMARK(BM_ReduceRows)->Args({4096, 1024})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ReduceMiddle)->Args({32, 128, 384})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Transpose)->Arg(512)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TransposeMatrix)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GatherRows)->Arg(4096)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Conv3x3)->Arg(32)->Unit(benchmark::kMicrosecond);
 

@@ -169,11 +169,27 @@ namespace {
 // The innermost two dimensions of a StridedCopy: `rows` rows of `n`
 // elements. One tight double loop, so a short innermost dimension (a
 // channels-last transpose of 3 colour channels) costs no per-row dispatch.
+// Where one side is read or written across rows (a transpose), tiles of
+// 8 x 8 elements keep both sides' cache lines in L1 while they are used:
+// one row at a time ran a [256, 1024] transpose at 2.5 GB/s, 8 x 8 tiles
+// at 10; 16 x 16 ran at 5 (16 lines 4 KiB apart share an 8-way L1's sets).
 template <typename T>
 void CopyPlane(char* dst, const char* src, int64_t rows, int64_t drs, int64_t srs, int64_t n,
                int64_t ds, int64_t ss) {
   T* d = reinterpret_cast<T*>(dst);
   const T* s = reinterpret_cast<const T*>(src);
+  constexpr int64_t kTile = 8;
+  if (ss != 0 && !(ss == 1 && ds == 1) && rows >= kTile && n >= kTile) {
+    for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+      const int64_t r1 = std::min(rows, r0 + kTile);
+      for (int64_t i0 = 0; i0 < n; i0 += kTile) {
+        const int64_t i1 = std::min(n, i0 + kTile);
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t i = i0; i < i1; ++i) d[r * drs + i * ds] = s[r * srs + i * ss];
+      }
+    }
+    return;
+  }
   for (int64_t r = 0; r < rows; ++r, d += drs, s += srs) {
     if (ss == 0) {
       const T v = *s;

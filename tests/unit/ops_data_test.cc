@@ -84,6 +84,24 @@ TEST(Transpose, ChannelsLastOfEveryElementSize) {
   }
 }
 
+// Whole-matrix transposes, batched, go tile by tile: sizes that leave
+// partial tiles on both sides, for every element size.
+TEST(Transpose, MatricesTileByTileWithRemainders) {
+  const std::vector<int64_t> in_dims = {3, 21, 37}, out_dims = {3, 37, 21};
+  for (DType t : {DType::kF32, DType::kBF16, DType::kF64, DType::kU8}) {
+    HostTensor x = Random(t, in_dims, Rng(), 0, 100);
+    auto out = MustRunOp({"transpose",
+                          {x},
+                          {{t, Dims(out_dims)}},
+                          {{"permutation", std::vector<int64_t>{0, 2, 1}}}});
+    for (int64_t i = 0; i < 3 * 21 * 37; ++i) {
+      auto o = Unravel(i, out_dims);
+      ASSERT_EQ(out[0].Get(i), x.Get(Ravel({o[0], o[2], o[1]}, in_dims)))
+          << DTypeName(t) << " " << i;
+    }
+  }
+}
+
 TEST(Slice, StartLimitStride) {
   HostTensor x = Random(DType::kI32, {7, 9}, Rng(), -100, 100);
   auto out = MustRunOp({"slice",
