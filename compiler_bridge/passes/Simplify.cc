@@ -4,7 +4,8 @@
 // unit dims added before a broadcast), so the fusion passes see the patterns
 // they match. XLA's erf approximation, which torch-mlir writes out op by op
 // (about 30 ops), becomes the erf op it computes. A select on a constant
-// predicate is the operand it picks.
+// predicate is the operand it picks. A transpose of a matmul's result is
+// the matmul with its operands swapped.
 #include <array>
 
 #include "BrtDialect.h"
@@ -190,6 +191,38 @@ mlir::Value UnmergeBatchDims(KernelOp k) {
       .getResult(0);
 }
 
+// transpose(dot_general(a, b)) that swaps the blocks of lhs and rhs free
+// dims is dot_general(b, a): JAX's backward writes a weight's gradient as
+// x^T dy turned around. Not when b is a constant, whose matmul the runtime
+// packs once. Returns the swapped op, or null.
+KernelOp SwappedDot(KernelOp transpose, llvm::ArrayRef<int64_t> perm) {
+  KernelOp dot = Kernel(transpose.getInputs()[0], "dot_general");
+  if (!dot || !dot->hasOneUse() || Kernel(dot.getInputs()[1], "constant")) return nullptr;
+  const llvm::ArrayRef<int64_t> lb = IntsParam(dot, "lhs_batching_dimensions"),
+                                lc = IntsParam(dot, "lhs_contracting_dimensions");
+  const int64_t batch = static_cast<int64_t>(lb.size()),
+                lhs_free =
+                    TypeOf(dot.getInputs()[0]).getRank() - batch - static_cast<int64_t>(lc.size()),
+                rhs_free = static_cast<int64_t>(perm.size()) - batch - lhs_free;
+  llvm::SmallVector<int64_t> swapped = llvm::to_vector(llvm::seq<int64_t>(0, batch));
+  for (int64_t d = 0; d < rhs_free; ++d) swapped.push_back(batch + lhs_free + d);
+  for (int64_t d = 0; d < lhs_free; ++d) swapped.push_back(batch + d);
+  if (lhs_free == 0 || rhs_free == 0 || perm != llvm::ArrayRef<int64_t>(swapped)) return nullptr;
+  mlir::OpBuilder b(transpose);
+  mlir::NamedAttrList params(dot.getParams());
+  for (const char* side : {"batching", "contracting"}) {
+    const std::string lhs = std::string("lhs_") + side + "_dimensions",
+                      rhs = std::string("rhs_") + side + "_dimensions";
+    const mlir::Attribute lhs_dims = params.get(lhs), rhs_dims = params.get(rhs);
+    params.erase(lhs), params.erase(rhs);
+    if (rhs_dims) params.set(lhs, rhs_dims);
+    if (lhs_dims) params.set(rhs, lhs_dims);
+  }
+  return KernelOp::create(b, dot.getLoc(), transpose->getResultTypes(), dot.getKindAttr(),
+                          mlir::ValueRange{dot.getInputs()[1], dot.getInputs()[0]},
+                          params.getDictionary(b.getContext()));
+}
+
 // multiply(transpose(x), scalar) -> transpose(multiply(x, scalar)): the
 // scaled value keeps x's layout, so the transpose can fold into a dot that
 // reads it (PyTorch scales attention's q and k after splitting the heads).
@@ -264,6 +297,7 @@ mlir::Value Simplified(KernelOp k, bool& changed) {
     auto perm = k.getParams().getAs<mlir::DenseI64ArrayAttr>("permutation");
     if (!perm) return nullptr;
     if (IsIdentity(perm.asArrayRef())) return in;
+    if (KernelOp dot = SwappedDot(k, perm.asArrayRef())) return dot.getResult(0);
     KernelOp inner = Kernel(in, "transpose");
     auto inner_perm =
         inner ? inner.getParams().getAs<mlir::DenseI64ArrayAttr>("permutation") : nullptr;

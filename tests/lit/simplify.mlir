@@ -133,3 +133,28 @@ func.func @select_on_constant(%a: tensor<4xf32>, %b: tensor<4xf32>, %p: tensor<i
   %2 = brt.kernel "select"(%p, %a, %b) {} : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// A weight gradient as JAX writes it, x^T dy turned around, is dy^T x; a
+// batched one too. A transpose that does not swap the free dims stays, and
+// so does one of a matmul by a constant (the runtime packs constant weights).
+// CHECK-LABEL: func.func @transposed_dot
+// CHECK-NEXT: %[[G:.*]] = brt.kernel "dot_general"(%arg1, %arg0) {lhs_contracting_dimensions = array<i64: 0, 1>, rhs_contracting_dimensions = array<i64: 0, 1>} : (tensor<2x5x3xf32>, tensor<2x5x4xf32>) -> tensor<3x4xf32>
+// CHECK-NEXT: %[[B:.*]] = brt.kernel "dot_general"(%arg3, %arg2) {lhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 1>, rhs_batching_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 2>} : (tensor<6x4x3xf32>, tensor<6x7x4xf32>) -> tensor<6x3x7xf32>
+// CHECK-NEXT: %[[P:.*]] = brt.kernel "dot_general"(%arg2, %arg3)
+// CHECK-NEXT: %[[T:.*]] = brt.kernel "transpose"(%[[P]]) {permutation = array<i64: 1, 0, 2>}
+// CHECK-NEXT: %[[W:.*]] = brt.kernel "constant"
+// CHECK-NEXT: %[[C:.*]] = brt.kernel "dot_general"(%arg4, %[[W]])
+// CHECK-NEXT: %[[U:.*]] = brt.kernel "transpose"(%[[C]])
+// CHECK-NEXT: return %[[G]], %[[B]], %[[T]], %[[U]]
+func.func @transposed_dot(%x: tensor<2x5x4xf32>, %dy: tensor<2x5x3xf32>, %a: tensor<6x7x4xf32>, %b: tensor<6x4x3xf32>, %v: tensor<5x4xf32>) -> (tensor<3x4xf32>, tensor<6x3x7xf32>, tensor<7x6x3xf32>, tensor<2x5xf32>) {
+  %0 = brt.kernel "dot_general"(%x, %dy) {lhs_contracting_dimensions = array<i64: 0, 1>, rhs_contracting_dimensions = array<i64: 0, 1>} : (tensor<2x5x4xf32>, tensor<2x5x3xf32>) -> tensor<4x3xf32>
+  %1 = brt.kernel "transpose"(%0) {permutation = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  %2 = brt.kernel "dot_general"(%a, %b) {lhs_batching_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<6x7x4xf32>, tensor<6x4x3xf32>) -> tensor<6x7x3xf32>
+  %3 = brt.kernel "transpose"(%2) {permutation = array<i64: 0, 2, 1>} : (tensor<6x7x3xf32>) -> tensor<6x3x7xf32>
+  %4 = brt.kernel "dot_general"(%a, %b) {lhs_batching_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<6x7x4xf32>, tensor<6x4x3xf32>) -> tensor<6x7x3xf32>
+  %5 = brt.kernel "transpose"(%4) {permutation = array<i64: 1, 0, 2>} : (tensor<6x7x3xf32>) -> tensor<7x6x3xf32>
+  %w = brt.kernel "constant"() {value = dense<1.500000e+00> : tensor<4x2xf32>} : () -> tensor<4x2xf32>
+  %6 = brt.kernel "dot_general"(%v, %w) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<5x4xf32>, tensor<4x2xf32>) -> tensor<5x2xf32>
+  %7 = brt.kernel "transpose"(%6) {permutation = array<i64: 1, 0>} : (tensor<5x2xf32>) -> tensor<2x5xf32>
+  return %1, %3, %5, %7 : tensor<3x4xf32>, tensor<6x3x7xf32>, tensor<7x6x3xf32>, tensor<2x5xf32>
+}
