@@ -7,10 +7,15 @@ same batches; losses are checked against JAX's before timing. Median of
 --rounds rounds of --steps steps each, the runtimes taking turns.
 
     PYTHONPATH=build/python:examples python3 bench/train_bench.py [--markdown OUT]
+        [--dim 256 --heads 8 --layers 4 --context 128 --batch 8 --vocab 4096 ...]
+
+The model's size defaults to tiny_lm.Config's (the size the tests train);
+every field of it can be set from the command line.
 
 PyTorch is a peer only where it is installed (scripts/bootstrap.sh installs it).
 """
 import argparse
+import dataclasses
 import datetime
 import os
 import pathlib
@@ -86,9 +91,11 @@ def main():
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--markdown")
+    for field in dataclasses.fields(tiny_lm.Config):
+        parser.add_argument(f"--{field.name.replace('_', '-')}", type=field.type, default=field.default)
     args = parser.parse_args()
 
-    config = tiny_lm.Config()
+    config = tiny_lm.Config(**{f.name: getattr(args, f.name) for f in dataclasses.fields(tiny_lm.Config)})
     step = tiny_lm.train_step(config)
     params, opt_state = tiny_lm.initial_state(config)
     rng = np.random.default_rng(0)
