@@ -158,10 +158,12 @@ def main():
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=HERE).stdout.strip()
+    options = "".join(f" --{f.name.replace('_', '-')} {getattr(config, f.name)}"
+                      for f in dataclasses.fields(config) if getattr(config, f.name) != f.default)
     peers = "JAX and PyTorch eager" if torch is not None else "JAX"
     lines = [f"# Train step: transformer LM (examples/tiny_lm.py), brt vs {peers}, CPU",
              "",
-             f"- date: {datetime.date.today()}, commit {commit}, `python3 bench/train_bench.py`",
+             f"- date: {datetime.date.today()}, commit {commit}, `python3 bench/train_bench.py{options}`",
              *machine.header_lines(),
              f"- threads: {THREADS} (OMP_NUM_THREADS for brt's oneDNN; XLA's own pool; torch.set_num_threads); "
              f"jax {jax.__version__}" + (f", torch {torch.__version__}" if torch is not None else ""),
