@@ -109,7 +109,8 @@ def compile_stablehlo(text, target="cpu", path=None, stats=False):
     weights stored once. `stats` prints brt-compile's op counts and memory
     plan."""
     functions = text if isinstance(text, dict) else {"main": text}
-    if path is None:
+    made_path = path is None
+    if made_path:
         fd, path = tempfile.mkstemp(suffix=".brtx")
         os.close(fd)
     with tempfile.TemporaryDirectory() as tmp:
@@ -122,6 +123,8 @@ def compile_stablehlo(text, target="cpu", path=None, stats=False):
         cmd = [find_tool(), *inputs, "-o", str(path), f"--target={target}"] + (["--stats"] if stats else [])
         r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
+        if made_path:
+            os.remove(path)
         raise CompileError(r.stderr.strip())
     if stats:
         print(r.stdout, end="")

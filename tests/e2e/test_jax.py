@@ -4,6 +4,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -330,6 +331,16 @@ def test_bad_inputs_give_one_clear_line(have_compiler, tmp_path):
         assert r.returncode == 1, (name, r.returncode, r.stderr)
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and expect in lines[0] and str(src) in lines[0], (name, r.stderr)
+
+
+def test_failed_compile_leaves_no_file_behind(have_compiler, tmp_path, monkeypatch):
+    """brt.compile without a path makes a temporary .brtx; when the compile
+    fails, that file goes and the error names the op."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(brt.CompileError, match="stablehlo.while"):
+        brt.compile(lambda x, n: jax.lax.while_loop(lambda c: c[1] < n, lambda c: (c[0] * 2, c[1] + 1), (x, 0))[0],
+                    np.ones(3, np.float32), np.int32(4))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_mulhi_64_bits(have_compiler, build_dir, tmp_path):

@@ -4,7 +4,10 @@
 // the state lives on the CUDA device (uploaded from the host, read back).
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "brt/safetensors.h"
 #include "test_util.h"
@@ -12,11 +15,27 @@
 namespace brt::test {
 namespace {
 
+// The files TempPath named, removed when the tests end.
+class RemoveTempFiles : public ::testing::Environment {
+ public:
+  static std::vector<std::string>& Paths() {
+    static std::vector<std::string> paths;
+    return paths;
+  }
+  void TearDown() override {
+    for (const std::string& p : Paths()) std::remove(p.c_str());
+  }
+};
+::testing::Environment* const kRemoveTempFiles =
+    ::testing::AddGlobalTestEnvironment(new RemoveTempFiles);
+
 // Per process: the CPU and CUDA runs of this binary may run at once, and a
 // file truncated under another's mapping would kill it with SIGBUS.
 std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "_" +
-         ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
+  std::string path = ::testing::TempDir() + "/" + std::to_string(::getpid()) + "_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
+  RemoveTempFiles::Paths().push_back(path);
+  return path;
 }
 
 // w <- w - 0.5 * g and v <- 0.9 * v + g, both in place; loss = sum(w * w)
