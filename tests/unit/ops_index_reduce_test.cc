@@ -403,6 +403,50 @@ TEST(Reduce, RowsWithNaNAndIntegerRows) {
   }
 }
 
+// Enough rows or columns (at least 65536 elements) that the CPU splits them
+// over its threads: rows by row, columns by blocks of 64 (70 columns: one
+// full block and a partial one), each with an init value and NaNs in some
+// rows or columns; i32 sums exact.
+TEST(Reduce, ManyRowsAndColumnsSplitOverThreads) {
+  for (bool rows : {true, false}) {
+    const int64_t outer = rows ? 2000 : 1500, inner = rows ? 37 : 70;
+    const int64_t results = rows ? outer : inner;
+    const std::vector<int64_t> dims = {rows ? 1 : 0};
+    HostTensor x = Random(DType::kF32, {outer, inner}, Rng(), -1, 1);
+    x.Set(5 * inner + 3, NAN), x.Set((outer - 1) * inner + inner - 1, NAN);
+    for (const char* reducer : {"add", "max", "min"}) {
+      auto out = MustRunOp({"reduce",
+                            {x, HostTensor::FromDouble(DType::kF32, {}, {0.25})},
+                            {{DType::kF32, {results}}},
+                            {{"dimensions", dims}, {"reducer", reducer}}});
+      std::vector<double> want(results, 0.25);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        double& w = want[rows ? i / inner : i % inner];
+        const double v = x.Get(i);
+        w = std::isnan(v) || std::isnan(w) ? NAN
+            : reducer[0] == 'a'            ? w + v
+            : reducer[1] == 'a'            ? std::max(w, v)
+                                           : std::min(w, v);
+      }
+      for (int64_t r = 0; r < results; ++r) {
+        if (std::isnan(want[r])) {
+          EXPECT_TRUE(std::isnan(out[0].Get(r))) << reducer << " result " << r;
+        } else {
+          ASSERT_NEAR(out[0].Get(r), want[r], 1e-4) << reducer << " result " << r;
+        }
+      }
+    }
+    HostTensor n = Random(DType::kI32, {outer, inner}, Rng(), -1000, 1000);
+    auto sums = MustRunOp({"reduce",
+                           {n, HostTensor::FromDouble(DType::kI32, {}, {5})},
+                           {{DType::kI32, {results}}},
+                           {{"dimensions", dims}, {"reducer", "add"}}});
+    std::vector<double> want(results, 5);
+    for (int64_t i = 0; i < n.numel(); ++i) want[rows ? i / inner : i % inner] += n.Get(i);
+    EXPECT_EQ(sums[0].ToDouble(), want) << (rows ? "rows" : "columns");
+  }
+}
+
 }  // namespace
 }  // namespace brt::test
 
