@@ -58,14 +58,19 @@ C CombineRow(C acc, const T* in, int64_t n) {
   return acc;
 }
 
-// The reduction of ReducePlan p into out (p.out_numel values of A, the
-// accumulator type: T itself, or float for f16/bf16, which round once at the
-// end instead of at every step).
 // Reductions over this many elements or more are split over OpenMP's
 // threads where the layout is rows or columns; below, a fork costs more
 // than it saves.
 constexpr int64_t kParallelElements = int64_t{1} << 16;
 
+// Whether p reduces contiguous rows (each result one row), or columns (each
+// result one column of row-major rows).
+bool IsRows(const ReducePlan& p) { return p.rank == 2 && p.ostr[0] == 1 && p.ostr[1] == 0; }
+bool IsColumns(const ReducePlan& p) { return p.rank == 2 && p.ostr[0] == 0 && p.ostr[1] == 1; }
+
+// The reduction of ReducePlan p into out (p.out_numel values of A, the
+// accumulator type: T itself, or float for f16/bf16, which round once at the
+// end instead of at every step).
 template <Reducer R, typename T, typename A>
 void ReduceInto(const ReducePlan& p, const T* in, A init, A* out) {
   using C = Compute<T>;
@@ -74,14 +79,14 @@ void ReduceInto(const ReducePlan& p, const T* in, A init, A* out) {
   const int r = p.rank;
   const int64_t n = p.dims[r - 1], os = p.ostr[r - 1];
   const bool parallel = p.in_numel >= kParallelElements;
-  if (r == 2 && p.ostr[0] == 1 && os == 0) {
+  if (IsRows(p)) {
     // Rows (a softmax's sums over [8, 8, 128, 128] ran at 3.5 GB/s on one
     // thread, and oneDNN's): threads take rows.
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t i = 0; i < p.dims[0]; ++i) out[i] = A(CombineRow<R, C>(C(out[i]), in + i * n, n));
     return;
   }
-  if (r == 2 && p.ostr[0] == 0 && os == 1) {
+  if (IsColumns(p)) {
     // Columns (a bias gradient over batch x sequence): threads take blocks
     // of 64 columns, each summed down the rows in order.
     constexpr int64_t kColumns = 64;
@@ -148,8 +153,7 @@ class ReduceKernel final : public CpuKernel {
     });
     // Rows run faster on the loop below than on oneDNN 3.2's reduction (a
     // softmax's sums over [8, 8, 128, 128]: 0.09 ms against 0.65).
-    const bool rows = p_.rank == 2 && p_.ostr[0] == 1 && p_.ostr[1] == 0;
-    if (!rows) dnnl_ = MakeDnnlReduction(op);
+    if (!IsRows(p_)) dnnl_ = MakeDnnlReduction(op);
   }
   std::unique_ptr<Runnable> CreateInstance() const override {
     if (wide_) return std::make_unique<WideInstance>(*this);
