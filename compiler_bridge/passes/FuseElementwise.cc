@@ -149,7 +149,6 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
         inputs.insert(src);
       }
     if (inputs.empty()) return;  // constants only: nothing to stream, leave it alone
-    if (inputs.size() > static_cast<size_t>(ops::kMaxFusedInputs)) return;
     for (auto [i, v] : llvm::enumerate(inputs)) reg[v] = static_cast<int64_t>(i);
     for (auto& [v, c] : constant_values) {
       reg[v] = static_cast<int64_t>(inputs.size() + constants.size());
