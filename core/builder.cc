@@ -251,6 +251,7 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
                            }())
                                .value_or(0) *
                            static_cast<int64_t>(DTypeSize(v.type.dtype));
+        planned[r].dtype = static_cast<int32_t>(v.type.dtype);
         planned[r].first_use = planned[r].last_use = static_cast<int>(i);
       }
       for (ValueId o : op.operands)
@@ -258,7 +259,7 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
           planned[o].last_use = std::max(planned[o].last_use, static_cast<int>(i));
     }
     core::KeepQueuedOperandsLive(d.ops, planned);
-    core::AliasReshapes(d.ops, planned);
+    core::ShareOperandBytes(d.ops, planned);
     flatbuffers::Offset<fb::MemoryPlan> plan = 0;
     if (all_static) {
       core::MemoryPlanResult r =
@@ -266,8 +267,11 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
       if (report) {
         int64_t total = 0;
         for (int64_t a : r.arena_sizes) total += a;
+        const auto shared = std::count_if(planned.begin(), planned.end(),
+                                          [](const auto& v) { return v.alias_of >= 0; });
         report->functions.push_back({d.name, static_cast<int>(d.ops.size()), total,
-                                     r.live_bytes_lower_bound, r.aligned_live_bytes_lower_bound});
+                                     r.live_bytes_lower_bound, r.aligned_live_bytes_lower_bound,
+                                     static_cast<int>(shared)});
       }
       std::vector<flatbuffers::Offset<fb::Arena>> arena_tables(arenas.size());
       for (const auto& [dev, idx] : arenas)

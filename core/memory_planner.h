@@ -13,10 +13,11 @@ namespace brt::core {
 
 struct PlannedValue {
   int64_t bytes = 0;
-  int arena = -1;     // which arena (e.g. per device); -1: not planned
-  int first_use = 0;  // op index that defines it
-  int last_use = 0;   // last op index that reads it (>= first_use)
-  int alias_of = -1;  // >= 0: shares that (earlier) value's bytes instead of its own
+  int arena = -1;      // which arena (e.g. per device); -1: not planned
+  int first_use = 0;   // op index that defines it
+  int last_use = 0;    // last op index that reads it (>= first_use)
+  int alias_of = -1;   // >= 0: shares that (earlier) value's bytes instead of its own
+  int32_t dtype = -1;  // values share bytes only with their own dtype
 };
 
 struct MemoryPlanResult {
@@ -49,21 +50,44 @@ void KeepQueuedOperandsLive(const Ops& ops, std::vector<PlannedValue>& planned) 
   }
 }
 
-// A reshape's result is its operand's bytes (row-major data reads the same
-// under either shape): where both are planned in one arena, the result
-// aliases the operand, which then stays live as long as the result, and the
-// reshape copies nothing (its kernels skip a copy onto itself). Call after
-// every liveness adjustment (KeepQueuedOperandsLive).
+// Results that take an operand's bytes instead of their own (both planned
+// in one arena; call after every liveness adjustment, KeepQueuedOperandsLive):
+// - a reshape's result is its operand's bytes (row-major data reads the same
+//   under either shape); the operand then stays live as long as the result,
+//   and the reshape copies nothing (its kernels skip a copy onto itself);
+// - an op of the registry's kInPlace or kInPlaceFirstOperand writes its
+//   result over an operand of the result's dtype and size when no later op,
+//   and no other operand of this one, reads those bytes (InPlaceOperand):
+//   scatter and dynamic_update_slice then copy nothing, and elementwise ops
+//   write to memory already in cache.
 template <typename Ops>
-void AliasReshapes(const Ops& ops, std::vector<PlannedValue>& planned) {
-  for (const auto& op : ops) {
-    if (op.kind != "reshape" || op.operands.size() != 1 || op.results.size() != 1) continue;
-    const auto from = op.operands[0], to = op.results[0];
-    if (planned[from].arena < 0 || planned[to].arena != planned[from].arena ||
-        planned[to].bytes != planned[from].bytes)
-      continue;
-    planned[to].alias_of =
-        planned[from].alias_of >= 0 ? planned[from].alias_of : static_cast<int>(from);
+void ShareOperandBytes(const Ops& ops, std::vector<PlannedValue>& planned) {
+  auto root = [&](size_t v) {
+    return planned[v].alias_of >= 0 ? planned[v].alias_of : static_cast<int>(v);
+  };
+  // Per root: the last op that reads its bytes, through it or an alias.
+  std::vector<int> last_read(planned.size());
+  for (size_t v = 0; v < planned.size(); ++v) last_read[v] = planned[v].last_use;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const auto& op = ops[i];
+    if (op.results.size() != 1 || planned[op.results[0]].arena < 0) continue;
+    PlannedValue& to = planned[op.results[0]];
+    auto same_bytes = [&](size_t v) {
+      return planned[v].arena == to.arena && planned[v].bytes == to.bytes &&
+             planned[v].dtype == to.dtype;
+    };
+    int from = -1;
+    if (op.kind == "reshape") {
+      if (op.operands.size() == 1 && same_bytes(op.operands[0])) from = root(op.operands[0]);
+    } else if (const OpSchema* schema = FindOpSchema(op.kind)) {
+      const int k = InPlaceOperand(schema->flags, op.operands, root, same_bytes, [&](size_t v) {
+        return last_read[root(v)] == static_cast<int>(i);
+      });
+      if (k >= 0) from = root(op.operands[k]);
+    }
+    if (from < 0) continue;
+    to.alias_of = from;
+    last_read[from] = std::max(last_read[from], to.last_use);
   }
 }
 

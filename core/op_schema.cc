@@ -9,8 +9,8 @@ constexpr int ResultCount(unsigned flags) {
 }
 // The registry's classes matter to the compiler, not the loader.
 constexpr OpSchema kSchemas[] = {
-#define BRT_UNARY(e, kind, domain, flags, ...) {kind, flags, 1, 1, 1, {}},
-#define BRT_BINARY(e, kind, domain, flags, ...) {kind, flags, 2, 2, 1, {}},
+#define BRT_UNARY(e, kind, domain, flags, ...) {kind, flags | kInPlace, 1, 1, 1, {}},
+#define BRT_BINARY(e, kind, domain, flags, ...) {kind, flags | kInPlace, 2, 2, 1, {}},
 #define BRT_OP(kind, min_operands, max_operands, cls, flags, ...) \
   {kind, flags, min_operands, max_operands, ResultCount(flags), {__VA_ARGS__}},
 #include "brt/ops.def"

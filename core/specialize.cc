@@ -116,14 +116,18 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
         Device d = fs.values[v].device;
         auto it = std::find(devices.begin(), devices.end(), d);
         if (it == devices.end()) it = devices.insert(devices.end(), d);
-        planned[v] = {static_cast<int64_t>(spec->bytes[v]), static_cast<int>(it - devices.begin()),
-                      static_cast<int>(i), static_cast<int>(i)};
+        planned[v] = {static_cast<int64_t>(spec->bytes[v]),
+                      static_cast<int>(it - devices.begin()),
+                      static_cast<int>(i),
+                      static_cast<int>(i),
+                      -1,
+                      static_cast<int32_t>(fs.values[v].dtype)};
       }
       for (uint32_t v : fs.ops[i].operands)
         if (planned[v].arena >= 0) planned[v].last_use = static_cast<int>(i);
     }
     core::KeepQueuedOperandsLive(fs.ops, planned);
-    core::AliasReshapes(fs.ops, planned);
+    core::ShareOperandBytes(fs.ops, planned);
     core::MemoryPlanResult r =
         core::PlanMemory(planned, static_cast<int>(devices.size()), core::kArenaAlignment);
     for (size_t d = 0; d < devices.size(); ++d)

@@ -91,13 +91,15 @@ bool GenerateFusedElementwise(KernelOp op, const std::string& name, CudaKernel* 
   const auto shape = result.getShape();
   const int64_t n = result.getNumElements();
   std::ostringstream s;
+  // Pointers without restrict: the result may be written over an input
+  // (kInPlace), each element read before it is written.
   s << kPrologue << "extern \"C\" __global__ void " << name << "(";
   for (auto [i, v] : llvm::enumerate(op.getInputs())) {
     const char* t = CType(TypeOf(v).getElementType());
     if (!t) return false;
-    s << "const " << t << "* BRT_RESTRICT in" << i << ", ";
+    s << "const " << t << "* in" << i << ", ";
   }
-  s << "float* BRT_RESTRICT out) {\n"
+  s << "float* out) {\n"
     << "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < " << n
     << "LL; i += (long long)gridDim.x * blockDim.x) {\n";
   // Offsets of each (NumPy-broadcast) input from the output index.

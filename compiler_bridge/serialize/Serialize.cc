@@ -6,6 +6,7 @@
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "RuntimeTypes.h"
+#include "brt/op_registry.h"
 #include "codegen/CudaCodegen.h"
 #include "import/Import.h"
 #include "import/OpText.h"
@@ -47,22 +48,24 @@ bool ToAttribute(const mlir::NamedAttribute& na, std::vector<Attribute>& out) {
 constexpr ValueId kDeferred = static_cast<ValueId>(-1);
 
 // Whether `value` may be computed straight into `donor`'s buffer: no op
-// after its producer reads the donor, and the producer itself reads the
-// donor only elementwise, element for element.
+// after its producer reads the donor, and the producer reads it not at all
+// or as an operand it may write its result over (the registry's in-place
+// flags).
 bool WritableInPlace(mlir::Value value, mlir::Value donor) {
-  mlir::Operation* producer = value.getDefiningOp();
+  auto producer = value.getDefiningOp<KernelOp>();
   if (!producer) return false;
-  for (mlir::Operation* user : donor.getUsers()) {
-    if (user == producer) {
-      auto k = mlir::dyn_cast<KernelOp>(user);
-      const bool elementwise =
-          k && (IsElementwise(FindKind(k.getKind())) || k.getKind() == "brt.fused_elementwise");
-      if (!elementwise || donor.getType() != value.getType()) return false;
-    } else if (producer->isBeforeInBlock(user)) {
-      return false;
-    }
-  }
-  return true;
+  auto dead_after = [&](mlir::Value v) {
+    return llvm::none_of(v.getUsers(), [&](mlir::Operation* user) {
+      return user != producer && producer->isBeforeInBlock(user);
+    });
+  };
+  auto operands = producer.getInputs();
+  if (!llvm::is_contained(operands, donor)) return dead_after(donor);
+  const OpSchema* schema = FindOpSchema(producer.getKind());
+  return schema && InPlaceOperand(
+                       schema->flags, operands, [](mlir::Value v) { return v; },
+                       [&](mlir::Value v) { return v == donor && v.getType() == value.getType(); },
+                       dead_after) >= 0;
 }
 
 // Adds the module's @main to `builder` as function `name`. Generated kernels

@@ -197,11 +197,13 @@ int main(int argc, char** argv) {
       std::printf(
           "function %s: %d runtime ops; planned arena %lld bytes; lower bound %lld bytes live at "
           "once, "
-          "%lld with 256-byte aligned values; planned / aligned bound = %.3f\n",
+          "%lld with 256-byte aligned values; planned / aligned bound = %.3f; %d results in "
+          "an operand's bytes (reshapes, in-place ops)\n",
           f.name.c_str(), f.num_ops, static_cast<long long>(f.arena_bytes),
           static_cast<long long>(f.live_bytes_lower_bound),
           static_cast<long long>(f.aligned_lower_bound),
-          f.aligned_lower_bound ? static_cast<double>(f.arena_bytes) / f.aligned_lower_bound : 1.0);
+          f.aligned_lower_bound ? static_cast<double>(f.arena_bytes) / f.aligned_lower_bound : 1.0,
+          f.shared_results);
   }
   return 0;
 }

@@ -91,6 +91,9 @@ struct BuildReport {
     // The same with each value rounded up to the arena alignment (256 bytes):
     // no aligned plan can do better.
     int64_t aligned_lower_bound = 0;
+    // Results given an operand's bytes: reshapes, and ops writing over an
+    // operand no later op reads (the registry's kInPlace).
+    int shared_results = 0;
   };
   std::vector<Function> functions;
 };

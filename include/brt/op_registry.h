@@ -4,6 +4,7 @@
 // loads only when a loaded provider lists it in its kernel table.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -24,6 +25,16 @@ inline constexpr unsigned kCollective = 4;         // exchanges data between ran
 inline constexpr unsigned kChlo = 8;               // imported from the CHLO op of this name
 inline constexpr unsigned kTwoResults = 16;        // two results (else one): rng_bit_generator's
 inline constexpr unsigned kResultPerOperand = 32;  // one result per operand: sort's
+// The result may be written over an operand (the memory planner's choice,
+// see InPlaceOperand): kernels must give the right result when the result's
+// pointer equals that operand's.
+// kInPlace: over any operand of the result's dtype and size; the kernel reads
+// each element before writing it (elementwise ops: every BRT_UNARY and
+// BRT_BINARY row has it).
+inline constexpr unsigned kInPlace = 64;
+// kInPlaceFirstOperand: over the first operand only; the kernel skips
+// copying it onto itself and writes the rest (scatter, dynamic_update_slice).
+inline constexpr unsigned kInPlaceFirstOperand = 128;
 }  // namespace op_flags
 
 struct OpSchema {
@@ -38,5 +49,28 @@ struct OpSchema {
 
 // nullptr for a kind the registry does not have.
 const OpSchema* FindOpSchema(std::string_view kind);
+
+// The index of the operand an op of these flags may write its result over,
+// or -1: one that `fits` (the result's dtype and size), that no later op
+// reads (`dead_after`), and that the op reads through no other operand:
+// `bytes_of` names the memory an operand is (values sharing bytes give the
+// same name). The runtime's memory planner and the compiler's in-place state
+// updates ask the same question.
+template <typename Operands, typename BytesOf, typename Fits, typename DeadAfter>
+int InPlaceOperand(unsigned flags, const Operands& operands, BytesOf bytes_of, Fits fits,
+                   DeadAfter dead_after) {
+  size_t candidates = 0;
+  if (flags & op_flags::kInPlace) candidates = operands.size();
+  if (flags & op_flags::kInPlaceFirstOperand) candidates = std::min<size_t>(1, operands.size());
+  for (size_t i = 0; i < candidates; ++i) {
+    const auto& v = operands[i];
+    if (!fits(v) || !dead_after(v)) continue;
+    const auto bytes = bytes_of(v);
+    if (std::count_if(operands.begin(), operands.end(),
+                      [&](const auto& w) { return bytes_of(w) == bytes; }) == 1)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
 
 }  // namespace brt

@@ -64,9 +64,14 @@ def test_fused_elementwise_kernel_matches_numpy(nvrtc, tmp_path):
     ptx = (kernels / "brt_kernel_0.ptx").read_text()
     assert ".target sm_80" in ptx and ".entry brt_kernel_0" in ptx
     out = np.full((64, 33), np.nan, np.float32)
-    host_kernel(kernels / "brt_kernel_0.cu", tmp_path)(a, b, out)
+    run = host_kernel(kernels / "brt_kernel_0.cu", tmp_path)
+    run(a, b, out)
     ref = np.tanh(a.astype(np.float64) * b + 1.0) * 0.5 + np.maximum(a, 0.0)
     assert np.linalg.norm(out - ref) / np.linalg.norm(ref) <= 1e-6
+    # The memory planner may write the result over `a` (kInPlace): same bits.
+    in_place = a.copy()
+    run(in_place, b, in_place)
+    np.testing.assert_array_equal(in_place, out)
 
 
 # Every float elementwise op of the op registry, as JAX writes it and as
@@ -131,7 +136,7 @@ def test_every_registry_elementwise_op_generates_a_matching_kernel(nvrtc, tmp_pa
     kernels, stats = compile_cuda(fn, [x, y], tmp_path)
     assert "generated CUDA kernels: 1 (" in stats, stats
     source = (kernels / "brt_kernel_0.cu").read_text()
-    assert source.count("const float* BRT_RESTRICT in") == 2, source
+    assert source.count("const float* in") == 2, source
     out = np.full(x.shape, np.nan, np.float32)
     host_kernel(kernels / "brt_kernel_0.cu", tmp_path)(x, y, out)
     y64 = y.astype(np.float64)

@@ -76,3 +76,38 @@ def test_a_donor_read_after_its_new_value_exists_sees_the_old_value(tmp_path):
         pj, qj, trace = jitted(pj, qj)
         assert abs(float(np.asarray(ctx.outputs()[2])) - float(trace)) <= 1e-5 * abs(float(trace))
     assert rel(p_state, pj) <= 1e-6 and rel(q_state, qj) <= 1e-6
+
+
+def test_a_kv_cache_is_updated_in_place_by_dynamic_update_slice_and_scatter(tmp_path, capfd):
+    # A decoding step: this token's key row goes into one cache with
+    # lax.dynamic_update_slice, its value row into the other with .at[].set
+    # (a scatter); attention then reads both. Each update writes only its row
+    # into the state's buffer: no copy of the caches.
+    keys, values = normal(32, 16), normal(32, 16)
+    q, k, v = normal(16), normal(16), normal(16)
+
+    def step(keys, values, q, k, v, pos):
+        keys = jax.lax.dynamic_update_slice(keys, k[None], (pos, 0))
+        values = values.at[pos].set(v)
+        attention = jax.nn.softmax(keys @ q) @ values
+        return keys, values, attention
+
+    jitted = jax.jit(step, donate_argnums=(0, 1))
+    pos = np.int32(0)
+    brt.compile(jitted, keys, values, q, k, v, pos, path=str(tmp_path / "decode.brtx"), stats=True)
+    assert "state: 2 donated arguments, 2 written in place, 0 through a copy" in capfd.readouterr().out
+    session = brt.Session(str(tmp_path / "decode.brtx"))
+    ctx = session.new_request()
+    keys_state, values_state = keys.copy(), values.copy()
+    ctx.bind("keys", keys_state)
+    ctx.bind("values", values_state)
+    kj, vj = jnp.array(keys), jnp.array(values)
+    for step_pos in (3, 4, 31, 0):
+        q, k, v = normal(16), normal(16), normal(16)
+        pos = np.array(step_pos, np.int32)
+        for name, array in (("q", q), ("k", k), ("v", v), ("pos", pos)):
+            ctx.bind(name, array)
+        ctx.run()
+        kj, vj, attention = jitted(kj, vj, q, k, v, pos)
+        assert rel(ctx.outputs()[2], attention) <= 1e-5
+    assert np.array_equal(keys_state, np.asarray(kj)) and np.array_equal(values_state, np.asarray(vj))
