@@ -139,38 +139,70 @@ KernelOp UnbroadcastDot(KernelOp k) {
                           params.getDictionary(b.getContext()));
 }
 
-// dot_general(reshape(a), reshape(b)) over batch dim 0, where both reshapes
-// only merge the same leading dims [B1, ..., Bn] into one (attention heads:
-// [b, h, s, d] -> [b * h, s, d]), is the dot_general of a and b over n batch
-// dims, reshaped: a transpose that makes a or b can then fold into the dot.
+// How many leading dims of its input the reshape making `v` merges into
+// its dim 0 ([b, h, s, d] -> [b * h, s, d]: 2), or 0 for any other value.
+int64_t MergedLeadingDims(mlir::Value v) {
+  KernelOp r = Kernel(v, "reshape");
+  if (!r) return 0;
+  const auto from = TypeOf(r.getInputs()[0]).getShape(), to = TypeOf(v).getShape();
+  const int64_t n = static_cast<int64_t>(from.size()) - static_cast<int64_t>(to.size()) + 1;
+  if (n < 2 || to.empty() || from.drop_front(n) != to.drop_front(1)) return 0;
+  int64_t product = 1;
+  for (int64_t d : from.take_front(n)) product *= d;
+  return product == to[0] ? n : 0;
+}
+
+// dot_general over batch dim 0 of operands whose batch is n >= 2 merged
+// leading dims [B1, ..., Bn] (attention heads: [b, h, s, d] -> [b * h, s, d])
+// is the dot_general over those n batch dims, reshaped: a transpose that
+// makes an operand can then fold into the dot. Both operands merge the same
+// dims; or one merges those of a transpose and the other is split the same
+// way (JAX's q @ k^T at batch 1 merges [1, h] on k^T's side only).
 // Returns the replacement, or null.
 mlir::Value UnmergeBatchDims(KernelOp k) {
-  KernelOp lr = Kernel(k.getInputs()[0], "reshape"), rr = Kernel(k.getInputs()[1], "reshape");
-  if (!lr || !rr || IntsParam(k, "lhs_batching_dimensions") != llvm::ArrayRef<int64_t>{0} ||
+  if (IntsParam(k, "lhs_batching_dimensions") != llvm::ArrayRef<int64_t>{0} ||
       IntsParam(k, "rhs_batching_dimensions") != llvm::ArrayRef<int64_t>{0})
     return nullptr;
-  const mlir::Value a = lr.getInputs()[0], b = rr.getInputs()[0];
-  const auto a_shape = TypeOf(a).getShape(), b_shape = TypeOf(b).getShape();
-  const auto merged_a = TypeOf(lr.getResult(0)).getShape(),
-             merged_b = TypeOf(rr.getResult(0)).getShape();
-  const int64_t n =
-      static_cast<int64_t>(a_shape.size()) - static_cast<int64_t>(merged_a.size()) + 1;
-  if (n < 2 ||
-      static_cast<int64_t>(b_shape.size()) - static_cast<int64_t>(merged_b.size()) + 1 != n ||
-      a_shape.take_front(n) != b_shape.take_front(n) ||
-      a_shape.drop_front(n) != merged_a.drop_front(1) ||
-      b_shape.drop_front(n) != merged_b.drop_front(1))
+  const mlir::Value lhs = k.getInputs()[0], rhs = k.getInputs()[1];
+  const int64_t n_lhs = MergedLeadingDims(lhs), n_rhs = MergedLeadingDims(rhs);
+  auto source = [](mlir::Value merged) { return Kernel(merged, "reshape").getInputs()[0]; };
+  auto leading = [&](mlir::Value merged, int64_t n) {
+    return TypeOf(source(merged)).getShape().take_front(n);
+  };
+  llvm::SmallVector<int64_t> batch_shape;
+  if (n_lhs && n_rhs) {
+    if (n_lhs != n_rhs || leading(lhs, n_lhs) != leading(rhs, n_rhs)) return nullptr;
+    batch_shape.assign(leading(lhs, n_lhs).begin(), leading(lhs, n_lhs).end());
+  } else if (n_lhs || n_rhs) {
+    const mlir::Value merged = n_lhs ? lhs : rhs;
+    if (!Kernel(source(merged), "transpose")) return nullptr;
+    const auto dims = leading(merged, n_lhs ? n_lhs : n_rhs);
+    batch_shape.assign(dims.begin(), dims.end());
+  } else {
     return nullptr;
-  int64_t batch = 1;
-  for (int64_t d : a_shape.take_front(n)) batch *= d;
-  if (batch != merged_a[0]) return nullptr;
+  }
+  const int64_t n = static_cast<int64_t>(batch_shape.size());
+  mlir::OpBuilder builder(k);
+  // Each operand with its batch split: a merging reshape's input, or a new reshape.
+  auto unmerged = [&](mlir::Value v, int64_t merged) -> mlir::Value {
+    if (merged) return source(v);
+    const auto type = TypeOf(v);
+    llvm::SmallVector<int64_t> shape(batch_shape);
+    shape.append(type.getShape().begin() + 1, type.getShape().end());
+    return KernelOp::create(
+               builder, k.getLoc(),
+               mlir::TypeRange{mlir::RankedTensorType::get(shape, type.getElementType())},
+               builder.getStringAttr("reshape"), mlir::ValueRange{v}, builder.getDictionaryAttr({}))
+        .getResult(0);
+  };
+  const mlir::Value a = unmerged(lhs, n_lhs), b = unmerged(rhs, n_rhs);
+  const auto a_shape = TypeOf(a).getShape();
   auto shifted = [&](llvm::ArrayRef<int64_t> dims) {
     llvm::SmallVector<int64_t> out;
     for (int64_t d : dims) out.push_back(d + n - 1);
     return out;
   };
   llvm::SmallVector<int64_t> batch_dims = llvm::to_vector(llvm::seq<int64_t>(0, n));
-  mlir::OpBuilder builder(k);
   mlir::NamedAttrList params(k.getParams());
   params.set("lhs_batching_dimensions", builder.getDenseI64ArrayAttr(batch_dims));
   params.set("rhs_batching_dimensions", builder.getDenseI64ArrayAttr(batch_dims));

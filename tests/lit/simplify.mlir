@@ -158,3 +158,20 @@ func.func @transposed_dot(%x: tensor<2x5x4xf32>, %dy: tensor<2x5x3xf32>, %a: ten
   %7 = brt.kernel "transpose"(%6) {permutation = array<i64: 1, 0>} : (tensor<5x2xf32>) -> tensor<2x5xf32>
   return %1, %3, %5, %7 : tensor<3x4xf32>, tensor<6x3x7xf32>, tensor<7x6x3xf32>, tensor<2x5xf32>
 }
+
+// JAX's q @ k^T at batch 1: only k^T's side merges [1, h] into the batch,
+// of a transpose; q is split the same way, the dot takes the two batch dims
+// and the transpose can fold into it.
+// CHECK-LABEL: func.func @one_sided_batch_merge
+// CHECK-NEXT: %[[T:.*]] = brt.kernel "transpose"(%arg1) {permutation = array<i64: 0, 1, 3, 2>}
+// CHECK-NEXT: %[[Q:.*]] = brt.kernel "reshape"(%arg0) {} : (tensor<1x8xf32>) -> tensor<1x2x1x4xf32>
+// CHECK-NEXT: %[[D:.*]] = brt.kernel "dot_general"(%[[Q]], %[[T]]) {lhs_batching_dimensions = array<i64: 0, 1>, lhs_contracting_dimensions = array<i64: 3>, rhs_batching_dimensions = array<i64: 0, 1>, rhs_contracting_dimensions = array<i64: 2>} : (tensor<1x2x1x4xf32>, tensor<1x2x4x6xf32>) -> tensor<1x2x1x6xf32>
+// CHECK-NEXT: %[[R:.*]] = brt.kernel "reshape"(%[[D]]) {} : (tensor<1x2x1x6xf32>) -> tensor<2x1x6xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @one_sided_batch_merge(%q: tensor<1x8xf32>, %k: tensor<1x2x6x4xf32>) -> tensor<2x1x6xf32> {
+  %0 = brt.kernel "reshape"(%q) {} : (tensor<1x8xf32>) -> tensor<2x1x4xf32>
+  %1 = brt.kernel "transpose"(%k) {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x2x6x4xf32>) -> tensor<1x2x4x6xf32>
+  %2 = brt.kernel "reshape"(%1) {} : (tensor<1x2x4x6xf32>) -> tensor<2x4x6xf32>
+  %3 = brt.kernel "dot_general"(%0, %2) {lhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_batching_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<2x1x4xf32>, tensor<2x4x6xf32>) -> tensor<2x1x6xf32>
+  return %3 : tensor<2x1x6xf32>
+}
