@@ -15,7 +15,6 @@ every field of it can be set from the command line.
 PyTorch is a peer only where it is installed (scripts/bootstrap.sh installs it).
 """
 import argparse
-import dataclasses
 import datetime
 import os
 import pathlib
@@ -91,11 +90,10 @@ def main():
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--markdown")
-    for field in dataclasses.fields(tiny_lm.Config):
-        parser.add_argument(f"--{field.name.replace('_', '-')}", type=field.type, default=field.default)
+    tiny_lm.add_config_arguments(parser)
     args = parser.parse_args()
 
-    config = tiny_lm.Config(**{f.name: getattr(args, f.name) for f in dataclasses.fields(tiny_lm.Config)})
+    config, options = tiny_lm.config_from_arguments(args)
     step = tiny_lm.train_step(config)
     params, opt_state = tiny_lm.initial_state(config)
     rng = np.random.default_rng(0)
@@ -158,8 +156,6 @@ def main():
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=HERE).stdout.strip()
-    options = "".join(f" --{f.name.replace('_', '-')} {getattr(config, f.name)}"
-                      for f in dataclasses.fields(config) if getattr(config, f.name) != f.default)
     peers = "JAX and PyTorch eager" if torch is not None else "JAX"
     lines = [f"# Train step: transformer LM (examples/tiny_lm.py), brt vs {peers}, CPU",
              "",

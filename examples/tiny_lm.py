@@ -1,8 +1,10 @@
-"""A small decoder-only transformer language model in plain JAX, and its
-AdamW train step: token and position embeddings, pre-norm blocks of causal
-multi-head attention and a GELU MLP, a final layer norm, logits through the
-tied embedding. `train_lm.py` trains it through brt; the tests check every
-step against JAX."""
+"""A small decoder-only transformer language model in plain JAX, its AdamW
+train step and its one-token decode step with key/value caches: token and
+position embeddings, pre-norm blocks of causal multi-head attention and a
+GELU MLP, a final layer norm, logits through the tied embedding.
+`train_lm.py` trains it through brt and generates text with the decode step;
+the tests check every step against JAX."""
+import dataclasses
 from dataclasses import dataclass
 
 import jax
@@ -21,6 +23,20 @@ class Config:
     batch: int = 4
     learning_rate: float = 3e-3
     weight_decay: float = 0.01
+
+
+def add_config_arguments(parser):
+    """--vocab, --dim, ... on an argparse parser, Config's defaults."""
+    for field in dataclasses.fields(Config):
+        parser.add_argument(f"--{field.name.replace('_', '-')}", type=field.type, default=field.default)
+
+
+def config_from_arguments(args):
+    """(Config, the options that differ from its defaults, as a command line would give them)."""
+    config = Config(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Config)})
+    options = "".join(f" --{f.name.replace('_', '-')} {getattr(config, f.name)}"
+                      for f in dataclasses.fields(Config) if getattr(config, f.name) != f.default)
+    return config, options
 
 
 def init_params(config, rng):
@@ -59,14 +75,54 @@ def block(config, x, p):
     return x + jax.nn.gelu(layer_norm(x, p["ln2"]) @ p["fc1"]) @ p["fc2"]
 
 
-def loss_fn(config, params, tokens, targets):
-    """Mean next-token cross-entropy; tokens and targets are [batch, context] i32."""
+def forward(config, params, tokens):
+    """Next-token logits [batch, context, vocab] of tokens [batch, context] i32."""
     x = params["embed"][tokens] + params["pos"]
     for layer in range(config.layers):
         x = block(config, x, params[f"block{layer}"])
-    logits = layer_norm(x, params["ln_f"]) @ params["embed"].T
-    log_probs = jax.nn.log_softmax(logits)
+    return layer_norm(x, params["ln_f"]) @ params["embed"].T
+
+
+def loss_fn(config, params, tokens, targets):
+    """Mean next-token cross-entropy; tokens and targets are [batch, context] i32."""
+    log_probs = jax.nn.log_softmax(forward(config, params, tokens))
     return -jnp.mean(jnp.take_along_axis(log_probs, targets[..., None], -1))
+
+
+def empty_caches(config, batch):
+    """(keys, values) for decode_step: per layer [batch, heads, context, head]."""
+    shape = (batch, config.heads, config.context, config.dim // config.heads)
+    return ([np.zeros(shape, np.float32) for _ in range(config.layers)],
+            [np.zeros(shape, np.float32) for _ in range(config.layers)])
+
+
+def decode_step(config):
+    """step(params, keys, values, tokens, pos) -> (keys, values, logits): the
+    next-token logits [batch, vocab] of tokens [batch] i32 at position pos (an
+    i32 scalar), the same as forward's at that position. Earlier positions'
+    keys and values come from the caches and this one's go into them;
+    jitted with the caches donated (brt writes each new row in place)."""
+    head = config.dim // config.heads
+
+    def step(params, keys, values, tokens, pos):
+        batch = tokens.shape[0]
+        x = params["embed"][tokens] + jax.lax.dynamic_index_in_dim(params["pos"], pos, keepdims=False)
+        visible = jnp.arange(config.context) <= pos
+        keys, values = list(keys), list(values)
+        for layer in range(config.layers):
+            p = params[f"block{layer}"]
+            q, k, v = (t.reshape(batch, config.heads, 1, head)
+                       for t in jnp.split(layer_norm(x, p["ln1"]) @ p["qkv"], 3, -1))
+            keys[layer] = jax.lax.dynamic_update_slice(keys[layer], k, (0, 0, pos, 0))
+            values[layer] = jax.lax.dynamic_update_slice(values[layer], v, (0, 0, pos, 0))
+            scores = (q @ keys[layer].transpose(0, 1, 3, 2))[:, :, 0] / np.sqrt(head)
+            weights = jax.nn.softmax(jnp.where(visible, scores, -1e9), -1)
+            attended = (weights[:, :, None] @ values[layer]).reshape(batch, config.dim)
+            x = x + attended @ p["proj"]
+            x = x + jax.nn.gelu(layer_norm(x, p["ln2"]) @ p["fc1"]) @ p["fc2"]
+        return keys, values, layer_norm(x, params["ln_f"]) @ params["embed"].T
+
+    return jax.jit(step, donate_argnums=(1, 2))
 
 
 def optimizer(config):

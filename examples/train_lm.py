@@ -1,6 +1,7 @@
 """Trains a small transformer language model through brt on a bundled toy
-corpus (examples/data/corpus.txt, character level), then saves a checkpoint
-that JAX reloads.
+corpus (examples/data/corpus.txt, character level), saves a checkpoint that
+JAX reloads, and generates text from it through brt's decode step with
+key/value caches kept in place.
 
     python3 examples/train_lm.py [--steps 800] [--checkpoint lm.safetensors]
 
@@ -39,6 +40,58 @@ def progress(step, steps, loss, started):
     sys.stderr.write(f"\r[{'#' * done}{'.' * (width - done)}] step {step}/{steps}  loss {loss:.3f}  "
                      f"{rate:.0f} steps/s")
     sys.stderr.flush()
+
+
+class BrtDecoder:
+    """next-token logits of a window of tokens through the compiled decode
+    step: the caches (bound once, updated in place) keep the window's prefix,
+    so only its new tokens run; a window that does not extend the cached one
+    starts over at position 0."""
+
+    def __init__(self, session, params, keys, values):
+        self.ctx = session.new_request()
+        for a in session.functions[0]["arguments"]:
+            if a["name"].startswith("params."):
+                self.ctx.bind(a["name"], params[a["name"]])
+        for layer, (k, v) in enumerate(zip(keys, values)):
+            self.ctx.bind(f"keys.{layer}", k)
+            self.ctx.bind(f"values.{layer}", v)
+        self.cached = []
+        self.history = []  # (window, logits) of every call
+
+    def __call__(self, window):
+        if window[:len(self.cached)] != self.cached:
+            self.cached = []
+        for token in window[len(self.cached):]:
+            self.ctx.bind("tokens", np.array([token], np.int32))
+            self.ctx.bind("pos", np.array(len(self.cached), np.int32))
+            self.ctx.run()
+            self.cached.append(token)
+        logits = np.array(self.ctx.outputs()[-1][0])
+        self.history.append((list(window), logits))
+        return logits
+
+
+def greedy(next_logits, prompt, count, context):
+    """`prompt` and `count` tokens after it, each the argmax of next_logits
+    over the window the model sees: every token since the window's start, which
+    moves to the last half once the window outgrows the context."""
+    tokens, start = list(prompt), 0
+    for _ in range(count):
+        if len(tokens) - start > context:
+            start = len(tokens) - context // 2
+        tokens.append(int(np.argmax(next_logits(tokens[start:]))))
+    return tokens
+
+
+def jax_next_logits(config, params, window):
+    padded = np.zeros((1, config.context), np.int32)
+    padded[0, :len(window)] = window
+    return np.asarray(tiny_lm.forward(config, params, padded)[0, len(window) - 1])
+
+
+def rel_diff(a, b):
+    return float(np.abs(a - b).max() / np.abs(b).max())
 
 
 def main():
@@ -100,18 +153,22 @@ def main():
     jax_loss = float(tiny_lm.loss_fn(config, reloaded, tokens, targets))
     print(f"JAX, from the checkpoint: loss {jax_loss:.4f} on a new batch")
 
-    prompt = "the runtime "
-    context = [alphabet.index(c) for c in prompt]
-    for _ in range(40):
-        window = np.array(context[-config.context:], np.int32)
-        padded = np.zeros((config.batch, config.context), np.int32)
-        padded[0, :len(window)] = window
-        x = reloaded["embed"][padded] + reloaded["pos"]
-        for layer in range(config.layers):
-            x = tiny_lm.block(config, x, reloaded[f"block{layer}"])
-        logits = tiny_lm.layer_norm(x, reloaded["ln_f"]) @ reloaded["embed"].T
-        context.append(int(jnp.argmax(logits[0, len(window) - 1])))
-    print("JAX, greedy from the checkpoint: " + repr("".join(alphabet[i] for i in context)))
+    # Text from the trained weights, decoded through brt one token at a time
+    # with key/value caches it updates in place; JAX's full forward pass over
+    # the same windows checks every token's logits.
+    decode = tiny_lm.decode_step(config)
+    keys, values = tiny_lm.empty_caches(config, 1)
+    decoder_path = str(pathlib.Path(args.checkpoint).with_suffix(".decode.brtx"))
+    brt.compile(decode, reloaded, keys, values, np.zeros(1, np.int32), np.int32(0), path=decoder_path)
+    decoder = BrtDecoder(brt.Session(decoder_path), arrays, keys, values)
+    prompt = [alphabet.index(c) for c in "the runtime "]
+    text = greedy(decoder, prompt, 40, config.context)
+    print("brt, greedy with KV caches in place: " + repr("".join(alphabet[i] for i in text)))
+    worst = max(rel_diff(logits, jax_next_logits(config, reloaded, window))
+                for window, logits in decoder.history)
+    print(f"JAX's full forward pass over the same {len(decoder.history)} windows: logits within {worst:.1e}")
+    if worst > 1e-4:
+        return 1
     return 0 if np.mean(losses[-10:]) < np.mean(losses[:10]) else 1
 
 
