@@ -1,0 +1,131 @@
+"""Decoding latency, brt next to JAX (XLA CPU) in one process: the one-token
+decode step of examples/tiny_lm.py with its key/value caches donated (brt
+keeps them bound and writes each new row in place; JAX donates its buffers
+back to itself). A round decodes a whole context, positions 0 to context-1;
+per token: the round's time over the context. The logits of the first round
+are checked against JAX's before timing. Median of --rounds rounds, the
+runtimes taking turns, for each batch size of --batches.
+
+    PYTHONPATH=build/python:examples python3 bench/decode_bench.py [--markdown OUT]
+        [--batches 1,8] [--dim 256 --heads 8 --layers 4 --context 128 --vocab 4096 ...]
+
+The weights are random (the same for both runtimes): latency does not
+depend on their values.
+"""
+import argparse
+import datetime
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "examples"))
+THREADS = os.cpu_count()
+os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
+import brt  # noqa: E402
+import machine  # noqa: E402
+import tiny_lm  # noqa: E402
+
+
+def measure(config, params, batch, rounds, tmp):
+    """Median ms per token of brt and of JAX decoding `batch` sequences."""
+    step = tiny_lm.decode_step(config)
+    rng = np.random.default_rng(batch)
+    tokens = rng.integers(0, config.vocab, (config.context, batch)).astype(np.int32)
+    keys, values = tiny_lm.empty_caches(config, batch)
+    session = brt.Session(brt.compile(step, params, keys, values, tokens[0], np.int32(0),
+                                      path=f"{tmp}/decode{batch}.brtx"))
+    ctx = session.new_request()
+    for path, value in jax.tree_util.tree_leaves_with_path(params):
+        ctx.bind("params." + jax.tree_util.keystr(path, simple=True, separator="."), value)
+    for layer in range(config.layers):
+        ctx.bind(f"keys.{layer}", keys[layer])
+        ctx.bind(f"values.{layer}", values[layer])
+    positions = [np.array(p, np.int32) for p in range(config.context)]
+
+    def brt_round():
+        logits = []
+        for pos in range(config.context):
+            ctx.bind("tokens", tokens[pos])
+            ctx.bind("pos", positions[pos])
+            ctx.run()
+            logits.append(ctx.outputs()[-1])
+        return logits
+
+    kj, vj = tiny_lm.empty_caches(config, batch)
+    jax_params = jax.device_put(params)
+
+    def jax_round():
+        nonlocal kj, vj
+        logits = []
+        for pos in range(config.context):
+            kj, vj, out = step(jax_params, kj, vj, tokens[pos], positions[pos])
+            logits.append(out)
+        jax.block_until_ready(logits)
+        return logits
+
+    got = [np.array(x) for x in brt_round()]
+    want = [np.asarray(x) for x in jax_round()]
+    for pos, (g, w) in enumerate(zip(got, want)):
+        assert np.linalg.norm(g - w) <= 1e-4 * np.linalg.norm(w), (batch, pos)
+
+    timings = {"brt": [], "JAX (XLA CPU)": []}
+    for _ in range(rounds):
+        for name, fn in (("brt", brt_round), ("JAX (XLA CPU)", jax_round)):
+            start = time.perf_counter()
+            fn()
+            timings[name].append((time.perf_counter() - start) / config.context)
+    return {name: statistics.median(t) * 1e3 for name, t in timings.items()}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--batches", default="1,8")
+    parser.add_argument("--markdown")
+    tiny_lm.add_config_arguments(parser)
+    args = parser.parse_args()
+    config, options = tiny_lm.config_from_arguments(args)
+    params, _ = tiny_lm.initial_state(config)
+
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for batch in (int(b) for b in args.batches.split(",")):
+            results[batch] = measure(config, params, batch, args.rounds, tmp)
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=HERE).stdout.strip()
+    lines = ["# Decode step with KV caches in place: transformer LM (examples/tiny_lm.py), brt vs JAX, CPU",
+             "",
+             f"- date: {datetime.date.today()}, commit {commit}, "
+             f"`python3 bench/decode_bench.py --batches {args.batches}{options}`",
+             *machine.header_lines(),
+             f"- threads: {THREADS} (OMP_NUM_THREADS for brt's oneDNN; XLA's own pool); jax {jax.__version__}",
+             f"- model: {config.layers} blocks, width {config.dim}, {config.heads} heads, vocab {config.vocab}, "
+             f"context {config.context}; caches per layer [batch, {config.heads}, {config.context}, "
+             f"{config.dim // config.heads}] donated",
+             f"- median of {args.rounds} rounds of {config.context} tokens (positions 0 to {config.context - 1}), "
+             "the runtimes taking turns; every position's logits agree (relative 1e-4) before timing",
+             "",
+             "| batch | brt ms / token | JAX ms / token | brt / JAX |",
+             "|---|---|---|---|"]
+    for batch, m in results.items():
+        lines.append(f"| {batch} | {m['brt']:.3f} | {m['JAX (XLA CPU)']:.3f} | "
+                     f"{m['brt'] / m['JAX (XLA CPU)']:.2f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.markdown:
+        pathlib.Path(args.markdown).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
