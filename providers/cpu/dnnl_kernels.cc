@@ -353,6 +353,11 @@ class SoftmaxKernel final : public DnnlKernel {
   }
 };
 
+// Below this many elements a f32 layer norm runs as brt's loop: a oneDNN
+// call costs 2-3 us whatever its size (a decode step's [1, 256] rows), the
+// loop well under one.
+constexpr int64_t kDnnlLayerNormMinElements = 8192;
+
 // layer_norm(x, scale, shift) over the last dimension.
 class LayerNormKernel final : public DnnlKernel {
  public:
@@ -362,6 +367,10 @@ class LayerNormKernel final : public DnnlKernel {
     const int64_t c = plan.cols;
     const double eps = plan.epsilon;
     if (x.numel == 0) return SetTrivial(3, 0);
+    if (x.dtype == BRT_DTYPE_F32 && x.numel < kDnnlLayerNormMinElements) {
+      small_ = plan;
+      return;
+    }
     memory::desc md = Plain(op, x);
     memory::desc param({c}, memory::data_type::f32, memory::dims{1});
     dnnl::layer_normalization_forward::primitive_desc pd(
@@ -374,6 +383,30 @@ class LayerNormKernel final : public DnnlKernel {
     Bind(DNNL_ARG_SHIFT, param, 2);
     Bind(DNNL_ARG_DST, md, 3);
   }
+  std::unique_ptr<Runnable> CreateInstance() const override {
+    return small_.rows ? nullptr : DnnlKernel::CreateInstance();
+  }
+  void Run(void* const* b) override {
+    if (!small_.rows) return DnnlKernel::Run(b);
+    const float* scale = static_cast<const float*>(b[1]);
+    const float* shift = static_cast<const float*>(b[2]);
+    const int64_t n = small_.cols;
+    for (int64_t r = 0; r < small_.rows; ++r) {
+      const float* x = static_cast<const float*>(b[0]) + r * n;
+      float* y = static_cast<float*>(b[3]) + r * n;
+      double sum = 0, squares = 0;
+      for (int64_t i = 0; i < n; ++i) sum += x[i];
+      const double mean = sum / static_cast<double>(n);
+      for (int64_t i = 0; i < n; ++i) squares += (x[i] - mean) * (x[i] - mean);
+      const float m = static_cast<float>(mean);
+      const float inv =
+          static_cast<float>(1 / std::sqrt(squares / static_cast<double>(n) + small_.epsilon));
+      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * inv * scale[i] + shift[i];
+    }
+  }
+
+ private:
+  LayerNormPlan small_;  // rows > 0: the loop runs it
 };
 
 }  // namespace

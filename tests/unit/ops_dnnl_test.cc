@@ -429,22 +429,27 @@ TEST(Softmax, ZeroMaskedRows) {
   }
 }
 
+// Small inputs run brt's loop, large ones oneDNN's primitive
+// (kDnnlLayerNormMinElements): both against float64.
 TEST(LayerNorm, LastDimensionWithScaleAndShift) {
-  HostTensor x = Random(DType::kF32, {4, 6, 32}, Rng(), -3, 3);
-  HostTensor g = Random(DType::kF32, {32}, Rng()), b = Random(DType::kF32, {32}, Rng());
-  const double eps = 1e-5;
-  auto out =
-      MustRunOp({"brt.layer_norm", {x, g, b}, {{DType::kF32, {4, 6, 32}}}, {{"epsilon", eps}}});
-  std::vector<double> ref(x.numel());
-  for (int64_t row = 0; row < 24; ++row) {
-    double mean = 0, var = 0;
-    for (int c = 0; c < 32; ++c) mean += x.Get(row * 32 + c) / 32;
-    for (int c = 0; c < 32; ++c)
-      var += (x.Get(row * 32 + c) - mean) * (x.Get(row * 32 + c) - mean) / 32;
-    for (int c = 0; c < 32; ++c)
-      ref[row * 32 + c] = (x.Get(row * 32 + c) - mean) / std::sqrt(var + eps) * g.Get(c) + b.Get(c);
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{24, 32}, {96, 384}}) {
+    HostTensor x = Random(DType::kF32, {rows / 4, 4, cols}, Rng(), -3, 3);
+    HostTensor g = Random(DType::kF32, {cols}, Rng()), b = Random(DType::kF32, {cols}, Rng());
+    const double eps = 1e-5;
+    auto out = MustRunOp(
+        {"brt.layer_norm", {x, g, b}, {{DType::kF32, {rows / 4, 4, cols}}}, {{"epsilon", eps}}});
+    std::vector<double> ref(x.numel());
+    for (int64_t row = 0; row < rows; ++row) {
+      double mean = 0, var = 0;
+      for (int64_t c = 0; c < cols; ++c) mean += x.Get(row * cols + c) / cols;
+      for (int64_t c = 0; c < cols; ++c)
+        var += (x.Get(row * cols + c) - mean) * (x.Get(row * cols + c) - mean) / cols;
+      for (int64_t c = 0; c < cols; ++c)
+        ref[row * cols + c] =
+            (x.Get(row * cols + c) - mean) / std::sqrt(var + eps) * g.Get(c) + b.Get(c);
+    }
+    EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5) << rows << "x" << cols;
   }
-  EXPECT_LE(RelError(out[0].ToDouble(), ref), 1e-5);
 }
 
 // The bf16 entries of the kernel table: oneDNN runs them on this CPU
