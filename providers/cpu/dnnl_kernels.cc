@@ -178,6 +178,68 @@ class NaiveDotKernel final : public CpuKernel {
   void (*fn_)(const NaiveDotKernel&, const void*, const void*, const void*, void*) = nullptr;
 };
 
+// Batched f32 dot_generals of at most this many multiply-adds run as brt's
+// loop: oneDNN's batched matmul costs about 10 us for a decode step's
+// attention (per head one query row against 16-128 cached keys or values,
+// 4K-32K multiply-adds), the loop 1-2 us.
+constexpr int64_t kSmallBatchedDotMaxMacs = int64_t{1} << 15;
+
+// A small batched f32 dot_general whose rows and contraction each collapse
+// to one stride and whose rhs is contiguous along its free or its
+// contracting dim: out[b, m, :] accumulates lhs[b, m, k] * rhs[b, k, :]
+// (rhs rows contiguous), or each out[b, m, n] is a dot product along k in
+// eight partial sums (rhs columns contiguous).
+class SmallBatchedDotKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    const DotDims d = PlanDot(op);
+    const bool f32 = op.in[0].dtype == BRT_DTYPE_F32 && op.in[1].dtype == BRT_DTYPE_F32 &&
+                     op.out[0].dtype == BRT_DTYPE_F32;
+    if (!f32 || PlanEpilogue(op, d).any() || d.B < 2 || d.B * d.M * d.N * d.K == 0 ||
+        d.B * d.M * d.N * d.K > kSmallBatchedDotMaxMacs || !GroupStride(op.in[0], d.lf, &lsm_) ||
+        !GroupStride(op.in[0], d.lc, &lsk_) || !GroupStride(op.in[1], d.rc, &rsk_) ||
+        !GroupStride(op.in[1], d.rf, &rsn_) || (rsn_ != 1 && rsk_ != 1))
+      throw UnsupportedError("not a small batched dot");
+    M_ = d.M, N_ = d.N, K_ = d.K;
+    lb_ = GroupOffsets(op.in[0], d.lb), rb_ = GroupOffsets(op.in[1], d.rb);
+  }
+  void Run(void* const* b) override {
+    for (size_t bi = 0; bi < lb_.size(); ++bi) {
+      const float* l = static_cast<const float*>(b[0]) + lb_[bi];
+      const float* r = static_cast<const float*>(b[1]) + rb_[bi];
+      float* out = static_cast<float*>(b[2]) + static_cast<int64_t>(bi) * M_ * N_;
+      for (int64_t m = 0; m < M_; ++m, out += N_) {
+        const float* row = l + m * lsm_;
+        if (rsn_ == 1) {
+          std::fill(out, out + N_, 0.f);
+          for (int64_t k = 0; k < K_; ++k) {
+            const float a = row[k * lsk_];
+            const float* rk = r + k * rsk_;
+            for (int64_t n = 0; n < N_; ++n) out[n] += a * rk[n];
+          }
+        } else {
+          for (int64_t n = 0; n < N_; ++n) out[n] = Dot(row, r + n * rsn_);
+        }
+      }
+    }
+  }
+
+ private:
+  // row[k * lsk_] * column[k] over k, column contiguous.
+  float Dot(const float* row, const float* column) const {
+    float partial[8] = {};
+    int64_t k = 0;
+    for (; k + 8 <= K_; k += 8)
+      for (int j = 0; j < 8; ++j) partial[j] += row[(k + j) * lsk_] * column[k + j];
+    float sum = 0;
+    for (; k < K_; ++k) sum += row[k * lsk_] * column[k];
+    for (float p : partial) sum += p;
+    return sum;
+  }
+  int64_t M_ = 0, N_ = 0, K_ = 0, lsm_ = 0, lsk_ = 0, rsk_ = 0, rsn_ = 0;
+  std::vector<int64_t> lb_, rb_;
+};
+
 #ifdef BRT_CPU_HAVE_AVX2_BLOCKS
 // f32 [M, K] x [K, N] without batch dims, any epilogue, by brt's GEMM
 // (packed_gemm.h): by constant weights (packed here, once; rows of the lhs
@@ -221,28 +283,33 @@ class PackedMatmulKernel final : public CpuKernel {
 };
 #endif
 
-// dot_general: brt's packed-weight GEMM, else oneDNN when the layout and
-// dtype allow, else the plain loop.
+// K prepared for `op`, or null where K does not take it.
+template <typename K>
+std::unique_ptr<CpuKernel> PreparedOrNull(const OpInfo& op) {
+  auto k = std::make_unique<K>();
+  try {
+    k->Prepare(op);
+  } catch (const UnsupportedError&) {
+    return nullptr;
+  }
+  return k;
+}
+
+// dot_general: brt's packed-weight GEMM or its small batched loop, else
+// oneDNN when the layout and dtype allow, else the plain loop.
 class DotGeneralKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
 #ifdef BRT_CPU_HAVE_AVX2_BLOCKS
-    try {
-      auto k = std::make_unique<PackedMatmulKernel>();
-      k->Prepare(op);
-      impl_ = std::move(k);
-      return;
-    } catch (const UnsupportedError&) {
-    }
+    if ((impl_ = PreparedOrNull<PackedMatmulKernel>(op))) return;
 #endif
+    if ((impl_ = PreparedOrNull<SmallBatchedDotKernel>(op))) return;
     try {
-      auto k = std::make_unique<MatmulKernel>();
-      k->Prepare(op);
-      impl_ = std::move(k);
-    } catch (const UnsupportedError&) {
-      impl_ = std::make_unique<NaiveDotKernel>();
-      impl_->Prepare(op);
+      impl_ = PreparedOrNull<MatmulKernel>(op);
     } catch (const dnnl::error&) {
+      // oneDNN declined this configuration: the plain loop runs it.
+    }
+    if (!impl_) {
       impl_ = std::make_unique<NaiveDotKernel>();
       impl_->Prepare(op);
     }
