@@ -155,6 +155,62 @@ TEST(TrainState, BoundOnceUpdatedInPlaceSavedAndLoaded) {
   EXPECT_EQ(Read(*resumed, "params.w"), Read(*ctx, "params.w"));
 }
 
+// A cache kept as state, one row written per run by dynamic_update_slice
+// straight into the state's buffer; then exp, tanh over exp's result and
+// cache - tanh over tanh's (the memory planner's in-place results, on the
+// device's arena); loss = the sum, copied to the host. Every run against
+// float64.
+TEST(TrainState, CacheRowsWrittenInPlaceAndResultsOverDeadOperands) {
+  const int64_t rows = 24, cols = 32;
+  ExecutableBuilder b("state_test");
+  FunctionBuilder& f = b.AddFunction("decode");
+  const Device d = TestDevice();
+  const TensorType value{DType::kF32, {rows, cols}};
+  auto cache = f.State("cache", DType::kF32, {rows, cols}, d);
+  auto row = f.Input("row", DType::kF32, {1, cols}, d);
+  auto pos = f.Input("pos", DType::kI32, {}, d);
+  auto zero = f.Op("constant", {}, {{DType::kI32, {}}},
+                   {{"value", std::vector<uint8_t>{0, 0, 0, 0}}}, d)[0];
+  auto updated = f.Op("dynamic_update_slice", {cache, row, pos, zero}, {value}, {}, d)[0];
+  auto e = f.Op("exponential", {updated}, {value}, {}, d)[0];
+  auto t = f.Op("tanh", {e}, {value}, {}, d)[0];
+  auto diff = f.Op("subtract", {updated, t}, {value}, {}, d)[0];
+  auto loss =
+      f.Op("reduce",
+           {diff, f.Op("constant", {}, {{DType::kF32, {}}},
+                       {{"value", std::vector<uint8_t>{0, 0, 0, 0}}}, d)[0]},
+           {{DType::kF32, {}}},
+           {{"dimensions", std::vector<int64_t>{0, 1}}, {"reducer", std::string("add")}}, d)[0];
+  f.Output("new_cache", updated, "cache");
+  f.Output("loss", d.kind == DeviceKind::kCpu ? loss : f.Copy(loss, Device{}));
+  BuildReport report;
+  ASSERT_TRUE(b.Serialize(&report).ok());
+  EXPECT_EQ(report.functions.at(0).shared_results, 2);  // tanh over exp, subtract over tanh
+  auto session = LoadBuilt(b, TestOptions());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto ctx = std::move((*session)->NewRequest()).value();
+  HostTensor start = Random(DType::kF32, {rows, cols}, Rng());
+  ASSERT_TRUE(ctx->Bind("cache", start.view(), Ownership::kCopied).ok());
+  const void* buffer = ctx->State("cache")->data();
+  std::vector<double> ref = start.ToDouble();
+  for (int32_t p : {3, 0, 23, 3, 40}) {  // 40 clamps to the last row
+    HostTensor r = Random(DType::kF32, {1, cols}, Rng());
+    HostTensor at = HostTensor::FromDouble(DType::kI32, {}, {static_cast<double>(p)});
+    ASSERT_TRUE(ctx->Bind("row", r.view()).ok());
+    ASSERT_TRUE(ctx->Bind("pos", at.view()).ok());
+    ASSERT_TRUE(ctx->Run().ok());
+    const int64_t written = std::min<int64_t>(p, rows - 1);
+    for (int64_t c = 0; c < cols; ++c) ref[written * cols + c] = r.Get(c);
+    double want = 0;
+    for (double x : ref) want += x - std::tanh(std::exp(x));
+    auto got = ctx->Output("loss");
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_NEAR(*got->data_as<float>(), want, 1e-5 * std::abs(want) + 1e-4) << "pos " << p;
+  }
+  EXPECT_EQ(ctx->State("cache")->data(), buffer) << "the state moved";
+  EXPECT_LE(RelError(Read(*ctx, "cache"), ref), 1e-7);
+}
+
 TEST(TrainState, LoadStateRefusesAFileThatDoesNotFitAndKeepsTheState) {
   auto session = SgdStep(8);
   ASSERT_TRUE(session);
