@@ -17,7 +17,6 @@ import datetime
 import os
 import pathlib
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,11 +44,8 @@ def measure(config, params, batch, rounds, tmp):
     session = brt.Session(brt.compile(step, params, keys, values, tokens[0], np.int32(0),
                                       path=f"{tmp}/decode{batch}.brtx"))
     ctx = session.new_request()
-    for path, value in jax.tree_util.tree_leaves_with_path(params):
-        ctx.bind("params." + jax.tree_util.keystr(path, simple=True, separator="."), value)
-    for layer in range(config.layers):
-        ctx.bind(f"keys.{layer}", keys[layer])
-        ctx.bind(f"values.{layer}", values[layer])
+    for name, array in tiny_lm.decode_arguments(params, keys, values).items():
+        ctx.bind(name, array)
     positions = [np.array(p, np.int32) for p in range(config.context)]
 
     def brt_round():
@@ -102,11 +98,9 @@ def main():
         for batch in (int(b) for b in args.batches.split(",")):
             results[batch] = measure(config, params, batch, args.rounds, tmp)
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=HERE).stdout.strip()
     lines = ["# Decode step with KV caches in place: transformer LM (examples/tiny_lm.py), brt vs JAX, CPU",
              "",
-             f"- date: {datetime.date.today()}, commit {commit}, "
+             f"- date: {datetime.date.today()}, commit {machine.commit()}, "
              f"`python3 bench/decode_bench.py --batches {args.batches}{options}`",
              *machine.header_lines(),
              f"- threads: {THREADS} (OMP_NUM_THREADS for brt's oneDNN; XLA's own pool); jax {jax.__version__}",
@@ -121,10 +115,7 @@ def main():
     for batch, m in results.items():
         lines.append(f"| {batch} | {m['brt']:.3f} | {m['JAX (XLA CPU)']:.3f} | "
                      f"{m['brt'] / m['JAX (XLA CPU)']:.2f} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.markdown:
-        pathlib.Path(args.markdown).write_text(text)
+    machine.publish(lines, args.markdown)
 
 
 if __name__ == "__main__":

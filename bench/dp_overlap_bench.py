@@ -126,7 +126,7 @@ def main():
         rows.append((name, count, link_ms[exe], blocking, overlapped, (blocking - overlapped) / link_ms[exe]))
     lines = [f"# Data-parallel LM step: all-reduce hidden by the backward pass ({args.ranks} ranks)", ""]
     lines += [f"- date: {time.strftime('%Y-%m-%d')}",
-              f"- commit: {subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True, cwd=ROOT).stdout.strip()}",
+              f"- commit: {machine.commit()}",
               *machine.header_lines(),
               f"- simulated link: {args.delay_us:g} us per message, {args.gbps:g} GB/s; one OpenMP thread per rank; "
               f"{args.steps} steps; per run the median of rank 0's step times, then the median of {args.repeats} runs "
@@ -138,10 +138,7 @@ def main():
               "|---|---|---|---|---|---|"]
     for name, count, comm, blocking, overlapped, hidden in rows:
         lines.append(f"| {name} | {count} | {comm:.2f} | {blocking:.2f} | {overlapped:.2f} | {hidden * 100:.0f}% |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.markdown:
-        pathlib.Path(args.markdown).write_text(text)
+    machine.publish(lines, args.markdown)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ wrong FLOP count) and is flagged instead of recorded.
   python3 bench/machine.py   # prints the header lines
 """
 import functools
+import pathlib
 import re
 import subprocess
 import sys
@@ -53,6 +54,20 @@ def header_lines():
              f"- FP32 peak: {m['peak_gflops']:.0f} GFLOP/s nominal, {m['peak_upper_gflops']:.0f} with turbo "
              f"allowance (figures above that are flagged, not recorded)"]
     return lines
+
+
+def commit():
+    """The checkout's short commit hash, for a result's header."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          cwd=pathlib.Path(__file__).resolve().parent).stdout.strip()
+
+
+def publish(lines, markdown=None):
+    """Prints a result's lines, and writes them to `markdown` when given."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if markdown:
+        pathlib.Path(markdown).write_text(text)
 
 
 def checked_gflops(value):

@@ -19,7 +19,6 @@ import datetime
 import os
 import pathlib
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -154,12 +153,10 @@ def main():
     medians = {k: statistics.median(v) for k, v in timings.items()}
     best_peer = min(v for k, v in medians.items() if k != "brt")
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=HERE).stdout.strip()
     peers = "JAX and PyTorch eager" if torch is not None else "JAX"
     lines = [f"# Train step: transformer LM (examples/tiny_lm.py), brt vs {peers}, CPU",
              "",
-             f"- date: {datetime.date.today()}, commit {commit}, `python3 bench/train_bench.py{options}`",
+             f"- date: {datetime.date.today()}, commit {machine.commit()}, `python3 bench/train_bench.py{options}`",
              *machine.header_lines(),
              f"- threads: {THREADS} (OMP_NUM_THREADS for brt's oneDNN; XLA's own pool; torch.set_num_threads); "
              f"jax {jax.__version__}" + (f", torch {torch.__version__}" if torch is not None else ""),
@@ -174,10 +171,7 @@ def main():
     for name, m in medians.items():
         lines.append(f"| {name} | {m * 1e3:.3f} | {1 / m:.0f} | {m / medians['brt']:.2f} |")
     lines += ["", f"brt / fastest peer = {medians['brt'] / best_peer:.2f} (target: <= 1.00)"]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.markdown:
-        pathlib.Path(args.markdown).write_text(text)
+    machine.publish(lines, args.markdown)
 
 
 if __name__ == "__main__":
