@@ -96,6 +96,16 @@ def empty_caches(config, batch):
             [np.zeros(shape, np.float32) for _ in range(config.layers)])
 
 
+def decode_arguments(params, keys, values):
+    """{name: array} of the decode step's parameters and caches, named as
+    brt.compile names arguments (<parameter>.<pytree path>): bound once."""
+    named = {}
+    for prefix, tree in (("params", params), ("keys", keys), ("values", values)):
+        for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
+            named[f"{prefix}.{jax.tree_util.keystr(path, simple=True, separator='.')}"] = leaf
+    return named
+
+
 def decode_step(config):
     """step(params, keys, values, tokens, pos) -> (keys, values, logits): the
     next-token logits [batch, vocab] of tokens [batch] i32 at position pos (an

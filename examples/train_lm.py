@@ -50,12 +50,8 @@ class BrtDecoder:
 
     def __init__(self, session, params, keys, values):
         self.ctx = session.new_request()
-        for a in session.functions[0]["arguments"]:
-            if a["name"].startswith("params."):
-                self.ctx.bind(a["name"], params[a["name"]])
-        for layer, (k, v) in enumerate(zip(keys, values)):
-            self.ctx.bind(f"keys.{layer}", k)
-            self.ctx.bind(f"values.{layer}", v)
+        for name, array in tiny_lm.decode_arguments(params, keys, values).items():
+            self.ctx.bind(name, array)
         self.cached = []
         self.history = []  # (window, logits) of every call
 
@@ -160,7 +156,7 @@ def main():
     keys, values = tiny_lm.empty_caches(config, 1)
     decoder_path = str(pathlib.Path(args.checkpoint).with_suffix(".decode.brtx"))
     brt.compile(decode, reloaded, keys, values, np.zeros(1, np.int32), np.int32(0), path=decoder_path)
-    decoder = BrtDecoder(brt.Session(decoder_path), arrays, keys, values)
+    decoder = BrtDecoder(brt.Session(decoder_path), reloaded, keys, values)
     prompt = [alphabet.index(c) for c in "the runtime "]
     text = greedy(decoder, prompt, 40, config.context)
     print("brt, greedy with KV caches in place: " + repr("".join(alphabet[i] for i in text)))

@@ -40,11 +40,7 @@ def test_decoding_with_caches_in_place_matches_the_full_forward_pass(tmp_path, c
         capfd.readouterr().out
     session = brt.Session(path)
     ctx = session.new_request()
-    bound = {f"params.{jax.tree_util.keystr(k, simple=True, separator='.')}": v
-             for k, v in jax.tree_util.tree_leaves_with_path(params)}
-    for layer in range(config.layers):
-        bound[f"keys.{layer}"], bound[f"values.{layer}"] = keys[layer], values[layer]
-    for name, array in bound.items():
+    for name, array in tiny_lm.decode_arguments(params, keys, values).items():
         ctx.bind(name, array)
     for pos in range(config.context):
         ctx.bind("tokens", np.ascontiguousarray(tokens[:, pos]))
