@@ -169,19 +169,14 @@ mlir::Value UnmergeBatchDims(KernelOp k) {
   auto leading = [&](mlir::Value merged, int64_t n) {
     return TypeOf(source(merged)).getShape().take_front(n);
   };
-  llvm::SmallVector<int64_t> batch_shape;
-  if (n_lhs && n_rhs) {
-    if (n_lhs != n_rhs || leading(lhs, n_lhs) != leading(rhs, n_rhs)) return nullptr;
-    batch_shape.assign(leading(lhs, n_lhs).begin(), leading(lhs, n_lhs).end());
-  } else if (n_lhs || n_rhs) {
-    const mlir::Value merged = n_lhs ? lhs : rhs;
-    if (!Kernel(source(merged), "transpose")) return nullptr;
-    const auto dims = leading(merged, n_lhs ? n_lhs : n_rhs);
-    batch_shape.assign(dims.begin(), dims.end());
-  } else {
-    return nullptr;
-  }
-  const int64_t n = static_cast<int64_t>(batch_shape.size());
+  const int64_t n = n_lhs ? n_lhs : n_rhs;
+  if (!n) return nullptr;
+  const auto dims = leading(n_lhs ? lhs : rhs, n);
+  const bool agree = n_lhs && n_rhs
+                         ? n_lhs == n_rhs && dims == leading(rhs, n_rhs)
+                         : static_cast<bool>(Kernel(source(n_lhs ? lhs : rhs), "transpose"));
+  if (!agree) return nullptr;
+  const llvm::SmallVector<int64_t> batch_shape(dims.begin(), dims.end());
   mlir::OpBuilder builder(k);
   // Each operand with its batch split: a merging reshape's input, or a new reshape.
   auto unmerged = [&](mlir::Value v, int64_t merged) -> mlir::Value {
