@@ -195,8 +195,9 @@ class SmallBatchedDotKernel final : public CpuKernel {
     const DotDims d = PlanDot(op);
     const bool f32 = op.in[0].dtype == BRT_DTYPE_F32 && op.in[1].dtype == BRT_DTYPE_F32 &&
                      op.out[0].dtype == BRT_DTYPE_F32;
-    if (!f32 || PlanEpilogue(op, d).any() || d.B < 2 || d.B * d.M * d.N * d.K == 0 ||
-        d.B * d.M * d.N * d.K > kSmallBatchedDotMaxMacs || !GroupStride(op.in[0], d.lf, &lsm_) ||
+    const int64_t macs = d.B * d.M * d.N * d.K;
+    if (!f32 || PlanEpilogue(op, d).any() || d.B < 2 || macs == 0 ||
+        macs > kSmallBatchedDotMaxMacs || !GroupStride(op.in[0], d.lf, &lsm_) ||
         !GroupStride(op.in[0], d.lc, &lsk_) || !GroupStride(op.in[1], d.rc, &rsk_) ||
         !GroupStride(op.in[1], d.rf, &rsn_) || (rsn_ != 1 && rsk_ != 1))
       throw UnsupportedError("not a small batched dot");
