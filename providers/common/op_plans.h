@@ -213,6 +213,35 @@ struct CollectiveMatmulPlan {
 };
 CollectiveMatmulPlan PlanCollectiveMatmul(const OpInfo& op, int64_t group_size);
 
+// The collectives over a group of `group_size` ranks, shapes as StableHLO
+// gives them. `outer` counts the blocks before the gathered, scattered, split
+// or concatenated dimension: 1 where each rank's block is contiguous.
+// all_reduce: one dtype, the result shaped as the operand; its reducer.
+std::string PlanAllReduce(const OpInfo& op);
+struct AllGatherPlan {
+  int64_t outer = 1;
+  size_t local_bytes = 0;  // the operand's
+};
+AllGatherPlan PlanAllGather(const OpInfo& op, int64_t group_size);
+struct ReduceScatterPlan {
+  std::string reducer;
+  int64_t outer = 1;
+};
+ReduceScatterPlan PlanReduceScatter(const OpInfo& op, int64_t group_size);
+struct AllToAllPlan {
+  int64_t split_outer = 1, concat_outer = 1;
+  size_t piece_bytes = 0;  // what one rank sends to each
+};
+AllToAllPlan PlanAllToAll(const OpInfo& op, int64_t group_size);
+// collective_permute from this rank's view: the rank it receives from and the
+// one it sends to (-1: none; a rank none sends to gets zeros).
+struct PermutePlan {
+  int from = -1, to = -1;
+};
+PermutePlan PlanCollectivePermute(const OpInfo& op, int64_t rank, int64_t world_size);
+// partition_id: the rank, once the result is checked to be one u32 (or i32).
+int32_t PlanPartitionId(const OpInfo& op, int64_t rank);
+
 // convolution / brt.conv with its dimension numbers resolved: dims and
 // element strides in (batch, feature, spatial...) order for the input and
 // result, (output feature, input feature, spatial...) for the kernel.

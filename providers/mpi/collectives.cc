@@ -3,6 +3,7 @@
 // MPI calls to the engine's comm thread and waits for them.
 #include <cstring>
 
+#include "common/op_plans.h"
 #include "common/small_floats.h"
 #include "kernels.h"
 
@@ -65,26 +66,10 @@ MPI_Datatype Type16() {
   return t;
 }
 
-std::string CheckedReducer(const OpInfo& op) {
-  std::string reducer = op.String("reducer");
-  op.Require(reducer == "add" || reducer == "mul" || reducer == "max" || reducer == "min",
-             "reducer '" + reducer + "' is not add, mul, max or min");
-  return reducer;
-}
-
-// The product of dims[begin, end).
-int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= dims[i];
-  return p;
-}
-
 class AllReduce final : public CollectiveKernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc&) override {
-    op.RequireSameDTypes();
-    op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from the operand's");
-    reducer_ = CheckedReducer(op);
+    reducer_ = PlanAllReduce(op);
     dtype_ = op.in[0].dtype;
     count_ = op.in[0].numel;
     bytes_ = op.in[0].bytes();
@@ -117,17 +102,9 @@ class AllReduce final : public CollectiveKernel {
 class AllGather final : public CollectiveKernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    op.RequireSameDTypes();
-    const int64_t dim = op.Int("all_gather_dim");
-    op.Require(dim >= 0 && dim < op.in[0].rank(), "all_gather_dim out of range");
-    std::vector<int64_t> expect = op.in[0].dims;
-    expect[dim] = op.Mul(expect[dim], desc.comm_size);
-    op.Require(expect == op.out[0].dims, "result shape " + FormatDims(op.out[0].dims) +
-                                             " is not the operand's " + FormatDims(op.in[0].dims) +
-                                             " gathered over " + std::to_string(desc.comm_size) +
-                                             " ranks");
-    outer_ = Product(op.in[0].dims, 0, dim);
-    local_bytes_ = op.in[0].bytes();
+    const AllGatherPlan p = PlanAllGather(op, desc.comm_size);
+    outer_ = p.outer;
+    local_bytes_ = p.local_bytes;
   }
   size_t ScratchBytes() const override { return outer_ > 1 ? local_bytes_ * comm_->size : 0; }
   void Run(void* const* buffers, Scratch& s) const override {
@@ -156,20 +133,10 @@ class AllGather final : public CollectiveKernel {
 class ReduceScatter final : public CollectiveKernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    op.RequireSameDTypes();
-    const int64_t dim = op.Int("scatter_dimension");
-    op.Require(dim >= 0 && dim < op.in[0].rank(), "scatter_dimension out of range");
-    op.Require(op.in[0].dims[dim] % desc.comm_size == 0,
-               "scatter dimension " + std::to_string(op.in[0].dims[dim]) + " does not split over " +
-                   std::to_string(desc.comm_size) + " ranks");
-    std::vector<int64_t> expect = op.in[0].dims;
-    expect[dim] /= desc.comm_size;
-    op.Require(expect == op.out[0].dims, "result shape " + FormatDims(op.out[0].dims) +
-                                             " is not the operand's scattered over " +
-                                             std::to_string(desc.comm_size) + " ranks");
-    reducer_ = CheckedReducer(op);
+    ReduceScatterPlan p = PlanReduceScatter(op, desc.comm_size);
+    reducer_ = std::move(p.reducer);
     dtype_ = op.in[0].dtype;
-    outer_ = Product(op.in[0].dims, 0, dim);
+    outer_ = p.outer;
     out_count_ = op.out[0].numel;
     in_bytes_ = op.in[0].bytes();
   }
@@ -206,26 +173,10 @@ class ReduceScatter final : public CollectiveKernel {
 class AllToAll final : public CollectiveKernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    op.RequireSameDTypes();
-    const int64_t split = op.Int("split_dimension"), concat = op.Int("concat_dimension");
-    const int64_t count = op.Int("split_count");
-    const int rank = op.in[0].rank();
-    op.Require(split >= 0 && split < rank && concat >= 0 && concat < rank,
-               "split_dimension or concat_dimension out of range");
-    op.Require(count == desc.comm_size, "split_count " + std::to_string(count) +
-                                            " is not the group size " +
-                                            std::to_string(desc.comm_size));
-    op.Require(op.in[0].dims[split] % count == 0, "split dimension does not split evenly");
-    std::vector<int64_t> piece = op.in[0].dims;
-    piece[split] /= count;
-    std::vector<int64_t> expect = piece;
-    expect[concat] *= count;
-    op.Require(expect == op.out[0].dims,
-               "result shape " + FormatDims(op.out[0].dims) + " is not " + FormatDims(expect));
-    const size_t elem = brt_dtype_size(op.in[0].dtype);
-    split_outer_ = Product(op.in[0].dims, 0, split);
-    concat_outer_ = Product(piece, 0, concat);
-    piece_bytes_ = static_cast<size_t>(Product(piece, 0, piece.size())) * elem;
+    const AllToAllPlan p = PlanAllToAll(op, desc.comm_size);
+    split_outer_ = p.split_outer;
+    concat_outer_ = p.concat_outer;
+    piece_bytes_ = p.piece_bytes;
   }
   size_t ScratchBytes() const override { return piece_bytes_ * comm_->size; }
   void Run(void* const* buffers, Scratch& s) const override {
@@ -256,20 +207,9 @@ class AllToAll final : public CollectiveKernel {
 class CollectivePermute final : public CollectiveKernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    op.RequireSameDTypes();
-    op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from the operand's");
-    const std::vector<int64_t> pairs = op.Ints("source_target_pairs");
-    op.Require(pairs.size() % 2 == 0, "source_target_pairs has an odd number of entries");
-    for (size_t i = 0; i < pairs.size(); i += 2) {
-      op.Require(pairs[i] >= 0 && pairs[i] < desc.world_size && pairs[i + 1] >= 0 &&
-                     pairs[i + 1] < desc.world_size,
-                 "source_target_pairs names a rank outside the world of " +
-                     std::to_string(desc.world_size));
-      if (pairs[i] == desc.world_rank)
-        op.Require(to_ < 0, "this rank is a source twice"), to_ = static_cast<int>(pairs[i + 1]);
-      if (pairs[i + 1] == desc.world_rank)
-        op.Require(from_ < 0, "this rank is a target twice"), from_ = static_cast<int>(pairs[i]);
-    }
+    const PermutePlan p = PlanCollectivePermute(op, desc.world_rank, desc.world_size);
+    from_ = p.from;
+    to_ = p.to;
     bytes_ = op.in[0].bytes();
   }
   void Run(void* const* buffers, Scratch& s) const override {
@@ -304,11 +244,7 @@ class CollectivePermute final : public CollectiveKernel {
 class PartitionId final : public CollectiveKernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    // StableHLO's is ui32; executables from before brt had u32 hold i32.
-    op.Require((op.out[0].dtype == BRT_DTYPE_U32 || op.out[0].dtype == BRT_DTYPE_I32) &&
-                   op.out[0].numel == 1,
-               "the result must be one u32");
-    id_ = desc.world_rank;
+    id_ = PlanPartitionId(op, desc.world_rank);
   }
   void Run(void* const* buffers, Scratch&) const override {
     std::memcpy(buffers[0], &id_, sizeof(id_));

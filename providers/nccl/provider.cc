@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "common/op_plans.h"
 #include "common/rendezvous.h"
 #include "kernels.h"
 
@@ -72,30 +73,27 @@ CommRegistry& Comms() {
   return r;
 }
 
-ncclRedOp_t NcclOp(const OpInfo& op) {
-  const std::string r = op.String("reducer");
-  if (r == "add") return ncclSum;
-  if (r == "mul") return ncclProd;
-  if (r == "max") return ncclMax;
-  if (r == "min") return ncclMin;
-  throw KernelError(op.kind + ": reducer '" + r + "' is not add, mul, max or min");
+// A reducer the plan has checked.
+ncclRedOp_t NcclOp(const std::string& reducer) {
+  return reducer == "add"   ? ncclSum
+         : reducer == "mul" ? ncclProd
+         : reducer == "max" ? ncclMax
+                            : ncclMin;
 }
 
-// The dims before `dim` must all be 1: NCCL moves contiguous rank blocks.
-void RequireOutermost(const OpInfo& op, const TensorInfo& t, int64_t dim, const char* what) {
-  op.Require(dim >= 0 && dim < t.rank(), std::string(what) + " out of range");
-  for (int64_t d = 0; d < dim; ++d)
-    op.Require(t.dims[d] == 1, std::string(what) + " " + std::to_string(dim) +
-                                   " is not the outermost dimension; the nccl provider moves "
-                                   "contiguous rank blocks only");
+// NCCL moves contiguous rank blocks: the dims before the one `attr` names
+// must all be 1 (`outer`, their product, from the op's plan).
+void RequireContiguousBlocks(const OpInfo& op, int64_t outer, const char* attr) {
+  op.Require(outer == 1, std::string(attr) + " " + std::to_string(op.Int(attr)) +
+                             " is not the outermost dimension that is not 1; the nccl provider "
+                             "moves contiguous rank blocks only");
 }
 
 class AllReduce final : public Kernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc&) override {
-    op.RequireSameDTypes();
+    red_ = NcclOp(PlanAllReduce(op));
     type_ = NcclType(op.in[0].dtype);
-    red_ = NcclOp(op);
     count_ = static_cast<size_t>(op.in[0].numel);
   }
   void Run(void* const* b, cudaStream_t s, Resources*) const override {
@@ -110,9 +108,8 @@ class AllReduce final : public Kernel {
 
 class AllGather final : public Kernel {
  public:
-  void Prepare(const OpInfo& op, const BrtOpDesc&) override {
-    op.RequireSameDTypes();
-    RequireOutermost(op, op.out[0], op.Int("all_gather_dim"), "all_gather_dim");
+  void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
+    RequireContiguousBlocks(op, PlanAllGather(op, desc.comm_size).outer, "all_gather_dim");
     type_ = NcclType(op.in[0].dtype);
     count_ = static_cast<size_t>(op.in[0].numel);
   }
@@ -127,11 +124,11 @@ class AllGather final : public Kernel {
 
 class ReduceScatter final : public Kernel {
  public:
-  void Prepare(const OpInfo& op, const BrtOpDesc&) override {
-    op.RequireSameDTypes();
-    RequireOutermost(op, op.in[0], op.Int("scatter_dimension"), "scatter_dimension");
+  void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
+    const ReduceScatterPlan p = PlanReduceScatter(op, desc.comm_size);
+    RequireContiguousBlocks(op, p.outer, "scatter_dimension");
     type_ = NcclType(op.in[0].dtype);
-    red_ = NcclOp(op);
+    red_ = NcclOp(p.reducer);
     count_ = static_cast<size_t>(op.out[0].numel);
   }
   void Run(void* const* b, cudaStream_t s, Resources*) const override {
@@ -148,13 +145,12 @@ class ReduceScatter final : public Kernel {
 class AllToAll final : public Kernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    op.RequireSameDTypes();
-    RequireOutermost(op, op.in[0], op.Int("split_dimension"), "split_dimension");
-    RequireOutermost(op, op.out[0], op.Int("concat_dimension"), "concat_dimension");
-    op.Require(op.Int("split_count") == desc.comm_size, "split_count is not the group size");
+    const AllToAllPlan p = PlanAllToAll(op, desc.comm_size);
+    RequireContiguousBlocks(op, p.split_outer, "split_dimension");
+    RequireContiguousBlocks(op, p.concat_outer, "concat_dimension");
     type_ = NcclType(op.in[0].dtype);
-    chunk_ = static_cast<size_t>(op.in[0].numel / desc.comm_size);
-    chunk_bytes_ = chunk_ * brt_dtype_size(op.in[0].dtype);
+    chunk_bytes_ = p.piece_bytes;
+    chunk_ = chunk_bytes_ / brt_dtype_size(op.in[0].dtype);
   }
   void Run(void* const* b, cudaStream_t s, Resources*) const override {
     const char* in = static_cast<const char*>(b[0]);
@@ -177,13 +173,9 @@ class AllToAll final : public Kernel {
 class CollectivePermute final : public Kernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    op.RequireSameDTypes();
-    const std::vector<int64_t> pairs = op.Ints("source_target_pairs");
-    op.Require(pairs.size() % 2 == 0, "source_target_pairs has an odd number of entries");
-    for (size_t i = 0; i < pairs.size(); i += 2) {
-      if (pairs[i] == desc.world_rank) to_ = static_cast<int>(pairs[i + 1]);
-      if (pairs[i + 1] == desc.world_rank) from_ = static_cast<int>(pairs[i]);
-    }
+    const PermutePlan p = PlanCollectivePermute(op, desc.world_rank, desc.world_size);
+    from_ = p.from;
+    to_ = p.to;
     type_ = NcclType(op.in[0].dtype);
     count_ = static_cast<size_t>(op.in[0].numel);
     bytes_ = op.in[0].bytes();
@@ -207,11 +199,7 @@ class CollectivePermute final : public Kernel {
 class PartitionId final : public Kernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    // StableHLO's is ui32; executables from before brt had u32 hold i32.
-    op.Require((op.out[0].dtype == BRT_DTYPE_U32 || op.out[0].dtype == BRT_DTYPE_I32) &&
-                   op.out[0].numel == 1,
-               "the result must be one u32");
-    id_ = desc.world_rank;
+    id_ = PlanPartitionId(op, desc.world_rank);
   }
   void Run(void* const* b, cudaStream_t s, Resources*) const override {
     CheckCuda(cudaMemcpyAsync(b[0], &id_, sizeof(id_), cudaMemcpyHostToDevice, s),

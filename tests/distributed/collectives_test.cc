@@ -364,6 +364,64 @@ TEST(RankDiscovery, AWorldOfOneRunsWithoutALauncher) {
   EXPECT_EQ(out, in);
 }
 
+// Shapes and attributes a group of ranks cannot satisfy are refused at load,
+// before any byte moves (the mpi and nccl providers share these checks).
+TEST(RankDiscovery, MalformedCollectivesAreRefusedAtLoad) {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE")) GTEST_SKIP() << "runs outside mpirun";
+  struct Case {
+    std::string kind;
+    std::vector<int64_t> out_shape;
+    std::vector<Attribute> attrs;
+    DType out_dtype;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"all_reduce", {4, 6}, {{"reducer", "xor"}}, DType::kF32, "reducer 'xor' is not add"},
+      {"all_reduce", {6, 4}, {{"reducer", "add"}}, DType::kF32, "result shape differs"},
+      {"all_gather",
+       {8, 6},
+       {{"all_gather_dim", int64_t{0}}},
+       DType::kF32,
+       "result shape [8,6] is not the operand's [4,6] gathered over 1 ranks"},
+      {"all_gather", {4, 6}, {{"all_gather_dim", int64_t{2}}}, DType::kF32, "out of range"},
+      {"reduce_scatter",
+       {2, 6},
+       {{"scatter_dimension", int64_t{0}}, {"reducer", "add"}},
+       DType::kF32,
+       "result shape [2,6] is not the operand's scattered over 1 ranks"},
+      {"all_to_all",
+       {4, 6},
+       {{"split_dimension", int64_t{0}},
+        {"concat_dimension", int64_t{1}},
+        {"split_count", int64_t{2}}},
+       DType::kF32,
+       "split_count 2 is not the group size 1"},
+      {"collective_permute",
+       {4, 6},
+       {{"source_target_pairs", std::vector<int64_t>{0, 3}}},
+       DType::kF32,
+       "source_target_pairs names a rank outside the world of 1"},
+      {"collective_permute",
+       {4, 6},
+       {{"source_target_pairs", std::vector<int64_t>{0, 0, 0, 0}}},
+       DType::kF32,
+       "this rank is a source twice"},
+      {"partition_id", {2}, {}, DType::kU32, "the result must be one u32"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.kind + ": " + c.error);
+    ExecutableBuilder b;
+    auto& f = b.AddFunction("main");
+    std::vector<ValueId> operands;
+    if (c.kind != "partition_id") operands.push_back(f.Input("x", DType::kF32, {4, 6}));
+    f.Output("y", f.Op(c.kind, operands, {{c.out_dtype, Dims(c.out_shape)}}, c.attrs)[0]);
+    SessionOptions options;
+    options.rank = 0;
+    options.world_size = 1;
+    ExpectError(LoadBuilt(b, options).status(), {"op #0 '" + c.kind + "'", c.error});
+  }
+}
+
 // One process describes a 4-rank program (to slice inputs for every rank)
 // without a launcher, providers or a GPU; running it is refused.
 TEST(RankDiscovery, InspectOnlyDescribesAPerRankProgramInOneProcess) {
