@@ -158,26 +158,13 @@ class BinaryKernel final : public CpuKernel {
     if (sa_ == 1 && sb_ == 1) block_ = F32Block(op, 2);
     dnnl_ = MakeDnnlElementwise(op);
   }
-  std::unique_ptr<Runnable> CreateInstance() const override {
-    return dnnl_ ? std::make_unique<Instance>(*this, dnnl_->CreateInstance()) : nullptr;
-  }
-  void Run(void* const* b) override { RunLoop(b); }
-
- private:
   // oneDNN's binary primitive may write its result over its first source
   // only; a result written over the second operand (the memory planner's
   // in-place choice) runs brt's loop, which reads each element first.
-  class Instance final : public Runnable {
-   public:
-    Instance(const BinaryKernel& kernel, std::unique_ptr<Runnable> dnnl)
-        : kernel_(kernel), dnnl_(std::move(dnnl)) {}
-    void Run(void* const* b) override { b[2] == b[1] ? kernel_.RunLoop(b) : dnnl_->Run(b); }
-
-   private:
-    const BinaryKernel& kernel_;
-    std::unique_ptr<Runnable> dnnl_;
-  };
-  void RunLoop(void* const* b) const {
+  std::unique_ptr<Runnable> CreateInstance() const override {
+    return DnnlUnless(*this, dnnl_, [](void* const* b) { return b[2] == b[1]; });
+  }
+  void Run(void* const* b) override {
     const char* x = static_cast<const char*>(b[0]);
     const char* y = static_cast<const char*>(b[1]);
     char* out = static_cast<char*>(b[2]);
@@ -192,6 +179,7 @@ class BinaryKernel final : public CpuKernel {
     });
   }
 
+ private:
   BinaryRowFn fn_ = nullptr;
   BlockFn block_ = nullptr;  // f32 rows contiguous in both operands: the fused loop
   BroadcastPlan plan_;

@@ -58,6 +58,28 @@ std::unique_ptr<CpuKernel> MakeDnnlPooling(const OpInfo& op);
 // too assumes the identity (0) as init value.
 std::unique_ptr<CpuKernel> MakeDnnlReduction(const OpInfo& op);
 
+// A request's instance of `loop`, a kernel with a oneDNN form `dnnl`: each
+// run goes to oneDNN's instance, except where `use_loop(buffers)` holds and
+// loop's own Run() takes it (loop is shared by every request: its Run() must
+// not mutate it). Null where there is no oneDNN form.
+template <typename UseLoop>
+std::unique_ptr<Runnable> DnnlUnless(const CpuKernel& loop, const std::unique_ptr<CpuKernel>& dnnl,
+                                     UseLoop use_loop) {
+  class Instance final : public Runnable {
+   public:
+    Instance(CpuKernel& loop, std::unique_ptr<Runnable> dnnl, UseLoop use_loop)
+        : loop_(loop), dnnl_(std::move(dnnl)), use_loop_(use_loop) {}
+    void Run(void* const* b) override { use_loop_(b) ? loop_.Run(b) : dnnl_->Run(b); }
+
+   private:
+    CpuKernel& loop_;
+    std::unique_ptr<Runnable> dnnl_;
+    UseLoop use_loop_;
+  };
+  if (!dnnl) return nullptr;
+  return std::make_unique<Instance>(const_cast<CpuKernel&>(loop), dnnl->CreateInstance(), use_loop);
+}
+
 // Each kernel file appends its definitions; provider.cc collects them.
 void RegisterElementwise(std::vector<KernelDef>& defs);
 void RegisterDataMovement(std::vector<KernelDef>& defs);

@@ -9,32 +9,13 @@ namespace brt::cpu {
 namespace {
 
 // oneDNN reductions and pooling have no init operand: they compute as if it
-// were the reducer's identity. This runs oneDNN when the init value (read
-// per request) is that identity, and brt's loop otherwise.
-class IdentityGuard final : public Runnable {
- public:
-  IdentityGuard(CpuKernel& loop, std::unique_ptr<Runnable> dnnl, float identity)
-      : loop_(loop), dnnl_(std::move(dnnl)), identity_(identity) {}
-  void Run(void* const* b) override {
-    if (*static_cast<const float*>(b[1]) == identity_)
-      dnnl_->Run(b);
-    else
-      loop_.Run(b);
-  }
-
- private:
-  CpuKernel& loop_;
-  std::unique_ptr<Runnable> dnnl_;
-  float identity_;
-};
-
-// The instance of a kernel that may hand its work to oneDNN.
+// were the reducer's identity. A request runs oneDNN when the init value
+// (read per request) is that identity, and brt's loop otherwise.
 std::unique_ptr<Runnable> GuardedInstance(const CpuKernel& loop,
                                           const std::unique_ptr<CpuKernel>& dnnl, float identity) {
-  if (!dnnl) return nullptr;
-  // The loop kernel's Run() does not mutate it: it is shared by every request.
-  return std::make_unique<IdentityGuard>(const_cast<CpuKernel&>(loop), dnnl->CreateInstance(),
-                                         identity);
+  return DnnlUnless(loop, dnnl, [identity](void* const* b) {
+    return *static_cast<const float*>(b[1]) != identity;
+  });
 }
 
 // acc combined with a row of n values, in kLanes independent accumulators
