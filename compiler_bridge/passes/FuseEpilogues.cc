@@ -41,12 +41,7 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
           llvm::any_of(bias_shape.take_front(extra), [](int64_t d) { return d != 1; }))
         return nullptr;
       if (extra == 0) return src;
-      return KernelOp::create(b, src.getLoc(),
-                              mlir::TypeRange{mlir::RankedTensorType::get(
-                                  bias_shape.take_back(rhs_free), TypeOf(src).getElementType())},
-                              b.getStringAttr("reshape"), mlir::ValueRange{src},
-                              b.getDictionaryAttr({}))
-          .getResult(0);
+      return Reshape(b, src.getLoc(), src, bias_shape.take_back(rhs_free));
     }
     return OutputFeatureVector(b, producer, other);
   }
@@ -155,11 +150,7 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
               b.getStringAttr(dot.getKind() == "dot_general" ? "brt.matmul" : "brt.conv"), inputs,
               params.getDictionary(b.getContext()))
               .getResult(0);
-      if (reshape)
-        fused = KernelOp::create(b, last.getLoc(), mlir::TypeRange{last.getResult(0).getType()},
-                                 b.getStringAttr("reshape"), mlir::ValueRange{fused},
-                                 b.getDictionaryAttr({}))
-                    .getResult(0);
+      if (reshape) fused = Reshape(b, last.getLoc(), fused, TypeOf(last.getResult(0)).getShape());
       last.getResult(0).replaceAllUsesWith(fused);
       // Each op of the chain was the single user of the one before it.
       for (KernelOp k : llvm::reverse(chain)) k->erase();

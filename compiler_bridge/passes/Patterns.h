@@ -41,6 +41,16 @@ inline mlir::Value BroadcastScalar(mlir::OpBuilder& b, mlir::Location loc, mlir:
       .getResult(0);
 }
 
+// reshape of `v` to `shape` (its element type kept), at b's insertion point.
+inline mlir::Value Reshape(mlir::OpBuilder& b, mlir::Location loc, mlir::Value v,
+                           llvm::ArrayRef<int64_t> shape) {
+  return KernelOp::create(
+             b, loc,
+             mlir::TypeRange{mlir::RankedTensorType::get(shape, TypeOf(v).getElementType())},
+             b.getStringAttr("reshape"), mlir::ValueRange{v}, b.getDictionaryAttr({}))
+      .getResult(0);
+}
+
 // broadcast_in_dim that only aligns an operand NumPy-style (its dims go to
 // the trailing result dims, in order): a consumer that broadcasts can read the
 // operand directly.
@@ -69,12 +79,7 @@ inline mlir::Value AlignInOrderBroadcast(mlir::OpBuilder& b, mlir::Location loc,
     if (i > 0 && d == dims[i - 1]) return nullptr;
     shape[d - dims[0]] = from[i];
   }
-  return KernelOp::create(
-             b, loc,
-             mlir::TypeRange{mlir::RankedTensorType::get(shape, TypeOf(v).getElementType())},
-             b.getStringAttr("reshape"), mlir::ValueRange{bc.getInputs()[0]},
-             b.getDictionaryAttr({}))
-      .getResult(0);
+  return Reshape(b, loc, bc.getInputs()[0], shape);
 }
 
 // A reshape that only adds or drops unit dims ([1, 128] -> [1, 128, 1], as
@@ -129,12 +134,7 @@ inline mlir::Value OutputFeatureVector(mlir::OpBuilder& b, KernelOp conv, mlir::
     v = bc.getInputs()[0];
   }
   if (!found || TypeOf(found).getRank() == 1) return found;
-  return KernelOp::create(b, found.getLoc(),
-                          mlir::TypeRange{mlir::RankedTensorType::get(
-                              {features}, TypeOf(found).getElementType())},
-                          b.getStringAttr("reshape"), mlir::ValueRange{found},
-                          b.getDictionaryAttr({}))
-      .getResult(0);
+  return Reshape(b, found.getLoc(), found, {features});
 }
 
 inline std::optional<double> ScalarConstant(mlir::Value v) {

@@ -181,14 +181,9 @@ mlir::Value UnmergeBatchDims(KernelOp k) {
   // Each operand with its batch split: a merging reshape's input, or a new reshape.
   auto unmerged = [&](mlir::Value v, int64_t merged) -> mlir::Value {
     if (merged) return source(v);
-    const auto type = TypeOf(v);
     llvm::SmallVector<int64_t> shape(batch_shape);
-    shape.append(type.getShape().begin() + 1, type.getShape().end());
-    return KernelOp::create(
-               builder, k.getLoc(),
-               mlir::TypeRange{mlir::RankedTensorType::get(shape, type.getElementType())},
-               builder.getStringAttr("reshape"), mlir::ValueRange{v}, builder.getDictionaryAttr({}))
-        .getResult(0);
+    shape.append(TypeOf(v).getShape().begin() + 1, TypeOf(v).getShape().end());
+    return Reshape(builder, k.getLoc(), v, shape);
   };
   const mlir::Value a = unmerged(lhs, n_lhs), b = unmerged(rhs, n_rhs);
   const auto a_shape = TypeOf(a).getShape();
@@ -212,10 +207,7 @@ mlir::Value UnmergeBatchDims(KernelOp k) {
       builder, k.getLoc(),
       mlir::TypeRange{mlir::RankedTensorType::get(shape, out.getElementType())}, k.getKindAttr(),
       mlir::ValueRange{a, b}, params.getDictionary(builder.getContext()));
-  return KernelOp::create(builder, k.getLoc(), mlir::TypeRange{out},
-                          builder.getStringAttr("reshape"), mlir::ValueRange{dot.getResult(0)},
-                          builder.getDictionaryAttr({}))
-      .getResult(0);
+  return Reshape(builder, k.getLoc(), dot.getResult(0), out.getShape());
 }
 
 // transpose(dot_general(a, b)) that swaps the blocks of lhs and rhs free
