@@ -116,12 +116,11 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
         Device d = fs.values[v].device;
         auto it = std::find(devices.begin(), devices.end(), d);
         if (it == devices.end()) it = devices.insert(devices.end(), d);
-        planned[v] = {static_cast<int64_t>(spec->bytes[v]),
-                      static_cast<int>(it - devices.begin()),
-                      static_cast<int>(i),
-                      static_cast<int>(i),
-                      -1,
-                      static_cast<int32_t>(fs.values[v].dtype)};
+        planned[v] = {.bytes = static_cast<int64_t>(spec->bytes[v]),
+                      .arena = static_cast<int>(it - devices.begin()),
+                      .first_use = static_cast<int>(i),
+                      .last_use = static_cast<int>(i),
+                      .dtype = static_cast<int32_t>(fs.values[v].dtype)};
       }
       for (uint32_t v : fs.ops[i].operands)
         if (planned[v].arena >= 0) planned[v].last_use = static_cast<int>(i);
