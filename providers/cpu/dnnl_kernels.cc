@@ -573,9 +573,12 @@ class Guarded final : public CpuKernel {
   size_t num_operands_ = 0;
 };
 
-// brt.softmax; with zero_masked_rows, a line whose inputs are all -inf is
-// then set to zeros (oneDNN's softmax gives NaN there). Checking a line stops
-// at its first finite input, so unmasked lines cost one read.
+// brt.softmax. oneDNN's max and sum skip a NaN input, so a line holding one
+// comes out with NaN there and finite values around it; StableHLO's
+// maximum (and PyTorch and JAX) make the whole line NaN, and so does this
+// kernel. With zero_masked_rows, a line whose inputs are all -inf is then set
+// to zeros (oneDNN's softmax gives NaN there). Both look at each line once
+// more, right after oneDNN wrote it.
 class MaskableSoftmaxKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
@@ -584,40 +587,51 @@ class MaskableSoftmaxKernel final : public CpuKernel {
     k_.Prepare(op);
   }
   std::unique_ptr<Runnable> CreateInstance() const override {
-    auto inner = k_.CreateInstance();
-    if (!plan_.zero_masked_rows) return inner;
-    return std::make_unique<Masked>(*this, std::move(inner));
+    return std::make_unique<Fixed>(*this, k_.CreateInstance());
   }
-  // Only without zero_masked_rows: CreateInstance gives every masked kernel an instance.
-  void Run(void* const* b) override { k_.Run(b); }
+  void Run(void* const* b) override {
+    k_.Run(b);
+    FixLines(b[0], b[1]);
+  }
 
  private:
-  void ZeroMaskedLines(const void* in, void* out) const {
+  void FixLines(const void* in, void* out) const {
     DispatchType(dtype_, [&](auto zero) {
       using T = decltype(zero);
       if constexpr (std::is_floating_point_v<T> || kIs16BitFloat<T>) {
         const T* x = static_cast<const T*>(in);
         T* y = static_cast<T*>(out);
         const float minus_inf = -std::numeric_limits<float>::infinity();
+        const T nan = T(std::numeric_limits<float>::quiet_NaN());
         for (int64_t o = 0; o < plan_.outer; ++o)
           for (int64_t i = 0; i < plan_.inner; ++i) {
             const int64_t base = o * plan_.size * plan_.inner + i;
             int64_t k = 0;
-            while (k < plan_.size && static_cast<float>(x[base + k * plan_.inner]) == minus_inf)
-              ++k;
-            if (k < plan_.size) continue;
-            for (k = 0; k < plan_.size; ++k) y[base + k * plan_.inner] = T(0.0f);
+            if (plan_.zero_masked_rows)
+              while (k < plan_.size && static_cast<float>(x[base + k * plan_.inner]) == minus_inf)
+                ++k;
+            if (plan_.zero_masked_rows && k == plan_.size) {
+              for (k = 0; k < plan_.size; ++k) y[base + k * plan_.inner] = T(0.0f);
+              continue;
+            }
+            bool has_nan = false;
+            for (k = 0; k < plan_.size; ++k) {
+              const float v = static_cast<float>(y[base + k * plan_.inner]);
+              has_nan |= v != v;
+            }
+            if (has_nan)
+              for (k = 0; k < plan_.size; ++k) y[base + k * plan_.inner] = nan;
           }
       }
     });
   }
-  class Masked final : public Runnable {
+  class Fixed final : public Runnable {
    public:
-    Masked(const MaskableSoftmaxKernel& k, std::unique_ptr<Runnable> inner)
+    Fixed(const MaskableSoftmaxKernel& k, std::unique_ptr<Runnable> inner)
         : k_(k), inner_(std::move(inner)) {}
     void Run(void* const* b) override {
       inner_ ? inner_->Run(b) : k_.k_.Run(b);
-      k_.ZeroMaskedLines(b[0], b[1]);
+      k_.FixLines(b[0], b[1]);
     }
 
    private:

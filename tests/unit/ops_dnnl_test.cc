@@ -436,6 +436,35 @@ TEST(Softmax, ZeroMaskedRows) {
   }
 }
 
+// A NaN input makes its whole line NaN (StableHLO's maximum propagates it
+// into the line's max), as in PyTorch and JAX; the other lines keep their
+// values. oneDNN alone gives NaN at that input only.
+TEST(Softmax, NanMakesItsLineNan) {
+  for (int64_t axis : {1, 0}) {
+    HostTensor x = Random(DType::kF32, {4, 6}, Rng(), -4, 4);
+    const std::vector<double> clean = x.ToDouble();
+    x.Set(axis == 1 ? 6 + 3 : 3 * 6 + 1, std::numeric_limits<double>::quiet_NaN());
+    for (int64_t zero_masked_rows : {0, 1}) {
+      auto out = MustRunOp({"brt.softmax",
+                            {x},
+                            {{DType::kF32, {4, 6}}},
+                            {{"axis", axis}, {"zero_masked_rows", zero_masked_rows}}});
+      const std::vector<double> y = out[0].ToDouble();
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const int64_t line = axis == 1 ? i / 6 : i % 6;
+        if (line == 1) {
+          EXPECT_TRUE(std::isnan(y[i])) << "axis " << axis << " element " << i;
+          continue;
+        }
+        double denom = 0;
+        for (int64_t k = 0; k < x.shape[axis]; ++k)
+          denom += std::exp(clean[axis == 1 ? line * 6 + k : k * 6 + line]);
+        EXPECT_NEAR(y[i], std::exp(clean[i]) / denom, 1e-6) << "axis " << axis << " element " << i;
+      }
+    }
+  }
+}
+
 // Small inputs run brt's loop, large ones oneDNN's primitive
 // (kDnnlLayerNormMinElements): both against float64.
 TEST(LayerNorm, LastDimensionWithScaleAndShift) {
