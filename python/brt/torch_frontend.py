@@ -1,6 +1,7 @@
 """PyTorch module -> StableHLO through torch.export and torch-mlir's FX
 importer -> .brtx; and `backend`, a torch.compile backend."""
 from .compiler import _name_arguments, compile_stablehlo
+from .torch_semantics import keep_pytorch_meaning
 
 
 def _torch_mlir():
@@ -29,6 +30,7 @@ def export_torch_stablehlo(module, *example_args, dynamic_shapes=None):
         if spec.kind == torch.export.graph_signature.InputKind.USER_INPUT
     ]
     program = program.run_decompositions(get_decomposition_table())
+    keep_pytorch_meaning(program)
     # torch-mlir freezes buffers from the state dict, where torch.export
     # leaves out the non-persistent ones (BERT's position_ids).
     for spec in program.graph_signature.input_specs:

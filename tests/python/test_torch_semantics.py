@@ -1,0 +1,151 @@
+"""ATen ops whose PyTorch meaning differs from the StableHLO op torch-mlir
+lowers them to, at their edges: negative and boundary indices, remainder and
+division with mixed signs, shifts, NaN. Each case runs through
+brt.compile_torch and is compared with eager PyTorch on the same inputs
+(exactly for integers, bit for bit where PyTorch's float result is exact)."""
+import numpy as np
+import pytest
+
+from conftest import require  # noqa: E402
+
+torch = require("torch")
+require("torch_mlir")
+import brt  # noqa: E402
+
+F = torch.nn.functional
+
+
+class Lambda(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def run_both(fn, *args):
+    """(brt's result, eager PyTorch's) of fn(*args), as NumPy arrays."""
+    module = Lambda(fn).eval()
+    session = brt.Session(brt.compile_torch(module, *args))
+    got = session.run(*[a.numpy() for a in args])[0]
+    with torch.no_grad():
+        want = module(*args).numpy()
+    return got, want
+
+
+def assert_matches(fn, *args):
+    got, want = run_both(fn, *args)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+rng = torch.Generator().manual_seed(40)
+
+
+def randn(*shape):
+    return torch.randn(*shape, generator=rng)
+
+
+def test_falcon_minimal_case_negative_constant_index():
+    """Falcon's fused-QKV split: qkv[..., [-2], :] read position 0."""
+    x = randn(2, 3, 5, 4)
+    assert_matches(lambda x: x[..., [-2], :] * 1.0, x)
+    assert_matches(lambda x: x[..., [-1], :] + x[..., [-5], :], x)
+
+
+# Index tensors reaching every valid position: the boundaries -n, -1, 0,
+# n-1, and in between.
+INDEX = torch.tensor([-5, -1, 0, 4, 2, -3])
+
+
+@pytest.mark.parametrize("name,fn,args", [
+    ("index rows", lambda x, i: x[i], (randn(5, 3), INDEX)),
+    ("index middle dim", lambda x, i: x[:, i, :], (randn(2, 5, 3), INDEX)),
+    ("index two tensors", lambda x, i, j: x[i, j], (randn(5, 4), INDEX, torch.tensor([-4, 3, -1, 0, 1, 2]))),
+    ("index 2-d index tensor", lambda x, i: x[:, i], (randn(3, 5), INDEX.view(2, 3))),
+    ("index int32 index", lambda x, i: x[i], (randn(5, 3), INDEX.to(torch.int32))),
+    ("take", lambda x, i: torch.take(x, i), (randn(3, 4), torch.tensor([-12, -1, 0, 11, 5]))),
+    ("take_along_dim", lambda x, i: torch.take_along_dim(x, i, 1), (randn(4, 5), INDEX[:4].view(4, 1).expand(4, 2).contiguous())),
+    ("index_put", lambda x, i, v: x.index_put((i,), v), (randn(5, 3), torch.tensor([-1, 0, -5]), randn(3, 3))),
+    ("index_put accumulate", lambda x, i, v: x.index_put((i,), v, accumulate=True),
+     (randn(5, 3), INDEX, randn(6, 3))),
+    ("setitem", lambda x, i, v: x.clone().index_put_((i,), v), (randn(5, 3), torch.tensor([-2, 1]), randn(2, 3))),
+    ("index_fill", lambda x, i: x.index_fill(1, i, -7.0), (randn(2, 5), INDEX)),
+])
+def test_negative_and_boundary_indices(name, fn, args):
+    got, want = run_both(fn, *args)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,fn,args", [
+    # PyTorch refuses negative indices here; every valid one, boundaries included.
+    ("index_select", lambda x, i: torch.index_select(x, 1, i), (randn(3, 5), torch.tensor([4, 0, 2, 4]))),
+    ("gather", lambda x, i: torch.gather(x, -1, i), (randn(3, 5), torch.tensor([[4, 0], [0, 0], [2, 4]]))),
+    ("scatter", lambda x, i, v: x.scatter(1, i, v), (randn(3, 5), torch.tensor([[4, 0], [1, 3], [2, 0]]), randn(3, 2))),
+    ("scatter_add", lambda x, i, v: x.scatter_add(0, i, v), (randn(3, 5), torch.tensor([[2, 0, 0, 1, 2]]), randn(1, 5))),
+    ("embedding", lambda w, i: F.embedding(i, w), (randn(6, 3), torch.tensor([[5, 0], [3, 5]]))),
+    ("flip", lambda x: x.flip(0, 1), (randn(3, 5),)),
+    ("roll negative shift", lambda x: x.roll(-2, 1), (randn(3, 5),)),
+    ("select and slice from the end", lambda x: x[-1, -4:-1] + x[0, -3:], (randn(3, 5),)),
+])
+def test_boundary_indices(name, fn, args):
+    got, want = run_both(fn, *args)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+SIGNED = torch.tensor([-7, -3, 3, 7, 0, -5, 5, 9])
+DIVISORS = torch.tensor([5, 5, -5, -5, 3, -5, 5, -2])
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float32])
+def test_remainder_takes_the_divisors_sign(dtype):
+    a, b = SIGNED.to(dtype), DIVISORS.to(dtype)
+    assert_matches(lambda a, b: a % b, a, b)
+    assert_matches(lambda a: a % 3, a)
+    assert_matches(lambda a: torch.remainder(a, -4), a)
+    assert_matches(lambda a, b: torch.fmod(a, b), a, b)
+
+
+def test_remainder_float_edges():
+    a = torch.tensor([-0.0, 0.0, 1e-30, -1e-30, 5.5, -5.5, float("inf"), float("nan"), 2.0, -2.0])
+    b = torch.tensor([3.0, -3.0, 2.0, 2.0, -2.0, 2.0, 2.0, 2.0, float("inf"), float("inf")])
+    got, want = run_both(lambda a, b: a % b, a, b)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float32])
+@pytest.mark.parametrize("mode", [None, "floor", "trunc"])
+def test_division_rounding_modes(dtype, mode):
+    a, b = SIGNED.to(dtype), DIVISORS.to(dtype)
+    if mode is None and not dtype.is_floating_point:
+        return  # true division of integers is a float result: covered by float32
+    got, want = run_both(lambda a, b: torch.div(a, b, rounding_mode=mode), a, b)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    if not dtype.is_floating_point:
+        assert_matches(lambda a, b: a // b, a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_shifts(dtype):
+    a = torch.tensor([-9, -1, 1, 7, 2**20, -(2**20), 3, -3]).to(dtype)
+    s = torch.tensor([0, 1, 2, 3, 4, 5, 31, 40]).to(dtype)
+    assert_matches(lambda a, s: a << s, a, s)
+    assert_matches(lambda a, s: a >> s, a, s)
+    assert_matches(lambda a: (a >> 2) + (a << 3), a)
+    assert_matches(lambda a, s: torch.bitwise_right_shift(a, s) - torch.bitwise_left_shift(a, 1), a, s)
+
+
+def test_nan_propagation():
+    nan = float("nan")
+    a = torch.tensor([nan, 1.0, -1.0, nan, 0.0, 2.0])
+    b = torch.tensor([1.0, nan, nan, nan, -0.0, 1.0])
+    for fn in (torch.maximum, torch.minimum, lambda a, b: torch.clamp(a, -0.5, 0.5) + b,
+               lambda a, b: F.relu(a) * b, lambda a, b: torch.where(a > b, a, b)):
+        got, want = run_both(fn, a, b)
+        np.testing.assert_array_equal(got, want)
+    x = torch.tensor([[1.0, nan, 3.0], [2.0, 0.0, -1.0]])
+    for fn in (lambda x: x.amax(1), lambda x: x.amin(0), lambda x: x.sum(1), lambda x: x.argmax(1),
+               lambda x: x.argmin(1), lambda x: torch.softmax(x, 1)):
+        got, want = run_both(fn, x)
+        np.testing.assert_array_equal(got, want)
