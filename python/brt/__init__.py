@@ -9,6 +9,7 @@ into a .brtx executable (calling the `brt-compile` tool);
 module (through torch-mlir).
 """
 from . import distributed
+from .check import CheckError
 from .compiler import CompileError, compile, compile_stablehlo, export_stablehlo, find_tool
 from .torch_frontend import backend as torch_backend
 from .torch_frontend import compile_torch, export_torch_stablehlo
@@ -25,6 +26,6 @@ if "torch" in __import__("sys").modules:
 
     register_backend()
 
-__all__ = ["CompileError", "distributed", "RequestContext", "Session", "compile", "compile_stablehlo", "compile_torch",
+__all__ = ["CheckError", "CompileError", "distributed", "RequestContext", "Session", "compile", "compile_stablehlo", "compile_torch",
            "export_stablehlo", "export_torch_stablehlo", "find_tool", "load_safetensors", "save_safetensors",
            "torch_backend"]

@@ -95,10 +95,31 @@ def find_tool(name="brt-compile"):
     raise FileNotFoundError(f"{name} not found: build brt (scripts/build.sh) or set BRT_BIN_DIR")
 
 
-def compile(fn, *example_args, target="cpu", path=None, stats=False):
+def compile(fn, *example_args, target="cpu", path=None, stats=False, check=False, check_seed=0):
     """Compiles `fn` for arguments shaped like `example_args`; returns the path
-    of the .brtx (a temporary file unless `path` is given)."""
-    return compile_stablehlo(export_stablehlo(fn, *example_args), target=target, path=path, stats=stats)
+    of the .brtx (a temporary file unless `path` is given).
+
+    `check=True` then runs `jax.jit(fn)` and the executable on the CPU on the
+    same random inputs (from `check_seed`) and raises brt.CheckError naming
+    the first output that differs, by how much, and the seed."""
+    path = compile_stablehlo(export_stablehlo(fn, *example_args), target=target, path=path, stats=stats)
+    if check:
+        _check_jax(fn, example_args, path, check_seed)
+    return path
+
+
+def _check_jax(fn, example_args, path, seed):
+    import jax
+
+    from .check import check_session
+
+    leaves, tree = jax.tree_util.tree_flatten(example_args)
+    jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
+
+    def run_jax(inputs):
+        return jax.tree_util.tree_leaves(jitted(*jax.tree_util.tree_unflatten(tree, inputs)))
+
+    check_session(path, "main", run_jax, leaves, seed, "brt.compile(check=True)")
 
 
 def compile_stablehlo(text, target="cpu", path=None, stats=False):

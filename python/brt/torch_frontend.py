@@ -41,7 +41,8 @@ def export_torch_stablehlo(module, *example_args, dynamic_shapes=None):
     return mlir_module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None)
 
 
-def compile_torch(module, *example_args, target="cpu", path=None, stats=False, specializations=()):
+def compile_torch(module, *example_args, target="cpu", path=None, stats=False, specializations=(), check=False,
+                  check_seed=0):
     """Compiles a torch.nn.Module for arguments shaped like `example_args`
     (tensors); returns the path of the .brtx (a temporary file unless `path`
     is given).
@@ -50,7 +51,12 @@ def compile_torch(module, *example_args, target="cpu", path=None, stats=False, s
     the same inputs (batch 1 and 32, sequence 16 and 128). The executable
     then has one function per shape, named after the shapes ("main_1x16",
     "main_32x128"), sharing the weights, stored once; `Session.run` picks the
-    function whose shapes the arrays have."""
+    function whose shapes the arrays have.
+
+    `check=True` then runs the module (eagerly, without gradients) and each
+    of the executable's functions on the CPU on the same random inputs (from
+    `check_seed`) and raises brt.CheckError naming the first output that
+    differs, by how much, and the seed."""
     shapes = [tuple(example_args)] + [tuple(s) for s in specializations]
     if len(shapes) == 1:
         texts = export_torch_stablehlo(module, *example_args)
@@ -58,7 +64,26 @@ def compile_torch(module, *example_args, target="cpu", path=None, stats=False, s
         texts = {_function_name(args): export_torch_stablehlo(module, *args) for args in shapes}
         if len(texts) != len(shapes):
             raise ValueError("two of the example argument tuples have the same shapes")
-    return compile_stablehlo(texts, target=target, path=path, stats=stats)
+    path = compile_stablehlo(texts, target=target, path=path, stats=stats)
+    if check:
+        for name, args in zip(texts if isinstance(texts, dict) else ["main"], shapes):
+            _check_torch(module, args, path, name, check_seed)
+    return path
+
+
+def _check_torch(module, example_args, path, function, seed):
+    import torch
+    import torch.utils._pytree as pytree
+
+    from .check import check_session
+
+    def run_torch(inputs):
+        with torch.no_grad():
+            outputs = module(*[torch.from_numpy(i) for i in inputs])
+        return [o.detach().cpu().numpy() for o in pytree.tree_leaves(outputs)]
+
+    examples = [a.detach().cpu().numpy() for a in example_args]
+    check_session(path, function, run_torch, examples, seed, f"brt.compile_torch(check=True), function '{function}'")
 
 
 def _function_name(args):

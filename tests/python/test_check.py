@@ -1,0 +1,83 @@
+"""check=True: brt.compile and brt.compile_torch run the framework and the
+compiled program on the same random inputs, and a planted wrong lowering or
+rewrite is caught, naming the output, how far off it is and the seed."""
+import numpy as np
+import pytest
+
+from conftest import require  # noqa: E402
+
+import brt  # noqa: E402
+import brt.compiler  # noqa: E402
+
+
+def planted(monkeypatch, module, name, old, new):
+    """Makes module.name's StableHLO text say `new` where it says `old`."""
+    export = getattr(module, name)
+
+    def wrong(*args, **kwargs):
+        text = export(*args, **kwargs)
+        assert old in text
+        return text.replace(old, new)
+
+    monkeypatch.setattr(module, name, wrong)
+
+
+def test_jax_check_passes_and_catches_a_wrong_lowering(monkeypatch):
+    jax = require("jax")
+    jnp = jax.numpy
+
+    def fn(x, w, i):
+        return jnp.tanh(x @ w) - x[:, :1], jnp.take(x, i, axis=1)
+
+    rng = np.random.default_rng(1)
+    args = (rng.standard_normal((4, 8), np.float32), rng.standard_normal((8, 8), np.float32),
+            np.array([0, 7, 3], np.int32))
+    path = brt.compile(fn, *args, check=True, check_seed=3)
+    assert brt.Session(path).run(*args)[0].shape == (4, 8)
+
+    planted(monkeypatch, brt.compiler, "export_stablehlo", '"stablehlo.subtract"', '"stablehlo.add"')
+    with pytest.raises(brt.CheckError, match=r"output 'result0' differs .* inputs from seed 3"):
+        brt.compile(fn, *args, check=True, check_seed=3)
+
+
+def test_torch_check_catches_negative_indices_without_the_fix(monkeypatch):
+    torch = require("torch")
+    require("torch_mlir")
+    import brt.torch_frontend as torch_frontend
+
+    class Split(torch.nn.Module):
+        def forward(self, qkv):
+            return qkv[..., [-2], :] * 2.0, qkv.sum(-1) % 0.7
+
+    qkv = torch.randn(2, 3, 5, 4)
+    path = brt.compile_torch(Split(), qkv, check=True)
+    assert len(brt.Session(path).run(qkv.numpy())) == 2
+
+    monkeypatch.setattr(torch_frontend, "keep_pytorch_meaning", lambda program: 0)
+    with pytest.raises(brt.CheckError, match=r"output 'result0' differs .* inputs from seed 0"):
+        brt.compile_torch(Split(), qkv, check=True)
+
+
+def test_torch_check_covers_every_specialization(monkeypatch):
+    torch = require("torch")
+    require("torch_mlir")
+    import brt.torch_frontend as torch_frontend
+
+    linear = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU()).eval()
+    small, big = torch.randn(1, 6), torch.randn(3, 6)
+    brt.compile_torch(linear, small, specializations=[(big,)], check=True)
+
+    planted(monkeypatch, torch_frontend, "export_torch_stablehlo", '"stablehlo.maximum"', '"stablehlo.minimum"')
+    with pytest.raises(brt.CheckError, match=r"function 'main_1x6'.*output 'result0'"):
+        brt.compile_torch(linear, small, specializations=[(big,)], check=True)
+
+
+def test_random_inputs_keep_integer_examples_in_range():
+    from brt.check import random_like
+
+    index = np.array([[0, 4], [2, 1]], np.int64)
+    a, b, c = random_like([index, np.zeros(3, np.float32), np.ones(5, bool)], seed=5)
+    assert a.dtype == np.int64 and a.min() >= 0 and a.max() <= 4
+    assert b.dtype == np.float32 and np.all(b != 0)
+    assert c.dtype == np.bool_
+    assert np.array_equal(a, random_like([index], seed=5)[0])
