@@ -35,4 +35,9 @@ std::vector<PipelineStep> CompilerPipeline(const std::string& target,
                                            const std::string& cuda_arch = "compute_80",
                                            int64_t all_reduce_bucket_bytes = 65536);
 
+// Runs one step's pass on `module` (nested on its functions unless the pass
+// is a module pass), consuming it. Returns "" on success, else the first
+// diagnostic ("<location>: <message>") or "pass '<name>' failed".
+std::string RunPipelineStep(mlir::ModuleOp module, PipelineStep& step);
+
 }  // namespace brt::bridge

@@ -1,5 +1,9 @@
 // The compiler's pipeline, in order, and the passes' registration for
 // brt-opt.
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "passes/Passes.h"
 
@@ -38,6 +42,26 @@ std::vector<PipelineStep> CompilerPipeline(const std::string& target, const std:
     steps.push_back({"generate-cuda-kernels",
                      createGenerateCudaKernels(GenerateCudaKernelsOptions{cuda_arch})});
   return steps;
+}
+
+std::string RunPipelineStep(mlir::ModuleOp module, PipelineStep& step) {
+  mlir::MLIRContext* context = module.getContext();
+  mlir::PassManager pm(context);
+  if (step.pass->getOpName() == mlir::ModuleOp::getOperationName())
+    pm.addPass(std::move(step.pass));
+  else
+    pm.addNestedPass<mlir::func::FuncOp>(std::move(step.pass));
+  std::string diagnostic;
+  mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic& d) {
+    if (diagnostic.empty()) {
+      llvm::raw_string_ostream os(diagnostic);
+      d.getLocation().print(os);
+      os << ": " << d.str();
+    }
+    return mlir::success();
+  });
+  if (mlir::succeeded(pm.run(module))) return "";
+  return diagnostic.empty() ? "pass '" + step.name + "' failed" : diagnostic;
 }
 
 }  // namespace brt::bridge

@@ -221,6 +221,17 @@ Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::Mo
   return Status::Ok();
 }
 
+// Adds every (name, module) to `builder`.
+Status AddFunctions(ExecutableBuilder& builder,
+                    const std::vector<std::pair<std::string, mlir::ModuleOp>>& functions,
+                    const SerializeOptions& options, SerializeReport* serialized) {
+  for (const auto& [name, module] : functions)
+    BRT_RETURN_IF_ERROR(AddFunction(builder, name, module,
+                                    functions.size() > 1 ? name + "." : std::string(), options,
+                                    serialized));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status SerializeModules(const std::vector<std::pair<std::string, mlir::ModuleOp>>& functions,
@@ -228,11 +239,16 @@ Status SerializeModules(const std::vector<std::pair<std::string, mlir::ModuleOp>
                         const SerializeOptions& options, BuildReport* report,
                         SerializeReport* serialized) {
   ExecutableBuilder builder(producer);
-  for (const auto& [name, module] : functions)
-    BRT_RETURN_IF_ERROR(AddFunction(builder, name, module,
-                                    functions.size() > 1 ? name + "." : std::string(), options,
-                                    serialized));
+  BRT_RETURN_IF_ERROR(AddFunctions(builder, functions, options, serialized));
   return builder.Save(path, report);
+}
+
+Expected<std::vector<uint8_t>> SerializeModulesToMemory(
+    const std::vector<std::pair<std::string, mlir::ModuleOp>>& functions,
+    const std::string& producer, const SerializeOptions& options) {
+  ExecutableBuilder builder(producer);
+  BRT_RETURN_IF_ERROR(AddFunctions(builder, functions, options, nullptr));
+  return builder.Serialize();
 }
 
 }  // namespace brt::bridge

@@ -41,4 +41,10 @@ Status SerializeModules(const std::vector<std::pair<std::string, mlir::ModuleOp>
                         const SerializeOptions& options, BuildReport* report,
                         SerializeReport* serialized);
 
+// The same executable's bytes, in memory (brt-compile --check-passes runs
+// them after each pass).
+Expected<std::vector<uint8_t>> SerializeModulesToMemory(
+    const std::vector<std::pair<std::string, mlir::ModuleOp>>& functions,
+    const std::string& producer, const SerializeOptions& options);
+
 }  // namespace brt::bridge

@@ -1,12 +1,13 @@
 // brt-compile: StableHLO (generic MLIR text) -> .brtx.
 //   brt-compile in.mlir -o out.brtx [--target=cpu] [--dump-after-each DIR] [--stats]
-//               [--all-reduce-bucket-bytes=N]
+//               [--all-reduce-bucket-bytes=N] [--check-passes [--check-seed=N]]
 //   brt-compile NAME=a.mlir NAME2=b.mlir ... -o out.brtx   one function per input
 //               (e.g. one per input shape), sharing equal weights
 //   brt-compile --list-ops   the StableHLO and CHLO ops it imports, one a line
 // Errors are one line "<location>: <message>" and exit code 1 (2 for usage).
 #include <sys/stat.h>
 
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -18,10 +19,8 @@
 #include "codegen/CudaCodegen.h"
 #include "import/Import.h"
 #include "llvm/Support/raw_ostream.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
+#include "passes/CheckPasses.h"
 #include "passes/Passes.h"
 #include "serialize/Serialize.h"
 
@@ -29,12 +28,17 @@ namespace {
 
 const char kUsage[] =
     "usage: brt-compile in.mlir -o out.brtx [--target=cpu|cuda] [--dump-after-each DIR] "
-    "[--stats] [--all-reduce-bucket-bytes=N]\n"
+    "[--stats] [--all-reduce-bucket-bytes=N] [--check-passes [--check-seed=N]]\n"
     "       brt-compile NAME=in.mlir [NAME2=in2.mlir ...] -o out.brtx [options]\n"
     "                               one function NAME per input (its main), equal weights\n"
     "                               stored once\n"
     "  --all-reduce-bucket-bytes=N  pack all_reduces of gradients made one after another into\n"
     "                               buckets of about N bytes (default 65536; 0: one each)\n"
+    "  --check-passes               run the program on the CPU provider on random inputs after\n"
+    "                               import and after each pass, name the first pass that\n"
+    "                               changes a result and exit 1 (--target=cuda: the passes\n"
+    "                               before 'place'); else write the executable as usual\n"
+    "  --check-seed=N               the random inputs' seed for --check-passes (default 0)\n"
     "       brt-compile --list-ops      the StableHLO and CHLO ops it imports, one a line\n";
 
 int Usage(const std::string& why) {
@@ -58,10 +62,53 @@ struct Input {
   std::string function, path;
 };
 
-// Imports `input`, runs the pipeline on it; on failure prints the error and
-// returns nothing.
+struct Options {
+  std::string target = "cpu";
+  long long bucket_bytes = 65536;
+  bool check_passes = false;
+  uint64_t check_seed = 0;
+};
+
+// --check-passes on the imported `module`: a line per step on stdout;
+// returns false, having said why on stderr, when a step changes a result or
+// the program cannot be checked. `function` names the input when there are
+// several.
+bool CheckPassesOf(mlir::ModuleOp module, const Options& options, const std::string& function) {
+  const std::string prefix = "--check-passes: " + (function.empty() ? "" : function + ": ");
+  if (options.target == "cuda")
+    std::printf(
+        "%s--target=cuda: the steps before 'place' run on the CPU provider; 'place' and "
+        "'generate-cuda-kernels' are not checked\n",
+        prefix.c_str());
+  brt::bridge::CheckPassesReport report = brt::bridge::CheckPasses(
+      module, brt::bridge::CheckedPipeline(options.target, options.bucket_bytes),
+      options.check_seed);
+  if (report.runtime_ops)
+    std::printf("%safter import: %d runtime ops, inputs from seed %" PRIu64 "\n", prefix.c_str(),
+                report.runtime_ops, options.check_seed);
+  for (const brt::bridge::CheckedStep& step : report.steps)
+    if (step.program_changed)
+      std::printf("%sstep %2d %-24s max abs difference %-10.3g (%d runtime ops)\n", prefix.c_str(),
+                  step.number, step.name.c_str(), step.max_abs_difference, step.runtime_ops);
+    else
+      std::printf("%sstep %2d %-24s program unchanged\n", prefix.c_str(), step.number,
+                  step.name.c_str());
+  std::fflush(stdout);
+  if (!report.error.empty())
+    return std::fprintf(stderr, "brt-compile: %s%s\n", prefix.c_str(), report.error.c_str()), false;
+  if (report.change)
+    return std::fprintf(stderr, "brt-compile: %s%s\n", prefix.c_str(),
+                        brt::bridge::Describe(*report.change, options.check_seed).c_str()),
+           false;
+  std::printf("%sno step changes the results\n", prefix.c_str());
+  return true;
+}
+
+// Imports `input`, checks the passes if asked, runs the pipeline on it; on
+// failure prints the error and returns nothing. `function` names the input
+// when there are several.
 mlir::OwningOpRef<mlir::ModuleOp> Compile(mlir::MLIRContext& context, const Input& input,
-                                          const std::string& target, long long bucket_bytes,
+                                          const Options& options, const std::string& function,
                                           const std::string& dump_dir, int* source_ops) {
   std::ifstream in(input.path);
   if (!in)
@@ -75,28 +122,12 @@ mlir::OwningOpRef<mlir::ModuleOp> Compile(mlir::MLIRContext& context, const Inpu
   *source_ops = imported.source_ops;
   if (!dump_dir.empty() && !Dump(dump_dir, "00-import.mlir", *imported.module))
     return std::fprintf(stderr, "brt-compile: cannot write to '%s'\n", dump_dir.c_str()), nullptr;
+  if (options.check_passes && !CheckPassesOf(*imported.module, options, function)) return nullptr;
   int step_number = 1;
   for (brt::bridge::PipelineStep& step :
-       brt::bridge::CompilerPipeline(target, kCudaArch, bucket_bytes)) {
-    mlir::PassManager pm(&context);
-    if (step.pass->getOpName() == mlir::ModuleOp::getOperationName())
-      pm.addPass(std::move(step.pass));
-    else
-      pm.addNestedPass<mlir::func::FuncOp>(std::move(step.pass));
-    std::string diagnostic;
-    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic& d) {
-      if (diagnostic.empty()) {
-        llvm::raw_string_ostream os(diagnostic);
-        d.getLocation().print(os);
-        os << ": " << d.str();
-      }
-      return mlir::success();
-    });
-    if (mlir::failed(pm.run(*imported.module)))
-      return std::fprintf(stderr, "brt-compile: %s\n",
-                          diagnostic.empty() ? ("pass '" + step.name + "' failed").c_str()
-                                             : diagnostic.c_str()),
-             nullptr;
+       brt::bridge::CompilerPipeline(options.target, kCudaArch, options.bucket_bytes)) {
+    if (std::string failed = brt::bridge::RunPipelineStep(*imported.module, step); !failed.empty())
+      return std::fprintf(stderr, "brt-compile: %s\n", failed.c_str()), nullptr;
     char file[64];
     std::snprintf(file, sizeof(file), "%02d-%s.mlir", step_number++, step.name.c_str());
     if (!dump_dir.empty() && !Dump(dump_dir, file, *imported.module))
@@ -108,10 +139,10 @@ mlir::OwningOpRef<mlir::ModuleOp> Compile(mlir::MLIRContext& context, const Inpu
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string output, target = "cpu", dump_dir;
+  std::string output, dump_dir;
   std::vector<Input> inputs;
-  bool stats = false;
-  long long bucket_bytes = 65536;
+  bool stats = false, seed_given = false;
+  Options compile;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") return std::fputs(kUsage, stdout), 0;
@@ -122,17 +153,25 @@ int main(int argc, char** argv) {
     if (a == "-o" && i + 1 < argc)
       output = argv[++i];
     else if (a.rfind("--target=", 0) == 0)
-      target = a.substr(9);
+      compile.target = a.substr(9);
     else if (a == "--dump-after-each" && i + 1 < argc)
       dump_dir = argv[++i];
     else if (a == "--stats")
       stats = true;
+    else if (a == "--check-passes")
+      compile.check_passes = true;
     else if (a.rfind("--all-reduce-bucket-bytes=", 0) == 0) {
       char* end = nullptr;
-      bucket_bytes = std::strtoll(a.c_str() + 26, &end, 10);
-      if (a.size() == 26 || *end != '\0' || bucket_bytes < 0)
+      compile.bucket_bytes = std::strtoll(a.c_str() + 26, &end, 10);
+      if (a.size() == 26 || *end != '\0' || compile.bucket_bytes < 0)
         return Usage("--all-reduce-bucket-bytes needs a byte count >= 0, got '" + a.substr(26) +
                      "'");
+    } else if (a.rfind("--check-seed=", 0) == 0) {
+      char* end = nullptr;
+      compile.check_seed = std::strtoull(a.c_str() + 13, &end, 10);
+      if (a.size() == 13 || *end != '\0' || a[13] == '-')
+        return Usage("--check-seed needs a number >= 0, got '" + a.substr(13) + "'");
+      seed_given = true;
     } else if (a.rfind("-", 0) == 0) {
       return Usage("unknown option '" + a + "'");
     } else if (const size_t eq = a.find('='); eq != std::string::npos && eq > 0) {
@@ -148,9 +187,10 @@ int main(int argc, char** argv) {
       return Usage(inputs.size() == 1 || in.function != "main"
                        ? "function name '" + in.function + "' is given twice"
                        : "several inputs need a function name each: NAME=in.mlir");
-  if (target != "cpu" && target != "cuda")
-    return Usage("--target must be cpu or cuda, got '" + target + "'");
-  if (target == "cuda" && !brt::bridge::NvrtcBuiltIn())
+  if (seed_given && !compile.check_passes) return Usage("--check-seed is for --check-passes");
+  if (compile.target != "cpu" && compile.target != "cuda")
+    return Usage("--target must be cpu or cuda, got '" + compile.target + "'");
+  if (compile.target == "cuda" && !brt::bridge::NvrtcBuiltIn())
     return std::fprintf(stderr, "brt-compile: --target=cuda: %s\n", brt::bridge::kNoNvrtc), 1;
 
   mlir::MLIRContext context;
@@ -162,7 +202,9 @@ int main(int argc, char** argv) {
     const std::string dir =
         dump_dir.empty() || inputs.size() == 1 ? dump_dir : dump_dir + "/" + inputs[i].function;
     if (!dir.empty() && dir != dump_dir) ::mkdir(dump_dir.c_str(), 0755);
-    modules.push_back(Compile(context, inputs[i], target, bucket_bytes, dir, &source_ops[i]));
+    modules.push_back(Compile(context, inputs[i], compile,
+                              inputs.size() > 1 ? inputs[i].function : std::string(), dir,
+                              &source_ops[i]));
     if (!modules.back()) return 1;
     functions.emplace_back(inputs[i].function, *modules.back());
   }
@@ -170,7 +212,7 @@ int main(int argc, char** argv) {
   brt::BuildReport report;
   brt::bridge::SerializeReport serialized;
   brt::bridge::SerializeOptions options;
-  options.target = target;
+  options.target = compile.target;
   if (!dump_dir.empty()) {
     options.kernel_dump_dir = dump_dir + "/kernels";
     ::mkdir(dump_dir.c_str(), 0755);
@@ -184,7 +226,7 @@ int main(int argc, char** argv) {
       std::printf("%s%sstablehlo ops: %d (after import, before fusion)\n",
                   inputs.size() > 1 ? inputs[i].function.c_str() : "",
                   inputs.size() > 1 ? ": " : "", source_ops[i]);
-    if (target == "cuda")
+    if (compile.target == "cuda")
       std::printf("generated CUDA kernels: %d (PTX %s, %zu bytes)\n", serialized.kernels, kCudaArch,
                   serialized.ptx_bytes);
     if (serialized.state_in_place + serialized.state_copied)
