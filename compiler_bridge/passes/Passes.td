@@ -11,6 +11,11 @@ def Verify : Pass<"brt-verify", "mlir::func::FuncOp"> {
   let summary = "Check shapes and dtypes of brt.kernel ops";
 }
 
+def CheckIndices : Pass<"brt-check-indices", "mlir::func::FuncOp"> {
+  let summary = "Check the indices of every gather and scatter at run time (brt.check_indices): "
+                "PyTorch refuses an index out of range that StableHLO clamps or drops";
+}
+
 def FoldBatchNorm : Pass<"brt-fold-batch-norm", "mlir::func::FuncOp"> {
   let summary = "Fold per-feature scales and shifts after a convolution with constant weights "
                 "(batch norm in inference) into its weights and one shift";

@@ -1,6 +1,7 @@
 // brt-compile: StableHLO (generic MLIR text) -> .brtx.
 //   brt-compile in.mlir -o out.brtx [--target=cpu] [--dump-after-each DIR] [--stats]
 //               [--all-reduce-bucket-bytes=N] [--check-passes [--check-seed=N]]
+//               [--check-indices]
 //   brt-compile NAME=a.mlir NAME2=b.mlir ... -o out.brtx   one function per input
 //               (e.g. one per input shape), sharing equal weights
 //   brt-compile --list-ops   the StableHLO and CHLO ops it imports, one a line
@@ -28,7 +29,8 @@ namespace {
 
 const char kUsage[] =
     "usage: brt-compile in.mlir -o out.brtx [--target=cpu|cuda] [--dump-after-each DIR] "
-    "[--stats] [--all-reduce-bucket-bytes=N] [--check-passes [--check-seed=N]]\n"
+    "[--stats] [--all-reduce-bucket-bytes=N] [--check-passes [--check-seed=N]] "
+    "[--check-indices]\n"
     "       brt-compile NAME=in.mlir [NAME2=in2.mlir ...] -o out.brtx [options]\n"
     "                               one function NAME per input (its main), equal weights\n"
     "                               stored once\n"
@@ -39,6 +41,9 @@ const char kUsage[] =
     "                               changes a result and exit 1 (--target=cuda: the passes\n"
     "                               before 'place'); else write the executable as usual\n"
     "  --check-seed=N               the random inputs' seed for --check-passes (default 0)\n"
+    "  --check-indices              a run with a gather or scatter index out of range fails,\n"
+    "                               naming the op (PyTorch's meaning; StableHLO clamps a\n"
+    "                               gather's and drops a scatter's; brt.compile_torch sets it)\n"
     "       brt-compile --list-ops      the StableHLO and CHLO ops it imports, one a line\n";
 
 int Usage(const std::string& why) {
@@ -67,6 +72,7 @@ struct Options {
   long long bucket_bytes = 65536;
   bool check_passes = false;
   uint64_t check_seed = 0;
+  bool check_indices = false;
 };
 
 // --check-passes on the imported `module`: a line per step on stdout;
@@ -123,9 +129,13 @@ mlir::OwningOpRef<mlir::ModuleOp> Compile(mlir::MLIRContext& context, const Inpu
   if (!dump_dir.empty() && !Dump(dump_dir, "00-import.mlir", *imported.module))
     return std::fprintf(stderr, "brt-compile: cannot write to '%s'\n", dump_dir.c_str()), nullptr;
   if (options.check_passes && !CheckPassesOf(*imported.module, options, function)) return nullptr;
-  int step_number = 1;
+  std::vector<brt::bridge::PipelineStep> steps;
+  if (options.check_indices) steps.push_back({"check-indices", brt::bridge::createCheckIndices()});
   for (brt::bridge::PipelineStep& step :
-       brt::bridge::CompilerPipeline(options.target, kCudaArch, options.bucket_bytes)) {
+       brt::bridge::CompilerPipeline(options.target, kCudaArch, options.bucket_bytes))
+    steps.push_back(std::move(step));
+  int step_number = 1;
+  for (brt::bridge::PipelineStep& step : steps) {
     if (std::string failed = brt::bridge::RunPipelineStep(*imported.module, step); !failed.empty())
       return std::fprintf(stderr, "brt-compile: %s\n", failed.c_str()), nullptr;
     char file[64];
@@ -158,6 +168,8 @@ int main(int argc, char** argv) {
       dump_dir = argv[++i];
     else if (a == "--stats")
       stats = true;
+    else if (a == "--check-indices")
+      compile.check_indices = true;
     else if (a == "--check-passes")
       compile.check_passes = true;
     else if (a.rfind("--all-reduce-bucket-bytes=", 0) == 0) {

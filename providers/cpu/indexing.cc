@@ -135,11 +135,61 @@ class ScatterKernel final : public CpuKernel {
   void (*apply_)(char*, int64_t, int64_t, const char*, int64_t, int64_t) = nullptr;
 };
 
+// brt.check_indices: fails the run at the first index out of its bound,
+// else copies the operand (nothing to copy when the result is over it).
+class CheckIndicesKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    bounds_ = op.Ints("bounds");
+    what_ = op.String("what");
+    const TensorInfo& in = op.in[0];
+    op.Require(in.dtype == BRT_DTYPE_I32 || in.dtype == BRT_DTYPE_I64,
+               std::string("indices must be i32 or i64, got ") + DTypeName(in.dtype));
+    op.Require(in.dtype == op.out[0].dtype && in.numel == op.out[0].numel,
+               "the result must have the operand's dtype and size");
+    op.Require(!bounds_.empty() &&
+                   (bounds_.size() == 1 ||
+                    (!in.dims.empty() && in.dims.back() == static_cast<int64_t>(bounds_.size()))),
+               "bounds needs one entry, or one per element of the indices' last dim");
+    shape_ = in.dims;
+    wide_ = in.dtype == BRT_DTYPE_I64;
+    numel_ = in.numel;
+  }
+  void Run(void* const* b) override {
+    const int64_t components = static_cast<int64_t>(bounds_.size());
+    for (int64_t i = 0; i < numel_; ++i) {
+      const int64_t v =
+          wide_ ? static_cast<const int64_t*>(b[0])[i] : static_cast<const int32_t*>(b[0])[i];
+      const int64_t bound = bounds_[i % components];
+      if (v < 0 || v >= bound) throw KernelError(Describe(i, v, bound));
+    }
+    if (b[1] != b[0]) std::memcpy(b[1], b[0], static_cast<size_t>(numel_) * (wide_ ? 8 : 4));
+  }
+
+ private:
+  // "index 7 (at [1, 0] of the indices) is out of range ...: <what>".
+  std::string Describe(int64_t i, int64_t v, int64_t bound) const {
+    std::string at;
+    for (int d = static_cast<int>(shape_.size()) - 1; d >= 0; --d) {
+      at = std::to_string(i % shape_[d]) + (at.empty() ? "" : ", ") + at;
+      i /= shape_[d];
+    }
+    return "index " + std::to_string(v) + " (at [" + at +
+           "] of the indices) is out of range for a dimension of size " + std::to_string(bound) +
+           ": " + what_;
+  }
+  std::vector<int64_t> bounds_, shape_;
+  std::string what_;
+  bool wide_ = false;
+  int64_t numel_ = 0;
+};
+
 }  // namespace
 
 void RegisterIndexing(std::vector<KernelDef>& defs) {
   defs.push_back({"gather", kAllTypes, &Make<GatherKernel>});
   defs.push_back({"scatter", kAllTypes, &Make<ScatterKernel>});
+  defs.push_back({"brt.check_indices", {BRT_DTYPE_I32, BRT_DTYPE_I64}, &Make<CheckIndicesKernel>});
 }
 
 }  // namespace brt::cpu

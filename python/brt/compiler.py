@@ -122,13 +122,14 @@ def _check_jax(fn, example_args, path, seed):
     check_session(path, "main", run_jax, leaves, seed, "brt.compile(check=True)")
 
 
-def compile_stablehlo(text, target="cpu", path=None, stats=False):
+def compile_stablehlo(text, target="cpu", path=None, stats=False, check_indices=False):
     """Compiles StableHLO text (what `export_stablehlo` or
     `export_torch_stablehlo` return) with brt-compile; returns the path of the
     .brtx (a temporary file unless `path` is given). `text` may be a dict
     {function name: text}: one executable with a function each, equal
     weights stored once. `stats` prints brt-compile's op counts and memory
-    plan."""
+    plan. `check_indices`: a run with a gather or scatter index out of range
+    fails, naming the op (PyTorch's meaning; StableHLO clamps or drops it)."""
     functions = text if isinstance(text, dict) else {"main": text}
     made_path = path is None
     if made_path:
@@ -141,7 +142,8 @@ def compile_stablehlo(text, target="cpu", path=None, stats=False):
             with open(mlir_path, "w") as f:
                 f.write(body)
             inputs.append(f"{name}={mlir_path}" if len(functions) > 1 else mlir_path)
-        cmd = [find_tool(), *inputs, "-o", str(path), f"--target={target}"] + (["--stats"] if stats else [])
+        cmd = [find_tool(), *inputs, "-o", str(path), f"--target={target}"] + (["--stats"] if stats else []) + \
+            (["--check-indices"] if check_indices else [])
         r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         if made_path:

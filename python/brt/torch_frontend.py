@@ -38,7 +38,7 @@ def export_torch_stablehlo(module, *example_args, dynamic_shapes=None):
             program.state_dict[spec.target] = program.constants[spec.target]
     mlir_module = fx.export_and_import(program, output_type="stablehlo", decomposition_table={})
     _name_arguments(mlir_module, names, ir)
-    return mlir_module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None)
+    return mlir_module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None, enable_debug_info=True)
 
 
 def compile_torch(module, *example_args, target="cpu", path=None, stats=False, specializations=(), check=False,
@@ -64,7 +64,7 @@ def compile_torch(module, *example_args, target="cpu", path=None, stats=False, s
         texts = {_function_name(args): export_torch_stablehlo(module, *args) for args in shapes}
         if len(texts) != len(shapes):
             raise ValueError("two of the example argument tuples have the same shapes")
-    path = compile_stablehlo(texts, target=target, path=path, stats=stats)
+    path = compile_stablehlo(texts, target=target, path=path, stats=stats, check_indices=True)
     if check:
         for name, args in zip(texts if isinstance(texts, dict) else ["main"], shapes):
             _check_torch(module, args, path, name, check_seed)

@@ -3,11 +3,13 @@
 torch-mlir lowers some ATen ops to StableHLO ops whose semantics differ at the
 edges, and the result is a valid program that computes something else:
 
-- Indices. StableHLO's gather clamps start indices into range and its
-  scatter skips out-of-range updates, so `x[..., [-2], :]` reads position 0
-  and `y[idx] = v` with idx = -1 writes nothing. PyTorch counts a negative
-  index from the end. Every index operand of the ATen ops below is wrapped
-  (idx < 0 ? idx + size : idx) before torch-mlir sees it.
+- Negative indices. StableHLO's gather clamps start indices into range and
+  its scatter skips out-of-range updates, so `x[..., [-2], :]` reads
+  position 0 and `y[idx] = v` with idx = -1 writes nothing. PyTorch's
+  advanced indexing counts a negative index from the end: its index tensors
+  are wrapped (idx < 0 ? idx + size : idx) before torch-mlir sees them.
+  Indices still out of range then fail the run (brt.compile_torch compiles
+  with brt-compile --check-indices), as PyTorch refuses them.
 - `remainder` (`a % b`). PyTorch's result takes the divisor's sign (Python's
   modulo); StableHLO's remainder is C's fmod, which takes the dividend's.
   The fmod result is corrected where the signs differ.
@@ -26,16 +28,14 @@ import torch
 aten = torch.ops.aten
 
 
-def _index_operands(node):
-    """(argument position, list position or None, indexed dim) of each index
-    tensor `node` reads, for the ATen ops whose negative indices count from
-    the end. (embedding is not here: PyTorch refuses its negative indices.)"""
-    target = node.target
-    if target in (aten.index.Tensor, aten.index_put.default, aten.index_put_.default):
-        return [(1, k, k) for k, idx in enumerate(node.args[1]) if idx is not None]
-    if target in (aten.index_select.default, aten.gather.default, aten.scatter.src, aten.scatter.value,
-                  aten.scatter_add.default, aten.scatter_reduce.two):
-        return [(2, None, node.args[1])]
+def _indexed_dims(node):
+    """The dims of `node`'s operand indexed by a tensor of its index list, for
+    the ATen ops whose negative indices count from the end: advanced
+    indexing (`x[idx]`, `x[idx] = v`). index_select, gather, scatter and
+    embedding refuse negative indices in PyTorch; brt-compile
+    --check-indices makes them fail the run here too."""
+    if node.target in (aten.index.Tensor, aten.index_put.default, aten.index_put_.default):
+        return [k for k, idx in enumerate(node.args[1]) if _is_integer_tensor(idx)]
     return []
 
 
@@ -62,9 +62,13 @@ class _Rewriter:
         return extent if isinstance(extent, int) else self.call(aten.sym_size.int, tensor_node, dim)
 
     def wrap_negative(self, index, extent):
-        """index < 0 ? index + extent : index."""
-        negative = self.call(aten.lt.Scalar, index, 0)
-        return self.call(aten.where.self, negative, self.call(aten.add.Tensor, index, extent), index)
+        """-extent <= index < 0 ? index + extent : index. An index below
+        -extent stays as it is, so that brt.check_indices names the index
+        the program gave (for a static extent)."""
+        wrap = self.call(aten.lt.Scalar, index, 0)
+        if isinstance(extent, int):
+            wrap = self.call(aten.logical_and.default, wrap, self.call(aten.ge.Scalar, index, -extent))
+        return self.call(aten.where.self, wrap, self.call(aten.add.Tensor, index, extent), index)
 
     def python_remainder(self, fmod_result, divisor):
         """fmod's result moved to the divisor's sign: + divisor where it is
@@ -116,23 +120,13 @@ def keep_pytorch_meaning(program):
     for node in list(graph.nodes):
         if node.op != "call_function":
             continue
-        operands = _index_operands(node)
-        if operands:
-            indexed = node.args[0]
-            rank = indexed.meta["val"].dim()
-            args = list(node.args)
-            for position, list_position, dim in operands:
-                index = args[position] if list_position is None else args[position][list_position]
-                if not _is_integer_tensor(index):
-                    continue
-                with graph.inserting_before(node):
-                    wrapped = rewriter.wrap_negative(index, rewriter.size(indexed, dim % max(rank, 1)))
-                if list_position is None:
-                    args[position] = wrapped
-                else:
-                    args[position] = list(args[position])
-                    args[position][list_position] = wrapped
-            node.args = tuple(args)
+        dims = _indexed_dims(node)
+        if dims:
+            indices = list(node.args[1])
+            with graph.inserting_before(node):
+                for k in dims:
+                    indices[k] = rewriter.wrap_negative(indices[k], rewriter.size(node.args[0], k))
+            node.args = (node.args[0], indices, *node.args[2:])
             rewritten += 1
         elif node.target in _SAME_MEANING:
             _rename(node, rewriter)

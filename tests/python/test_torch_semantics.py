@@ -94,6 +94,30 @@ def test_boundary_indices(name, fn, args):
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("name,fn,args,bad,culprit", [
+    ("index past the end", lambda x, i: x[i], (randn(5, 3), torch.tensor([1, -1])), [1, 5], 5),
+    ("index before the start", lambda x, i: x[:, i], (randn(3, 5), torch.tensor([1, -1])), [-6, 0], -6),
+    ("index_put", lambda x, i, v: x.index_put((i,), v), (randn(5, 3), torch.tensor([1, -1]), randn(2, 3)), [7, 0], 7),
+    ("index_select", lambda x, i: torch.index_select(x, 0, i), (randn(5, 3), torch.tensor([1, 4])), [-1, 0], -1),
+    ("gather", lambda x, i: torch.gather(x, 1, i), (randn(2, 3), torch.tensor([[0, 2], [1, 1]])), [[0, 3], [1, 1]],
+     3),
+    ("scatter_add", lambda x, i, v: x.scatter_add(0, i, v), (randn(2, 3), torch.tensor([[0, 1, 1]]), randn(1, 3)),
+     [[0, 2, 1]], 2),
+    ("embedding", lambda w, i: F.embedding(i, w), (randn(6, 3), torch.tensor([5, 0])), [6, 0], 6),
+])
+def test_out_of_range_indices_fail_the_run(name, fn, args, bad, culprit):
+    """PyTorch refuses an index out of range (and index_select's, gather's,
+    scatter's and embedding's negative ones); StableHLO would clamp (gather)
+    or drop (scatter) it. The run fails, naming the index, the dimension's
+    size and the Python line the op came from."""
+    session = brt.Session(brt.compile_torch(Lambda(fn), *args))
+    arrays = [a.numpy() for a in args]
+    arrays[1] = np.array(bad, arrays[1].dtype)
+    with pytest.raises(RuntimeError, match=rf"brt.check_indices.*index {culprit} .* is out of range for a "
+                       r"dimension of size \d+: (gather|scatter) at .*test_torch_semantics.py:\d+"):
+        session.run(*arrays)
+
+
 SIGNED = torch.tensor([-7, -3, 3, 7, 0, -5, 5, 9])
 DIVISORS = torch.tensor([5, 5, -5, -5, 3, -5, 5, -2])
 
