@@ -16,7 +16,7 @@ onnxruntime.transformers' BERT fusions (attention, layer norm, GELU);
 PyTorch runs eager under torch.inference_mode. Outputs are checked against
 PyTorch before timing.
 
-    PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py [--models jax,torch] [--runs N] [--markdown OUT]
+    PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py [--models jax|torch|both] [--runs N] [--markdown OUT]
 """
 import argparse
 import os
@@ -313,17 +313,20 @@ def torch_rows(opts, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=100)
-    ap.add_argument("--models", default="jax,torch", help="jax, torch or both")
+    ap.add_argument("--models", default="both", help="jax, torch, jax,torch or both")
     ap.add_argument("--markdown", help="write the tables here too")
     ap.add_argument("--only", help="run only the PyTorch models whose name contains this (e.g. MiniLM)")
     opts = ap.parse_args()
+    groups = ["jax", "torch"] if opts.models == "both" else opts.models.split(",")
+    unknown = sorted(set(groups) - {"jax", "torch"})
+    if unknown:
+        ap.error(f"--models: unknown model group {', '.join(map(repr, unknown))} (jax, torch, jax,torch or both)")
     import iree.runtime as ireert
     ireert.flags.parse_flags(f"--task_topology_max_group_count={THREADS}")
     from importlib.metadata import version
     versions = [f"onnxruntime {ort.__version__}", f"iree {version('iree-base-runtime')}"]
     lines = [f"CPU vector ISA: {cpu_isa()}; peers: {', '.join(versions)}", ""]
     with tempfile.TemporaryDirectory() as tmp:
-        groups = opts.models.split(",")
         if "jax" in groups:
             lines += jax_rows(opts, tmp) + [""]
         if "torch" in groups:
