@@ -211,8 +211,16 @@ int main(int argc, char** argv) {
     std::lock_guard<std::mutex> lock(error_mu);
     error = s.message(), failed = true, stop = true;
   };
-  std::barrier warmed(o.concurrency + 1), timed(o.concurrency + 1);
-  Clock::time_point deadline;
+  // The clock starts as the last thread arrives, before any is released:
+  // the timing threads read the deadline right after the barrier.
+  Clock::time_point start, deadline;
+  auto start_clock = [&]() noexcept {
+    start = Clock::now();
+    deadline = start + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(o.duration));
+  };
+  std::barrier warmed(o.concurrency + 1, start_clock);
+  std::barrier timed(o.concurrency + 1);
   std::vector<std::thread> threads;
   for (int c = 0; c < o.concurrency; ++c)
     threads.emplace_back([&, c] {
@@ -246,9 +254,6 @@ int main(int argc, char** argv) {
     });
   warmed.arrive_and_wait();
   const double cpu_start = CpuSeconds();
-  const auto start = Clock::now();
-  deadline = start +
-             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration));
   // A live progress line once the run takes more than a couple of seconds.
   const bool tty = isatty(STDERR_FILENO);
   const bool report = world_size == 1 || rank == 0 || o.all_ranks;
@@ -276,6 +281,7 @@ int main(int argc, char** argv) {
   std::vector<double> all;
   for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
   std::sort(all.begin(), all.end());
+  if (all.empty()) return Fail(1, "no timed run finished within --duration; give it more time");
 
   std::map<std::string, std::pair<int64_t, int64_t>> by_kind;  // kind -> (ns, count)
   int64_t profiled_ns = 0;

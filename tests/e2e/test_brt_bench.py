@@ -29,6 +29,20 @@ def test_report_json_and_trace(build_dir, mlp_dir, tmp_path):
     assert all(e["ph"] == "X" and e["dur"] >= 0 for e in events)
 
 
+def test_duration_runs_until_the_deadline(build_dir, mlp_dir, tmp_path):
+    """--duration: the timing threads read the deadline the moment they are
+    released (they read it before the main thread had set it, saw the epoch,
+    timed nothing and brt-bench crashed on the empty latency list)."""
+    for concurrency in (1, 2, 1, 2):
+        r = bench(build_dir, mlp_dir / "mlp.brtx", "--random-inputs", 1, "--warmup", 0, "--duration", 0.2,
+                  "--concurrency", concurrency, "--json", tmp_path / "b.json")
+        assert r.returncode == 0, r.stderr
+        b = json.loads((tmp_path / "b.json").read_text())
+        assert b["runs"] > 0 and 0.15 < b["runs"] / b["throughput_runs_per_s"] < 2
+    r = bench(build_dir, mlp_dir / "mlp.brtx", "--random-inputs", 1, "--duration", 1e-9)
+    assert r.returncode == 1 and "no timed run finished within --duration" in r.stderr
+
+
 def test_inputs_from_a_directory(build_dir, mlp_dir, tmp_path):
     (tmp_path / "x.npy").write_bytes((mlp_dir / "x.npy").read_bytes())
     r = bench(build_dir, mlp_dir / "mlp.brtx", "--inputs", tmp_path, "--iters", 5, "--warmup", 0)
