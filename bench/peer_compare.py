@@ -35,6 +35,7 @@ import onnxruntime as ort  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import brt  # noqa: E402
+import machine  # noqa: E402
 from jax_models import cnn, encoder_args, encoder_block, mlp  # noqa: E402
 
 RNG = np.random.default_rng(0)
@@ -184,12 +185,7 @@ def jax_rows(opts, tmp):
             errors[f"iree ({mode})"] = rel(output(), ref)
             iree_fns[mode] = run
 
-        nodes, inits, inputs, (out_name, out_shape) = make_onnx(args)
-        graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
-                                  [helper.make_tensor_value_info(out_name, TensorProto.FLOAT, out_shape)], inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
-        onnx.checker.check_model(model)
-        ort_session = ort_session_for(model.SerializeToString())
+        ort_session = ort_session_for(onnx_model(name, make_onnx, args))
         feeds = {"x": args[0]}
         errors["onnxruntime"] = rel(ort_session.run(None, feeds)[0], ref)
         bad = {k: v for k, v in errors.items() if not v <= 1e-4}
@@ -215,6 +211,16 @@ def jax_rows(opts, tmp):
                      f"{t['iree']:.3f} [{e['iree']:.0e}] ({t['iree_mode']}) | {t['brt'] / t['onnxruntime']:.2f} | {t['brt'] / t['iree']:.2f} | "
                      f"{'yes' if t['brt'] <= min(t['onnxruntime'], t['iree']) else 'no'} |")
     return lines
+
+
+def onnx_model(name, make_onnx, args):
+    """The serialized ONNX model of a JAX model's graph (MODELS), checked."""
+    nodes, inits, inputs, (out_name, out_shape) = make_onnx(args)
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+                              [helper.make_tensor_value_info(out_name, TensorProto.FLOAT, out_shape)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
 
 
 def ort_session_for(model_bytes):
@@ -332,10 +338,7 @@ def main():
         if "torch" in groups:
             lines[0] += f", torch {version('torch')}"
             lines += torch_rows(opts, tmp)
-    print("\n".join(lines))
-    if opts.markdown:
-        with open(opts.markdown, "w") as f:
-            f.write("\n".join(lines) + "\n")
+    machine.publish(lines, opts.markdown)
 
 
 if __name__ == "__main__":
