@@ -43,7 +43,8 @@ const char kUsage[] =
     "  --check-seed=N               the random inputs' seed for --check-passes (default 0)\n"
     "  --check-indices              a run with a gather or scatter index out of range fails,\n"
     "                               naming the op (PyTorch's meaning; StableHLO clamps a\n"
-    "                               gather's and drops a scatter's; brt.compile_torch sets it)\n"
+    "                               gather's and drops a scatter's; brt.compile_torch sets it\n"
+    "                               for --target=cpu)\n"
     "       brt-compile --list-ops      the StableHLO and CHLO ops it imports, one a line\n";
 
 int Usage(const std::string& why) {
@@ -202,6 +203,10 @@ int main(int argc, char** argv) {
   if (seed_given && !compile.check_passes) return Usage("--check-seed is for --check-passes");
   if (compile.target != "cpu" && compile.target != "cuda")
     return Usage("--target must be cpu or cuda, got '" + compile.target + "'");
+  // brt.check_indices runs on the CPU: on CUDA it would copy every gather's
+  // indices to the host and back, and stop CUDA graphs.
+  if (compile.check_indices && compile.target != "cpu")
+    return Usage("--check-indices is for --target=cpu (the check runs on the host)");
   if (compile.target == "cuda" && !brt::bridge::NvrtcBuiltIn())
     return std::fprintf(stderr, "brt-compile: --target=cuda: %s\n", brt::bridge::kNoNvrtc), 1;
 

@@ -64,7 +64,9 @@ def compile_torch(module, *example_args, target="cpu", path=None, stats=False, s
         texts = {_function_name(args): export_torch_stablehlo(module, *args) for args in shapes}
         if len(texts) != len(shapes):
             raise ValueError("two of the example argument tuples have the same shapes")
-    path = compile_stablehlo(texts, target=target, path=path, stats=stats, check_indices=True)
+    # The index check runs on the host; on CUDA, indices out of range are
+    # clamped or dropped as StableHLO defines (docs/compiler.md).
+    path = compile_stablehlo(texts, target=target, path=path, stats=stats, check_indices=target == "cpu")
     if check:
         for name, args in zip(texts if isinstance(texts, dict) else ["main"], shapes):
             _check_torch(module, args, path, name, check_seed)

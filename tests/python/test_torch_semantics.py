@@ -200,3 +200,14 @@ def test_falcon_matches_pytorch(attention):
     ids = torch.randint(0, 256, (2, 16), generator=rng)
     got, want = run_both(Logits().forward, ids)
     assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
+
+
+def test_index_checks_are_for_the_cpu(tmp_path):
+    """brt.check_indices runs on the host: --target=cuda refuses it (it
+    would copy every gather's indices across and stop CUDA graphs), and
+    compile_torch leaves it out there."""
+    import subprocess
+
+    r = subprocess.run([brt.find_tool(), str(tmp_path / "none.mlir"), "-o", str(tmp_path / "x.brtx"), "--target=cuda",
+                        "--check-indices"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--check-indices is for --target=cpu" in r.stderr
