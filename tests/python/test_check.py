@@ -88,3 +88,11 @@ def test_random_inputs_keep_integer_examples_in_range():
     assert b.dtype == np.float32 and np.all(b != 0)
     assert c.dtype == np.bool_
     assert np.array_equal(a, random_like([index], seed=5)[0])
+
+
+def test_check_refuses_a_function_with_donated_state():
+    jax = require("jax")
+    step = jax.jit(lambda w, x: (w - 0.1 * x, (w * x).sum()), donate_argnums=0)
+    w, x = np.ones(4, np.float32), np.arange(4, dtype=np.float32)
+    with pytest.raises(brt.CheckError, match="keeps state"):
+        brt.compile(step, w, x, check=True)
