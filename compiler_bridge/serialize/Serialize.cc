@@ -190,7 +190,12 @@ Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::Mo
       auto value = ConstantBytes(k.getParams().get("value"), Where(op.getLoc()));
       if (!value.ok()) return value.status();
       std::vector<uint8_t> bytes = std::move(value).value();
-      if (bytes.size() > kInlineConstantBytes) {
+      // A large constant is a weight, stored once; one the function returns
+      // stays an op, since an output must be some op's result.
+      const bool returned = llvm::any_of(k.getResult(0).getUsers(), [](mlir::Operation* user) {
+        return mlir::isa<mlir::func::ReturnOp>(user);
+      });
+      if (bytes.size() > kInlineConstantBytes && !returned) {
         std::vector<int64_t> shape;
         for (const Dim& d : results[0].dims) shape.push_back(d.size);
         // A weight on a device is uploaded once, when the Session loads.

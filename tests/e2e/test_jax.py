@@ -47,6 +47,10 @@ CASES = {
                    [normal(5, 7)]),
     "rounding_sign": (lambda x: jnp.floor(x) + jnp.ceil(x) + jnp.round(x) + jnp.sign(x) + -x, [normal(6, 3) * 3]),
     "expm1_log1p": (lambda x: jnp.expm1(x) + jnp.log1p(x), [normal(9) * 0.01]),
+    # A result that constant folding makes a constant over 256 bytes: an op,
+    # not a weight (an output no op produced did not load).
+    "large_constant_result": (lambda x: (jnp.abs(x), jnp.pad(jnp.arange(2.0, dtype=jnp.float32), (0, 70))),
+                              [normal(4)]),
     "square_var": (lambda x: jnp.square(x) + jnp.var(x, axis=0), [normal(6, 5)]),
     "maxpool_grad": (lambda x, w: jax.grad(lambda x: jnp.sum(jax.lax.reduce_window(
         x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME") * w))(x),
