@@ -1,7 +1,8 @@
 // brt-fuse-softmax: the softmax JAX and PyTorch write (max, subtract, exp,
 // sum, divide over one axis) becomes one brt.softmax; PyTorch's safe form,
 // which selects zeros for a line that is all -inf, one with
-// zero_masked_rows.
+// zero_masked_rows. For the CPU, whose brt.softmax (oneDNN's) has no f64
+// form, an f64 softmax stays as it is.
 #include <limits>
 
 #include "BrtDialect.h"
@@ -18,6 +19,8 @@ namespace brt::bridge {
 namespace {
 
 struct FuseSoftmaxPass : impl::FuseSoftmaxBase<FuseSoftmaxPass> {
+  using FuseSoftmaxBase::FuseSoftmaxBase;
+
   // divide(e, B(reduce_add(e))) with e = exp(subtract(x, B([maximum(c,] reduce_max(x)[)])))
   void runOnOperation() override {
     llvm::SmallVector<KernelOp> divides;
@@ -45,6 +48,7 @@ struct FuseSoftmaxPass : impl::FuseSoftmaxBase<FuseSoftmaxPass> {
       if (!llvm::all_of(exp->getUsers(), [&](mlir::Operation* u) { return u == sum || u == div; }))
         continue;
       if (TypeOf(x) != TypeOf(div.getResult(0))) continue;
+      if (target == "cpu" && TypeOf(x).getElementType().isF64()) continue;
       // PyTorch's safe softmax (scaled_dot_product_attention): a line of x
       // that is all -inf gives zeros, not NaN.
       KernelOp safe = SafeSelect(div, x, axis);

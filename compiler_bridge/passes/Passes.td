@@ -46,7 +46,8 @@ def FuseCollectiveMatmul : Pass<"brt-fuse-collective-matmul", "mlir::func::FuncO
 }
 
 def FuseSoftmax : Pass<"brt-fuse-softmax", "mlir::func::FuncOp"> {
-  let summary = "Fuse softmax patterns into brt.softmax";
+  let summary = "Fuse softmax patterns into brt.softmax (not in f64 for the CPU, which has no f64 softmax)";
+  let options = [Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or cuda">];
 }
 
 def FuseLayerNorm : Pass<"brt-fuse-layer-norm", "mlir::func::FuncOp"> {

@@ -28,7 +28,7 @@ std::vector<PipelineStep> CompilerPipeline(const std::string& target, const std:
   steps.push_back({"channels-last", createChannelsLast(ChannelsLastOptions{target})});
   steps.push_back({"fold-transpose-into-dot", createFoldTransposeIntoDot()});
   steps.push_back({"fuse-collective-matmul", createFuseCollectiveMatmul()});
-  steps.push_back({"fuse-softmax", createFuseSoftmax()});
+  steps.push_back({"fuse-softmax", createFuseSoftmax(FuseSoftmaxOptions{target})});
   steps.push_back({"fuse-layer-norm", createFuseLayerNorm()});
   steps.push_back({"fuse-epilogues", createFuseEpilogues()});
   steps.push_back({"canonicalize", mlir::createCanonicalizerPass()});
