@@ -13,6 +13,17 @@ edges, and the result is a valid program that computes something else:
 - `remainder` (`a % b`). PyTorch's result takes the divisor's sign (Python's
   modulo); StableHLO's remainder is C's fmod, which takes the dividend's.
   The fmod result is corrected where the signs differ.
+- `fmod`, which torch-mlir writes as a - trunc(a / b) * b (NaN for an
+  infinite b), becomes StableHLO's remainder, which is C's fmod.
+- Float floor division (`a // b`), which torch-mlir writes as floor(a / b),
+  is computed as PyTorch does, from fmod (they differ where a / b rounds up
+  to an integer, and for an infinite b: -2.875 // inf is -1).
+- `roll` by a shift beyond the dim's size: torch-mlir slices at the shift
+  as given, so the shift is taken modulo the size first.
+- Comparisons of a float tensor with an int scalar, or of an integer tensor
+  with a float scalar, are made in floats, as PyTorch promotes: torch-mlir
+  folds the first with its result inverted when the tensor is a constant
+  (`full_like(x, 2.5) < 0` is true) and crashes on the second.
 
 It also writes a few ops torch-mlir refuses as ops of the same meaning that
 it takes: the shift operators (`a << b`, `a >> b`) as bitwise shifts, and
@@ -49,11 +60,11 @@ class _Rewriter:
         self.graph = graph
         self.fake_mode = detect_fake_mode([n.meta["val"] for n in graph.nodes if "val" in n.meta])
 
-    def call(self, target, *args):
-        node = self.graph.call_function(target, args)
+    def call(self, target, *args, **kwargs):
+        node = self.graph.call_function(target, args, kwargs)
         fake_args = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
         with self.fake_mode:
-            node.meta["val"] = target(*fake_args)
+            node.meta["val"] = target(*fake_args, **kwargs)
         return node
 
     def size(self, tensor_node, dim):
@@ -70,16 +81,38 @@ class _Rewriter:
             wrap = self.call(aten.logical_and.default, wrap, self.call(aten.ge.Scalar, index, -extent))
         return self.call(aten.where.self, wrap, self.call(aten.add.Tensor, index, extent), index)
 
+    def python_floor_divide(self, a, b):
+        """PyTorch's float a // b (div_floor_floating): (a - fmod(a, b)) / b,
+        less one where fmod's sign differs from b's, rounded to the nearest
+        integer; a signed zero where that is 0; a / b where b is 0. (Float
+        comparisons take float scalars: see _compare_as_floats.)"""
+        if not isinstance(b, torch.fx.Node):
+            b = self.call(aten.full_like.default, a, b)
+        quotient = self.call(aten.div.Tensor, a, b)
+        mod = self.call(aten.remainder.Tensor, a, b)  # C's fmod in StableHLO
+        div = self.call(aten.div.Tensor, self.call(aten.sub.Tensor, a, mod), b)
+        signs_differ = self.call(aten.ne.Tensor, self.call(aten.lt.Scalar, b, 0.0),
+                                 self.call(aten.lt.Scalar, mod, 0.0))
+        correct = self.call(aten.logical_and.default, self.call(aten.ne.Scalar, mod, 0.0), signs_differ)
+        div = self.call(aten.where.self, correct, self.call(aten.sub.Tensor, div, 1.0), div)
+        floor = self.call(aten.floor.default, div)
+        round_up = self.call(aten.gt.Scalar, self.call(aten.sub.Tensor, div, floor), 0.5)
+        floor = self.call(aten.where.self, round_up, self.call(aten.add.Tensor, floor, 1.0), floor)
+        signed_zero = self.call(aten.mul.Tensor, quotient, 0.0)
+        result = self.call(aten.where.self, self.call(aten.ne.Scalar, div, 0.0), floor, signed_zero)
+        return self.call(aten.where.self, self.call(aten.eq.Scalar, b, 0.0), quotient, result)
+
     def python_remainder(self, fmod_result, divisor):
         """fmod's result moved to the divisor's sign: + divisor where it is
         nonzero and its sign differs from the divisor's."""
         r = fmod_result
+        zero = 0.0 if r.meta["val"].dtype.is_floating_point else 0
         if isinstance(divisor, torch.fx.Node):
-            signs_differ = self.call(aten.ne.Tensor, self.call(aten.lt.Scalar, r, 0),
-                                     self.call(aten.lt.Scalar, divisor, 0))
+            signs_differ = self.call(aten.ne.Tensor, self.call(aten.lt.Scalar, r, zero),
+                                     self.call(aten.lt.Scalar, divisor, 0.0 if divisor.meta["val"].dtype.is_floating_point else 0))
         else:
-            signs_differ = self.call(aten.lt.Scalar if divisor > 0 else aten.gt.Scalar, r, 0)
-        fix = self.call(aten.logical_and.default, self.call(aten.ne.Scalar, r, 0), signs_differ)
+            signs_differ = self.call(aten.lt.Scalar if divisor > 0 else aten.gt.Scalar, r, zero)
+        fix = self.call(aten.logical_and.default, self.call(aten.ne.Scalar, r, zero), signs_differ)
         return self.call(aten.where.self, fix, self.call(aten.add.Tensor, r, divisor), r)
 
 
@@ -103,6 +136,41 @@ def _rename(node, rewriter):
             b = rewriter.call(aten.full_like.default, a, b)
     node.target = _SAME_MEANING[node.target]
     node.args = (a, b)
+
+
+_COMPARE_SCALAR = (aten.lt.Scalar, aten.le.Scalar, aten.gt.Scalar, aten.ge.Scalar, aten.eq.Scalar, aten.ne.Scalar)
+
+
+def _mixes_int_and_float(node):
+    """A comparison of a float tensor with an int scalar, or of an integer
+    tensor with a float scalar."""
+    value = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+    other = node.args[1]
+    if not isinstance(value, torch.Tensor) or isinstance(other, bool) or value.dtype == torch.bool:
+        return False
+    return isinstance(other, int) if value.dtype.is_floating_point else isinstance(other, float)
+
+
+def _compare_as_floats(node, rewriter):
+    """Compares in floats, as PyTorch promotes: torch-mlir folds a float
+    constant tensor against an int scalar with the result inverted
+    (full_like(x, 2.5) < 0 is true), and crashes on an integer constant
+    tensor against a float scalar."""
+    tensor, other = node.args
+    if not tensor.meta["val"].dtype.is_floating_point:
+        with rewriter.graph.inserting_before(node):
+            tensor = rewriter.call(aten._to_copy.default, tensor, dtype=torch.get_default_dtype())
+    node.args = (tensor, float(other))
+
+
+def _reduce_shifts(node):
+    """roll's shifts modulo the sizes of the dims they roll (of all elements
+    when it rolls the flattened tensor)."""
+    value = node.args[0].meta["val"]
+    shifts, dims = list(node.args[1]), list(node.args[2]) if len(node.args) > 2 else []
+    sizes = [value.shape[d] for d in dims] if dims else [value.numel()]
+    node.args = (node.args[0], [s % n if isinstance(n, int) and n > 0 else s for s, n in zip(shifts, sizes)],
+                 *node.args[2:])
 
 
 def _is_integer_tensor(node):
@@ -134,6 +202,21 @@ def keep_pytorch_meaning(program):
         elif node.target == aten.div.Tensor_mode and node.kwargs.get("rounding_mode") is None:
             node.target = aten.div.Tensor
             node.kwargs = {}
+            rewritten += 1
+        elif (node.target == aten.div.Tensor_mode and node.kwargs.get("rounding_mode") == "floor"
+              and node.meta["val"].dtype.is_floating_point):
+            with graph.inserting_before(node):
+                node.replace_all_uses_with(rewriter.python_floor_divide(*node.args))
+            graph.erase_node(node)
+            rewritten += 1
+        elif node.target in _COMPARE_SCALAR and _mixes_int_and_float(node):
+            _compare_as_floats(node, rewriter)
+            rewritten += 1
+        elif node.target in (aten.fmod.Tensor, aten.fmod.Scalar):
+            node.target = aten.remainder.Tensor if node.target == aten.fmod.Tensor else aten.remainder.Scalar
+            rewritten += 1
+        elif node.target == aten.roll.default:
+            _reduce_shifts(node)
             rewritten += 1
         elif node.target in (aten.remainder.Tensor, aten.remainder.Scalar):
             users = list(node.users)

@@ -211,3 +211,44 @@ def test_index_checks_are_for_the_cpu(tmp_path):
     r = subprocess.run([brt.find_tool(), str(tmp_path / "none.mlir"), "-o", str(tmp_path / "x.brtx"), "--target=cuda",
                         "--check-indices"], capture_output=True, text=True)
     assert r.returncode == 2 and "--check-indices is for --target=cpu" in r.stderr
+
+
+INF = float("inf")
+DIVIDENDS = torch.tensor([-2.875, 1.875, 7.0, -7.0, 0.0, -0.0, 5.5, 1e-30, -3.0, 0.3, 0.75, 1.0])
+FLOAT_DIVISORS = torch.tensor([INF, 0.0, 2.0, 2.0, -3.0, 3.0, -INF, 1.0, 0.1, 0.1, -INF, 0.0])
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("floor_divide", lambda a, b: a // b),
+    ("floor_divide by a scalar", lambda a, b: a // -0.1 + a // 2.5),
+    ("fmod", lambda a, b: torch.fmod(a, b)),
+    ("fmod by a scalar", lambda a, b: torch.fmod(a, -0.7)),
+    ("remainder", lambda a, b: a % b),
+])
+def test_float_division_edges_bit_for_bit(name, fn):
+    """Infinite and zero divisors, quotients that round up to an integer,
+    signed zeros: torch-mlir's floor(a / b) and a - trunc(a / b) * b differ
+    from PyTorch's fmod-based results there (-2.875 // inf, fmod(0.75, -inf))."""
+    got, want = run_both(fn, DIVIDENDS, FLOAT_DIVISORS)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_roll_by_more_than_the_size():
+    x = randn(2, 3)
+    assert_matches(lambda x: x.roll((-3, 5), (0, 1)) + x.roll(-7, 1), x)
+
+
+@pytest.mark.parametrize("fill", [2.5, -2.5, 0.0])
+def test_comparisons_of_constants_with_scalars(fill):
+    """torch-mlir folded a float constant compared with an int scalar to the
+    inverted result (full_like(x, 2.5) < 0 was true), and crashed on an
+    integer constant compared with a float scalar."""
+    x, ints = randn(4), torch.tensor([1, -2, 3, 4])
+
+    def fn(x, ints):
+        c, k = torch.full_like(x, fill), torch.full_like(ints, int(fill))
+        return ((c < 0).float() + (c >= 1).float() * 2 + (c == -3).float() * 4 + (k < 2.5).float() * 8
+                + (k != -2.5).float() * 16 + x)
+    got, want = run_both(fn, x, ints)
+    np.testing.assert_array_equal(got, want)
