@@ -5,6 +5,11 @@ loader refuses an output no op produces.
 Found by `python3 tests/fuzz/models/fuzz.py --frontend jax --seed 2`
 (program 2000189: x0[..., x2] with an empty index, padded to 72 elements,
 which JAX and then brt-compile fold), minimized by hand.
+
+Cause (fixed in 7f9b072): compiler_bridge/serialize/Serialize.cc stores a
+constant over kInlineConstantBytes (256) as a weight even where it is a
+function's output, and core/format.cc refuses an output that no op defines:
+such an output now stays a constant op.
 """
 FRONTEND = 'jax'
 X64 = False  # jax_enable_x64
@@ -13,9 +18,7 @@ STATUS = 'refused_at_load'
 REASON = "PATH: function '...' output 'resultN': no op produces its value"
 PRECISION = 'f32'  # the roughest float it computes in: the tolerance
 INEXACT = []  # the values rounding may change
-XFAIL = ("compiler_bridge/serialize/Serialize.cc stores a constant over kInlineConstantBytes (256) as a weight "
-         "even where it is a function's output, and core/format.cc refuses an output that no op defines: such an "
-         "output needs an op (an inline constant or a copy of the weight)")
+XFAIL = None  # the cause while brt has it; None once fixed
 
 from numpy import inf, nan  # noqa: F401  (in INPUTS)
 import jax

@@ -4,6 +4,11 @@ executable it wrote does not load.
 
 Found by `python3 tests/fuzz/models/fuzz.py --frontend jax --seed 1` (a
 softmax after a cast to f64), minimized by hand.
+
+Cause (fixed in e1e6000): compiler_bridge/passes (fuse-softmax) makes
+brt.softmax for any float type, and the CPU provider's brt.softmax takes f32
+and bf16 only (docs/ops.md): the f64 softmax now stays unfused for
+--target=cpu.
 """
 FRONTEND = 'jax'
 X64 = True  # jax_enable_x64
@@ -12,8 +17,7 @@ STATUS = 'refused_at_load'
 REASON = "PATH: function '...' op #N 'brt.softmax' (f64) -> (f64) on cpu: no loaded provider can run it (tried cpu: 'brt.softmax' "
 PRECISION = 'f64'  # the roughest float it computes in: the tolerance
 INEXACT = ['v0']  # the values rounding may change
-XFAIL = ("compiler_bridge/passes (fuse-softmax) makes brt.softmax for any float type, and the CPU provider's "
-         "brt.softmax takes f32 and bf16 only (docs/ops.md): the f64 softmax should stay unfused for --target=cpu")
+XFAIL = None  # the cause while brt has it; None once fixed
 
 from numpy import inf, nan  # noqa: F401  (in INPUTS)
 import jax

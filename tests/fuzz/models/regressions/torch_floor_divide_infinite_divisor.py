@@ -4,6 +4,12 @@ correction); brt gives -0.0.
 
 Found by `python3 tests/fuzz/models/fuzz.py --frontend torch --seed 1`
 (program 1000098: `fuzz.py --frontend torch --show 1000098`), then minimized.
+
+Cause (fixed in cf610cb): torch-mlir lowers float aten.floor_divide as floor(a
+/ b); PyTorch eager computes (a - fmod(a, b)) / b and subtracts 1 where fmod's
+sign differs from b's (Python's //), which differs for an infinite divisor (and
+where a / b rounds up to an integer); python/brt/torch_semantics.py now
+computes it as eager does.
 """
 FRONTEND = 'torch'
 X64 = False  # jax_enable_x64
@@ -12,10 +18,7 @@ STATUS = 'mismatch'
 REASON = 'output 0: 1 of 2 elements differ first at (0, 0): framework np.float32(-1.0), brt np.float32(-0.0)'
 PRECISION = 'f32'  # the roughest float it computes in: the tolerance
 INEXACT = ['v0']  # the values rounding may change
-XFAIL = ("torch-mlir lowers float aten.floor_divide as floor(a / b); PyTorch eager computes "
-         "(a - fmod(a, b)) / b and subtracts 1 where fmod's sign differs from b's (Python's //), which differs "
-         "for an infinite divisor (and where a / b rounds up to an integer); python/brt/torch_semantics.py "
-         "could rewrite it as eager does")
+XFAIL = None  # the cause while brt has it; None once fixed
 
 from numpy import inf, nan  # noqa: F401  (in INPUTS)
 import torch

@@ -3,6 +3,11 @@
 
 Found by `python3 tests/fuzz/models/fuzz.py --frontend torch --seed 1`
 (program 1000092: `fuzz.py --frontend torch --show 1000092`), then minimized.
+
+Cause (fixed in cf610cb): torch-mlir lowers aten.fmod as a - sign(a/b) *
+floor(|a/b|) * b (no stablehlo.remainder), which is 0 * inf = NaN for an
+infinite divisor; python/brt/torch_semantics.py now turns fmod into StableHLO's
+remainder (C's fmod, as PyTorch eager) before torch-mlir sees it.
 """
 FRONTEND = 'torch'
 X64 = False  # jax_enable_x64
@@ -11,9 +16,7 @@ STATUS = 'mismatch'
 REASON = 'output 0: 1 of 2 elements differ first at (0,): framework np.float32(0.75), brt np.float32(nan)'
 PRECISION = 'f32'  # the roughest float it computes in: the tolerance
 INEXACT = ['v0']  # the values rounding may change
-XFAIL = ("torch-mlir lowers aten.fmod as a - sign(a/b) * floor(|a/b|) * b (no stablehlo.remainder), which is "
-         "0 * inf = NaN for an infinite divisor; python/brt/torch_semantics.py could turn fmod into remainder "
-         "(C's fmod, as PyTorch eager) before torch-mlir sees it")
+XFAIL = None  # the cause while brt has it; None once fixed
 
 from numpy import inf, nan  # noqa: F401  (in INPUTS)
 import torch
