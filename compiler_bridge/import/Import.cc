@@ -107,8 +107,6 @@ class Importer {
   friend std::vector<std::string> brt::bridge::ImportedOpNames();
   bool ImportOptimizationBarrier(Operation& op, llvm::ArrayRef<Value> operands,
                                  llvm::DenseMap<Value, Value>& map, int depth);
-  bool ImportErfc(Operation& op, llvm::ArrayRef<Value> operands, llvm::DenseMap<Value, Value>& map,
-                  int depth);
   bool ImportIsFinite(Operation& op, llvm::ArrayRef<Value> operands,
                       llvm::DenseMap<Value, Value>& map, int depth);
   bool ImportSquare(Operation& op, llvm::ArrayRef<Value> operands,
@@ -277,22 +275,6 @@ bool Importer::SelectAndScatterBodies(Operation& op,
   return true;
 }
 
-// chlo.erfc(x) = 1 - erf(x). (Relative precision drops far in the tail,
-// where erfc is tiny; GELU, its main user, multiplies it by a small x there.)
-bool Importer::ImportErfc(Operation& op, llvm::ArrayRef<Value> operands,
-                          llvm::DenseMap<Value, Value>& map, int) {
-  if (op.getNumOperands() != 1 || op.getNumResults() != 1 ||
-      !CheckType(op.getResult(0).getType(), op))
-    return false;
-  auto type = mlir::cast<mlir::RankedTensorType>(op.getResult(0).getType());
-  if (!mlir::isa<mlir::FloatType>(type.getElementType()))
-    return Fail(op, "chlo.erfc needs a float operand");
-  Value erf = Emit(op.getLoc(), type, "erf", operands);
-  map[op.getResult(0)] = Emit(op.getLoc(), type, "subtract",
-                              {FloatScalar(op.getLoc(), type.getElementType(), 1.0), erf});
-  return true;
-}
-
 // The operands as they are.
 bool Importer::ImportOptimizationBarrier(Operation& op, llvm::ArrayRef<Value> operands,
                                          llvm::DenseMap<Value, Value>& map, int) {
@@ -386,7 +368,6 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
     {"stablehlo.optimization_barrier", &Importer::ImportOptimizationBarrier},
     {"stablehlo.while", &Importer::ImportWhile},
     {"stablehlo.is_finite", &Importer::ImportIsFinite},
-    {"chlo.erfc", &Importer::ImportErfc},
     {"chlo.square", &Importer::ImportSquare},
     {"chlo.digamma", &Importer::ImportChloExpansion},
     {"chlo.zeta", &Importer::ImportChloExpansion},

@@ -46,8 +46,9 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
     return OutputFeatureVector(b, producer, other);
   }
 
-  // Exact GELU of h, as JAX lowers it after the erfc decomposition,
-  //   multiply(multiply(h, 0.5), subtract(1, erf(multiply(negate(h), 1/sqrt(2))))),
+  // Exact GELU of h, as JAX lowers it,
+  //   multiply(multiply(h, 0.5), erfc(multiply(negate(h), 1/sqrt(2)))),
+  // the same with subtract(1, erf(...)) for the erfc,
   // or as PyTorch writes it,
   //   multiply(add(erf(multiply(h, 1/sqrt(2))), 1), multiply(h, 0.5)).
   // Returns its ops in order (the last is the result), or nothing.
@@ -79,6 +80,11 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
         return {};
     }
     KernelOp erf = OnlyUser(scale);
+    if (neg && erf && erf.getKind() == "erfc") {
+      KernelOp out = OnlyUser(erf);
+      if (!out || out.getKind() != "multiply" || OnlyUser(half) != out) return {};
+      return {half, neg, scale, erf, out};
+    }
     KernelOp one = erf && erf.getKind() == "erf" ? OnlyUser(erf) : KernelOp();
     if (!one) return {};
     const bool negated = neg != nullptr;

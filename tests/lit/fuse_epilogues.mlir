@@ -55,6 +55,26 @@ func.func @dense_gelu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf
   return %14 : tensor<4x16xf32>
 }
 
+// jax.nn.gelu(x @ w + b, approximate=False) as imported: chlo.erfc is an op.
+// CHECK-LABEL: func.func @dense_gelu_erfc
+// CHECK-NEXT: %[[M:.*]] = brt.kernel "brt.matmul"(%arg0, %arg1, %arg2) {activation = "gelu"
+// CHECK-NEXT: return %[[M]]
+func.func @dense_gelu_erfc(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %0 = brt.kernel "dot_general"(%x, %w) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = brt.kernel "broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<16xf32>) -> tensor<4x16xf32>
+  %3 = brt.kernel "add"(%0, %1) {} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %4 = brt.kernel "constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+  %5 = brt.kernel "broadcast_in_dim"(%4) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
+  %6 = brt.kernel "multiply"(%5, %3) {} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %7 = brt.kernel "negate"(%3) {} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %8 = brt.kernel "constant"() {value = dense<0.707106769> : tensor<f32>} : () -> tensor<f32>
+  %9 = brt.kernel "broadcast_in_dim"(%8) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
+  %10 = brt.kernel "multiply"(%7, %9) {} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %12 = brt.kernel "erfc"(%10) {} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %14 = brt.kernel "multiply"(%6, %12) {} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %14 : tensor<4x16xf32>
+}
+
 // PyTorch's exact GELU after its linear on [2, 2, 8] as a matmul of [4, 8]:
 // the activation comes after the reshape back; the reshape moves after the
 // fused op.

@@ -43,6 +43,7 @@ const UnaryCase kUnary[] = {
     {"round_nearest_afz", [](double x) { return std::round(x); }, -5, 5},
     {"tan", [](double x) { return std::tan(x); }, -1.4, 1.4},
     {"erf", [](double x) { return std::erf(x); }, -3, 3},
+    {"erfc", [](double x) { return std::erfc(x); }, -3, 9},
     {"lgamma", [](double x) { return std::lgamma(x); }, 0.1, 8},
     // The reference inverts std::erf by bisection.
     {"erf_inv",
