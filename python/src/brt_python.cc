@@ -157,8 +157,11 @@ brt::Tensor FromArray(const std::string& what, nb::handle obj, bool written) {
   const brt::Device device = DeviceOf(what, array);
   std::vector<int64_t> shape;
   int64_t expected = 1;
+  // An empty array has no element to lay out: any strides will do (NumPy
+  // gives it zeros and flags it contiguous).
+  const bool empty = array.size() == 0;
   for (size_t d = array.ndim(); d-- > 0;) {
-    if (array.shape(d) > 1 && array.stride(d) != expected)
+    if (!empty && array.shape(d) > 1 && array.stride(d) != expected)
       throw nb::value_error(
           (what + ": the array is not C-contiguous (strides in elements do not match its shape); "
                   "pass a contiguous copy (numpy.ascontiguousarray, tensor.contiguous()) -- brt "

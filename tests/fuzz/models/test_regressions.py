@@ -82,11 +82,9 @@ def test_saved_case_reads_back(tmp_path):
         assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
 
 
-@pytest.mark.xfail(strict=True, reason="brt's binding (python/src/brt_python.cc FromArray) checks every dim's stride "
-                   "against the shape, and NumPy gives an empty array zero strides: (0, 5, 4) is refused as not "
-                   "C-contiguous. The fuzzer binds empty arrays through a view with C strides meanwhile "
-                   "(runner.bindable).")
 def test_empty_numpy_array_binds():
+    """NumPy gives an empty array zero strides; brt's binding refused it as
+    not C-contiguous (found by the fuzzer; fixed in FromArray)."""
     jax = require("jax")
     import brt
     x = np.zeros((0, 5, 4), np.float32)
