@@ -194,6 +194,16 @@ class JaxFrontend:
         except Exception as e:  # noqa: BLE001
             return e
 
+    def eager(self, program):
+        """The outputs op by op (jax.disable_jit), or None: asked where brt
+        differs from the jitted reference, since XLA's simplifier can change
+        a result (abs(x * x) -> x * x on wrapping integers)."""
+        try:
+            with self.jax.enable_x64(program.x64), self.jax.disable_jit():
+                return [np.asarray(o) for o in self.load(program.source)(*program.inputs)]
+        except Exception:  # noqa: BLE001
+            return None
+
     def shadow(self, program, wobble_seed=None):
         """The outputs of the program computed in float64 (integers as they
         are); with wobble_seed, its inexact values wobbled (wobbled_source)."""

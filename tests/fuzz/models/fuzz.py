@@ -31,7 +31,7 @@ BATCH_TIMEOUT = 300.0
 # Statuses that are not brt's failures: refusals, and the frameworks' own
 # (torch.export or torch-mlir refusing a program, or crashing on it).
 PASS_LIKE = ("passed", "refused", "export_error", "export_crash", "framework_error", "framework_crash",
-             "not_generated")
+             "jit_differs", "not_generated")
 
 
 def parse_args():
@@ -153,7 +153,15 @@ class Tally:
             parts.append(f"{frontend}: {sum(counts.values())} run, {compiled} compiled, {refused} refused, "
                          f"{counts['export_error']} not exported, {counts['mismatch']} mismatches")
         rate = self.programs() / elapsed if elapsed > 0 else 0.0
-        return f"[{elapsed:6.0f}s] " + "; ".join(parts) + f"; {len(self.unexplained())} unexplained; {rate:.1f}/s"
+        line = f"[{elapsed:6.0f}s] " + "; ".join(parts) + f"; {len(self.unexplained())} unexplained; {rate:.1f}/s"
+        for frontend in sorted(self.status):
+            refusals = collections.Counter()
+            for status in ("refused", "export_error"):
+                refusals.update(self.reasons[frontend][status])
+            if refusals:
+                line += f"\n          {frontend} refusals: " + "; ".join(
+                    f"{n}x {reason[:60]}" for reason, n in refusals.most_common(3))
+        return line
 
 
 def print_summary(tally, elapsed, args):

@@ -38,7 +38,8 @@ WOBBLES = 2
 class Result:
     """What happened to one program. status: passed, refused (by
     brt-compile), refused_at_load, export_error, framework_error,
-    compile_crash, run_error, mismatch."""
+    compile_crash, run_error, mismatch; jit_differs: brt gives what the
+    framework gives eagerly, which its jitted result is not."""
     status: str
     reason: str = ""
 
@@ -169,8 +170,14 @@ class Pipeline:
             except Exception as e:  # noqa: BLE001
                 results[i] = Result("run_error", reason_of(f"{type(e).__name__}: {e}"))
                 continue
-            difference = compare(references[i], [np.asarray(o) for o in outputs],
-                                 shadow=lambda p=program: self._shadow(p), precision=program.precision)
+            outputs = [np.asarray(o) for o in outputs]
+            shadow = lambda p=program: self._shadow(p)  # noqa: E731
+            difference = compare(references[i], outputs, shadow=shadow, precision=program.precision)
+            if difference and hasattr(self.frontend, "eager"):
+                eager = self.frontend.eager(program)
+                if eager is not None and compare(eager, outputs, shadow=shadow, precision=program.precision) is None:
+                    results[i] = Result("jit_differs", difference)  # brt is the eager framework's
+                    continue
             results[i] = Result("mismatch", difference) if difference else Result("passed")
         self.seconds["run"] += time.perf_counter() - clock
 
