@@ -30,6 +30,13 @@ def _describe(index, message, expected, got, positions=None):
     return f"output {index}: {message}{where}"
 
 
+def _distance(a, b):
+    """|a - b|, 0 where they are equal (the same infinity too), NaN where
+    exactly one is NaN."""
+    with np.errstate(invalid="ignore"):
+        return np.where((a == b) | (np.isnan(a) & np.isnan(b)), 0.0, np.abs(a - b))
+
+
 def _float_bad_positions(expected, got, tolerance, shadows=None):
     """Where brt's floats are off (NaN where the framework has a number and
     the reverse, infinities of another sign, values outside the tolerance
@@ -41,10 +48,9 @@ def _float_bad_positions(expected, got, tolerance, shadows=None):
     allowed = atol * scale + rtol * np.abs(np.where(finite, e, 0.0))
     if shadows is not None:
         s = _float64(shadows[0])
-        with np.errstate(invalid="ignore"):
-            own_error = np.abs(e - s)
-            for wobbled in shadows[1:]:
-                own_error = np.maximum(own_error, np.abs(_float64(wobbled) - s))
+        own_error = _distance(e, s)
+        for wobbled in shadows[1:]:
+            own_error = np.maximum(own_error, _distance(_float64(wobbled), s))
         # Where the framework itself is not finite or far from float64 (an
         # overflow in f16, inf - inf), anything brt says is as good.
         unsure = ~np.isfinite(own_error) | (np.isnan(e) != np.isnan(s))
