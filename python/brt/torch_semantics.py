@@ -20,6 +20,8 @@ edges, and the result is a valid program that computes something else:
   to an integer, and for an infinite b: -2.875 // inf is -1).
 - `roll` by a shift beyond the dim's size: torch-mlir slices at the shift
   as given, so the shift is taken modulo the size first.
+- `x == x` of floats, which torch-mlir folds to true (false for NaN), is
+  written as not (x != x).
 - Comparisons of a float tensor with an int scalar, or of an integer tensor
   with a float scalar, are made in floats, as PyTorch promotes: torch-mlir
   folds the first with its result inverted when the tensor is a constant
@@ -173,6 +175,11 @@ def _reduce_shifts(node):
                  *node.args[2:])
 
 
+def _is_float_tensor(node):
+    val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return isinstance(val, torch.Tensor) and val.dtype.is_floating_point
+
+
 def _is_integer_tensor(node):
     val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
     return isinstance(val, torch.Tensor) and not val.dtype.is_floating_point and val.dtype != torch.bool
@@ -207,6 +214,13 @@ def keep_pytorch_meaning(program):
               and node.meta["val"].dtype.is_floating_point):
             with graph.inserting_before(node):
                 node.replace_all_uses_with(rewriter.python_floor_divide(*node.args))
+            graph.erase_node(node)
+            rewritten += 1
+        elif node.target == aten.eq.Tensor and node.args[0] is node.args[1] and _is_float_tensor(node.args[0]):
+            # torch-mlir folds x == x to true, which NaN is not; x != x it keeps.
+            with graph.inserting_before(node):
+                same = rewriter.call(aten.logical_not.default, rewriter.call(aten.ne.Tensor, *node.args))
+            node.replace_all_uses_with(same)
             graph.erase_node(node)
             rewritten += 1
         elif node.target in _COMPARE_SCALAR and _mixes_int_and_float(node):

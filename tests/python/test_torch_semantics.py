@@ -165,7 +165,8 @@ def test_nan_propagation():
     a = torch.tensor([nan, 1.0, -1.0, nan, 0.0, 2.0])
     b = torch.tensor([1.0, nan, nan, nan, -0.0, 1.0])
     for fn in (torch.maximum, torch.minimum, lambda a, b: torch.clamp(a, -0.5, 0.5) + b,
-               lambda a, b: F.relu(a) * b, lambda a, b: torch.where(a > b, a, b)):
+               lambda a, b: F.relu(a) * b, lambda a, b: torch.where(a > b, a, b),
+               lambda a, b: (a == a) | (b != b)):
         got, want = run_both(fn, a, b)
         np.testing.assert_array_equal(got, want)
     x = torch.tensor([[1.0, nan, 3.0], [2.0, 0.0, -1.0]])

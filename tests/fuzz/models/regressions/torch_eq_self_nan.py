@@ -4,6 +4,9 @@ brt's program says True everywhere.
 Found by `python3 tests/fuzz/models/fuzz.py --frontend torch --seed 100`
 (program 100000173: `fuzz.py --frontend torch --show 100000173`), then
 minimized.
+
+Cause (fixed): torch-mlir folds aten.eq.Tensor(x, x) to a constant true;
+python/brt/torch_semantics.py now writes it as not (x != x), which it keeps.
 """
 FRONTEND = 'torch'
 X64 = False  # jax_enable_x64
@@ -12,9 +15,7 @@ STATUS = 'mismatch'
 REASON = 'output 0: 1 of 3 elements differ first at (0,): framework np.False_, brt np.True_'
 PRECISION = 'f32'  # the roughest float it computes in: the tolerance
 INEXACT = []  # the values rounding may change
-XFAIL = ("torch-mlir folds aten.eq.Tensor(x, x) to a constant true (its canonicalizer; ne, lt, le, ge and gt "
-         "of x with itself stay compares), which is false where x is NaN; python/brt/torch_semantics.py could "
-         "keep the comparison from folding (compare x with a copy, or write it as not (x != x))")
+XFAIL = None  # the cause while brt has it; None once fixed
 
 from numpy import inf, nan  # noqa: F401  (in INPUTS)
 import torch
