@@ -75,8 +75,9 @@ struct CheckIndicesPass : impl::CheckIndicesBase<CheckIndicesPass> {
       mlir::RankedTensorType type = TypeOf(indices);
       auto vector_dim = k.getParams().getAs<mlir::IntegerAttr>("index_vector_dim");
       std::optional<llvm::SmallVector<int64_t>> bounds = Bounds(k);
-      if (!bounds || bounds->empty() || !vector_dim || !type.getElementType().isInteger() ||
-          (type.getElementTypeBitWidth() != 32 && type.getElementTypeBitWidth() != 64))
+      if (!bounds || bounds->empty() || !vector_dim ||
+          !(type.getElementType().isSignlessInteger(32) ||
+            type.getElementType().isSignlessInteger(64)))
         return;
       const int64_t ivd = vector_dim.getInt();
       const bool along_last = type.getRank() > 0 && ivd == type.getRank() - 1;

@@ -1,8 +1,8 @@
 // brt-fuse-softmax: the softmax JAX and PyTorch write (max, subtract, exp,
 // sum, divide over one axis) becomes one brt.softmax; PyTorch's safe form,
 // which selects zeros for a line that is all -inf, one with
-// zero_masked_rows. For the CPU, whose brt.softmax (oneDNN's) has no f64
-// form, an f64 softmax stays as it is.
+// zero_masked_rows. For the CPU, whose brt.softmax (oneDNN's) takes f32 and
+// bf16 only, an f16 or f64 softmax stays as it is.
 #include <limits>
 
 #include "BrtDialect.h"
@@ -48,7 +48,8 @@ struct FuseSoftmaxPass : impl::FuseSoftmaxBase<FuseSoftmaxPass> {
       if (!llvm::all_of(exp->getUsers(), [&](mlir::Operation* u) { return u == sum || u == div; }))
         continue;
       if (TypeOf(x) != TypeOf(div.getResult(0))) continue;
-      if (target == "cpu" && TypeOf(x).getElementType().isF64()) continue;
+      const mlir::Type element = TypeOf(x).getElementType();
+      if (target == "cpu" && !element.isF32() && !element.isBF16()) continue;
       // PyTorch's safe softmax (scaled_dot_product_attention): a line of x
       // that is all -inf gives zeros, not NaN.
       KernelOp safe = SafeSelect(div, x, axis);

@@ -46,7 +46,7 @@ def FuseCollectiveMatmul : Pass<"brt-fuse-collective-matmul", "mlir::func::FuncO
 }
 
 def FuseSoftmax : Pass<"brt-fuse-softmax", "mlir::func::FuncOp"> {
-  let summary = "Fuse softmax patterns into brt.softmax (not in f64 for the CPU, which has no f64 softmax)";
+  let summary = "Fuse softmax patterns into brt.softmax (for the CPU in f32 and bf16, the types its softmax takes)";
   let options = [Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or cuda">];
 }
 

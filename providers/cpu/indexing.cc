@@ -167,16 +167,16 @@ class CheckIndicesKernel final : public CpuKernel {
   }
 
  private:
-  // "index 7 (at [1, 0] of the indices) is out of range ...: <what>".
+  // "index 7 (at [1, 0] of the indices) is not in [0, 5): <what>", the range of
+  // valid start indices (the extent less the window, plus one).
   std::string Describe(int64_t i, int64_t v, int64_t bound) const {
     std::string at;
     for (int d = static_cast<int>(shape_.size()) - 1; d >= 0; --d) {
       at = std::to_string(i % shape_[d]) + (at.empty() ? "" : ", ") + at;
       i /= shape_[d];
     }
-    return "index " + std::to_string(v) + " (at [" + at +
-           "] of the indices) is out of range for a dimension of size " + std::to_string(bound) +
-           ": " + what_;
+    return "index " + std::to_string(v) + " (at [" + at + "] of the indices) is not in [0, " +
+           std::to_string(bound) + "): " + what_;
   }
   std::vector<int64_t> bounds_, shape_;
   std::string what_;

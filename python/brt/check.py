@@ -54,20 +54,45 @@ def compare(got, want, names, seed, what):
             raise CheckError(f"{what}: output '{name}' is {g.dtype}{list(g.shape)} from brt, "
                              f"{w.dtype}{list(w.shape)} from the framework (inputs from seed {seed})")
         rtol, atol = _tolerance(w.dtype)
-        g64, w64 = g.astype(np.float64), w.astype(np.float64)
-        finite = np.isfinite(w64)
-        scale = float(np.abs(w64[finite]).max()) if finite.any() else 0.0
-        same_special = (np.isnan(g64) & np.isnan(w64)) | (np.isinf(w64) & (g64 == w64))
-        close = np.abs(g64 - w64) <= atol * max(scale, 1.0) + rtol * np.abs(w64)
-        bad = ~(close | same_special)
+        if rtol == 0 and atol == 0:  # integers and booleans: exactly (int64 beyond 2^53 too)
+            g64, w64, scale = g, w, 1.0
+            bad = g != w
+        else:
+            g64, w64 = g.astype(np.float64), w.astype(np.float64)
+            finite = np.isfinite(w64)
+            scale = float(np.abs(w64[finite]).max()) if finite.any() else 0.0
+            same_special = (np.isnan(g64) & np.isnan(w64)) | (np.isinf(w64) & (g64 == w64))
+            with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: NaN, not close
+                close = finite & (np.abs(g64 - w64) <= atol * max(scale, 1.0) + rtol * np.abs(w64))
+            bad = ~(close | same_special)
         if bad.any():
             first = np.unravel_index(int(np.argmax(bad)), bad.shape)
-            worst = float(np.nanmax(np.abs(g64 - w64)[bad])) if finite.any() else float("nan")
+            with np.errstate(invalid="ignore", over="ignore"):
+                worst = float(np.nanmax(np.abs(g64.astype(np.float64) - w64.astype(np.float64))[bad]))
             raise CheckError(
                 f"{what}: output '{name}' differs from the framework's at {list(map(int, first))}: "
                 f"brt {g[first].item()!r}, framework {w[first].item()!r}; {int(bad.sum())} of {bad.size} elements "
                 f"off, the worst by {worst:.3g} (tolerance {rtol:g} relative + {atol:g} x {max(scale, 1.0):.3g}); "
                 f"inputs from seed {seed}")
+
+
+def refuse_device(target, what):
+    if target != "cpu":
+        raise CheckError(f"{what}: check=True runs the executable on the CPU; compile with target='cpu' to "
+                         f"check it (target is {target!r})")
+
+
+def removing_on_error(path, made_path, check):
+    """Runs `check`; when it raises, a temporary executable (`made_path`)
+    is removed before the error goes on."""
+    try:
+        check()
+    except BaseException:
+        if made_path:
+            import os
+
+            os.remove(path)
+        raise
 
 
 def check_session(path, function, run_framework, examples, seed, what):

@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import tempfile
 
+from .check import refuse_device, removing_on_error
+
 
 class CompileError(RuntimeError):
     """brt-compile rejected the program; the message is its one-line error."""
@@ -102,9 +104,12 @@ def compile(fn, *example_args, target="cpu", path=None, stats=False, check=False
     `check=True` then runs `jax.jit(fn)` and the executable on the CPU on the
     same random inputs (from `check_seed`) and raises brt.CheckError naming
     the first output that differs, by how much, and the seed."""
+    if check:
+        refuse_device(target, "brt.compile(check=True)")
+    made_path = path is None
     path = compile_stablehlo(export_stablehlo(fn, *example_args), target=target, path=path, stats=stats)
     if check:
-        _check_jax(fn, example_args, path, check_seed)
+        removing_on_error(path, made_path, lambda: _check_jax(fn, example_args, path, check_seed))
     return path
 
 

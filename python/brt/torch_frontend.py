@@ -1,5 +1,6 @@
 """PyTorch module -> StableHLO through torch.export and torch-mlir's FX
 importer -> .brtx; and `backend`, a torch.compile backend."""
+from .check import refuse_device, removing_on_error
 from .compiler import _name_arguments, compile_stablehlo
 from .torch_semantics import keep_pytorch_meaning
 
@@ -57,6 +58,8 @@ def compile_torch(module, *example_args, target="cpu", path=None, stats=False, s
     of the executable's functions on the CPU on the same random inputs (from
     `check_seed`) and raises brt.CheckError naming the first output that
     differs, by how much, and the seed."""
+    if check:
+        refuse_device(target, "brt.compile_torch(check=True)")
     shapes = [tuple(example_args)] + [tuple(s) for s in specializations]
     if len(shapes) == 1:
         texts = export_torch_stablehlo(module, *example_args)
@@ -66,10 +69,12 @@ def compile_torch(module, *example_args, target="cpu", path=None, stats=False, s
             raise ValueError("two of the example argument tuples have the same shapes")
     # The index check runs on the host; on CUDA, indices out of range are
     # clamped or dropped as StableHLO defines (docs/compiler.md).
+    made_path = path is None
     path = compile_stablehlo(texts, target=target, path=path, stats=stats, check_indices=target == "cpu")
     if check:
-        for name, args in zip(texts if isinstance(texts, dict) else ["main"], shapes):
-            _check_torch(module, args, path, name, check_seed)
+        names = texts if isinstance(texts, dict) else ["main"]
+        removing_on_error(path, made_path, lambda: [_check_torch(module, args, path, name, check_seed)
+                                                     for name, args in zip(names, shapes)])
     return path
 
 
@@ -81,11 +86,31 @@ def _check_torch(module, example_args, path, function, seed):
 
     def run_torch(inputs):
         with torch.no_grad():
-            outputs = module(*[torch.from_numpy(i) for i in inputs])
-        return [o.detach().cpu().numpy() for o in pytree.tree_leaves(outputs)]
+            outputs = module(*[_from_numpy(i) for i in inputs])
+        return [_to_numpy(o) for o in pytree.tree_leaves(outputs)]
 
-    examples = [a.detach().cpu().numpy() for a in example_args]
+    examples = [_to_numpy(a) for a in example_args]
     check_session(path, function, run_torch, examples, seed, f"brt.compile_torch(check=True), function '{function}'")
+
+
+def _to_numpy(tensor):
+    """A tensor as a NumPy array; bfloat16 (which NumPy lacks) as ml_dtypes'."""
+    import torch
+
+    tensor = tensor.detach().cpu()
+    if tensor.dtype == torch.bfloat16:
+        import ml_dtypes
+
+        return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return tensor.numpy()
+
+
+def _from_numpy(array):
+    import torch
+
+    if array.dtype.name == "bfloat16":
+        return torch.from_numpy(array.view("int16")).view(torch.bfloat16)
+    return torch.from_numpy(array)
 
 
 def _function_name(args):

@@ -8,16 +8,19 @@ edges, and the result is a valid program that computes something else:
   position 0 and `y[idx] = v` with idx = -1 writes nothing. PyTorch's
   advanced indexing counts a negative index from the end: its index tensors
   are wrapped (idx < 0 ? idx + size : idx) before torch-mlir sees them.
-  Indices still out of range then fail the run (brt.compile_torch compiles
-  with brt-compile --check-indices), as PyTorch refuses them.
+  Indices still out of range then fail the run on the CPU (brt.compile_torch
+  compiles with brt-compile --check-indices for --target=cpu), as PyTorch
+  refuses them.
 - `remainder` (`a % b`). PyTorch's result takes the divisor's sign (Python's
   modulo); StableHLO's remainder is C's fmod, which takes the dividend's.
   The fmod result is corrected where the signs differ.
 - `fmod`, which torch-mlir writes as a - trunc(a / b) * b (NaN for an
   infinite b), becomes StableHLO's remainder, which is C's fmod.
-- Float floor division (`a // b`), which torch-mlir writes as floor(a / b),
-  is computed as PyTorch does, from fmod (they differ where a / b rounds up
-  to an integer, and for an infinite b: -2.875 // inf is -1).
+- Float floor division (`a // b`, both of one float dtype or b a number),
+  which torch-mlir writes as floor(a / b), is computed from fmod as PyTorch
+  does (they differ where a / b rounds up to an integer, and for an infinite
+  b: -2.875 // inf is -1); f16/bf16 round at each step, where PyTorch
+  computes in f32.
 - `roll` by a shift beyond the dim's size: torch-mlir slices at the shift
   as given, so the shift is taken modulo the size first.
 - `x == x` of floats, which torch-mlir folds to true (false for NaN), is
@@ -175,6 +178,18 @@ def _reduce_shifts(node):
                  *node.args[2:])
 
 
+def _floor_divides_in_its_own_dtype(node):
+    """A float floor division of a tensor by a tensor of its dtype or by a
+    Python number: the form python_floor_divide computes. Mixed dtypes (an
+    int tensor by 2.5, a scalar dividend) keep torch-mlir's floor(a / b)."""
+    a, b = node.args
+    out = node.meta["val"].dtype
+    if not out.is_floating_point or not isinstance(a, torch.fx.Node) or a.meta["val"].dtype != out:
+        return False
+    return (isinstance(b, (int, float)) and not isinstance(b, bool)) or \
+        (isinstance(b, torch.fx.Node) and b.meta["val"].dtype == out)
+
+
 def _is_float_tensor(node):
     val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
     return isinstance(val, torch.Tensor) and val.dtype.is_floating_point
@@ -211,7 +226,7 @@ def keep_pytorch_meaning(program):
             node.kwargs = {}
             rewritten += 1
         elif (node.target == aten.div.Tensor_mode and node.kwargs.get("rounding_mode") == "floor"
-              and node.meta["val"].dtype.is_floating_point):
+              and _floor_divides_in_its_own_dtype(node)):
             with graph.inserting_before(node):
                 node.replace_all_uses_with(rewriter.python_floor_divide(*node.args))
             graph.erase_node(node)

@@ -1,8 +1,9 @@
 // RUN: brt-opt %s --brt-fuse-softmax=target=cpu | FileCheck %s --check-prefix=CPU
 // RUN: brt-opt %s --brt-fuse-softmax=target=cuda | FileCheck %s --check-prefix=CUDA
 
-// An f64 softmax: the CPU's brt.softmax has no f64 form, so for the CPU the
-// ops stay (an executable with it fused did not load); CUDA's takes f64.
+// An f64 softmax: the CPU's brt.softmax takes f32 and bf16 only, so for the
+// CPU the ops stay (an executable with it fused did not load); CUDA's takes
+// f64. (f16 likewise.)
 // CPU-LABEL: func.func @softmax_f64
 // CPU-NOT: brt.softmax
 // CUDA: brt.kernel "brt.softmax"(%arg0) {axis = 1 : i64}

@@ -61,7 +61,7 @@ def test_torch_check_catches_the_frontend_fixes_turned_off(monkeypatch):
     with pytest.raises(brt.CheckError, match=r"output 'result1' differs .* inputs from seed 0"):
         brt.compile_torch(Remainder(), qkv, check=True)
     # Without the wrap, -2 reaches the gather, whose index check stops the run.
-    with pytest.raises(RuntimeError, match=r"index -2 .* is out of range"):
+    with pytest.raises(RuntimeError, match=r"index -2 .* is not in \[0, 5\)"):
         brt.compile_torch(Split(), qkv, check=True)
 
 
@@ -96,3 +96,36 @@ def test_check_refuses_a_function_with_donated_state():
     w, x = np.ones(4, np.float32), np.arange(4, dtype=np.float32)
     with pytest.raises(brt.CheckError, match="keeps state"):
         brt.compile(step, w, x, check=True)
+
+
+def test_compare_takes_infinities_and_large_integers_exactly():
+    from brt.check import compare
+
+    inf = np.float32(np.inf)
+    for wrong in (0.0, -inf, 1e30):
+        with pytest.raises(brt.CheckError, match="output 'y'"):
+            compare([np.array([1.0, wrong], np.float32)], [np.array([1.0, inf], np.float32)], ["y"], 0, "t")
+    compare([np.array([inf, np.nan], np.float32)], [np.array([inf, np.nan], np.float32)], ["y"], 0, "t")
+    with pytest.raises(brt.CheckError, match="brt 1152921504606846976, framework 1152921504606846977"):
+        compare([np.array([2**60], np.int64)], [np.array([2**60 + 1], np.int64)], ["i"], 0, "t")
+
+
+def test_check_runs_bfloat16_torch_modules_and_refuses_other_targets(tmp_path):
+    torch = require("torch")
+    require("torch_mlir")
+    linear = torch.nn.Linear(8, 4).to(torch.bfloat16).eval()
+    brt.compile_torch(linear, torch.randn(2, 8, dtype=torch.bfloat16), check=True)
+    with pytest.raises(brt.CheckError, match="runs the executable on the CPU"):
+        brt.compile_torch(linear, torch.randn(2, 8, dtype=torch.bfloat16), target="cuda", check=True)
+
+
+def test_a_failed_check_leaves_no_temporary_file(monkeypatch, tmp_path):
+    jax = require("jax")
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    planted(monkeypatch, brt.compiler, "export_stablehlo", '"stablehlo.add"', '"stablehlo.subtract"')
+    with pytest.raises(brt.CheckError):
+        brt.compile(lambda x: x + 1.0, np.ones(3, np.float32), check=True)
+    assert not list(tmp_path.glob("*.brtx"))
+    del jax
