@@ -31,8 +31,9 @@ edges, and the result is a valid program that computes something else:
   (`full_like(x, 2.5) < 0` is true) and crashes on the second.
 
 It also writes a few ops torch-mlir refuses as ops of the same meaning that
-it takes: the shift operators (`a << b`, `a >> b`) as bitwise shifts, and
-`div` with `rounding_mode=None` as true division.
+it takes: the shift operators (`a << b`, `a >> b`, `1 << s`) as bitwise
+shifts of tensors, `7 % x` as a remainder of tensors, and `div` with
+`rounding_mode=None` as true division.
 
 The rewrite works on the ATen graph after decomposition, so ops that
 decompose into these (`take_along_dim` into gather and remainder, `take`
@@ -129,16 +130,16 @@ _SAME_MEANING = {
     aten.__rshift__.Scalar: aten.bitwise_right_shift.Tensor,
     aten.bitwise_left_shift.Tensor_Scalar: aten.bitwise_left_shift.Tensor,
     aten.bitwise_right_shift.Tensor_Scalar: aten.bitwise_right_shift.Tensor,
+    aten.bitwise_left_shift.Scalar_Tensor: aten.bitwise_left_shift.Tensor,
+    aten.bitwise_right_shift.Scalar_Tensor: aten.bitwise_right_shift.Tensor,
 }
 
 
 def _rename(node, rewriter):
-    """Points `node` at its _SAME_MEANING op; a scalar shift amount becomes a
-    tensor of the shifted operand's shape and dtype."""
-    a, b = node.args
-    if not isinstance(b, torch.fx.Node):
-        with rewriter.graph.inserting_before(node):
-            b = rewriter.call(aten.full_like.default, a, b)
+    """Points `node` at its _SAME_MEANING op; a scalar operand (the shift
+    amount, or the shifted value of `1 << s`) becomes a tensor of the other's
+    shape and dtype."""
+    a, b = _scalars_as_tensors(node, rewriter)
     node.target = _SAME_MEANING[node.target]
     node.args = (a, b)
 
@@ -195,6 +196,23 @@ def _is_float_tensor(node):
     return isinstance(val, torch.Tensor) and val.dtype.is_floating_point
 
 
+def _is_scalar_remainder(node):
+    """A number % a tensor of the result's dtype (else torch-mlir's refusal stays)."""
+    return node.target == aten.remainder.Scalar_Tensor and node.meta["val"].dtype == node.args[1].meta["val"].dtype
+
+
+def _scalars_as_tensors(node, rewriter):
+    """`node`'s two operands, a Python number among them made a tensor shaped
+    and typed like the other operand (inserted before `node`)."""
+    a, b = node.args
+    with rewriter.graph.inserting_before(node):
+        if not isinstance(a, torch.fx.Node):
+            a = rewriter.call(aten.full_like.default, b, a)
+        if not isinstance(b, torch.fx.Node):
+            b = rewriter.call(aten.full_like.default, a, b)
+    return a, b
+
+
 def _is_integer_tensor(node):
     val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
     return isinstance(val, torch.Tensor) and not val.dtype.is_floating_point and val.dtype != torch.bool
@@ -247,7 +265,10 @@ def keep_pytorch_meaning(program):
         elif node.target == aten.roll.default:
             _reduce_shifts(node)
             rewritten += 1
-        elif node.target in (aten.remainder.Tensor, aten.remainder.Scalar):
+        elif node.target in (aten.remainder.Tensor, aten.remainder.Scalar) or _is_scalar_remainder(node):
+            if node.target == aten.remainder.Scalar_Tensor:  # 7 % x, which torch-mlir refuses
+                node.target = aten.remainder.Tensor
+                node.args = _scalars_as_tensors(node, rewriter)
             users = list(node.users)
             with graph.inserting_before(node.next):
                 result = rewriter.python_remainder(node, node.args[1])

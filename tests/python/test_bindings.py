@@ -272,3 +272,17 @@ def test_cuda_tensors_bind_without_copy(tmp_path):
     assert float((y.double() - ref).norm() / ref.norm()) <= 1e-5  # written in place: zero copy
     ctx.run()
     assert ctx.last_run_replayed_graph
+
+
+def test_empty_arrays_bind_whatever_their_strides():
+    """NumPy gives an empty array zero strides (and flags it contiguous);
+    binding refused it as not C-contiguous."""
+    from conftest import require
+    require("jax")
+    empty = np.zeros((0, 5, 4), np.float32)
+    session = brt.Session(brt.compile(lambda a: a * 2 + 1, empty))
+    for array in (empty, np.ones((3, 5, 4), np.float32)[:0, ::-1], np.empty((0, 5, 4), np.float32)):
+        (out,) = session.run(array)
+        assert out.shape == (0, 5, 4) and out.dtype == np.float32
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        brt.Session(brt.compile(lambda a: a * 2, np.ones((2, 3), np.float32))).run(np.ones((3, 2), np.float32).T)

@@ -128,6 +128,7 @@ def test_remainder_takes_the_divisors_sign(dtype):
     assert_matches(lambda a, b: a % b, a, b)
     assert_matches(lambda a: a % 3, a)
     assert_matches(lambda a: torch.remainder(a, -4), a)
+    assert_matches(lambda b: 7 % b, b)
     assert_matches(lambda a, b: torch.fmod(a, b), a, b)
 
 
@@ -158,6 +159,7 @@ def test_shifts(dtype):
     assert_matches(lambda a, s: a >> s, a, s)
     assert_matches(lambda a: (a >> 2) + (a << 3), a)
     assert_matches(lambda a, s: torch.bitwise_right_shift(a, s) - torch.bitwise_left_shift(a, 1), a, s)
+    assert_matches(lambda s: (1 << s) + (-64 >> s), s)
 
 
 def test_nan_propagation():
