@@ -57,7 +57,9 @@ std::string Expression(llvm::StringRef op, const std::string& a, const std::stri
   if (auto it = compare.find(op); it != compare.end())
     return "(" + a + " " + it->second + " " + b + " ? 1.0f : 0.0f)";
   if (op == "select") return "(" + a + " != 0.0f ? " + b + " : " + c + ")";
-  if (op == "clamp") return "fminf(fmaxf(" + b + ", " + a + "), " + c + ")";
+  // clamp(lo, x, hi) = minimum(maximum(x, lo), hi) with the registry's NaN-
+  // propagating maximum and minimum (fminf/fmaxf would drop a NaN).
+  if (op == "clamp") return Expression("minimum", Expression("maximum", b, a, ""), c, "");
   return "";
 }
 

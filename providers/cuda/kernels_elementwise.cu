@@ -28,8 +28,7 @@ __global__ void SameTypeKernel(ElementwiseParams p, const void* a, const void* b
         break;
       case Elementwise::kClamp: {
         const C lo = LoadAt<T>(a, off[0]), x = LoadAt<T>(b, off[1]), hi = LoadAt<T>(c, off[2]);
-        const C m = x > lo ? x : lo;
-        r = m < hi ? m : hi;
+        r = ops::ApplyBinary<Binary::kMin, C>(ops::ApplyBinary<Binary::kMax, C>(x, lo), hi);
         break;
       }
       default:
@@ -114,7 +113,7 @@ __global__ void FusedKernel(FusedParams p, FusedInputs in, void* out) {
           r = x != 0.f ? y : z;
           break;
         case Elementwise::kClamp:
-          r = fminf(fmaxf(y, x), z);
+          r = ops::ApplyBinary<Binary::kMin, float>(ops::ApplyBinary<Binary::kMax, float>(y, x), z);
           break;
         default:
           break;

@@ -74,6 +74,19 @@ def test_fused_elementwise_kernel_matches_numpy(nvrtc, tmp_path):
     np.testing.assert_array_equal(in_place, out)
 
 
+def test_generated_clamp_keeps_nan(nvrtc, tmp_path):
+    """clamp(lo, x, hi) with a NaN in any operand is NaN (StableHLO's maximum
+    and minimum propagate it; the kernel once used fmaxf/fminf, which drop it)."""
+    nan = np.float32(np.nan)
+    lo = np.array([nan, -1, -1, -1, 2, -1], np.float32)
+    x = np.array([0.25, nan, 0.25, 3, 0.5, -0.5], np.float32)
+    hi = np.array([1, 1, nan, 1, 4, 1], np.float32)
+    kernels, _ = compile_cuda(lambda lo, x, hi: jax.lax.clamp(lo, x, hi) + 1.0, [lo, x, hi], tmp_path)
+    out = np.zeros(6, np.float32)
+    host_kernel(kernels / "brt_kernel_0.cu", tmp_path)(lo, x, hi, out)
+    np.testing.assert_array_equal(out, [nan, nan, nan, 2, 3, 0.5])
+
+
 # Every float elementwise op of the op registry, as JAX writes it and as
 # NumPy computes it in float64. Inputs lie in (0.1, 12); ops with a narrower
 # domain take a scaled or shifted operand (the scaling fuses too).
@@ -86,7 +99,8 @@ ELEMENTWISE = {
     "sine": (jax.lax.sin, np.sin), "cosine": (jax.lax.cos, np.cos),
     "floor": (jax.lax.floor, np.floor), "ceil": (jax.lax.ceil, np.ceil),
     "round_nearest_even": (lambda x: jax.lax.round(x, jax.lax.RoundingMethod.TO_NEAREST_EVEN), np.rint),
-    "sign": (jax.lax.sign, np.sign), "erf": (jax.lax.erf, None), "erfc": (jax.lax.erfc, np.vectorize(math.erfc)), "cbrt": (jax.lax.cbrt, np.cbrt),
+    "sign": (jax.lax.sign, np.sign), "erf": (jax.lax.erf, None), "erfc": (jax.lax.erfc, np.vectorize(math.erfc)),
+    "cbrt": (jax.lax.cbrt, np.cbrt),
     "round_nearest_afz": (lambda x: jax.lax.round(x, jax.lax.RoundingMethod.AWAY_FROM_ZERO),
                           lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5)),
     "tan": (lambda x: jnp.tan(x * 0.1), lambda x: np.tan(x * 0.1)),

@@ -319,6 +319,31 @@ TEST(Clamp, ScalarBounds) {
     EXPECT_EQ(out[0].Get(i), static_cast<float>(std::clamp(x.Get(i), -1.0, 0.5)));
 }
 
+// StableHLO's clamp is minimum(maximum(x, lo), hi), whose maximum and
+// minimum propagate NaN: a NaN x, lo or hi makes the element NaN, alone and
+// fused (the fused loop and the generated CUDA kernels once dropped a NaN
+// bound, CUDA's own kernel a NaN x).
+TEST(Clamp, NanInAnyOperandIsNan) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  HostTensor lo = HostTensor::FromDouble(DType::kF32, {5}, {nan, -1, -1, -1, 2});
+  HostTensor x = HostTensor::FromDouble(DType::kF32, {5}, {0.25, nan, 0.25, 3, 0.5});
+  HostTensor hi = HostTensor::FromDouble(DType::kF32, {5}, {1, 1, nan, 1, 4});
+  const std::vector<double> want = {nan, nan, nan, 1, 2};
+  auto expect = [&](const HostTensor& out, const char* how) {
+    for (int64_t i = 0; i < 5; ++i)
+      if (std::isnan(want[i]))
+        EXPECT_TRUE(std::isnan(out.Get(i))) << how << " element " << i << ": " << out.Get(i);
+      else
+        EXPECT_EQ(out.Get(i), want[i]) << how << " element " << i;
+  };
+  expect(MustRunOp({"clamp", {lo, x, hi}, {{DType::kF32, {5}}}})[0], "clamp");
+  expect(MustRunOp({"brt.fused_elementwise",
+                    {lo, x, hi},
+                    {{DType::kF32, {5}}},
+                    {{"ops", "clamp"}, {"program", std::vector<int64_t>{0, 1, 2}}}})[0],
+         "fused clamp");
+}
+
 TEST(Convert, FloatToIntSaturatesAndTruncates) {
   HostTensor x = HostTensor::FromDouble(DType::kF32, {6}, {1.9, -1.9, 3e9, -3e9, NAN, 0.5});
   EXPECT_EQ(MustRunOp({"convert", {x}, {{DType::kI32, {6}}}})[0].ToDouble(),

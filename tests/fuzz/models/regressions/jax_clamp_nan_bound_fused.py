@@ -5,6 +5,11 @@ NaN); brt gives x where a bound is a constant, which fuses the clamp.
 Found through `fuzz.py --frontend torch --seed 100` (program 100001935:
 torch.clamp(x, min=t) with t NaN, which torch-mlir writes as
 stablehlo.clamp(t, x, +inf)); JAX's form, minimized by hand.
+
+Cause (fixed): providers/cpu/fused_blocks.inc's ClampBlock was
+std::min(std::max(x, lo), hi), which drops a NaN bound; it, CUDA's own clamp
+kernel (which dropped a NaN x) and the generated CUDA kernels (fminf/fmaxf)
+now all use the registry's NaN-propagating maximum and minimum.
 """
 FRONTEND = 'jax'
 X64 = False  # jax_enable_x64
@@ -13,9 +18,7 @@ STATUS = 'mismatch'
 REASON = 'output 0: 1 of 2 elements differ first at (0,): framework np.float32(nan), brt np.float32(-0.875)'
 PRECISION = 'f32'  # the roughest float it computes in: the tolerance
 INEXACT = []  # the values rounding may change
-XFAIL = ("providers/cpu/fused_blocks.inc's ClampBlock (clamp inside brt.fused_elementwise) is "
-         "std::min(std::max(x, lo), hi), which drops a NaN bound (std::max(x, NaN) is x); the unfused clamp "
-         "(elementwise.cc ClampRow, ops.def's maximum and minimum) propagates it, as StableHLO does")
+XFAIL = None  # the cause while brt has it; None once fixed
 
 from numpy import inf, nan  # noqa: F401  (in INPUTS)
 import jax

@@ -4,6 +4,11 @@ is NaN; brt gives x.
 Found by `python3 tests/fuzz/models/fuzz.py --frontend torch --seed 100`
 (program 100001935: `fuzz.py --frontend torch --show 100001935`), then
 minimized.
+
+Cause (fixed): providers/cpu/fused_blocks.inc's ClampBlock was
+std::min(std::max(x, lo), hi), which drops a NaN bound; it, CUDA's own clamp
+kernel (which dropped a NaN x) and the generated CUDA kernels (fminf/fmaxf)
+now all use the registry's NaN-propagating maximum and minimum.
 """
 FRONTEND = 'torch'
 X64 = False  # jax_enable_x64
@@ -12,9 +17,7 @@ STATUS = 'mismatch'
 REASON = 'output 0: 1 of 1 elements differ first at (0, 0): framework np.float32(nan), brt np.float32(-0.875)'
 PRECISION = 'f32'  # the roughest float it computes in: the tolerance
 INEXACT = []  # the values rounding may change
-XFAIL = ("torch-mlir writes torch.clamp(x, min=t) as stablehlo.clamp(t, x, +inf); a constant bound makes brt "
-         "fuse it, and providers/cpu/fused_blocks.inc's ClampBlock (std::min(std::max(x, lo), hi)) drops a NaN "
-         "bound where StableHLO (and PyTorch) propagate it: jax_clamp_nan_bound_fused.py")
+XFAIL = None  # the cause while brt has it; None once fixed
 
 from numpy import inf, nan  # noqa: F401  (in INPUTS)
 import torch
