@@ -344,6 +344,29 @@ TEST(Clamp, NanInAnyOperandIsNan) {
          "fused clamp");
 }
 
+// IEEE-754's maximum and minimum, as StableHLO has them: -0 orders below +0
+// whatever the operands' order (they returned the second operand on a tie),
+// in brt's loops (a long row takes the vector loop) and fused.
+TEST(MaximumMinimum, SignedZerosInEitherOrder) {
+  const int64_t n = 1000;
+  std::vector<double> a(n), b(n);
+  for (int64_t i = 0; i < n; ++i) a[i] = i % 2 ? 0.0 : -0.0, b[i] = i % 2 ? -0.0 : 0.0;
+  HostTensor x = HostTensor::FromDouble(DType::kF32, {n}, a),
+             y = HostTensor::FromDouble(DType::kF32, {n}, b);
+  for (const char* kind : {"maximum", "minimum"}) {
+    const bool max = std::string(kind) == "maximum";
+    auto plain = MustRunOp({kind, {x, y}, {{DType::kF32, {n}}}})[0];
+    auto fused = MustRunOp({"brt.fused_elementwise",
+                            {x, y},
+                            {{DType::kF32, {n}}},
+                            {{"ops", kind}, {"program", std::vector<int64_t>{0, 1, -1}}}})[0];
+    for (int64_t i = 0; i < n; i += 97) {
+      EXPECT_EQ(std::signbit(plain.Get(i)), !max) << kind << " element " << i;
+      EXPECT_EQ(std::signbit(fused.Get(i)), !max) << "fused " << kind << " element " << i;
+    }
+  }
+}
+
 TEST(Convert, FloatToIntSaturatesAndTruncates) {
   HostTensor x = HostTensor::FromDouble(DType::kF32, {6}, {1.9, -1.9, 3e9, -3e9, NAN, 0.5});
   EXPECT_EQ(MustRunOp({"convert", {x}, {{DType::kI32, {6}}}})[0].ToDouble(),

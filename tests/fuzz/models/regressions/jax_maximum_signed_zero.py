@@ -5,6 +5,9 @@ depends on the operands' order (1 / maximum(0.0, -0.0) is -inf in brt).
 
 Found by hand while minimizing `fuzz.py --frontend torch` program 900009
 (relu of -0.0, then rsqrt), which led to maximum; JAX's form, minimized.
+
+Cause (fixed): include/brt/ops.def's maximum and minimum returned their
+second operand when the two compare equal; they now order -0 below +0.
 """
 FRONTEND = 'jax'
 X64 = False  # jax_enable_x64
@@ -13,9 +16,7 @@ STATUS = 'mismatch'
 REASON = 'output 0: 1 of 2 elements differ first at (1,): framework np.float32(inf), brt np.float32(-inf)'
 PRECISION = 'f32'  # the roughest float it computes in: the tolerance
 INEXACT = ['v1', 'v3']  # the values rounding may change
-XFAIL = ("include/brt/ops.def's maximum is (a > b || isnan(a)) ? a : b and minimum (a < b || isnan(a)) ? a : b "
-         "(providers/common/scalar_ops.h runs them on the CPU and CUDA): for a == b they return b, so "
-         "maximum(+0, -0) = -0 and minimum(-0, +0) = +0; IEEE-754 (StableHLO) orders -0 below +0 here")
+XFAIL = None  # the cause while brt has it; None once fixed
 
 from numpy import inf, nan  # noqa: F401  (in INPUTS)
 import jax
