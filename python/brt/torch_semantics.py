@@ -23,6 +23,8 @@ edges, and the result is a valid program that computes something else:
   computes in f32.
 - `roll` by a shift beyond the dim's size: torch-mlir slices at the shift
   as given, so the shift is taken modulo the size first.
+- `trunc`, which torch-mlir writes so that trunc(-0.0) is +0, as ceil
+  below zero and floor elsewhere.
 - `x == x` of floats, which torch-mlir folds to true (false for NaN), is
   written as not (x != x).
 - Comparisons of a float tensor with an int scalar, or of an integer tensor
@@ -258,6 +260,16 @@ def keep_pytorch_meaning(program):
             rewritten += 1
         elif node.target in _COMPARE_SCALAR and _mixes_int_and_float(node):
             _compare_as_floats(node, rewriter)
+            rewritten += 1
+        elif node.target == aten.trunc.default and _is_float_tensor(node.args[0]):
+            # torch-mlir's trunc, sign(x) * floor(|x|) with a sign of 0 at
+            # zero, turns -0 into +0; ceil below zero, floor elsewhere keeps it.
+            x = node.args[0]
+            with graph.inserting_before(node):
+                kept = rewriter.call(aten.where.self, rewriter.call(aten.lt.Scalar, x, 0.0),
+                                     rewriter.call(aten.ceil.default, x), rewriter.call(aten.floor.default, x))
+            node.replace_all_uses_with(kept)
+            graph.erase_node(node)
             rewritten += 1
         elif node.target in (aten.fmod.Tensor, aten.fmod.Scalar):
             node.target = aten.remainder.Tensor if node.target == aten.fmod.Tensor else aten.remainder.Scalar
