@@ -169,9 +169,11 @@ def print_summary(tally, elapsed, args):
           f"seed {args.seed}")
     for frontend, counts in sorted(tally.status.items()):
         print(f"  {frontend}: {sum(counts.values())} programs: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
-        busy = tally.seconds[frontend]
+        busy = collections.Counter(tally.seconds[frontend])
+        shadow_failures = busy.pop("shadow_failures", 0)
         if busy:
-            print("    seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in busy.most_common()))
+            print("    seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in busy.most_common())
+                  + f"; float64 shadow runs that failed: {shadow_failures:.0f}")
         for status, reasons in sorted(tally.reasons[frontend].items()):
             for reason, n in reasons.most_common(15):
                 example = tally.examples[(frontend, status, reason)]

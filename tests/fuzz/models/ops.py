@@ -209,10 +209,11 @@ def _no_partner_from_program(first, candidate):
 
 
 def _float_partner(first, candidate):
-    """Integer divisors are new inputs or literals, not values of the
-    program: XLA folds a divisor it can compute (x ^ x) and crashes (SIGFPE)
-    dividing by its zero."""
-    return first.is_float and same_dtype_broadcastable(first, candidate)
+    """A divisor from the program: exact floats only (x % d jumps where
+    rounding moves d past a multiple). Integer divisors are new inputs or
+    literals: XLA folds a divisor it can compute (x ^ x) and crashes
+    (SIGFPE) dividing by its zero."""
+    return first.is_float and candidate.exact and same_dtype_broadcastable(first, candidate)
 
 
 _binary("add", "{a} + {b}", "{a} + {b}", is_number, weight=2.0)
@@ -265,7 +266,10 @@ def _where(ctx, a, b, cond):
 def _clamp(ctx, x):
     literal = float_literal if x.is_float else int_literal
     lo, hi = sorted([literal(ctx.rng), literal(ctx.rng)], key=float)
-    form = ctx.rng.choice(["both", "min", "max", "tensor"])
+    form = ctx.rng.choice(["both", "min", "max", "tensor", "lax"] if ctx.jax else ["both", "min", "max", "tensor"])
+    if form == "lax":  # StableHLO's clamp itself, a bound a tensor (NaN too) and the other a constant
+        lo = partner_operand(ctx, x, literal_chance=0.0)
+        return f"lax.clamp({lo}, {x.name}, jnp.full_like({x.name}, {hi}))"
     if form == "tensor":
         lo = partner_operand(ctx, x, literal_chance=0.0)
         return f"jnp.clip({x.name}, min={lo})" if ctx.jax else f"torch.clamp({x.name}, min={lo})"

@@ -183,7 +183,10 @@ def _dynamic_slice(ctx, x):
     the slice fits."""
     rng = ctx.rng
     dtype = ctx.int_dtype()
-    starts = [ctx.input(dtype, (), ("index", -n - 1, n + 1)) if rng.random() < 0.7 else str(rng.randint(-n, n))
+    # All inputs or all literals: dynamic_slice takes starts of one type,
+    # and a literal's is i64 under jax_enable_x64 (the float64 shadow).
+    from_inputs = rng.random() < 0.8
+    starts = [ctx.input(dtype, (), ("index", -n - 1, n + 1)) if from_inputs else str(rng.randint(-n, n))
               for n in x.shape]
     sizes = tuple(rng.randint(0, n) for n in x.shape)
     if rng.random() < 0.5:

@@ -362,8 +362,10 @@ def _argsort(ctx, x):
     return f"jnp.argsort({x.name}, axis={axis}, stable=True, descending={descending})"
 
 
-@kind("topk", lambda v: is_number(v) and v.rank >= 1 and v.shape[-1] >= 1, keeps_exact=True, weight=0.4)
+@kind("topk", lambda v: is_exact_number(v) and v.rank >= 1 and v.shape[-1] >= 1, keeps_exact=True, weight=0.4)
 def _topk(ctx, x):
+    """Of exact values: lax.top_k orders NaN by its sign bit, which IEEE
+    leaves to each implementation for the NaN an op makes."""
     k = ctx.rng.randint(1, min(x.shape[-1], 4))
     return f"lax.top_k({x.name}, {k})[0]" if ctx.jax else f"torch.topk({x.name}, {k}).values"
 

@@ -178,7 +178,7 @@ def make_array(dtype, shape, fill, seed):
         values = rng.random(shape) < 0.5
     else:
         raise ValueError(f"unknown fill {fill}")
-    return np.asarray(values).astype(numpy_dtype(dtype))
+    return np.asarray(values).astype(numpy_dtype(dtype), order="C")  # C order: 'perm' moves axes
 
 
 # ------------------------------------------------------------------ building

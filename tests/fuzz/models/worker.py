@@ -56,7 +56,7 @@ class Worker:
         from runner import FAILURES, reason_of
 
         frontend, pipeline = self.pipeline(request["frontend"])
-        before = dict(pipeline.seconds)
+        before, before_shadow_failures = dict(pipeline.seconds), pipeline.shadow_failures
         clock = time.perf_counter()
         programs, answers = [], []
         for program_seed in request["seeds"]:
@@ -83,6 +83,7 @@ class Worker:
                     answer["note"] = "not minimized: enough failures in this batch already"
             answers.append(answer)
         seconds = {k: v - before[k] for k, v in pipeline.seconds.items()}
+        seconds["shadow_failures"] = pipeline.shadow_failures - before_shadow_failures
         seconds["generate"] = generate_seconds
         return answers, seconds
 
