@@ -88,10 +88,29 @@ def all_cases(directory=REGRESSIONS):
     return [load_case(p) for p in sorted(pathlib.Path(directory).glob("*.py"))]
 
 
+def _value_class(text):
+    """nan, inf, -inf, 0, number or bool, of a value as compare.py prints it."""
+    text = re.sub(r"^np\.\w+\((.*)\)$", r"\1", text.strip())
+    if text in ("nan", "inf", "-inf"):
+        return text
+    if "True" in text or "False" in text:
+        return "bool"
+    try:
+        return "0" if float(text) == 0 else "number"
+    except ValueError:
+        return "other"
+
+
 def same_failure(status, reason):
-    """A key that two failures of one cause share: mismatches differ in
-    their values, so only the status counts there."""
-    return status if status == "mismatch" else (status, reason)
+    """A key that two failures of one cause share: the status and reason;
+    for a mismatch, whose values differ from case to case, the kinds of
+    value the framework and brt gave (framework inf, brt nan: 'inf->nan')."""
+    if status != "mismatch":
+        return (status, reason)
+    values = re.search(r"framework (.+?), brt (.+)$", reason)
+    if not values:
+        return (status, "")
+    return (status, f"{_value_class(values.group(1))}->{_value_class(values.group(2))}")
 
 
 def known_failure(frontend, kinds, result, save_dir=REGRESSIONS):

@@ -233,53 +233,60 @@ class Scheduler:
         return {"frontend": frontend, "seeds": seeds, "seed": self.args.seed, "save_dir": self.args.save_dir}
 
 
-def run(args):
-    build = snapshot_build(args.build) if args.snapshot_build else pathlib.Path(args.build)
-    env = worker_environment(build)
-    scheduler, tally = Scheduler(args), Tally()
-    selector = selectors.DefaultSelector()
-    workers = []
-    deaths = []
-    start = time.monotonic()
-    last_progress = start
+class WorkersKeepDying(Exception):
+    """Five workers died one after another without answering for a program."""
 
-    def start_worker(frontend):
-        worker = WorkerProcess(env, frontend)
-        selector.register(worker.process.stdout, selectors.EVENT_READ, worker)
-        workers.append(worker)
+
+class Driver:
+    """Hands out batches to workers and reads their answers until the budget
+    (or the --programs count) is spent and every worker is idle."""
+
+    def __init__(self, args, env):
+        self.args, self.env = args, env
+        self.scheduler, self.tally = Scheduler(args), Tally()
+        self.selector = selectors.DefaultSelector()
+        self.workers = []
+        self.deaths_in_a_row = 0
+        self.start = time.monotonic()
+
+    def start_worker(self, frontend):
+        worker = WorkerProcess(self.env, frontend)
+        self.selector.register(worker.process.stdout, selectors.EVENT_READ, worker)
+        self.workers.append(worker)
         return worker
 
-    def retire(worker, status):
-        """The worker died or hung: its unreported programs again one by
-        one, or, for a program alone, the failure recorded."""
-        selector.unregister(worker.process.stdout)
+    def retire(self, worker, status):
+        """The worker died or hung: the program it was on is recorded where
+        it said which, and the others of its batch go again (one by one
+        where it is not known which program it was)."""
+        self.selector.unregister(worker.process.stdout)
         worker.stop()
-        workers.remove(worker)
+        self.workers.remove(worker)
+        self.deaths_in_a_row += 1
+        if self.deaths_in_a_row >= 5:
+            raise WorkersKeepDying()
         request = worker.request
-        deaths.append(time.monotonic())
-        if len(deaths) >= 5 and deaths[-1] - deaths[-5] < 60:
-            sys.exit("fuzz.py: workers keep dying (see their messages above); giving up")
         if request is None:
             return
         left = [s for s in request["seeds"] if s not in worker.reported]
         phase, seed = worker.phase
         if seed is None and len(left) == 1:
             seed = left[0]
-        if seed is not None:  # the program it died (or hung) on is known: record it, the others again
-            # In torch export, the process dies in torch-mlir (brt's part is
-            # Python); in the reference, in the framework (XLA).
-            name = {"export": "export_crash", "reference": "framework_crash"}.get(phase, status) \
-                if status == "crash" else status
-            tally.add(request["frontend"], {
-                "seed": seed, "status": name, "reason": f"the worker's process: {status} in {phase}",
-                "note": f"reproduce: fuzz.py --frontend {request['frontend']} --show {seed}"})
-            left.remove(seed)
-            if left:
-                scheduler.retries.append(dict(request, seeds=left))
-        else:
-            scheduler.retries.extend(dict(request, seeds=[s]) for s in left)
+        if seed is None:
+            self.scheduler.retries.extend(dict(request, seeds=[s]) for s in left)
+            return
+        # In torch export the process dies in torch-mlir (brt's part is
+        # Python); in the reference, in the framework (XLA).
+        name = {"export": "export_crash", "reference": "framework_crash"}.get(phase, status) \
+            if status == "crash" else status
+        self.tally.add(request["frontend"], {
+            "seed": seed, "status": name, "reason": f"the worker's process: {status} in {phase}",
+            "note": f"reproduce: fuzz.py --frontend {request['frontend']} --show {seed}"})
+        left.remove(seed)
+        if left:
+            self.scheduler.retries.append(dict(request, seeds=left))
 
-    def handle(worker, answer):
+    def handle(self, worker, answer):
         frontend = worker.request["frontend"]
         if "phase" in answer:
             worker.phase = (answer["phase"], answer["seed"])
@@ -287,49 +294,70 @@ def run(args):
             worker.phase = (None, None)
             worker.deadline = time.monotonic() + BATCH_TIMEOUT + 200
         elif answer.get("done"):
-            scheduler.busy[frontend] += time.monotonic() - worker.started
-            tally.seconds[frontend].update(answer["seconds"])
+            self.scheduler.busy[frontend] += time.monotonic() - worker.started
+            self.tally.seconds[frontend].update(answer["seconds"])
             worker.request = None
         else:
+            self.deaths_in_a_row = 0
             worker.reported.add(answer["seed"])
-            tally.add(frontend, answer)
+            self.tally.add(frontend, answer)
             if answer["status"] not in PASS_LIKE:
                 print(f"FAILURE {frontend} program {answer['seed']}: {answer['status']}: "
                       f"{answer.get('reason', '')} -> {answer.get('saved') or answer.get('known') or ''}", flush=True)
 
-    while True:
-        out_of_time = time.monotonic() - start > args.budget_seconds
-        while sum(w.request is not None for w in workers) < max(1, args.jobs):
-            request = scheduler.next_request(out_of_time)
-            if request is None:
-                break
-            idle = [w for w in workers if w.request is None and w.frontend == request["frontend"]]
-            (idle[0] if idle else start_worker(request["frontend"])).send(request)
-        if all(w.request is None for w in workers):
-            break
-        for key, _ in selector.select(timeout=1.0):
-            worker = key.data
-            answers = worker.read_lines()
-            if answers is None:
-                retire(worker, "crash")
-                continue
-            for answer in answers:
-                handle(worker, answer)
-        for worker in [w for w in workers if w.request is not None and time.monotonic() > w.deadline]:
-            retire(worker, "timeout")
-        if time.monotonic() - last_progress >= args.progress_seconds:
-            last_progress = time.monotonic()
-            print(tally.line(last_progress - start), flush=True)
-            write_summary(tally, last_progress - start, args)
-    for worker in workers:
-        worker.stop()
-    elapsed = time.monotonic() - start
-    print(tally.line(elapsed))
-    print_summary(tally, elapsed, args)
-    write_summary(tally, elapsed, args)
-    if args.snapshot_build:
-        shutil.rmtree(build, ignore_errors=True)
-    return 1 if tally.unexplained() else 0
+    def loop(self):
+        args, last_progress = self.args, self.start
+        while True:
+            out_of_time = time.monotonic() - self.start > args.budget_seconds
+            while sum(w.request is not None for w in self.workers) < max(1, args.jobs):
+                request = self.scheduler.next_request(out_of_time)
+                if request is None:
+                    break
+                idle = [w for w in self.workers if w.request is None and w.frontend == request["frontend"]]
+                (idle[0] if idle else self.start_worker(request["frontend"])).send(request)
+            if all(w.request is None for w in self.workers):
+                return
+            for key, _ in self.selector.select(timeout=1.0):
+                worker = key.data
+                answers = worker.read_lines()
+                if answers is None:
+                    self.retire(worker, "crash")
+                    continue
+                for answer in answers:
+                    self.handle(worker, answer)
+            for worker in [w for w in self.workers if w.request is not None and time.monotonic() > w.deadline]:
+                self.retire(worker, "timeout")
+            if time.monotonic() - last_progress >= args.progress_seconds:
+                last_progress = time.monotonic()
+                print(self.tally.line(last_progress - self.start), flush=True)
+                write_summary(self.tally, last_progress - self.start, args)
+
+    def run(self):
+        """The exit status: 0, 1 (a failure no saved case explains) or 2
+        (workers cannot start)."""
+        gave_up = False
+        try:
+            self.loop()
+        except WorkersKeepDying:
+            print("fuzz.py: 5 workers died one after another without answering for a program (see their "
+                  "messages above); giving up", file=sys.stderr)
+            gave_up = True
+        for worker in self.workers:
+            worker.stop()
+        elapsed = time.monotonic() - self.start
+        print(self.tally.line(elapsed))
+        print_summary(self.tally, elapsed, self.args)
+        write_summary(self.tally, elapsed, self.args)
+        return 2 if gave_up else 1 if self.tally.unexplained() else 0
+
+
+def run(args):
+    build = snapshot_build(args.build) if args.snapshot_build else pathlib.Path(args.build)
+    try:
+        return Driver(args, worker_environment(build)).run()
+    finally:
+        if args.snapshot_build:
+            shutil.rmtree(build, ignore_errors=True)
 
 
 def show(args):

@@ -222,7 +222,17 @@ _binary("mul", "{a} * {b}", "{a} * {b}", is_number, weight=1.5)
 _binary("div", "{a} / {b}", "{a} / {b}", is_float)
 _binary("maximum", "jnp.maximum({a}, {b})", "torch.maximum({a}, {b})", is_number, keeps_exact=True)
 _binary("minimum", "jnp.minimum({a}, {b})", "torch.minimum({a}, {b})", is_number, keeps_exact=True)
-_binary("pow", "jnp.power({a}, {b})", "torch.pow({a}, {b})", is_float, weight=0.5)
+def _pow_exponent(first, candidate):
+    """pow(x, NaN) is 1 at x = 1 only: a rounded base takes no NaN exponent."""
+    return same_dtype_broadcastable(first, candidate) and (first.exact or not candidate.special)
+
+
+def _pow_exponent_fill(ctx, a):
+    return ("float", a.exact and ctx.rng.random() < 0.2)
+
+
+_binary("pow", "jnp.power({a}, {b})", "torch.pow({a}, {b})", is_float, partner=_pow_exponent,
+        fill=_pow_exponent_fill, weight=0.5)
 _binary("atan2", "jnp.arctan2({a}, {b})", "torch.atan2({a}, {b})", is_float, weight=0.3)
 # Python's % and // on integers (the divisor's sign), and on exact floats.
 _binary("remainder", "{a} % {b}", "{a} % {b}", is_exact_number, partner=_float_partner, fill=_nonzero_divisor,

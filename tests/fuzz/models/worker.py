@@ -124,6 +124,8 @@ class Worker:
 
 
 def main():
+    import faulthandler
+    faulthandler.enable()  # a crash in native code leaves its Python stack on stderr
     setup_environment()
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # what libraries print goes to stderr; stdout carries answers only
