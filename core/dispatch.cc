@@ -87,6 +87,10 @@ void RequestContext::Impl::DropGraph() {
 }
 
 Status RequestContext::Impl::Execute() {
+  return s->InHostPool([this] { return ExecuteHere(); });
+}
+
+Status RequestContext::Impl::ExecuteHere() {
   replayed = false;
   Status status = RunTransfers(before);
   // Host ops read what came from a device: wait for it first.

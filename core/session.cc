@@ -4,8 +4,12 @@
 // Session API. A Session is immutable after load and shared by threads.
 #include "session_impl.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace brt {
 
@@ -65,6 +69,7 @@ Status Session::Impl::Init(const SessionOptions& options) {
       providers.push_back(*p);
     }
     BRT_RETURN_IF_ERROR(LoadCollectiveProviders(options));
+    BRT_RETURN_IF_ERROR(CreateHostPool(options));
   }
   const fb::Executable& root = *exe.root;
   for (size_t i = 0; i < Len(root.functions()); ++i) {
@@ -75,12 +80,90 @@ Status Session::Impl::Init(const SessionOptions& options) {
   }
   if (inspect_only) return Status::Ok();
   BRT_RETURN_IF_ERROR(SetUpCollectives(options));
-  // Static functions are prepared now, so every kernel error shows at load.
-  for (auto& fs : functions)
-    if (fs->symbols.empty()) {
-      auto spec = Specialize(*fs, {});
-      if (!spec.ok()) return spec.status();
+  // Static functions are prepared now, so every kernel error shows at load;
+  // in the pool, where kernels size their work for its threads.
+  return InHostPool([&] {
+    for (auto& fs : functions)
+      if (fs->symbols.empty()) {
+        auto spec = Specialize(*fs, {});
+        if (!spec.ok()) return spec.status();
+      }
+    return Status::Ok();
+  });
+}
+
+Status Session::Impl::InHostPool(const std::function<Status()>& work) {
+  if (!host_pool) return work();
+  struct Call {
+    const std::function<Status()>& work;
+    Status status;
+  } call{work, Status::Ok()};
+  host_pool_api->run_in_host_pool(
+      host_pool.get(),
+      [](void* arg) {
+        Call& c = *static_cast<Call*>(arg);
+        try {
+          c.status = c.work();
+        } catch (const std::exception& e) {  // nothing may cross the provider's C ABI
+          c.status = Status(StatusCode::kInternal, e.what());
+        }
+      },
+      &call);
+  return call.status;
+}
+
+namespace {
+// $BRT_NUM_THREADS: the intra-op threads of Sessions that do not set theirs
+// (0 when unset: one per CPU).
+Expected<int> ThreadsFromEnvironment() {
+  const char* text = std::getenv("BRT_NUM_THREADS");
+  if (!text || !*text) return 0;
+  char* end = nullptr;
+  const long threads = std::strtol(text, &end, 10);
+  if (*end || threads < 0 || threads > 4096)
+    return Status(StatusCode::kInvalidArgument, std::string("BRT_NUM_THREADS is '") + text +
+                                                    "': give a thread count from 1 to 4096, or 0 "
+                                                    "for one per CPU");
+  return static_cast<int>(threads);
+}
+
+// The CPUs this process may run on (its affinity mask; a container's quota
+// is not seen).
+int UsableCpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+}  // namespace
+
+Status Session::Impl::CreateHostPool(const SessionOptions& options) {
+  if (options.intra_op_threads < 0 || options.intra_op_threads > 4096)
+    return Status(StatusCode::kInvalidArgument,
+                  "SessionOptions.intra_op_threads is " + std::to_string(options.intra_op_threads) +
+                      ": give a thread count from 1 to 4096, or 0 for one per CPU");
+  for (const auto& p : providers) {
+    const BrtProviderApi* api = p->api;
+    if (!BRT_STRUCT_HAS(BrtProviderApi, api, run_in_host_pool) || !api->create_host_pool ||
+        !api->destroy_host_pool || !api->run_in_host_pool)
+      continue;
+    BrtHostPoolConfig config{sizeof(BrtHostPoolConfig), options.intra_op_threads,
+                             options.allow_spinning ? 1 : 0};
+    if (config.threads == 0) {
+      auto from_env = ThreadsFromEnvironment();
+      if (!from_env.ok()) return from_env.status();
+      config.threads = *from_env ? *from_env : UsableCpus();
     }
+    void* pool = nullptr;
+    BrtErrorBuffer error{};
+    if (api->create_host_pool(&config, &pool, &error) != BRT_OK)
+      return Status(StatusCode::kResourceExhausted,
+                    "provider '" + p->name() + "': cannot make its thread pool: " + error.message);
+    host_pool = std::shared_ptr<void>(pool, [api](void* q) { api->destroy_host_pool(q); });
+    host_pool_api = api;
+    host_threads = config.threads;
+    host_spinning = options.allow_spinning;
+    return Status::Ok();
+  }
   return Status::Ok();
 }
 
@@ -210,6 +293,9 @@ Expected<const FunctionInfo*> Session::function(std::string_view name) const {
 }
 
 const std::string& Session::producer() const { return impl_->producer; }
+
+int Session::intra_op_threads() const { return impl_->host_pool ? impl_->host_threads : 0; }
+bool Session::allow_spinning() const { return impl_->host_pool && impl_->host_spinning; }
 
 std::vector<std::string> Session::provider_names() const {
   std::vector<std::string> names;

@@ -18,6 +18,7 @@
 // while a run is in flight).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -125,11 +126,21 @@ struct Session::Impl {
   std::mutex allocators_mu;
   std::map<std::pair<int, int>, std::shared_ptr<core::Allocator>> device_allocators;
   std::vector<std::shared_ptr<void>> device_weights;  // uploaded once at load
+  // The pool host kernels share out their work on (SessionOptions'
+  // intra_op_threads), made by the first provider that has one; requests
+  // run their ops inside it. Declared after the providers: it goes first.
+  std::shared_ptr<void> host_pool;
+  const BrtProviderApi* host_pool_api = nullptr;
+  int host_threads = 0;
+  bool host_spinning = false;
 
   Status Init(const SessionOptions& options);
   // collectives.cc: the collectives providers a program with collectives
   // needs, loaded when SessionOptions does not name them.
   Status LoadCollectiveProviders(const SessionOptions& options);
+  Status CreateHostPool(const SessionOptions& options);
+  // work() on the calling thread, inside the host pool when there is one.
+  Status InHostPool(const std::function<Status()>& work);
   // collectives.cc: rank discovery, then each collectives provider's world
   // communicator and each op's group communicator, in program order.
   Status SetUpCollectives(const SessionOptions& options);
@@ -300,7 +311,9 @@ struct RequestContext::Impl {
   std::vector<int64_t> symbol_values;
   std::vector<size_t> symbol_source;
   Status PrepareRun();
+  // Runs the request, inside the Session's host pool when it has one.
   Status Execute();
+  Status ExecuteHere();
   void ReleaseInstances();
   std::string ArgName(size_t arg) const {
     return "'" + fs->info.arguments[arg].name + "' (argument " + std::to_string(arg) + ")";

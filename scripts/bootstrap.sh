@@ -20,13 +20,26 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# oneDNN 3.x: the CPU-only GNU-OpenMP wheels. (The plain 'onednn' wheel is a
-# SYCL build that needs the DPC++ and TBB runtimes.)
-py_packages=(numpy pytest jax optax safetensors nanobind scikit-build-core onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0)
+py_packages=(numpy pytest jax optax safetensors nanobind scikit-build-core)
 prefix=$(python3 -c 'import sys; print(sys.prefix)')
-if ! python3 -c 'import numpy, pytest, jax, optax, safetensors, nanobind, scikit_build_core' 2>/dev/null || [ ! -f "$prefix/lib/cmake/dnnl/dnnl-config.cmake" ]; then
+if ! python3 -c 'import numpy, pytest, jax, optax, safetensors, nanobind, scikit_build_core' 2>/dev/null; then
   echo "bootstrap: installing PyPI packages: ${py_packages[*]}"
   python3 -m pip install -q --disable-pip-version-check "${py_packages[@]}"
+fi
+
+# oneDNN 3.2's CPU-only oneTBB build, whose threads brt's own kernels share
+# (providers/cpu/parallel.h). Its wheel pins tbb 2021.*, but brt needs
+# oneTBB 2023's leave policy (SessionOptions::allow_spinning), under the same
+# ABI (libtbb.so.12); and it needs the Intel compiler runtime (libimf,
+# libintlc) without saying so. Hence --no-deps and the list in full. A
+# machine set up with the former GNU-OpenMP build has that one replaced.
+dnnl_packages=(onednn-cpu-tbb==2023.2.0 onednn-devel-cpu-tbb==2023.2.0 tbb==2023.2.0 tbb-devel==2023.2.0
+               tcmlib==1.6.0 intel-cmplr-lib-rt==2023.2.0)
+if ! grep -qs 'DNNL_CPU_RUNTIME "TBB"' "$prefix/lib/cmake/dnnl/dnnl-config.cmake" ||
+   ! python3 -m pip show -q tbb-devel intel-cmplr-lib-rt >/dev/null 2>&1; then
+  python3 -m pip uninstall -q -y onednn-cpu-gomp onednn-devel-cpu-gomp 2>/dev/null || true
+  echo "bootstrap: installing oneDNN's oneTBB build: ${dnnl_packages[*]}"
+  python3 -m pip install -q --disable-pip-version-check --no-deps "${dnnl_packages[@]}"
 fi
 
 # brt.compile_torch: torch.export and torch-mlir's FX importer (torch-mlir

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -38,7 +39,10 @@ const char kUsage[] =
     "usage: brt-bench model.brtx [--function NAME] [--provider cpu|cuda|PATH] [--warmup N]\n"
     "                 [--iters N | --duration S] [--concurrency K] [--inputs DIR | --random-inputs "
     "SEED]\n"
-    "                 [--json out.json] [--trace out.json] [--all-ranks]\n"
+    "                 [--threads N] [--no-spinning] [--json out.json] [--trace out.json]\n"
+    "                 [--all-ranks]\n"
+    "--threads: intra-op threads per request (default: $BRT_NUM_THREADS, else one per CPU);\n"
+    "--concurrency K: K threads each running requests on the one Session.\n"
     "Under mpirun every rank runs the same --iters, one request at a time; rank 0 prints\n"
     "(all ranks with --all-ranks) and --json/--trace files get a .rank<r> suffix.\n";
 
@@ -65,8 +69,8 @@ double Percentile(const std::vector<double>& sorted, double q) {
 
 struct Options {
   std::string model, function, provider = "cpu", inputs_dir, json, trace;
-  int warmup = 10, concurrency = 1;
-  bool all_ranks = false;
+  int warmup = 10, concurrency = 1, threads = 0;
+  bool all_ranks = false, spinning = true;
   int64_t iters = 100;
   double duration = 0;  // seconds; overrides iters when set
   uint64_t seed = 0;
@@ -114,6 +118,10 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* error) {
       ok = number(&o->duration);
     else if (a == "--concurrency")
       ok = number(&o->concurrency);
+    else if (a == "--threads")
+      ok = number(&o->threads);
+    else if (a == "--no-spinning")
+      o->spinning = false;
     else if (a == "--random-inputs")
       ok = number(&o->seed);
     else if (a == "--all-ranks")
@@ -138,6 +146,18 @@ std::string JsonString(const std::string& s) {
   return out + "\"";
 }
 
+// The threading a run had, for the record: the Session's intra-op threads
+// and the ISA caps in the environment.
+std::string Threading(const brt::Session& s) {
+  std::string text = s.intra_op_threads()
+                         ? std::to_string(s.intra_op_threads()) + " intra-op thread(s), spinning " +
+                               (s.allow_spinning() ? "on" : "off")
+                         : std::string("no host thread pool");
+  for (const char* cap : {"ONEDNN_MAX_CPU_ISA", "BRT_CPU_ISA"})
+    if (const char* v = std::getenv(cap)) text += std::string(", ") + cap + "=" + v;
+  return text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,6 +170,8 @@ int main(int argc, char** argv) {
 
   brt::SessionOptions options;
   options.providers = {o.provider};
+  options.intra_op_threads = o.threads;
+  options.allow_spinning = o.spinning;
   const auto load_start = Clock::now();
   auto session = brt::Session::LoadFile(o.model, options);
   const double load_ms = Ms(Clock::now() - load_start);
@@ -199,8 +221,7 @@ int main(int argc, char** argv) {
   double first_run_ms = 0;  // measured by thread 0, below
 
   // Steady state. Each thread warms up and times its own context on the same
-  // OS thread (oneDNN's OpenMP pool is per thread and starts cold); all start
-  // together. Thread 0 then records the per-op profile, after the timing.
+  // OS thread; all start together. Thread 0 then records the per-op profile, after the timing.
   const int profiled_runs = 20;
   std::vector<std::vector<double>> latencies(o.concurrency);
   std::vector<std::vector<brt::OpProfile>> traces;
@@ -224,8 +245,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> threads;
   for (int c = 0; c < o.concurrency; ++c)
     threads.emplace_back([&, c] {
-      // Only these threads run the model: a run on the main thread would give
-      // it an OpenMP pool of its own, whose idle workers compete for cores.
+      // Only these threads run the model, each on its own context.
       if (c == 0) {
         const auto t0 = Clock::now();
         if (brt::Status s = contexts[0]->Run(); !s.ok()) fail(s);
@@ -301,8 +321,9 @@ int main(int argc, char** argv) {
   const double runs_per_s = static_cast<double>(all.size()) / wall;
 
   if (world_size > 1) std::printf("rank %d of %d\n", rank, world_size);
-  std::printf("model %s, function %s, provider %s, %d thread(s)\n", o.model.c_str(),
+  std::printf("model %s, function %s, provider %s, %d request thread(s)\n", o.model.c_str(),
               fn.name.c_str(), o.provider.c_str(), o.concurrency);
+  std::printf("threading: %s\n", Threading(**session).c_str());
   std::printf("load %.3f ms, first run %.3f ms, %zu timed runs in %.3f s\n", load_ms, first_run_ms,
               all.size(), wall);
   std::printf("latency ms: min %.4f  p50 %.4f  p90 %.4f  p99 %.4f  p999 %.4f  max %.4f\n",
@@ -350,13 +371,14 @@ int main(int argc, char** argv) {
     std::ofstream f(o.json);
     f << "{\n  \"model\": " << JsonString(o.model) << ",\n  \"function\": " << JsonString(fn.name)
       << ",\n  \"provider\": " << JsonString(o.provider)
-      << ",\n  \"concurrency\": " << o.concurrency << ",\n  \"load_ms\": " << load_ms
-      << ",\n  \"first_run_ms\": " << first_run_ms << ",\n  \"runs\": " << all.size()
-      << ",\n  \"wall_s\": " << wall << ",\n  \"latency_ms\": {\"min\": " << all.front()
-      << ", \"p50\": " << Percentile(all, 0.5) << ", \"p90\": " << Percentile(all, 0.9)
-      << ", \"p99\": " << Percentile(all, 0.99) << ", \"p999\": " << Percentile(all, 0.999)
-      << ", \"max\": " << all.back() << "},\n  \"throughput_runs_per_s\": " << runs_per_s
-      << ",\n  \"process_cpu_s\": " << cpu
+      << ",\n  \"concurrency\": " << o.concurrency
+      << ",\n  \"threading\": " << JsonString(Threading(**session))
+      << ",\n  \"load_ms\": " << load_ms << ",\n  \"first_run_ms\": " << first_run_ms
+      << ",\n  \"runs\": " << all.size() << ",\n  \"wall_s\": " << wall
+      << ",\n  \"latency_ms\": {\"min\": " << all.front() << ", \"p50\": " << Percentile(all, 0.5)
+      << ", \"p90\": " << Percentile(all, 0.9) << ", \"p99\": " << Percentile(all, 0.99)
+      << ", \"p999\": " << Percentile(all, 0.999) << ", \"max\": " << all.back()
+      << "},\n  \"throughput_runs_per_s\": " << runs_per_s << ",\n  \"process_cpu_s\": " << cpu
       << ",\n  \"peak_rss_bytes\": " << usage.ru_maxrss * 1024LL
       << ",\n  \"allocator\": {\"cpu\": {\"bytes_in_use\": " << mem.bytes_in_use
       << ", \"peak_bytes_in_use\": " << mem.peak_bytes_in_use

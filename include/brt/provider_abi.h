@@ -242,6 +242,18 @@ typedef struct BrtCommConfig {
   size_t bootstrap_size;
 } BrtCommConfig;
 
+/* A Session's intra-op threads (SessionOptions). */
+typedef struct BrtHostPoolConfig {
+  uint32_t struct_size;
+  /* Threads that run one request's ops, the calling thread included; 0: one
+   * per CPU the process may run on. */
+  int32_t threads;
+  /* 1: workers wait for the next op's work for a short while before they
+   * sleep (lower latency between ops); 0: they sleep as soon as the work
+   * in hand is done. */
+  int32_t spin;
+} BrtHostPoolConfig;
+
 typedef struct BrtProviderApi {
   uint32_t struct_size;
   uint32_t abi_version;
@@ -320,6 +332,14 @@ typedef struct BrtProviderApi {
   /* Broadcasts bytes from the root rank of comm to every rank (collective). */
   int32_t (*comm_broadcast)(void* comm, void* buffer, size_t bytes, int32_t root,
                             BrtErrorBuffer* error);
+  /* Host thread pools (the CPU provider's): the threads a Session's host
+   * kernels share out their work on. create_host_pool once per Session;
+   * run_in_host_pool(pool, body, arg) calls body(arg) on the calling thread
+   * inside the pool, and the core runs each request's ops that way. Pools of
+   * several Sessions draw on the same worker threads of the process. */
+  int32_t (*create_host_pool)(const BrtHostPoolConfig* config, void** pool, BrtErrorBuffer* error);
+  void (*destroy_host_pool)(void* pool);
+  void (*run_in_host_pool)(void* pool, void (*body)(void* arg), void* arg);
 } BrtProviderApi;
 
 typedef const BrtProviderApi* (*BrtProviderGetFn)(uint32_t core_abi_version);

@@ -69,6 +69,20 @@ struct SessionOptions {
   // or 300 s.
   double collective_timeout_seconds = 0;
 
+  // Host (CPU) threads. intra_op_threads: how many threads one request's
+  // ops share their work among, the calling thread included; 0: one per CPU
+  // this process may run on (its affinity mask). Every Session of a process
+  // draws on one set of worker threads (oneTBB's), whatever its count, so
+  // two Sessions do not double the threads. allow_spinning: after an op's
+  // work, worker threads look for the next op's work for a while (oneTBB's
+  // bounded wait: about 1 ms of CPU after a request here) before they
+  // sleep; false: they leave as soon as the work in hand is done, for a
+  // process that must not spend CPU it does not use, at some latency
+  // between ops. An idle process uses no CPU either way. 0 threads reads
+  // $BRT_NUM_THREADS first. brt sets no environment variables.
+  int intra_op_threads = 0;
+  bool allow_spinning = true;
+
   // Verifies the executable and describes its functions (functions(),
   // meshes, shardings) without loading providers, uploading weights,
   // preparing kernels or joining a world: e.g. to slice global inputs for
@@ -211,6 +225,11 @@ class Session : public std::enable_shared_from_this<Session> {
   // has collectives).
   int rank() const;
   int world_size() const;
+  // The host threads a request's ops share their work among (the resolved
+  // SessionOptions::intra_op_threads), and whether they spin between ops;
+  // 0 and false where no loaded provider runs host work in a pool.
+  int intra_op_threads() const;
+  bool allow_spinning() const;
 
   Expected<std::unique_ptr<RequestContext>> NewRequest(std::string_view function = {}) const;
 

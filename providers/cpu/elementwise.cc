@@ -7,12 +7,13 @@
 #include <limits>
 #include <type_traits>
 
-#include <omp.h>
+#include <oneapi/tbb/info.h>
 
 #include "common/op_plans.h"
 #include "common/scalar_ops.h"
 #include "fused_blocks.h"
 #include "kernel.h"
+#include "parallel.h"
 
 namespace brt::cpu {
 namespace {
@@ -350,8 +351,7 @@ constexpr int64_t kBlock = 256;
 class FusedElementwiseKernel;
 
 // Above this much work (elements x instructions) a fused op is split over
-// the OpenMP threads (oneDNN's, OMP_NUM_THREADS); below, a fork costs more
-// than it saves.
+// the Session's threads (parallel.h); below, a fork costs more than it saves.
 constexpr int64_t kParallelWork = int64_t{1} << 18;
 
 class FusedInstance final : public Runnable {
@@ -360,7 +360,7 @@ class FusedInstance final : public Runnable {
   void Run(void* const* b) override;
 
  private:
-  // One thread's register blocks.
+  // One part's register blocks.
   struct Scratch {
     std::vector<float> regs;        // num_registers x kBlock
     std::vector<const float*> src;  // where each register's block is read from
@@ -369,7 +369,7 @@ class FusedInstance final : public Runnable {
   void RunPart(Scratch& s, void* const* b, int64_t row_begin, int64_t row_end, int64_t begin,
                int64_t end) const;
   const FusedElementwiseKernel& k_;
-  std::vector<Scratch> scratch_;  // per thread
+  std::vector<Scratch> scratch_;  // per part
 };
 
 class FusedElementwiseKernel final : public CpuKernel {
@@ -426,8 +426,10 @@ class FusedElementwiseKernel final : public CpuKernel {
   BroadcastPlan plan_;
 };
 
+// Two parts per CPU: where a thread is taken off its CPU mid-part, another
+// waits for that part alone, which is short.
 FusedInstance::FusedInstance(const FusedElementwiseKernel& k)
-    : k_(k), scratch_(std::max(1, omp_get_max_threads())) {
+    : k_(k), scratch_(2 * std::max(1, oneapi::tbb::info::default_concurrency())) {
   for (Scratch& s : scratch_) {
     s.regs.resize(static_cast<size_t>(k.num_registers_) * kBlock);
     s.src.resize(k.num_registers_);
@@ -440,20 +442,19 @@ FusedInstance::FusedInstance(const FusedElementwiseKernel& k)
 void FusedInstance::Run(void* const* b) {
   const int64_t rows = k_.plan_.rows(), inner = k_.plan_.inner();
   const int64_t work = rows * inner * static_cast<int64_t>(k_.instrs_.size());
-  const int threads = work >= kParallelWork ? static_cast<int>(scratch_.size()) : 1;
-  if (threads == 1) return RunPart(scratch_[0], b, 0, rows, 0, inner);
-#pragma omp parallel num_threads(threads)
-  {
-    // One row: its blocks are split; else the rows.
-    const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+  if (work < kParallelWork || MaxThreads() == 1) return RunPart(scratch_[0], b, 0, rows, 0, inner);
+  // One row: its blocks are split; else the rows.
+  const int64_t blocks = (inner + kBlock - 1) / kBlock;
+  const int64_t n =
+      std::min<int64_t>(static_cast<int64_t>(scratch_.size()), rows == 1 ? blocks : rows);
+  ParallelParts(n, [&](int64_t t) {
     if (rows == 1) {
-      const int64_t blocks = (inner + kBlock - 1) / kBlock;
       const int64_t first = blocks * t / n, last = blocks * (t + 1) / n;
       RunPart(scratch_[t], b, 0, 1, first * kBlock, std::min(inner, last * kBlock));
     } else {
       RunPart(scratch_[t], b, rows * t / n, rows * (t + 1) / n, 0, inner);
     }
-  }
+  });
 }
 
 void FusedInstance::RunPart(Scratch& s, void* const* b, int64_t row_begin, int64_t row_end,

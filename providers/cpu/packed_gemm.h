@@ -27,7 +27,7 @@ struct PackedWeights {
 void PackWeights(const float* b, int64_t K, int64_t N, int64_t rsk, int64_t rsn, PackedWeights& w);
 
 // c[m * ldc + n] = activation(sum_k a[m * rsm + k * rsk] * w(k, n) + bias[n]),
-// bias when given; rows m < M, over OpenMP's threads. Fast where rsk or rsm
+// bias when given; rows m < M, over the Session's threads. Fast where rsk or rsm
 // is 1. tanh and GELU are vector_math.h's, applied to each tile while it is
 // in L1.
 void PackedGemm(const float* a, int64_t rsm, int64_t rsk, int64_t M, const PackedWeights& w,

@@ -1,11 +1,10 @@
 // PackedGemm (packed_gemm.h), built with -mavx2 -mfma.
-#include <omp.h>
-
 #include <algorithm>
 #include <vector>
 
 #include "gemm_tiles_avx2.h"
 #include "packed_gemm.h"
+#include "parallel.h"
 #include "vector_math.h"
 
 namespace brt::cpu {
@@ -49,11 +48,11 @@ void PackWeights(const float* b, int64_t K, int64_t N, int64_t rsk, int64_t rsn,
 
 namespace {
 
-// c = activation(a b + bias) over OpenMP's threads, by passes over slabs of
-// the depth: each pass multiplies a block of a's rows, packed, by a slab's
-// panels. The panels come packed (`prepacked`: PackWeights' layout) or are
-// packed from b(k, n) = b[k * rsbk + n * rsbn] a slab at a time, by all
-// threads, into a buffer a slab deep.
+// c = activation(a b + bias) over the Session's threads (parallel.h), by
+// passes over slabs of the depth: each pass multiplies a block of a's rows,
+// packed, by a slab's panels. The panels come packed (`prepacked`:
+// PackWeights' layout) or are packed from b(k, n) = b[k * rsbk + n * rsbn] a
+// slab at a time, by the tasks, into a buffer a slab deep.
 void Gemm(const float* a, int64_t rsm, int64_t rsk, int64_t M, int64_t K, int64_t N,
           const float* prepacked, const float* b, int64_t rsbk, int64_t rsbn, const float* bias,
           Activation activation, float* c, int64_t ldc) {
@@ -88,63 +87,48 @@ void Gemm(const float* a, int64_t rsm, int64_t rsk, int64_t M, int64_t K, int64_
       }
     }
   };
-  // Threads that share one block of rows (below) pack it together: into one
-  // of two buffers, the other perhaps still read by a thread on the
-  // previous pass, then a barrier.
-  thread_local std::vector<float> shared_buffers, slab_buffer;
-  const bool split_rows = M >= omp_get_max_threads() * kBlockRows;
-  if (!split_rows) shared_buffers.resize(2 * packed_floats);
+  // The caller's buffers, kept for its next call: a block of a's rows,
+  // packed, when tasks share out its panels; b's panels a slab deep.
+  thread_local std::vector<float> rows_buffer, slab_buffer;
+  const bool split_rows = M >= MaxThreads() * kBlockRows;
+  if (!split_rows) rows_buffer.resize(packed_floats);
   if (!prepacked) slab_buffer.resize(PanelFloats(std::min(kDepth, K), N));
-  float* const shared = shared_buffers.data();
+  float* const rows_packed = rows_buffer.data();
   float* const slab_packed = slab_buffer.data();
-#pragma omp parallel
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    // A block of rows per thread where there are enough, packed by it alone
-    // and run by every panel: no thread waits for another. Else every
-    // thread takes each block, and a share of the panels.
-    const int64_t begin = split_rows ? M * t / nt / kRows * kRows : 0,
-                  end = !split_rows || t + 1 == nt ? M : M * (t + 1) / nt / kRows * kRows;
-    const int64_t p_begin = split_rows ? 0 : panels * t / nt,
-                  p_end = split_rows ? panels : panels * (t + 1) / nt;
-    thread_local std::vector<float> own;
-    if (split_rows) own.resize(packed_floats);
-    int64_t passes = 0;
-    for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
-      const int64_t depth = std::min(kDepth, K - k0);
-      const float* slab = prepacked;
-      int64_t stride = K * kCols;
-      if (prepacked) {
-        slab += k0 * kCols;
-      } else {
-        const int64_t q0 = panels * t / nt, q1 = panels * (t + 1) / nt;
-        if (q1 > q0)
-          PackPanels(b + k0 * rsbk + q0 * kCols * rsbn, depth, std::min(N, q1 * kCols) - q0 * kCols,
-                     rsbk, rsbn, slab_packed + q0 * depth * kCols);
-        slab = slab_packed, stride = depth * kCols;
-#pragma omp barrier
-      }
-      for (int64_t m0 = begin; m0 < end; m0 += kBlockRows, ++passes) {
-        const int64_t rows = std::min(kBlockRows, end - m0);
-        const float* a_block = a + m0 * rsm + k0 * rsk;
-        if (split_rows) {
-          PackRows(a_block, rsm, rsk, rows, depth, own.data());
-          pass(own.data(), m0, rows, k0, depth, slab, stride, p_begin, p_end);
-          continue;
+  const int64_t row_blocks = (M + kBlockRows - 1) / kBlockRows;
+  for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
+    const int64_t depth = std::min(kDepth, K - k0);
+    const float* slab = prepacked ? prepacked + k0 * kCols : slab_packed;
+    const int64_t stride = prepacked ? K * kCols : depth * kCols;
+    auto pack_panels = [&](int64_t q0, int64_t q1) {
+      if (!prepacked)
+        PackPanels(b + k0 * rsbk + q0 * kCols * rsbn, depth, std::min(N, q1 * kCols) - q0 * kCols,
+                   rsbk, rsbn, slab_packed + q0 * depth * kCols);
+    };
+    if (split_rows) {
+      // Blocks of rows for every thread: each block runs every panel, so
+      // the slab is packed first; then a task packs its block and runs it.
+      if (!prepacked) ParallelFor(panels, 1, pack_panels);
+      ParallelFor(row_blocks, 1, [&](int64_t first, int64_t end) {
+        thread_local std::vector<float> own;
+        own.resize(packed_floats);
+        for (int64_t block = first; block < end; ++block) {
+          const int64_t m0 = block * kBlockRows, rows = std::min(kBlockRows, M - m0);
+          PackRows(a + m0 * rsm + k0 * rsk, rsm, rsk, rows, depth, own.data());
+          pass(own.data(), m0, rows, k0, depth, slab, stride, 0, panels);
         }
-        float* packed = shared + passes % 2 * packed_floats;
-        for (int64_t r0 = 0, n, i = 0; r0 < rows; r0 += n, ++i) {
-          n = TileRows(rows - r0);
-          if (i % nt == t)
-            PackMicroPanel(a_block + r0 * rsm, rsm, rsk, n, depth, packed + r0 * depth);
-        }
-#pragma omp barrier
-        pass(packed, m0, rows, k0, depth, slab, stride, p_begin, p_end);
-      }
-      if (!prepacked) {
-        // Every thread is done with the slab before it is packed again.
-#pragma omp barrier
-      }
+      });
+      continue;
+    }
+    // Few rows: the caller packs each block of them, and tasks share out
+    // its panels (packing them from b with the first block).
+    for (int64_t m0 = 0; m0 < M; m0 += kBlockRows) {
+      const int64_t rows = std::min(kBlockRows, M - m0);
+      PackRows(a + m0 * rsm + k0 * rsk, rsm, rsk, rows, depth, rows_packed);
+      ParallelFor(panels, 1, [&](int64_t p_begin, int64_t p_end) {
+        if (m0 == 0) pack_panels(p_begin, p_end);
+        pass(rows_packed, m0, rows, k0, depth, slab, stride, p_begin, p_end);
+      });
     }
   }
 }

@@ -1,5 +1,6 @@
 // The CPU provider's plugin entry point, kernel registry and shared helpers.
 
+#include "host_pool.h"
 #include "kernel.h"
 
 namespace brt::cpu {
@@ -63,7 +64,8 @@ const KernelTable<KernelDef> kTable = {
     BRT_DEVICE_CPU,
     "cpu"};
 
-// Host work runs in order on the calling thread: no queues, no graphs.
+// Host work runs in order on the calling thread, inside the Session's host
+// pool: no queues, no graphs.
 BrtProviderApi MakeApi() {
   BrtProviderApi a = ProviderApiHeader("cpu", BRT_DEVICE_CPU);
   a.device_count = &DeviceCount;
@@ -71,6 +73,7 @@ BrtProviderApi MakeApi() {
   a.deallocate = &HostDeallocate;
   a.copy = &HostCopy;
   SetKernelTable<kTable>(a);
+  SetHostPool(a);
   return a;
 }
 

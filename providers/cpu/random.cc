@@ -1,10 +1,9 @@
 // rng_bit_generator: the Philox stream of common/philox.h, its blocks
-// shared out over OpenMP's threads.
-#include <omp.h>
-
+// shared out over the Session's threads.
 #include "common/op_plans.h"
 #include "common/philox.h"
 #include "kernel.h"
+#include "parallel.h"
 
 namespace brt::cpu {
 namespace {
@@ -15,9 +14,10 @@ class RngBitGeneratorKernel final : public CpuKernel {
   void Run(void* const* b) override {
     const uint64_t* state = static_cast<const uint64_t*>(b[0]);
     const RngBitGeneratorPlan p = p_;
-#pragma omp parallel for schedule(static) if (p.blocks > 4096)
-    for (int64_t i = 0; i < p.blocks; ++i)
-      StoreRngBlock(state, p.state_size, i, p.element_bytes, p.numel, b[2]);
+    ParallelFor(p.blocks, 4096, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        StoreRngBlock(state, p.state_size, i, p.element_bytes, p.numel, b[2]);
+    });
     StoreRngNextState(state, p.state_size, p.blocks, static_cast<uint64_t*>(b[1]));
   }
 

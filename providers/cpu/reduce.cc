@@ -4,6 +4,7 @@
 
 #include "common/op_plans.h"
 #include "kernel.h"
+#include "parallel.h"
 
 namespace brt::cpu {
 namespace {
@@ -39,7 +40,7 @@ C CombineRow(C acc, const T* in, int64_t n) {
   return acc;
 }
 
-// Reductions over this many elements or more are split over OpenMP's
+// Reductions over this many elements or more are split over the Session's
 // threads where the layout is rows or columns; below, a fork costs more
 // than it saves.
 constexpr int64_t kParallelElements = int64_t{1} << 16;
@@ -63,20 +64,24 @@ void ReduceInto(const ReducePlan& p, const T* in, A init, A* out) {
   if (IsRows(p)) {
     // Rows (a softmax's sums over [8, 8, 128, 128] ran at 3.5 GB/s on one
     // thread, and oneDNN's): threads take rows.
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t i = 0; i < p.dims[0]; ++i) out[i] = A(CombineRow<R, C>(C(out[i]), in + i * n, n));
+    const int64_t grain = parallel ? std::max<int64_t>(1, kParallelElements / 4 / n) : p.dims[0];
+    ParallelFor(p.dims[0], grain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = A(CombineRow<R, C>(C(out[i]), in + i * n, n));
+    });
     return;
   }
   if (IsColumns(p)) {
     // Columns (a bias gradient over batch x sequence): threads take blocks
     // of 64 columns, each summed down the rows in order.
     constexpr int64_t kColumns = 64;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t c0 = 0; c0 < n; c0 += kColumns) {
-      const int64_t c1 = std::min(n, c0 + kColumns);
-      for (int64_t i = 0; i < p.dims[0]; ++i)
-        for (int64_t j = c0; j < c1; ++j) out[j] = A(Combine<R, C>(C(out[j]), C(in[i * n + j])));
-    }
+    const int64_t blocks = (n + kColumns - 1) / kColumns;
+    ParallelFor(blocks, parallel ? 1 : blocks, [&](int64_t begin, int64_t end) {
+      for (int64_t c0 = begin * kColumns; c0 < std::min(n, end * kColumns); c0 += kColumns) {
+        const int64_t c1 = std::min(n, c0 + kColumns);
+        for (int64_t i = 0; i < p.dims[0]; ++i)
+          for (int64_t j = c0; j < c1; ++j) out[j] = A(Combine<R, C>(C(out[j]), C(in[i * n + j])));
+      }
+    });
     return;
   }
   int64_t idx[kMaxRank] = {};

@@ -1,14 +1,13 @@
 // sort (common/op_plans.h: SortPlan): each line's key values become unsigned
 // integers in the order asked for (SortKey, common/scalar_ops.h), a permutation is stable-sorted by
-// them, and every operand's line is gathered through it. Lines are shared out over OpenMP's
+// them, and every operand's line is gathered through it. Lines are shared out over the Session's
 // threads.
-#include <omp.h>
-
 #include <algorithm>
 #include <numeric>
 
 #include "common/op_plans.h"
 #include "kernel.h"
+#include "parallel.h"
 
 namespace brt::cpu {
 namespace {
@@ -32,12 +31,13 @@ class SortKernel final : public CpuKernel {
     const SortPlan p = p_;
     const size_t operands = element_bytes_.size();
     const int64_t lines = p.outer * p.inner;
-#pragma omp parallel if (lines > 1 && lines * p.size > 16384)
-    {
+    // Lines by the thousands of keys: a task's scratch is made once.
+    const int64_t grain =
+        lines * p.size > 16384 ? std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.size)) : lines;
+    ParallelFor(lines, grain, [&](int64_t begin, int64_t end) {
       std::vector<uint64_t> keys(p.size);
       std::vector<int64_t> order(p.size);
-#pragma omp for schedule(static)
-      for (int64_t line = 0; line < lines; ++line) {
+      for (int64_t line = begin; line < end; ++line) {
         const int64_t first = line / p.inner * p.size * p.inner + line % p.inner;
         keys_(static_cast<const char*>(b[p.key]) + first * element_bytes_[p.key], p.inner, p.size,
               p.total_order, keys.data());
@@ -56,7 +56,7 @@ class SortKernel final : public CpuKernel {
             std::memcpy(out + j * p.inner * bytes, in + order[j] * p.inner * bytes, bytes);
         }
       }
-    }
+    });
   }
 
  private:

@@ -75,7 +75,7 @@ def worker_environment(build):
     env["BRT_BIN_DIR"] = str(pathlib.Path(build) / "bin")
     env["LD_LIBRARY_PATH"] = str(pathlib.Path(build) / "lib") + (":" + env["LD_LIBRARY_PATH"]
                                                                   if env.get("LD_LIBRARY_PATH") else "")
-    env.setdefault("OMP_NUM_THREADS", "1")  # programs are small; workers share the cores
+    env.setdefault("BRT_NUM_THREADS", "1")  # programs are small; workers share the cores
     return env
 
 
