@@ -242,15 +242,24 @@ class SmallBatchedDotKernel final : public CpuKernel {
 };
 
 #ifdef BRT_CPU_HAVE_AVX2_BLOCKS
+// Where oneDNN runs AVX-512 (ONEDNN_MAX_CPU_ISA may cap it), its matmul
+// beats brt's AVX2 GEMM: 2.1x on the encoder block's, 2.2x on the MLP's
+// (bench/results/2026-11-26-threading-tbb-cpu.md).
+bool OneDnnRunsAvx512() {
+  static const bool kAvx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+  return kAvx512;
+}
+
 // f32 [M, K] x [K, N] without batch dims, any epilogue, by brt's GEMM
-// (packed_gemm.h): by constant weights (packed here, once; rows of the lhs
-// contiguous), or with a transposed lhs (a^T b, a weight gradient: oneDNN
+// (packed_gemm.h), where oneDNN runs AVX2 at best: by constant weights
+// (packed here, once; rows of the lhs contiguous), or with a transposed lhs (a^T b, a weight gradient: oneDNN
 // 3.2's AVX2 gemm runs it at half the speed of a plain one; b packed at
 // every run).
 class PackedMatmulKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
     if (!UseAvx2()) throw UnsupportedError("no AVX2+FMA");
+    if (OneDnnRunsAvx512()) throw UnsupportedError("oneDNN's AVX-512 matmul is faster");
     const DotDims d = PlanDot(op);
     epilogue_ = PlanEpilogue(op, d);
     const void* weights = op.Constant(1);
