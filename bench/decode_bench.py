@@ -25,7 +25,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "examples"))
 THREADS = os.cpu_count()
-os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+os.environ.setdefault("BRT_NUM_THREADS", str(THREADS))  # brt Sessions' intra-op threads
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
@@ -103,7 +103,7 @@ def main():
              f"- date: {datetime.date.today()}, commit {machine.commit()}, "
              f"`python3 bench/decode_bench.py --batches {args.batches}{options}`",
              *machine.header_lines(),
-             f"- threads: {THREADS} (OMP_NUM_THREADS for brt's oneDNN; XLA's own pool); jax {jax.__version__}",
+             f"- threads: {THREADS} (BRT_NUM_THREADS for brt; XLA's own pool); jax {jax.__version__}",
              f"- model: {config.layers} blocks, width {config.dim}, {config.heads} heads, vocab {config.vocab}, "
              f"context {config.context}; caches per layer [batch, {config.heads}, {config.context}, "
              f"{config.dim // config.heads}] donated",

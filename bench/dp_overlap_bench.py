@@ -7,7 +7,7 @@ the same cores), so the MPI provider's simulated link (BRT_MPI_LINK_DELAY_US
 per message, BRT_MPI_LINK_GBPS) stands in for a network: a transfer takes
 its latency plus its bytes over the bandwidth while the comm thread sleeps.
 Per executable, the median step time over STEPS steps (rank 0's clock; every
-rank runs the same, one OpenMP thread per rank), the median of REPEATS runs:
+rank runs the same, one intra-op thread per rank), the median of REPEATS runs:
 
   blocking     BRT_MPI_ASYNC=0: each all_reduce runs on the calling thread,
                the step waits for every transfer
@@ -77,7 +77,7 @@ def all_reduce_bytes(dump):
 def run_ranks(ranks, exe, cases, steps, env):
     cmd = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), sys.executable, __file__,
            "worker", str(exe), str(cases), str(steps)]
-    env = dict(os.environ, OMP_NUM_THREADS="1", **env)
+    env = dict(os.environ, BRT_NUM_THREADS="1", **env)
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-2000:])
@@ -128,7 +128,7 @@ def main():
     lines += [f"- date: {time.strftime('%Y-%m-%d')}",
               f"- commit: {machine.commit()}",
               *machine.header_lines(),
-              f"- simulated link: {args.delay_us:g} us per message, {args.gbps:g} GB/s; one OpenMP thread per rank; "
+              f"- simulated link: {args.delay_us:g} us per message, {args.gbps:g} GB/s; one intra-op thread per rank; "
               f"{args.steps} steps; per run the median of rank 0's step times, then the median of {args.repeats} runs "
               "(blocking and overlapped interleaved)",
               f"- model: examples/tiny_lm.py (61 state tensors, AdamW), {args.batch} sequences of 16 tokens per "

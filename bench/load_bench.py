@@ -5,8 +5,8 @@ blocks so that a slow phase of the machine hits both:
   quiet       nothing else runs;
   nice19      a build-like job at nice 19 beside it: on every core, short
               processes started one after another (a compiler, a test
-              suite), the load under which libgomp's barriers used to wait a
-              scheduler tick for a descheduled partner thread;
+              suite), the load under which brt's former libgomp barriers
+              waited a scheduler tick for a descheduled partner thread;
   nice0       the same job at nice 0;
   concurrent  two brt Sessions and one ONNX Runtime session serving at once
               from three threads of this process.
@@ -79,10 +79,10 @@ def jax_model(name, tmp):
     args = make_args()
     ref = np.asarray(fn(*[jnp.asarray(a) for a in args]))
     weights = [jnp.asarray(w) for w in args[1:]]
-    session = brt.Session(brt.compile(lambda x: fn(x, *weights), args[0], path=f"{tmp}/{name}.brtx"))
+    path = brt.compile(lambda x: fn(x, *weights), args[0], path=f"{tmp}/{name}.brtx")
     ort_session = ort_session_for(onnx_model(name, make_onnx, args))
     feeds = {"x": args[0]}
-    return checked(name, session, [args[0]], lambda: ort_session.run(None, feeds)[0], ref)
+    return checked(name, path, [args[0]], lambda: ort_session.run(None, feeds)[0], ref)
 
 
 def minilm_model(tmp):
@@ -93,7 +93,7 @@ def minilm_model(tmp):
     arrays = [t.numpy() for t in inputs]
     with torch.inference_mode():
         ref = module(*inputs).numpy()
-    session = brt.Session(brt.compile_torch(module, *inputs, path=f"{tmp}/minilm.brtx"))
+    path = brt.compile_torch(module, *inputs, path=f"{tmp}/minilm.brtx")
     onnx_path = f"{tmp}/minilm.onnx"
     torch.onnx.export(module, inputs, onnx_path, input_names=list(input_names), output_names=["y"],
                       opset_version=17, dynamo=False)
@@ -101,14 +101,15 @@ def minilm_model(tmp):
     optimizer.optimize_model(onnx_path, model_type="bert", num_heads=12, hidden_size=384).save_model_to_file(onnx_path)
     ort_session = ort_session_for(open(onnx_path, "rb").read())
     feeds = dict(zip(input_names, arrays))
-    return checked(name, session, arrays, lambda: ort_session.run(None, feeds)[0], ref)
+    return checked(name, path, arrays, lambda: ort_session.run(None, feeds)[0], ref)
 
 
-def checked(name, session, arrays, ort_run, ref):
-    """A function making a fresh brt request context bound to `arrays` (one
-    per serving thread), and ONNX Runtime's run; exits if either is off."""
+def checked(name, path, arrays, ort_run, ref):
+    """A function making a brt Session of the executable at `path` and a
+    request context of it bound to `arrays` (one per serving thread), and
+    ONNX Runtime's run; exits if either is off."""
     def new_brt_run():
-        ctx = session.new_request()
+        ctx = brt.Session(path, threads=THREADS).new_request()
         for i, a in enumerate(arrays):
             ctx.bind(i, a)
         return ctx
@@ -165,9 +166,7 @@ def main():
         ap.error(f"--models: unknown {sorted(set(models) - set(known))}; known: {', '.join(known)}")
     import onnxruntime as ort
     lines = machine.header_lines() + [
-        f"- commit {machine.commit()}; threads per runtime: {THREADS} (brt: OMP_NUM_THREADS, libgomp's default "
-        f"wait policy unless OMP_WAIT_POLICY is set: {os.environ.get('OMP_WAIT_POLICY', 'unset')}); "
-        f"onnxruntime {ort.__version__}, intra-op threads {THREADS}",
+        f"- commit {machine.commit()}; onnxruntime {ort.__version__}", machine.threading_line(THREADS),
         f"- {opts.seconds:g} s per runtime and condition, in alternating blocks; latencies of single requests", "",
         "| model | condition | brt p50 / p99 / max ms | onnxruntime p50 / p99 / max ms | brt slowdown | "
         "onnxruntime slowdown | brt p99 / p50 |", "|---|---|---|---|---|---|---|"]

@@ -10,6 +10,7 @@ wrong FLOP count) and is flagged instead of recorded.
   python3 bench/machine.py   # prints the header lines
 """
 import functools
+import os
 import pathlib
 import re
 import subprocess
@@ -54,6 +55,14 @@ def header_lines():
              f"- FP32 peak: {m['peak_gflops']:.0f} GFLOP/s nominal, {m['peak_upper_gflops']:.0f} with turbo "
              f"allowance (figures above that are flagged, not recorded)"]
     return lines
+
+
+def threading_line(threads, spinning=True):
+    """How the runtimes were threaded, for a result's header."""
+    caps = [f"{v}={os.environ[v]}" for v in ("ONEDNN_MAX_CPU_ISA", "BRT_CPU_ISA") if v in os.environ]
+    return (f"- threads per runtime: {threads} (brt: Session(threads={threads}), a oneTBB arena shared by "
+            f"brt's kernels and oneDNN's, spinning {'on' if spinning else 'off'}; onnxruntime: "
+            f"intra_op_num_threads={threads}); ISA caps: {', '.join(caps) or 'none'}")
 
 
 def commit():

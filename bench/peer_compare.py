@@ -26,7 +26,6 @@ import tempfile
 import time
 
 THREADS = int(os.environ.get("BRT_BENCH_THREADS", "0")) or os.cpu_count()
-os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))  # oneDNN (brt) reads it at load
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
@@ -169,7 +168,7 @@ def jax_rows(opts, tmp):
         model_fn = lambda x: fn(x, *weights)  # noqa: E731
         text = brt.export_stablehlo(model_fn, args[0])
 
-        session = brt.Session(brt.compile(model_fn, args[0], path=f"{tmp}/{name}.brtx"))
+        session = brt.Session(brt.compile(model_fn, args[0], path=f"{tmp}/{name}.brtx"), threads=THREADS)
         ctx = session.new_request()
         ctx.bind(0, args[0])
         ctx.run()
@@ -201,7 +200,7 @@ def jax_rows(opts, tmp):
         rows.append((name, t, errors))
         print(f"{name}: brt {t['brt']:.3f} ms, onnxruntime {t['onnxruntime']:.3f} ms, iree "
               + ", ".join(f"{v:.3f} ms (weights as {m})" for m, v in iree_times.items()), flush=True)
-    lines = [f"threads per runtime: {THREADS}; median of {opts.runs} runs after 10 warm-up; outputs checked against JAX "
+    lines = [machine.threading_line(THREADS), f"median of {opts.runs} runs after 10 warm-up; outputs checked against JAX "
              "(relative error in brackets); weights are program constants for brt and ONNX initializers for "
              "onnxruntime; IREE is timed with weights as constants and as inputs and the faster counts", "",
              "| model | brt ms | onnxruntime ms | IREE ms | brt / onnxruntime | brt / IREE | brt <= faster peer |",
@@ -265,7 +264,7 @@ def torch_rows(opts, tmp):
             ref = module(*inputs).numpy()
         slug = name.split()[0] + "_" + name.split()[1]
         text = brt.export_torch_stablehlo(module, *inputs)
-        session = brt.Session(brt.compile_stablehlo(text, path=f"{tmp}/{slug}.brtx"))
+        session = brt.Session(brt.compile_stablehlo(text, path=f"{tmp}/{slug}.brtx"), threads=THREADS)
         ctx = session.new_request()
         for i, a in enumerate(arrays):
             ctx.bind(i, a)
@@ -304,7 +303,7 @@ def torch_rows(opts, tmp):
         t = {k: statistics.median(v) for k, v in samples.items()}
         rows.append((name, t, errors))
         print(f"{name}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in t.items()), flush=True)
-    lines = [f"threads per runtime: {THREADS}; {opts.runs} runs each in 5 interleaved blocks, the median of the block "
+    lines = [machine.threading_line(THREADS), f"{opts.runs} runs each in 5 interleaved blocks, the median of the block "
              "medians; outputs checked against PyTorch (relative error in brackets); onnxruntime runs "
              "torch.onnx.export's graph with all graph optimizations (MiniLM after its BERT fusions); IREE runs the "
              "StableHLO brt compiles; PyTorch is eager under torch.inference_mode", "",

@@ -27,7 +27,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "examples"))
 THREADS = os.cpu_count()
-os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+os.environ.setdefault("BRT_NUM_THREADS", str(THREADS))  # brt Sessions' intra-op threads
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
@@ -158,7 +158,7 @@ def main():
              "",
              f"- date: {datetime.date.today()}, commit {machine.commit()}, `python3 bench/train_bench.py{options}`",
              *machine.header_lines(),
-             f"- threads: {THREADS} (OMP_NUM_THREADS for brt's oneDNN; XLA's own pool; torch.set_num_threads); "
+             f"- threads: {THREADS} (BRT_NUM_THREADS for brt; XLA's own pool; torch.set_num_threads); "
              f"jax {jax.__version__}" + (f", torch {torch.__version__}" if torch is not None else ""),
              f"- model: {config.layers} blocks, width {config.dim}, {config.heads} heads, vocab {config.vocab}, "
              f"batch {config.batch} x context {config.context}, optax AdamW; "
