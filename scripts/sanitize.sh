@@ -24,22 +24,24 @@ if [ "$which" = asan ] || [ "$which" = all ]; then
 fi
 if [ "$which" = tsan ] || [ "$which" = all ]; then
   cmake -S . -B build-tsan "${common[@]}" -DBRT_SANITIZE=thread >/dev/null
-  cmake --build build-tsan --target concurrency_test session_test device_queue_test \
+  cmake --build build-tsan --target concurrency_test session_test device_queue_test host_pool_test \
     collectives_test brt_provider_mpi
-  # libgomp and oneDNN are not instrumented, so TSan cannot see their
-  # synchronisation: oneDNN runs single-threaded here (no OpenMP worker
-  # threads) and accesses inside those libraries are suppressed
-  # (tests/tsan.supp). The threads under test are brt's own.
-  export OMP_NUM_THREADS=1 TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
+  # oneDNN and libtbb are not instrumented, so TSan cannot see their
+  # synchronisation: accesses inside those libraries are suppressed
+  # (tests/tsan.supp), and brt's parallel loops run on threads of their own
+  # in this build (providers/cpu/parallel.h). The threads under test are
+  # brt's: the callers, the loops' threads, the async and comm threads.
+  export TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
   build-tsan/tests/concurrency_test
   build-tsan/tests/session_test
   build-tsan/tests/device_queue_test
+  build-tsan/tests/host_pool_test
   # The mpi provider's comm thread and the ranks' callers, two ranks. OpenMPI
   # is not instrumented: its own internals are suppressed (tests/tsan.supp),
   # and its components stay loaded so the suppressions keep their libraries.
   if command -v mpirun >/dev/null; then
     OMPI_MCA_mca_base_component_disable_dlclose=1 mpirun --oversubscribe --allow-run-as-root -np 2 \
-      -x OMPI_MCA_mca_base_component_disable_dlclose -x OMP_NUM_THREADS -x TSAN_OPTIONS \
+      -x OMPI_MCA_mca_base_component_disable_dlclose -x TSAN_OPTIONS \
       build-tsan/tests/collectives_test
   fi
 fi

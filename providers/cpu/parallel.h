@@ -11,29 +11,42 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include <algorithm>
 #include <cstdint>
-
-#if defined(__SANITIZE_THREAD__)
-extern "C" void __tsan_acquire(void* addr);
-extern "C" void __tsan_release(void* addr);
-#endif
+#include <thread>
+#include <vector>
 
 namespace brt::cpu {
 
-// oneTBB hands tasks over inside libtbb, which TSan does not see: these tell
-// it that what a thread did before Release(x) happens before what another
-// does after Acquire(x). No-ops in other builds.
-inline void Release([[maybe_unused]] void* x) {
 #if defined(__SANITIZE_THREAD__)
-  __tsan_release(x);
-#endif
-}
-inline void Acquire([[maybe_unused]] void* x) {
-#if defined(__SANITIZE_THREAD__)
-  __tsan_acquire(x);
-#endif
+// Under TSan the loops run on threads of their own, which TSan sees start
+// and end, rather than as oneTBB tasks, which libtbb hands between threads
+// out of its sight: brt's partitions, scratch and kernels are checked with
+// real threads, and oneTBB's scheduler is trusted as oneDNN is. The pool's
+// thread count comes from RunInHostPool (host_pool.cc).
+inline thread_local int tsan_pool_threads = 1;
+inline int MaxThreads() { return tsan_pool_threads; }
+
+template <typename F>
+void ParallelFor(int64_t n, int64_t grain, const F& body) {
+  if (n <= 0) return;
+  const int64_t parts =
+      std::min<int64_t>(MaxThreads(), (n + grain - 1) / std::max<int64_t>(1, grain));
+  if (parts <= 1) return body(int64_t{0}, n);
+  std::vector<std::thread> threads;
+  for (int64_t p = 1; p < parts; ++p)
+    threads.emplace_back([&, p] { body(n * p / parts, n * (p + 1) / parts); });
+  body(int64_t{0}, n / parts);
+  for (auto& t : threads) t.join();
 }
 
+template <typename F>
+void ParallelParts(int64_t parts, const F& body) {
+  ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) body(p);
+  });
+}
+#else
 // The threads of the arena the caller runs in: its Session's during a run.
 inline int MaxThreads() { return oneapi::tbb::this_task_arena::max_concurrency(); }
 
@@ -43,15 +56,9 @@ template <typename F>
 void ParallelFor(int64_t n, int64_t grain, const F& body) {
   if (n <= 0) return;
   if (n <= grain || MaxThreads() == 1) return body(int64_t{0}, n);
-  int fork = 0, join = 0;
-  Release(&fork);
-  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, n, grain),
-                            [&](const oneapi::tbb::blocked_range<int64_t>& r) {
-                              Acquire(&fork);
-                              body(r.begin(), r.end());
-                              Release(&join);
-                            });
-  Acquire(&join);
+  oneapi::tbb::parallel_for(
+      oneapi::tbb::blocked_range<int64_t>(0, n, grain),
+      [&](const oneapi::tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
 }
 
 // body(part) for each part < parts, each its own task (for parts that own a
@@ -62,14 +69,8 @@ void ParallelParts(int64_t parts, const F& body) {
     for (int64_t p = 0; p < parts; ++p) body(p);
     return;
   }
-  int fork = 0, join = 0;
-  Release(&fork);
-  oneapi::tbb::parallel_for(int64_t{0}, parts, [&](int64_t p) {
-    Acquire(&fork);
-    body(p);
-    Release(&join);
-  });
-  Acquire(&join);
+  oneapi::tbb::parallel_for(int64_t{0}, parts, [&](int64_t p) { body(p); });
 }
+#endif
 
 }  // namespace brt::cpu
