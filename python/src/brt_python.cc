@@ -479,6 +479,9 @@ NB_MODULE(_brt, m) {
            "an op's work is done instead of after a short wait for the next op's.")
       .def_prop_ro("rank", &brt::Session::rank)
       .def_prop_ro("world_size", &brt::Session::world_size)
+      .def_prop_ro("threads", &brt::Session::intra_op_threads,
+                   "The CPU threads one request's ops share their work among.")
+      .def_prop_ro("spinning", &brt::Session::allow_spinning)
       .def_prop_ro("functions",
                    [](const brt::Session& s) {
                      nb::list fns;

@@ -47,6 +47,18 @@ def test_session_run_matches_numpy(mlp_dir):
     np.testing.assert_array_equal(named, out)
 
 
+def test_thread_options(mlp_dir):
+    x = np.load(mlp_dir / "x.npy")
+    want = reference(mlp_dir, x)
+    for threads, spinning in ((1, True), (2, False), (3, True)):
+        s = brt.Session(str(mlp_dir / "mlp.brtx"), threads=threads, spinning=spinning)
+        assert (s.threads, s.spinning) == (threads, spinning)
+        assert rel(s.run(x)[0], want) <= 1e-5
+    assert brt.Session(str(mlp_dir / "mlp.brtx")).threads >= 1
+    with pytest.raises(ValueError, match="intra_op_threads is -1"):
+        brt.Session(str(mlp_dir / "mlp.brtx"), threads=-1)
+
+
 def test_inputs_are_bound_without_copy(mlp_dir):
     s = brt.Session(str(mlp_dir / "mlp.brtx"))
     ctx = s.new_request()
