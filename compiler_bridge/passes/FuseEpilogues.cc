@@ -17,6 +17,8 @@ namespace {
 // single user of the previous, where the bias covers the rhs free dims ->
 // brt.matmul.
 struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
+  using FuseEpiloguesBase::FuseEpiloguesBase;
+
   // The bias `other` adds to `producer`'s result, seen through its broadcasts:
   // for dot_general it must cover the rhs free dims (trailing), for a
   // convolution the output feature dim. nullptr if it does not.
@@ -111,6 +113,17 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
     return {"none", {}};
   }
 
+  // Whether the target has a kernel for the fused op in this element type:
+  // the CPU's brt.matmul takes f32, f16 and bf16, CUDA's any float; brt.conv
+  // takes f32 and bf16 on the CPU, also f16 on CUDA. (An f64 matmul fused
+  // for the CPU wrote an executable that did not load.)
+  bool Fusable(llvm::StringRef kind, mlir::Type element) const {
+    if (!mlir::isa<mlir::FloatType>(element)) return false;
+    if (element.isF32() || element.isBF16()) return true;
+    if (kind == "dot_general") return element.isF16() || target != "cpu";
+    return element.isF16() && target != "cpu";
+  }
+
   static KernelOp OnlyUser(KernelOp k) {
     mlir::Value v = k.getResult(0);
     return v.hasOneUse() ? mlir::dyn_cast<KernelOp>(*v.getUsers().begin()) : KernelOp();
@@ -120,7 +133,7 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
     llvm::SmallVector<KernelOp> producers;  // matmuls and convolutions
     getOperation().walk([&](KernelOp k) {
       if ((k.getKind() == "dot_general" || k.getKind() == "convolution") &&
-          mlir::isa<mlir::FloatType>(TypeOf(k.getResult(0)).getElementType()))
+          Fusable(k.getKind(), TypeOf(k.getResult(0)).getElementType()))
         producers.push_back(k);
     });
     for (KernelOp dot : producers) {
