@@ -18,16 +18,19 @@ using dnnl::memory;
 
 // --- dot_general ----------------------------------------------------------------
 
-// The activation as a oneDNN post-op on `attr` (nothing for kNone).
+// tanh and GELU as a oneDNN post-op on `attr`. relu is none: oneDNN's is
+// max(x, 0) on vmaxps, which makes NaN 0 where StableHLO's maximum keeps it,
+// so the kernel's instance applies it after the primitive (ReluAfter).
 void AppendActivation(Activation a, dnnl::primitive_attr& attr) {
-  if (a == Activation::kNone) return;
+  if (a != Activation::kTanh && a != Activation::kGelu) return;
   dnnl::post_ops post;
-  post.append_eltwise(a == Activation::kRelu   ? dnnl::algorithm::eltwise_relu
-                      : a == Activation::kTanh ? dnnl::algorithm::eltwise_tanh
-                                               : dnnl::algorithm::eltwise_gelu_erf,
-                      0.f, 0.f);
+  post.append_eltwise(
+      a == Activation::kTanh ? dnnl::algorithm::eltwise_tanh : dnnl::algorithm::eltwise_gelu_erf,
+      0.f, 0.f);
   attr.set_post_ops(post);
 }
+
+bool IsRelu(Activation a) { return a == Activation::kRelu || a == Activation::kReluSelect; }
 
 // Stride of a group of dims viewed as one dimension, if they collapse.
 bool GroupStride(const TensorInfo& t, const std::vector<int64_t>& group, int64_t* stride) {
@@ -107,6 +110,8 @@ class MatmulKernel final : public DnnlKernel {
     BindWeights(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), constant_weights, 1);
     if (e.bias) Bind(DNNL_ARG_BIAS, bias, 2);
     Bind(DNNL_ARG_DST, dst, e.result);
+    if (IsRelu(e.activation))
+      ReluAfter(e.result, op.out[0], e.activation == Activation::kReluSelect);
   }
 };
 
@@ -264,6 +269,10 @@ class PackedMatmulKernel final : public CpuKernel {
     if (!(weights && rsk_ == 1) && !transposed_lhs)
       throw UnsupportedError("not a packed-weight matmul");
     M_ = d.M, K_ = d.K, N_ = d.N, rsbk_ = rsk, rsbn_ = rsn;
+    // The tiles' relu is maximum(x, 0); PyTorch's, which keeps -0, runs
+    // after the GEMM.
+    relu_select_ = epilogue_.activation == Activation::kReluSelect;
+    if (relu_select_) epilogue_.activation = Activation::kNone;
     if (weights) PackWeights(static_cast<const float*>(weights), d.K, d.N, rsk, rsn, weights_);
   }
   void Run(void* const* b) override {
@@ -275,10 +284,12 @@ class PackedMatmulKernel final : public CpuKernel {
                   epilogue_.activation, c, N_);
     else
       PackedGemm(a, rsm_, rsk_, M_, weights_, bias, epilogue_.activation, c, N_);
+    if (relu_select_) ReluInPlace(c, M_ * N_, /*keep_negative_zero=*/true);
   }
 
  private:
   Epilogue epilogue_;
+  bool relu_select_ = false;
   int64_t M_ = 0, K_ = 0, N_ = 0, rsm_ = 0, rsk_ = 0, rsbk_ = 0, rsbn_ = 0;
   PackedWeights weights_;
 };
@@ -401,6 +412,7 @@ class ConvolutionKernel final : public DnnlKernel {
     BindWeights(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), op.Constant(1), 1);
     if (has_bias) Bind(DNNL_ARG_BIAS, bias, 2);
     BindActivation(DNNL_ARG_DST, dst, pd.dst_desc(), result, /*result=*/true);
+    if (IsRelu(p.activation)) ReluAfter(result, out, p.activation == Activation::kReluSelect);
   }
 };
 

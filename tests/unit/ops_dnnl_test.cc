@@ -251,6 +251,69 @@ TEST(Matmul, BiasAndActivationEpilogues) {
   ExpectError(bad.status(), {"bias must have the rhs free dimensions [9]", "got [33]"});
 }
 
+// relu as maximum(x, 0) (NaN stays NaN, -0 becomes +0) and relu_select as
+// select(x < 0, 0, x) (PyTorch's: -0 stays too), on each path of brt.matmul
+// and brt.conv: checked bit for bit against the same op without an
+// activation, the relu applied here. Rows of the lhs hold NaN, -inf, inf and
+// -0 (with K = 1 a product of -0 may come out as -0). oneDNN's relu post-op
+// made NaN 0.
+bool SameBits(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
+
+void ExpectReluEpilogue(const OpRun& plain, const std::string& where) {
+  const std::vector<double> none = MustRunOp(plain)[0].ToDouble();
+  for (const char* activation : {"relu", "relu_select"}) {
+    OpRun fused = plain;
+    fused.attrs.emplace_back("activation", activation);
+    const std::vector<double> got = MustRunOp(fused)[0].ToDouble();
+    const bool select = std::string(activation) == "relu_select";
+    size_t nan = 0;
+    for (size_t i = 0; i < none.size(); ++i) {
+      const double v = none[i];
+      const double want = select ? (v < 0 ? 0.0 : v) : (std::isnan(v) ? v : v <= 0 ? 0.0 : v);
+      nan += std::isnan(v);
+      EXPECT_TRUE(SameBits(got[i], want))
+          << where << " " << activation << " at " << i << ": " << got[i] << " for " << v;
+    }
+    EXPECT_GT(nan, 0u) << where;
+  }
+}
+
+TEST(Matmul, ReluKeepsNanOnEveryPath) {
+  const double kNan = std::numeric_limits<double>::quiet_NaN(),
+               kInf = std::numeric_limits<double>::infinity();
+  for (DType t : {DType::kF32, DType::kBF16, DType::kF16})
+    for (int64_t k : {1, 37})
+      for (const std::vector<int>& weights : {std::vector<int>{}, std::vector<int>{1}}) {
+        const DotSpec s = {{9, k}, {k, 20}, {}, {}, {1}, {0}, {9, 20}};
+        HostTensor l = Random(t, s.lhs, Rng()), r = Random(t, s.rhs, Rng());
+        for (int64_t j = 0; j < k; ++j)
+          l.Set(0 * k + j, kNan), l.Set(1 * k + j, -kInf), l.Set(2 * k + j, kInf),
+              l.Set(3 * k + j, -0.0);
+        ExpectReluEpilogue(
+            {"brt.matmul",
+             {l, r},
+             {{t, Dims(s.out)}},
+             {{"lhs_contracting_dimensions", s.lc}, {"rhs_contracting_dimensions", s.rc}},
+             weights},
+            std::string(DTypeName(t)) + " K=" + std::to_string(k) +
+                (weights.empty() ? "" : " constant weights"));
+      }
+  // Batched (oneDNN's batched matmul, not brt's small loop: it has an epilogue).
+  const DotSpec& b = kDots[3];
+  HostTensor l = Random(DType::kF32, b.lhs, Rng()), r = Random(DType::kF32, b.rhs, Rng());
+  l.Set(5, kNan);
+  ExpectReluEpilogue({"brt.matmul",
+                      {l, r, Random(DType::kF32, {5}, Rng())},
+                      {{DType::kF32, Dims(b.out)}},
+                      {{"lhs_batching_dimensions", b.lb},
+                       {"rhs_batching_dimensions", b.rb},
+                       {"lhs_contracting_dimensions", b.lc},
+                       {"rhs_contracting_dimensions", b.rc}}},
+                     "batched");
+}
+
 struct ConvSpec {
   std::vector<int64_t> in, kernel, out;
   int64_t ib, ifd, ko, ki, ob, of;
@@ -372,6 +435,24 @@ TEST(Convolution, BiasAndActivationEpilogues) {
                     {{DType::kF32, Dims(c.out)}},
                     {}});
   ExpectError(bad.status(), {"bias must have shape [4] (the output features), got [3]"});
+}
+
+// relu and relu_select on brt.conv (oneDNN's relu post-op made NaN 0), f32
+// and bf16 (run in f32 where the CPU has no bf16 convolution).
+TEST(Convolution, ReluKeepsNan) {
+  for (DType t : {DType::kF32, DType::kBF16})
+    for (int index : {0, 4}) {
+      const ConvSpec& c = kConvs[index];
+      HostTensor x = Random(t, c.in, Rng()), w = Random(t, c.kernel, Rng());
+      x.Set(3, std::numeric_limits<double>::quiet_NaN());
+      x.Set(x.numel() - 1, -std::numeric_limits<double>::infinity());
+      ExpectReluEpilogue({"brt.conv",
+                          {x, w, Random(t, {c.out[c.of]}, Rng())},
+                          {{t, Dims(c.out)}},
+                          ConvAttrs(c),
+                          {1}},
+                         std::string(DTypeName(t)) + " conv " + std::to_string(index));
+    }
 }
 
 TEST(Convolution, TransposedConvolutionIsReportedUnsupported) {
