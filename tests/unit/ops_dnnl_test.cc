@@ -191,6 +191,44 @@ TEST(DotGeneral, IntegerAndBfloat16) {
       1e-2);
 }
 
+// Batched bf16 (and f32) products with one contracting element and an
+// infinite operand: inf * 2 is inf. oneDNN 3.2's gemm:jit bf16 kernel, which
+// it takes for some layouts, made NaN of it where K = 1 (found by the model
+// fuzzer). Operands of +-1 and 2 only: every product is exact.
+TEST(DotGeneral, UnitContractionOfInfinity) {
+  const double kInf = std::numeric_limits<double>::infinity();
+  // clang-format off
+  const DotSpec specs[] = {
+      {{2, 2, 1}, {2, 1, 4}, {0}, {0}, {2}, {1}, {2, 2, 4}},  // the fuzzer's
+      {{2, 1, 3}, {2, 1, 4}, {0}, {0}, {1}, {1}, {2, 3, 4}},  // lhs transposed
+      {{2, 3, 1}, {4, 2, 1}, {0}, {1}, {2}, {2}, {2, 3, 4}},  // rhs transposed, batch not leading
+      {{3, 1, 1}, {3, 1, 5}, {0}, {0}, {2}, {1}, {3, 1, 5}},  // M = 1
+      {{2, 3, 3}, {4, 2, 3}, {0}, {1}, {2}, {2}, {2, 3, 4}},  // K = 3, gemm:jit bf16 is right
+  };
+  // clang-format on
+  for (DType t : {DType::kBF16, DType::kF32})
+    for (const DotSpec& s : specs) {
+      std::vector<double> lv(NumElements(s.lhs).value()), rv(NumElements(s.rhs).value());
+      for (size_t i = 0; i < lv.size(); ++i) lv[i] = i % 3 == 1 ? -1.0 : 1.0;
+      for (size_t i = 0; i < rv.size(); ++i) rv[i] = i % 2 ? -2.0 : 2.0;
+      lv[0] = kInf, rv.back() = -kInf;
+      const HostTensor l = HostTensor::FromDouble(t, s.lhs, lv),
+                       r = HostTensor::FromDouble(t, s.rhs, rv);
+      const std::vector<double> got = MustRunOp({"dot_general",
+                                                 {l, r},
+                                                 {{t, Dims(s.out)}},
+                                                 {{"lhs_batching_dimensions", s.lb},
+                                                  {"rhs_batching_dimensions", s.rb},
+                                                  {"lhs_contracting_dimensions", s.lc},
+                                                  {"rhs_contracting_dimensions", s.rc}}})[0]
+                                          .ToDouble();
+      const std::vector<double> want = DotReference(l, r, s);
+      for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_EQ(got[i], want[i]) << DTypeName(t) << " " << FormatShape(s.lhs) << " x "
+                                   << FormatShape(s.rhs) << " at " << i;
+    }
+}
+
 TEST(DotGeneral, MismatchedContractingSizesAreRejected) {
   auto r = RunOp({"dot_general",
                   {Random(DType::kF32, {3, 4}, Rng()), Random(DType::kF32, {5, 2}, Rng())},
