@@ -68,6 +68,13 @@ struct ChannelsLastPass : impl::ChannelsLastBase<ChannelsLastPass> {
           if (KernelOp moved = MoveBelow(t, k)) transposes.push_back(moved);
       if (t->use_empty()) t->erase();
     }
+    // A transpose whose last user moved down from under another transpose
+    // (select(compare(t, 0), 0, t) takes two turns) is left unused, and an
+    // unused op would stop fuse-epilogues (its chains are single users).
+    for (mlir::Operation& op :
+         llvm::make_early_inc_range(llvm::reverse(getOperation().getBody().front())))
+      if (auto k = mlir::dyn_cast<KernelOp>(op); k && k.getKind() == "transpose" && k->use_empty())
+        k->erase();
   }
 
   // conv on transposes of its activations, channels-last; the transpose of

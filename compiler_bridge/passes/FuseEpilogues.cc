@@ -1,5 +1,7 @@
-// brt-fuse-epilogues: a bias add and relu/tanh/gelu after dot_general or
-// convolution fold into brt.matmul / brt.conv.
+// brt-fuse-epilogues: a bias add and relu (StableHLO's or PyTorch's)/tanh/gelu
+// after dot_general or convolution fold into brt.matmul / brt.conv.
+#include <cmath>
+
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,10 +15,12 @@ namespace brt::bridge {
 
 namespace {
 
-// dot_general -> add(B(bias)) -> maximum(., 0) | tanh | exact GELU, each the
-// single user of the previous, where the bias covers the rhs free dims ->
-// brt.matmul.
+// dot_general -> add(B(bias)) -> maximum(., 0) | select(. < 0, 0, .) | tanh |
+// exact GELU, each the single user of the previous, where the bias covers the
+// rhs free dims -> brt.matmul.
 struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
+  using FuseEpiloguesBase::FuseEpiloguesBase;
+
   // The bias `other` adds to `producer`'s result, seen through its broadcasts:
   // for dot_general it must cover the rhs free dims (trailing), for a
   // convolution the output feature dim. nullptr if it does not.
@@ -98,17 +102,55 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
     return {half, scale, erf, one, out};
   }
 
-  // The activation applied to v (relu, tanh or exact GELU) and its ops in
-  // order, the last giving the result; "none" and no ops if there is none.
+  // Whether v is +0 (a -0 would be the result of relu for negative inputs).
+  static bool IsPositiveZero(mlir::Value v) {
+    const std::optional<double> c = ScalarConstant(v);
+    return c == 0.0 && !std::signbit(*c);
+  }
+
+  // PyTorch's relu as brt.compile_torch writes it, select(compare(v, 0, LT),
+  // +0, v) (-0 and NaN pass through): its compare and select, or nothing.
+  static llvm::SmallVector<KernelOp> MatchReluSelect(mlir::Value v) {
+    if (!llvm::hasNItems(v.getUsers(), 2)) return {};
+    KernelOp compare, select;
+    for (mlir::Operation* u : v.getUsers())
+      if (auto k = mlir::dyn_cast<KernelOp>(u); k && k.getKind() == "compare") compare = k;
+    if (!compare || compare.getInputs()[0] != v || !ScalarConstant(compare.getInputs()[1]) ||
+        *ScalarConstant(compare.getInputs()[1]) != 0.0 ||
+        compare.getParams().getAs<mlir::StringAttr>("comparison_direction") !=
+            mlir::StringAttr::get(compare.getContext(), "LT"))
+      return {};
+    select = OnlyUser(compare);
+    if (!select || select.getKind() != "select" || select.getInputs()[0] != compare.getResult(0) ||
+        !IsPositiveZero(select.getInputs()[1]) || select.getInputs()[2] != v)
+      return {};
+    return {compare, select};
+  }
+
+  // The activation applied to v (relu as maximum(v, +0) or as PyTorch's
+  // select, tanh or exact GELU) and its ops in order, the last giving the
+  // result; "none" and no ops if there is none.
   static std::pair<llvm::StringRef, llvm::SmallVector<KernelOp>> MatchActivation(mlir::Value v) {
     if (llvm::SmallVector<KernelOp> gelu = MatchGeluErf(v); !gelu.empty()) return {"gelu", gelu};
+    if (llvm::SmallVector<KernelOp> relu = MatchReluSelect(v); !relu.empty())
+      return {"relu_select", relu};
     if (KernelOp k = OnlyUser(v.getDefiningOp<KernelOp>())) {
       if (k.getKind() == "tanh") return {"tanh", {k}};
-      if (k.getKind() == "maximum" &&
-          ScalarConstant(k.getInputs()[k.getInputs()[0] == v ? 1 : 0]) == 0.0)
+      if (k.getKind() == "maximum" && IsPositiveZero(k.getInputs()[k.getInputs()[0] == v ? 1 : 0]))
         return {"relu", {k}};
     }
     return {"none", {}};
+  }
+
+  // Whether the target has a kernel for the fused op in this element type:
+  // the CPU's brt.matmul takes f32, f16 and bf16, CUDA's any float; brt.conv
+  // takes f32 and bf16 on the CPU, also f16 on CUDA. (An f64 matmul fused
+  // for the CPU wrote an executable that did not load.)
+  bool Fusable(llvm::StringRef kind, mlir::Type element) const {
+    if (!mlir::isa<mlir::FloatType>(element)) return false;
+    if (element.isF32() || element.isBF16()) return true;
+    if (kind == "dot_general") return element.isF16() || target != "cpu";
+    return element.isF16() && target != "cpu";
   }
 
   static KernelOp OnlyUser(KernelOp k) {
@@ -120,7 +162,7 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
     llvm::SmallVector<KernelOp> producers;  // matmuls and convolutions
     getOperation().walk([&](KernelOp k) {
       if ((k.getKind() == "dot_general" || k.getKind() == "convolution") &&
-          mlir::isa<mlir::FloatType>(TypeOf(k.getResult(0)).getElementType()))
+          Fusable(k.getKind(), TypeOf(k.getResult(0)).getElementType()))
         producers.push_back(k);
     });
     for (KernelOp dot : producers) {

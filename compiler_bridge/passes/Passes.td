@@ -55,7 +55,9 @@ def FuseLayerNorm : Pass<"brt-fuse-layer-norm", "mlir::func::FuncOp"> {
 }
 
 def FuseEpilogues : Pass<"brt-fuse-epilogues", "mlir::func::FuncOp"> {
-  let summary = "Fuse bias add and relu/tanh/gelu into the matmul or convolution producing them";
+  let summary = "Fuse bias add and relu/tanh/gelu into the matmul or convolution producing them "
+                "(for the CPU only in the element types its brt.matmul and brt.conv take)";
+  let options = [Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or cuda">];
 }
 
 def FuseAttention : Pass<"brt-fuse-attention", "mlir::func::FuncOp"> {

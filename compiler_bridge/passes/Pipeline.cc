@@ -30,7 +30,7 @@ std::vector<PipelineStep> CompilerPipeline(const std::string& target, const std:
   steps.push_back({"fuse-collective-matmul", createFuseCollectiveMatmul()});
   steps.push_back({"fuse-softmax", createFuseSoftmax(FuseSoftmaxOptions{target})});
   steps.push_back({"fuse-layer-norm", createFuseLayerNorm()});
-  steps.push_back({"fuse-epilogues", createFuseEpilogues()});
+  steps.push_back({"fuse-epilogues", createFuseEpilogues(FuseEpiloguesOptions{target})});
   steps.push_back({"canonicalize", mlir::createCanonicalizerPass()});
   steps.push_back({"fuse-attention", createFuseAttention(FuseAttentionOptions{target})});
   steps.push_back({"fuse-elementwise", createFuseElementwise()});

@@ -127,13 +127,16 @@ AttentionPlan PlanAttention(const OpInfo& op) {
 
 Activation ParseActivation(const OpInfo& op) {
   const std::string act = op.String("activation", "none");
-  static const std::pair<const char*, Activation> kActivations[] = {{"none", Activation::kNone},
-                                                                    {"relu", Activation::kRelu},
-                                                                    {"tanh", Activation::kTanh},
-                                                                    {"gelu", Activation::kGelu}};
+  static const std::pair<const char*, Activation> kActivations[] = {
+      {"none", Activation::kNone},
+      {"relu", Activation::kRelu},
+      {"relu_select", Activation::kReluSelect},
+      {"tanh", Activation::kTanh},
+      {"gelu", Activation::kGelu}};
   for (auto [name, a] : kActivations)
     if (act == name) return a;
-  throw KernelError(op.kind + ": activation '" + act + "' is not none, relu, tanh or gelu");
+  throw KernelError(op.kind + ": activation '" + act +
+                    "' is not none, relu, relu_select, tanh or gelu");
 }
 
 DotDims PlanDot(const OpInfo& op) {

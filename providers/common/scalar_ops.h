@@ -302,14 +302,17 @@ BRT_HD inline V ApplyBinaryAt(Binary op, V a, V b) {
 }
 
 // The activation of brt.matmul and brt.conv epilogues; gelu is the exact
-// (erf) form; NaN propagates through relu, as through maximum.
-enum class Activation { kNone, kRelu, kTanh, kGelu };
+// (erf) form. relu is maximum(x, 0): NaN propagates, -0 becomes +0;
+// relu_select is select(x < 0, 0, x), PyTorch's relu: -0 stays -0 too.
+enum class Activation { kNone, kRelu, kReluSelect, kTanh, kGelu };
 
 template <typename C>
 BRT_HD inline C Activate(Activation a, C x) {
   switch (a) {
     case Activation::kRelu:
       return ApplyBinary<Binary::kMax, C>(x, C(0));
+    case Activation::kReluSelect:
+      return x < C(0) ? C(0) : x;
     case Activation::kTanh:
       return ApplyUnary<Unary::kTanh, C>(x);
     case Activation::kGelu:

@@ -76,7 +76,9 @@ class DnnlElementwiseKernel final : public DnnlKernel {
 };
 
 // reduce_window(max|add) as oneDNN pooling: `add` is average-including-padding
-// scaled back by the window size.
+// scaled back by the window size. oneDNN's max starts from the lowest finite
+// float and drops NaN, so it is exact only for inputs without -inf and NaN,
+// which the caller checks at each run (reduce.cc).
 class DnnlPoolingKernel final : public DnnlKernel {
  public:
   void Prepare(const OpInfo& op) override {
@@ -103,6 +105,18 @@ class DnnlPoolingKernel final : public DnnlKernel {
       (identity && untouched.size() < 2 ? untouched : pooled).push_back(d);
     }
     if (untouched.size() != 2) return false;
+    // A max window wholly in the padding is -inf in StableHLO and the lowest
+    // float in oneDNN, whose padding is that: those take the loop.
+    if (reducer == "max")
+      for (int d : pooled)
+        for (int64_t o = 0; o < out.dims[d]; ++o) {
+          bool reads_input = false;
+          for (int64_t w = 0; w < window[d] && !reads_input; ++w) {
+            const int64_t pos = o * strides[d] + w * dil[d] - pad[2 * d];
+            reads_input = pos >= 0 && pos < in.dims[d];
+          }
+          if (!reads_input) return false;
+        }
     const auto istr = in.Strides(), ostr = out.Strides();
     memory::dims src_dims, src_str, dst_dims, dst_str, kernel, stride, dilation, pad_l, pad_r;
     int64_t window_size = 1;

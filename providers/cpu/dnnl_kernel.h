@@ -48,6 +48,17 @@ inline memory::desc Plain(const OpInfo& op, const TensorInfo& t) {
   return memory::desc(dims, DnnlType(op, t.dtype), strides);
 }
 
+// relu over x[0, n) in place: maximum(x, 0), where NaN stays NaN and -0
+// becomes +0, or (keep_negative_zero) select(x < 0, 0, x), where -0 stays -0.
+template <typename T>
+void ReluInPlace(T* x, int64_t n, bool keep_negative_zero) {
+  const T zero = T(0.0f);
+  if (keep_negative_zero)
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(x[i]) < 0.f ? zero : x[i];
+  else
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(x[i]) <= 0.f ? zero : x[i];
+}
+
 // A oneDNN primitive plus which buffer feeds each of its arguments.
 class DnnlKernel : public CpuKernel {
  public:
@@ -99,6 +110,13 @@ class DnnlKernel : public CpuKernel {
                             : dnnl::reorder(plain_reorder(plain, chosen)),
                      plain, result});
   }
+  // A relu the instance applies to the result after the primitive (oneDNN's
+  // relu post-op is max(x, 0) with the NaN dropped; StableHLO's maximum keeps
+  // it). `keep_negative_zero`: select(x < 0, 0, x), PyTorch's relu.
+  void ReluAfter(int buffer, const TensorInfo& result, bool keep_negative_zero) {
+    relu_buffer_ = buffer, relu_dtype_ = result.dtype, relu_numel_ = result.numel;
+    relu_keeps_negative_zero_ = keep_negative_zero;
+  }
   // When there is nothing to compute (a zero-size dim): zero the result or do nothing.
   void SetTrivial(int result_buffer, size_t zero_bytes) {
     trivial_ = true;
@@ -128,6 +146,10 @@ class DnnlKernel : public CpuKernel {
   memory::desc scratchpad_;
   std::vector<Arg> args_;
   bool trivial_ = false;
+  int relu_buffer_ = 0;
+  int32_t relu_dtype_ = 0;
+  int64_t relu_numel_ = 0;  // 0: no relu after the primitive
+  bool relu_keeps_negative_zero_ = false;
   int result_buffer_ = 0;
   size_t zero_bytes_ = 0;
 };
@@ -175,6 +197,13 @@ class DnnlInstance final : public Runnable {
       if (k_.args_[i].unpack) Reorder(k_.args_[i].pack, memories_[i], plain_[i]);
     if (dnnl_stream_wait(stream_.get()) != dnnl_success)
       throw KernelError("oneDNN's stream failed while running the primitive");
+    if (k_.relu_numel_)
+      DispatchType(k_.relu_dtype_, [&](auto zero) {
+        using T = decltype(zero);
+        if constexpr (std::is_floating_point_v<T> || kIs16BitFloat<T>)
+          ReluInPlace(static_cast<T*>(b[k_.relu_buffer_]), k_.relu_numel_,
+                      k_.relu_keeps_negative_zero_);
+      });
   }
 
  private:

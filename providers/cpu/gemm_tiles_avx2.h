@@ -17,7 +17,8 @@ inline constexpr int kRows = 6, kCols = 16;
 // a: a micro-panel (PackMicroPanel's layout: `rows` values per step), or
 // with kRowMajor rows of a at stride lda, read in place (small blocks
 // already in cache). The first pass of the depth writes (with the bias), later ones
-// add; the last applies relu (max(0, x) keeps NaN, as maximum does).
+// add; the last applies relu as maximum(x, 0) does: NaN stays NaN (vmaxps
+// returns its second operand then), and -0 becomes +0 (the added zero).
 template <int rows, bool kRowMajor = false>
 inline void Tile(const float* a, int64_t lda, const float* panel, int64_t depth, float* c,
                  int64_t ldc, int cols, bool first, const float* bias, bool relu) {
@@ -56,7 +57,9 @@ inline void Tile(const float* a, int64_t lda, const float* panel, int64_t depth,
       lo = _mm256_add_ps(lo, _mm256_load_ps(tmp)), hi = _mm256_add_ps(hi, _mm256_load_ps(tmp + 8));
     }
     if (relu) {
-      lo = _mm256_max_ps(_mm256_setzero_ps(), lo), hi = _mm256_max_ps(_mm256_setzero_ps(), hi);
+      const __m256 zero = _mm256_setzero_ps();
+      lo = _mm256_add_ps(_mm256_max_ps(zero, lo), zero);
+      hi = _mm256_add_ps(_mm256_max_ps(zero, hi), zero);
     }
     if (cols == kCols) {
       _mm256_storeu_ps(out, lo), _mm256_storeu_ps(out + 8, hi);

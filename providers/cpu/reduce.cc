@@ -194,9 +194,17 @@ class ReduceWindowKernel final : public CpuKernel {
     });
     dnnl_ = MakeDnnlPooling(op);
     identity_ = reducer == Reducer::kMax ? -INFINITY : 0.f;
+    in_numel_ = in.numel;
   }
   std::unique_ptr<Runnable> CreateInstance() const override {
-    return GuardedInstance(*this, dnnl_, identity_);
+    if (p_.reducer != Reducer::kMax) return GuardedInstance(*this, dnnl_, identity_);
+    // oneDNN's max pooling drops NaN and gives the lowest float for -inf.
+    return DnnlUnless(*this, dnnl_, [this](void* const* b) {
+      const float* in = static_cast<const float*>(b[0]);
+      bool nan_or_minus_inf = false;
+      for (int64_t i = 0; i < in_numel_; ++i) nan_or_minus_inf |= !(in[i] > -INFINITY);
+      return nan_or_minus_inf || *static_cast<const float*>(b[1]) != identity_;
+    });
   }
   void Run(void* const* b) override { fn_(*this, b[0], b[1], b[2]); }
 
@@ -239,6 +247,7 @@ class ReduceWindowKernel final : public CpuKernel {
   ReduceWindowPlan p_;
   std::unique_ptr<CpuKernel> dnnl_;
   float identity_ = 0;
+  int64_t in_numel_ = 0;
   void (*fn_)(const ReduceWindowKernel&, const void*, const void*, void*) = nullptr;
 };
 

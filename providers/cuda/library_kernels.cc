@@ -27,8 +27,9 @@ cudaDataType_t CudaType(int32_t dtype) {
 }
 
 // dot_general / brt.matmul through cuBLASLt (GemmPlan, library_plans.h):
-// packed operands are copied into per-context scratch first; bias and relu
-// use the epilogue, tanh and exact GELU run after it.
+// packed operands are copied into per-context scratch first; the bias uses
+// the epilogue, the activation runs after it (cuBLASLt's relu epilogue is
+// not documented to keep NaN, as StableHLO's maximum(x, 0) does).
 class MatmulKernel final : public Kernel {
  public:
   MatmulKernel(const OpInfo& op, const GemmPlan& g) : g_(g) {
@@ -36,12 +37,8 @@ class MatmulKernel final : public Kernel {
     compute_ = CUBLAS_COMPUTE_32F;
     if (g_.dtype == BRT_DTYPE_F32 && std::getenv("BRT_CUDA_ALLOW_TF32"))
       compute_ = CUBLAS_COMPUTE_32F_FAST_TF32;
-    const bool relu = activation == ops::Activation::kRelu;
-    if (g_.bias)
-      epilogue_ = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
-    else if (relu)
-      epilogue_ = CUBLASLT_EPILOGUE_RELU;
-    post_ = !relu && activation != ops::Activation::kNone;
+    if (g_.bias) epilogue_ = CUBLASLT_EPILOGUE_BIAS;
+    post_ = activation != ops::Activation::kNone;
     const cudaDataType_t t = CudaType(g_.dtype);
     auto layout = [&](cublasLtMatrixLayout_t* m, int64_t rows, int64_t cols, int64_t ld,
                       int64_t stride) {
@@ -166,7 +163,7 @@ class MatmulKernel final : public Kernel {
   cublasLtMatmulHeuristicResult_t algo_aligned_{}, algo_unaligned_{};
   bool aligned_ = false, unaligned_ = false;
   std::unique_ptr<Kernel> fallback_;  // brt's own kernel, where no unaligned algorithm exists
-  bool post_ = false;                 // tanh and gelu run after cuBLASLt
+  bool post_ = false;                 // the activation runs after cuBLASLt
   ElementwiseParams post_params_;
 };
 

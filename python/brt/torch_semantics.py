@@ -25,6 +25,10 @@ edges, and the result is a valid program that computes something else:
   as given, so the shift is taken modulo the size first.
 - `trunc`, which torch-mlir writes so that trunc(-0.0) is +0, as ceil
   below zero and floor elsewhere.
+- `relu`, which torch-mlir writes as maximum(x, 0) (+0 for -0), as
+  where(x < 0, 0, x), which keeps -0 as PyTorch does (brt-compile's
+  fuse-epilogues takes this form as the relu_select activation of a matmul
+  or convolution).
 - `x == x` of floats, which torch-mlir folds to true (false for NaN), is
   written as not (x != x).
 - Comparisons of a float tensor with an int scalar, or of an integer tensor
@@ -268,6 +272,17 @@ def keep_pytorch_meaning(program):
             with graph.inserting_before(node):
                 kept = rewriter.call(aten.where.self, rewriter.call(aten.lt.Scalar, x, 0.0),
                                      rewriter.call(aten.ceil.default, x), rewriter.call(aten.floor.default, x))
+            node.replace_all_uses_with(kept)
+            graph.erase_node(node)
+            rewritten += 1
+        elif node.target == aten.relu.default and _is_float_tensor(node.args[0]):
+            # torch-mlir's relu, maximum(x, 0), turns -0 into +0; PyTorch's
+            # keeps x where it is not below 0 (-0 and NaN). brt-compile fuses
+            # this form into a matmul or convolution as it does maximum.
+            x = node.args[0]
+            with graph.inserting_before(node):
+                kept = rewriter.call(aten.where.self, rewriter.call(aten.lt.Scalar, x, 0.0),
+                                     rewriter.call(aten.full_like.default, x, 0.0), x)
             node.replace_all_uses_with(kept)
             graph.erase_node(node)
             rewritten += 1

@@ -147,3 +147,40 @@ func.func @conv_bias_wrong_dim(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>,
   %2 = brt.kernel "add"(%0, %1) {} : (tensor<1x3x3x3xf32>, tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
   return %2 : tensor<1x3x3x3xf32>
 }
+
+// PyTorch's relu as brt.compile_torch writes it, select(x < 0, +0, x) (-0
+// and NaN pass through): fused as relu_select.
+// CHECK-LABEL: func.func @dense_relu_select
+// CHECK-NEXT: %[[M:.*]] = brt.kernel "brt.matmul"(%arg0, %arg1, %arg2) {activation = "relu_select"
+// CHECK-NEXT: return %[[M]]
+func.func @dense_relu_select(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %0 = brt.kernel "dot_general"(%x, %w) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %1 = brt.kernel "broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<4x3xf32>
+  %2 = brt.kernel "add"(%0, %1) {} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %3 = brt.kernel "constant"() {value = dense<0.000000e+00> : tensor<4x3xf32>} : () -> tensor<4x3xf32>
+  %4 = brt.kernel "compare"(%2, %3) {comparison_direction = "LT"} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xi1>
+  %5 = brt.kernel "select"(%4, %3, %2) {} : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %5 : tensor<4x3xf32>
+}
+
+// The same select with a -0 where x < 0 is not a relu: nothing fuses.
+// CHECK-LABEL: func.func @select_negative_zero
+// CHECK-NOT: brt.matmul
+func.func @select_negative_zero(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  %0 = brt.kernel "dot_general"(%x, %w) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %1 = brt.kernel "constant"() {value = dense<0.000000e+00> : tensor<4x3xf32>} : () -> tensor<4x3xf32>
+  %2 = brt.kernel "constant"() {value = dense<-0.000000e+00> : tensor<4x3xf32>} : () -> tensor<4x3xf32>
+  %3 = brt.kernel "compare"(%0, %1) {comparison_direction = "LT"} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xi1>
+  %4 = brt.kernel "select"(%3, %2, %0) {} : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %4 : tensor<4x3xf32>
+}
+
+// maximum(x, -0) is -0 for negative x, not relu: nothing fuses.
+// CHECK-LABEL: func.func @maximum_negative_zero
+// CHECK-NOT: brt.matmul
+func.func @maximum_negative_zero(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  %0 = brt.kernel "dot_general"(%x, %w) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %1 = brt.kernel "constant"() {value = dense<-0.000000e+00> : tensor<4x3xf32>} : () -> tensor<4x3xf32>
+  %2 = brt.kernel "maximum"(%0, %1) {} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %2 : tensor<4x3xf32>
+}

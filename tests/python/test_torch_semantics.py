@@ -286,3 +286,73 @@ def test_comparisons_of_constants_with_scalars(fill):
                 + (k != -2.5).float() * 16 + x)
     got, want = run_both(fn, x, ints)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_relu_keeps_the_sign_of_zero(dtype):
+    """relu(-0.0) is -0.0 and relu(NaN) NaN (rsqrt shows the zero's sign:
+    -inf); torch-mlir's maximum(x, 0) gave +0 (found by the model fuzzer)."""
+    x = torch.tensor([-0.0, 0.0, -0.75, 0.5, -float("inf"), float("inf"), float("nan")], dtype=dtype)
+    got, want = run_both(lambda x: torch.rsqrt(torch.relu(x)).float(), x)
+    np.testing.assert_allclose(got, want, rtol=1e-2)  # bf16 may skip a rounding when fused
+    signed = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[signed]), np.signbit(want[signed]))
+
+
+def _fused_activations(module, *args):
+    """The activation of every brt.matmul and brt.conv in module's compiled
+    program (brt-compile's last pass dump), in order."""
+    import pathlib
+    import re
+    import subprocess
+    import tempfile
+
+    from brt.compiler import find_tool
+    from brt.torch_frontend import export_torch_stablehlo
+    with tempfile.TemporaryDirectory() as tmp:
+        source = f"{tmp}/model.mlir"
+        with open(source, "w") as f:
+            f.write(export_torch_stablehlo(module, *args))
+        subprocess.run([find_tool("brt-compile"), source, "-o", f"{tmp}/model.brtx", "--dump-after-each",
+                        f"{tmp}/passes"], check=True, capture_output=True)
+        last = sorted(pathlib.Path(tmp, "passes").glob("*.mlir"))[-1].read_text()
+    return re.findall(r'"brt\.(?:matmul|conv)".*?activation = "(\w+)"', last)
+
+
+def test_relu_after_linear_and_conv_still_fuses_and_keeps_nan():
+    """The where(x < 0, 0, x) form of relu still fuses into a convolution
+    and a linear layer (as relu_select), and keeps NaN there. (The linear
+    layer has no bias: fold-constants makes a [batch, out] constant of a
+    small one's broadcast, which fuse-epilogues does not take as a bias.)"""
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.fc = torch.nn.Linear(8 * 6 * 6, 10, bias=False)
+
+        def forward(self, x):
+            return torch.relu(self.fc(torch.relu(self.conv(x)).flatten(1)))
+
+    torch.manual_seed(40)
+    net = Net().eval()
+    x = randn(2, 3, 6, 6)
+    x[1, :, 2, 3] = float("nan")
+    assert _fused_activations(net, x) == ["relu_select", "relu_select"]
+    got, want = run_both(net, x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert np.isnan(got[1]).all() and np.isnan(want[1]).all()
+
+
+def test_resnet18_convolutions_keep_their_relu():
+    """Every convolution of ResNet-18 followed by a relu (the stem's and each
+    block's first: 9 of 20) still carries it as relu_select, and the result
+    is PyTorch's. (channels-last left a transpose unused beside the
+    select form, which stopped the fusion.)"""
+    torchvision = require("torchvision")
+    torch.manual_seed(40)
+    net = torchvision.models.resnet18(weights=None).eval()
+    x = randn(1, 3, 64, 64)
+    activations = _fused_activations(net, x)
+    assert len(activations) == 21 and activations.count("relu_select") == 9, activations  # 20 convs, fc
+    got, want = run_both(net, x)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -191,6 +191,44 @@ TEST(DotGeneral, IntegerAndBfloat16) {
       1e-2);
 }
 
+// Batched bf16 (and f32) products with one contracting element and an
+// infinite operand: inf * 2 is inf. oneDNN 3.2's gemm:jit bf16 kernel, which
+// it takes for some layouts, made NaN of it where K = 1 (found by the model
+// fuzzer). Operands of +-1 and 2 only: every product is exact.
+TEST(DotGeneral, UnitContractionOfInfinity) {
+  const double kInf = std::numeric_limits<double>::infinity();
+  // clang-format off
+  const DotSpec specs[] = {
+      {{2, 2, 1}, {2, 1, 4}, {0}, {0}, {2}, {1}, {2, 2, 4}},  // the fuzzer's
+      {{2, 1, 3}, {2, 1, 4}, {0}, {0}, {1}, {1}, {2, 3, 4}},  // lhs transposed
+      {{2, 3, 1}, {4, 2, 1}, {0}, {1}, {2}, {2}, {2, 3, 4}},  // rhs transposed, batch not leading
+      {{3, 1, 1}, {3, 1, 5}, {0}, {0}, {2}, {1}, {3, 1, 5}},  // M = 1
+      {{2, 3, 3}, {4, 2, 3}, {0}, {1}, {2}, {2}, {2, 3, 4}},  // K = 3, gemm:jit bf16 is right
+  };
+  // clang-format on
+  for (DType t : {DType::kBF16, DType::kF32})
+    for (const DotSpec& s : specs) {
+      std::vector<double> lv(NumElements(s.lhs).value()), rv(NumElements(s.rhs).value());
+      for (size_t i = 0; i < lv.size(); ++i) lv[i] = i % 3 == 1 ? -1.0 : 1.0;
+      for (size_t i = 0; i < rv.size(); ++i) rv[i] = i % 2 ? -2.0 : 2.0;
+      lv[0] = kInf, rv.back() = -kInf;
+      const HostTensor l = HostTensor::FromDouble(t, s.lhs, lv),
+                       r = HostTensor::FromDouble(t, s.rhs, rv);
+      const std::vector<double> got = MustRunOp({"dot_general",
+                                                 {l, r},
+                                                 {{t, Dims(s.out)}},
+                                                 {{"lhs_batching_dimensions", s.lb},
+                                                  {"rhs_batching_dimensions", s.rb},
+                                                  {"lhs_contracting_dimensions", s.lc},
+                                                  {"rhs_contracting_dimensions", s.rc}}})[0]
+                                          .ToDouble();
+      const std::vector<double> want = DotReference(l, r, s);
+      for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_EQ(got[i], want[i]) << DTypeName(t) << " " << FormatShape(s.lhs) << " x "
+                                   << FormatShape(s.rhs) << " at " << i;
+    }
+}
+
 TEST(DotGeneral, MismatchedContractingSizesAreRejected) {
   auto r = RunOp({"dot_general",
                   {Random(DType::kF32, {3, 4}, Rng()), Random(DType::kF32, {5, 2}, Rng())},
@@ -249,6 +287,69 @@ TEST(Matmul, BiasAndActivationEpilogues) {
                     {{DType::kF32, Dims(s.out)}},
                     {{"lhs_contracting_dimensions", s.lc}, {"rhs_contracting_dimensions", s.rc}}});
   ExpectError(bad.status(), {"bias must have the rhs free dimensions [9]", "got [33]"});
+}
+
+// relu as maximum(x, 0) (NaN stays NaN, -0 becomes +0) and relu_select as
+// select(x < 0, 0, x) (PyTorch's: -0 stays too), on each path of brt.matmul
+// and brt.conv: checked bit for bit against the same op without an
+// activation, the relu applied here. Rows of the lhs hold NaN, -inf, inf and
+// -0 (with K = 1 a product of -0 may come out as -0). oneDNN's relu post-op
+// made NaN 0.
+bool SameBits(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
+
+void ExpectReluEpilogue(const OpRun& plain, const std::string& where) {
+  const std::vector<double> none = MustRunOp(plain)[0].ToDouble();
+  for (const char* activation : {"relu", "relu_select"}) {
+    OpRun fused = plain;
+    fused.attrs.emplace_back("activation", activation);
+    const std::vector<double> got = MustRunOp(fused)[0].ToDouble();
+    const bool select = std::string(activation) == "relu_select";
+    size_t nan = 0;
+    for (size_t i = 0; i < none.size(); ++i) {
+      const double v = none[i];
+      const double want = select ? (v < 0 ? 0.0 : v) : (std::isnan(v) ? v : v <= 0 ? 0.0 : v);
+      nan += std::isnan(v);
+      EXPECT_TRUE(SameBits(got[i], want))
+          << where << " " << activation << " at " << i << ": " << got[i] << " for " << v;
+    }
+    EXPECT_GT(nan, 0u) << where;
+  }
+}
+
+TEST(Matmul, ReluKeepsNanOnEveryPath) {
+  const double kNan = std::numeric_limits<double>::quiet_NaN(),
+               kInf = std::numeric_limits<double>::infinity();
+  for (DType t : {DType::kF32, DType::kBF16, DType::kF16})
+    for (int64_t k : {1, 37})
+      for (const std::vector<int>& weights : {std::vector<int>{}, std::vector<int>{1}}) {
+        const DotSpec s = {{9, k}, {k, 20}, {}, {}, {1}, {0}, {9, 20}};
+        HostTensor l = Random(t, s.lhs, Rng()), r = Random(t, s.rhs, Rng());
+        for (int64_t j = 0; j < k; ++j)
+          l.Set(0 * k + j, kNan), l.Set(1 * k + j, -kInf), l.Set(2 * k + j, kInf),
+              l.Set(3 * k + j, -0.0);
+        ExpectReluEpilogue(
+            {"brt.matmul",
+             {l, r},
+             {{t, Dims(s.out)}},
+             {{"lhs_contracting_dimensions", s.lc}, {"rhs_contracting_dimensions", s.rc}},
+             weights},
+            std::string(DTypeName(t)) + " K=" + std::to_string(k) +
+                (weights.empty() ? "" : " constant weights"));
+      }
+  // Batched (oneDNN's batched matmul, not brt's small loop: it has an epilogue).
+  const DotSpec& b = kDots[3];
+  HostTensor l = Random(DType::kF32, b.lhs, Rng()), r = Random(DType::kF32, b.rhs, Rng());
+  l.Set(5, kNan);
+  ExpectReluEpilogue({"brt.matmul",
+                      {l, r, Random(DType::kF32, {5}, Rng())},
+                      {{DType::kF32, Dims(b.out)}},
+                      {{"lhs_batching_dimensions", b.lb},
+                       {"rhs_batching_dimensions", b.rb},
+                       {"lhs_contracting_dimensions", b.lc},
+                       {"rhs_contracting_dimensions", b.rc}}},
+                     "batched");
 }
 
 struct ConvSpec {
@@ -372,6 +473,24 @@ TEST(Convolution, BiasAndActivationEpilogues) {
                     {{DType::kF32, Dims(c.out)}},
                     {}});
   ExpectError(bad.status(), {"bias must have shape [4] (the output features), got [3]"});
+}
+
+// relu and relu_select on brt.conv (oneDNN's relu post-op made NaN 0), f32
+// and bf16 (run in f32 where the CPU has no bf16 convolution).
+TEST(Convolution, ReluKeepsNan) {
+  for (DType t : {DType::kF32, DType::kBF16})
+    for (int index : {0, 4}) {
+      const ConvSpec& c = kConvs[index];
+      HostTensor x = Random(t, c.in, Rng()), w = Random(t, c.kernel, Rng());
+      x.Set(3, std::numeric_limits<double>::quiet_NaN());
+      x.Set(x.numel() - 1, -std::numeric_limits<double>::infinity());
+      ExpectReluEpilogue({"brt.conv",
+                          {x, w, Random(t, {c.out[c.of]}, Rng())},
+                          {{t, Dims(c.out)}},
+                          ConvAttrs(c),
+                          {1}},
+                         std::string(DTypeName(t)) + " conv " + std::to_string(index));
+    }
 }
 
 TEST(Convolution, TransposedConvolutionIsReportedUnsupported) {

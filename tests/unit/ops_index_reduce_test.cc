@@ -259,6 +259,62 @@ TEST(ReduceWindow, NchwPoolingAndNonIdentityInit) {
   }
 }
 
+// Max windows over inputs with -inf and NaN, and windows wholly in the
+// padding, as StableHLO defines them: NaN propagates, -inf stays -inf (and
+// an empty window is the init, -inf). oneDNN's max pooling, which runs the
+// rank 3-5 f32 ones, gave the lowest float for both (lax.cummax, found by the
+// model fuzzer). Against a float64 loop, the window along dim 0 (cummax's)
+// or the last two (pooling), with each input clean and with the edge values.
+TEST(ReduceWindow, MaxOfInfinityAndNan) {
+  struct Case {
+    std::vector<int64_t> shape, window, padding;
+  };
+  const Case cases[] = {
+      {{5, 3, 4}, {5, 1, 1}, {4, 0, 0, 0, 0, 0}},              // cummax along dim 0
+      {{2, 3, 6, 5}, {1, 1, 3, 2}, {0, 0, 0, 0, 1, 1, 0, 1}},  // pooling
+      {{2, 2, 3}, {1, 1, 2}, {0, 0, 0, 0, 3, 0}},              // windows wholly in the padding
+  };
+  HostTensor ninf = HostTensor::FromDouble(DType::kF32, {}, {-INFINITY});
+  std::mt19937_64 rng(40);  // its own: later tests' data (ties) follow Rng()'s sequence
+  for (const Case& c : cases)
+    for (int edges : {0, 1}) {
+      HostTensor x = Random(DType::kF32, c.shape, rng);
+      if (edges) {
+        x.Set(0, -INFINITY), x.Set(x.numel() / 2, NAN), x.Set(x.numel() - 1, -INFINITY);
+        x.Set(1, -std::numeric_limits<float>::max());
+      }
+      const int r = static_cast<int>(c.shape.size());
+      std::vector<int64_t> out_shape(r);
+      for (int d = 0; d < r; ++d)
+        out_shape[d] = c.shape[d] + c.padding[2 * d] + c.padding[2 * d + 1] - c.window[d] + 1;
+      auto out =
+          MustRunOp(
+              {"reduce_window",
+               {x, ninf},
+               {{DType::kF32, Dims(out_shape)}},
+               {{"window_dimensions", c.window}, {"padding", c.padding}, {"reducer", "max"}}})[0]
+              .ToDouble();
+      for (int64_t o = 0; o < NumElements(out_shape).value(); ++o) {
+        const std::vector<int64_t> oi = Unravel(o, out_shape);
+        double want = -INFINITY;
+        for (int64_t w = 0; w < NumElements(c.window).value(); ++w) {
+          const std::vector<int64_t> wi = Unravel(w, c.window);
+          std::vector<int64_t> ii(r);
+          bool inside = true;
+          for (int d = 0; d < r; ++d) {
+            ii[d] = oi[d] + wi[d] - c.padding[2 * d];
+            inside = inside && ii[d] >= 0 && ii[d] < c.shape[d];
+          }
+          const double v = inside ? x.Get(Ravel(ii, c.shape)) : -INFINITY;
+          want = std::isnan(want) || std::isnan(v) ? NAN : std::max(want, v);
+        }
+        EXPECT_TRUE(std::isnan(want) ? std::isnan(out[o]) : out[o] == want)
+            << FormatShape(c.shape) << " edges " << edges << " at " << o << ": " << out[o]
+            << ", want " << want;
+      }
+    }
+}
+
 // Large f32 sums go to oneDNN's reduction when the init value is 0.
 TEST(Reduce, LargeSumWithZeroAndNonZeroInit) {
   const std::vector<int64_t> shape = {64, 33, 40};

@@ -4,6 +4,11 @@ has 3 or more dims.
 
 Found by `python3 tests/fuzz/models/fuzz.py --frontend jax --seed 100`
 (programs 100057579 and 100058156), then minimized.
+
+Cause (fixed): oneDNN's max pooling starts from the lowest finite float
+(its padding too) and its max drops NaN; the CPU provider now runs a max
+reduce_window whose input holds -inf or NaN, or with a window wholly in the
+padding, as its loop (providers/cpu/reduce.cc, dnnl_elementwise.cc).
 """
 FRONTEND = 'jax'
 X64 = False  # jax_enable_x64
@@ -12,11 +17,7 @@ STATUS = 'mismatch'
 REASON = 'output 0: 2 of 2 elements differ first at (0, 0, 0): framework np.float32(-inf), brt np.float32(-3.4028235e+38)'
 PRECISION = 'f32'  # the roughest float it computes in: the tolerance
 INEXACT = []  # the values rounding may change
-XFAIL = ("cummax is a reduce_window max with init -inf, which the CPU provider runs as oneDNN max pooling "
-         "where the window leaves two dims alone (rank 3 and up; rank 1 and 2 take brt's loop and are right): "
-         "oneDNN's pooling starts from the lowest finite float and its max skips NaN, so -inf and NaN inputs "
-         "come out as -3.4028235e+38 (providers/cpu/dnnl_elementwise.cc; the check that the init is the "
-         "identity does not cover the inputs' infinities and NaN)")
+XFAIL = None  # the cause while brt has it; None once fixed
 
 from numpy import inf, nan  # noqa: F401  (in INPUTS)
 import jax

@@ -5,6 +5,12 @@ products are +-inf (f32 and f16 are right, and so are K = 2 and 3, M = 1).
 Found by `python3 tests/fuzz/models/fuzz.py --frontend jax --seed 100`
 (program 100056299: a [2, 2, 1, 1] x [2, 1, 1, 4] bf16 matmul), minimized
 by hand.
+
+Cause (fixed): oneDNN 3.2's gemm:jit bf16 matmul kernel, which it takes for
+some batched layouts (here the strides brt gives a size-1 contraction),
+makes NaN of an infinite operand where K = 1 (K = 2 and 3 are right; not
+traced inside oneDNN). The CPU provider runs those matmuls as its loop
+(providers/cpu/dnnl_kernels.cc).
 """
 FRONTEND = 'jax'
 X64 = False  # jax_enable_x64
@@ -13,8 +19,7 @@ STATUS = 'mismatch'
 REASON = 'output 0: 4 of 16 elements differ first at (0, 0, 0): framework inf, brt nan'
 PRECISION = 'bf16'  # the roughest float it computes in: the tolerance
 INEXACT = ['v0']  # the values rounding may change
-XFAIL = ("the CPU provider's bf16 batched matmul (oneDNN, K = 1, M = 2) makes NaN of an infinite lhs: "
-         "probably inf times the zero padding of K in oneDNN's bf16 (VNNI-pair) layout; not yet traced further")
+XFAIL = None  # the cause while brt has it; None once fixed
 
 from numpy import inf, nan  # noqa: F401  (in INPUTS)
 import jax

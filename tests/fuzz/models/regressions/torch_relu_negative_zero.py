@@ -4,6 +4,11 @@ rsqrt of it is -inf against +inf and tanh -1 against 1.
 
 Found by `fuzz.py --frontend torch` (program 900009: `fuzz.py --frontend
 torch --show 900009`), then minimized.
+
+Cause (fixed): torch-mlir lowers aten.relu to stablehlo.maximum(x, 0);
+python/brt/torch_semantics.py now writes relu as where(x < 0, 0, x), and
+fuse-epilogues fuses that form into a matmul or convolution as the
+relu_select activation, which keeps -0 and NaN.
 """
 FRONTEND = 'torch'
 X64 = False  # jax_enable_x64
@@ -12,10 +17,7 @@ STATUS = 'mismatch'
 REASON = 'output 0: 1 of 18 elements differ first at (5, 1): framework np.float16(-1.0), brt np.float16(1.0)'
 PRECISION = 'f16'  # the roughest float it computes in: the tolerance
 INEXACT = ['v1', 'v2']  # the values rounding may change
-XFAIL = ("torch-mlir lowers aten.relu to stablehlo.maximum(x, 0), which is +0 for x = -0 (IEEE-754, and brt), "
-         "where PyTorch's relu returns x itself; python/brt/torch_semantics.py could write relu as "
-         "where(x < 0, 0, x) (NaN and -0 pass through as in eager) -- a sign of zero, seen only through "
-         "1/x, rsqrt, atan2 and the like")
+XFAIL = None  # the cause while brt has it; None once fixed
 
 from numpy import inf, nan  # noqa: F401  (in INPUTS)
 import torch
