@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernel.h"
+#include "parallel.h"
 
 namespace brt::cpu {
 
@@ -50,13 +51,17 @@ inline memory::desc Plain(const OpInfo& op, const TensorInfo& t) {
 
 // relu over x[0, n) in place: maximum(x, 0), where NaN stays NaN and -0
 // becomes +0, or (keep_negative_zero) select(x < 0, 0, x), where -0 stays -0.
+// A pass over a convolution's whole output: shared out over the Session's
+// threads in blocks of 16K elements.
 template <typename T>
 void ReluInPlace(T* x, int64_t n, bool keep_negative_zero) {
   const T zero = T(0.0f);
-  if (keep_negative_zero)
-    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(x[i]) < 0.f ? zero : x[i];
-  else
-    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(x[i]) <= 0.f ? zero : x[i];
+  ParallelFor(n, int64_t{1} << 14, [&](int64_t begin, int64_t end) {
+    if (keep_negative_zero)
+      for (int64_t i = begin; i < end; ++i) x[i] = static_cast<float>(x[i]) < 0.f ? zero : x[i];
+    else
+      for (int64_t i = begin; i < end; ++i) x[i] = static_cast<float>(x[i]) <= 0.f ? zero : x[i];
+  });
 }
 
 // A oneDNN primitive plus which buffer feeds each of its arguments.

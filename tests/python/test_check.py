@@ -74,7 +74,8 @@ def test_torch_check_covers_every_specialization(monkeypatch):
     small, big = torch.randn(1, 6), torch.randn(3, 6)
     brt.compile_torch(linear, small, specializations=[(big,)], check=True)
 
-    planted(monkeypatch, torch_frontend, "export_torch_stablehlo", '"stablehlo.maximum"', '"stablehlo.minimum"')
+    # relu is select(x < 0, 0, x): made select(x > 0, 0, x)
+    planted(monkeypatch, torch_frontend, "export_torch_stablehlo", "comparison_direction LT", "comparison_direction GT")
     with pytest.raises(brt.CheckError, match=r"function 'main_1x6'.*output 'result0'"):
         brt.compile_torch(linear, small, specializations=[(big,)], check=True)
 
