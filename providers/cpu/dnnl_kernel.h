@@ -55,12 +55,15 @@ inline memory::desc Plain(const OpInfo& op, const TensorInfo& t) {
 // threads in blocks of 16K elements.
 template <typename T>
 void ReluInPlace(T* x, int64_t n, bool keep_negative_zero) {
-  const T zero = T(0.0f);
-  ParallelFor(n, int64_t{1} << 14, [&](int64_t begin, int64_t end) {
+  // Values, not references, in the loop: so it vectorizes to compare and
+  // blend (a branch per element mispredicts on half of random data).
+  ParallelFor(n, int64_t{1} << 14, [x, keep_negative_zero](int64_t begin, int64_t end) {
+    T* __restrict p = x;
+    const T zero = T(0.0f);
     if (keep_negative_zero)
-      for (int64_t i = begin; i < end; ++i) x[i] = static_cast<float>(x[i]) < 0.f ? zero : x[i];
+      for (int64_t i = begin; i < end; ++i) p[i] = static_cast<float>(p[i]) < 0.f ? zero : p[i];
     else
-      for (int64_t i = begin; i < end; ++i) x[i] = static_cast<float>(x[i]) <= 0.f ? zero : x[i];
+      for (int64_t i = begin; i < end; ++i) p[i] = static_cast<float>(p[i]) <= 0.f ? zero : p[i];
   });
 }
 
