@@ -53,6 +53,7 @@ class BuildLikeLoad:
 
 
 def latencies_ms(run, seconds, warmup=5):
+    time.sleep(peer_compare.REST_S)  # the other runtime's workers stop spinning
     for _ in range(warmup):
         run()
     samples = []

@@ -97,6 +97,10 @@ def onednn_isa():
     libdnnl the CPU provider loads: the one in this Python's prefix)."""
     import ctypes
     try:
+        # Its oneTBB build needs these beside it and names no path to them.
+        for dep in ("libtbb.so.12", "libintlc.so.5", "libimf.so"):
+            if os.path.exists(f"{sys.prefix}/lib/{dep}"):
+                ctypes.CDLL(f"{sys.prefix}/lib/{dep}", mode=ctypes.RTLD_GLOBAL)
         lib = ctypes.CDLL(f"{sys.prefix}/lib/libdnnl.so.3")
     except OSError:
         return "unknown (libdnnl not found)"

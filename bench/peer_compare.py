@@ -114,7 +114,14 @@ MODELS = {"mlp": (mlp, mlp_args, mlp_onnx), "cnn": (cnn, cnn_args, cnn_onnx),
           "transformer_encoder_block": (encoder_block, lambda: encoder_args(RNG), encoder_onnx)}
 
 
+# Rest before each runtime's timing: the runtime timed before may still have
+# workers spinning for its next op (ONNX Runtime's kept the MLP's brt
+# requests at one core's speed for 10-100 ms after its last run).
+REST_S = 0.2
+
+
 def median_ms(fn, runs, warmup=10):
+    time.sleep(REST_S)
     for _ in range(warmup):
         fn()
     times = []
@@ -200,7 +207,7 @@ def jax_rows(opts, tmp):
         rows.append((name, t, errors))
         print(f"{name}: brt {t['brt']:.3f} ms, onnxruntime {t['onnxruntime']:.3f} ms, iree "
               + ", ".join(f"{v:.3f} ms (weights as {m})" for m, v in iree_times.items()), flush=True)
-    lines = [machine.threading_line(THREADS), f"median of {opts.runs} runs after 10 warm-up; outputs checked against JAX "
+    lines = [machine.threading_line(THREADS), f"median of {opts.runs} runs after 10 warm-up and {REST_S} s of rest; outputs checked against JAX "
              "(relative error in brackets); weights are program constants for brt and ONNX initializers for "
              "onnxruntime; IREE is timed with weights as constants and as inputs and the faster counts", "",
              "| model | brt ms | onnxruntime ms | IREE ms | brt / onnxruntime | brt / IREE | brt <= faster peer |",
@@ -303,7 +310,7 @@ def torch_rows(opts, tmp):
         t = {k: statistics.median(v) for k, v in samples.items()}
         rows.append((name, t, errors))
         print(f"{name}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in t.items()), flush=True)
-    lines = [machine.threading_line(THREADS), f"{opts.runs} runs each in 5 interleaved blocks, the median of the block "
+    lines = [machine.threading_line(THREADS), f"{opts.runs} runs each in 5 interleaved blocks after {REST_S} s of rest, the median of the block "
              "medians; outputs checked against PyTorch (relative error in brackets); onnxruntime runs "
              "torch.onnx.export's graph with all graph optimizations (MiniLM after its BERT fusions); IREE runs the "
              "StableHLO brt compiles; PyTorch is eager under torch.inference_mode", "",
