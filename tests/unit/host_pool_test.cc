@@ -123,6 +123,27 @@ TEST(HostPool, OptionsAreCheckedAndReported) {
       << refused.status().message();
 }
 
+TEST(HostPool, ThreadsFromTheEnvironment) {
+  Program p;
+  const char* saved = std::getenv("BRT_NUM_THREADS");
+  const std::string before = saved ? saved : "";
+  setenv("BRT_NUM_THREADS", "3", 1);
+  EXPECT_EQ(Load(p, 0)->intra_op_threads(), 3);
+  EXPECT_EQ(Load(p, 2)->intra_op_threads(), 2);  // the option wins
+  setenv("BRT_NUM_THREADS", "three", 1);
+  ExecutableBuilder builder("host-pool-test");
+  p.Build(builder);
+  auto refused = LoadBuilt(builder, {});
+  if (saved)
+    setenv("BRT_NUM_THREADS", before.c_str(), 1);
+  else
+    unsetenv("BRT_NUM_THREADS");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("BRT_NUM_THREADS is 'three'"), std::string::npos)
+      << refused.status().message();
+}
+
 TEST(HostPool, MatchesTheReferenceOnEveryThreadCount) {
   Program p;
   HostTensor x = Random(DType::kF32, {kRows, kWidth}, Rng());
