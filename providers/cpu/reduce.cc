@@ -199,11 +199,14 @@ class ReduceWindowKernel final : public CpuKernel {
   std::unique_ptr<Runnable> CreateInstance() const override {
     if (p_.reducer != Reducer::kMax) return GuardedInstance(*this, dnnl_, identity_);
     // oneDNN's max pooling drops NaN and gives the lowest float for -inf.
-    return DnnlUnless(*this, dnnl_, [this](void* const* b) {
+    // The scan counts with locals so that it vectorizes (as a bool or-ed
+    // through `this` it did not: 0.056 ms of the CNN's 0.18, where its two
+    // poolings take 0.008).
+    return DnnlUnless(*this, dnnl_, [n = in_numel_, identity = identity_](void* const* b) {
       const float* in = static_cast<const float*>(b[0]);
-      bool nan_or_minus_inf = false;
-      for (int64_t i = 0; i < in_numel_; ++i) nan_or_minus_inf |= !(in[i] > -INFINITY);
-      return nan_or_minus_inf || *static_cast<const float*>(b[1]) != identity_;
+      int64_t nan_or_minus_inf = 0;
+      for (int64_t i = 0; i < n; ++i) nan_or_minus_inf += !(in[i] > -INFINITY);
+      return nan_or_minus_inf > 0 || *static_cast<const float*>(b[1]) != identity;
     });
   }
   void Run(void* const* b) override { fn_(*this, b[0], b[1], b[2]); }
