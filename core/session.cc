@@ -113,6 +113,9 @@ Status Session::Impl::InHostPool(const std::function<Status()>& work) {
 }
 
 namespace {
+constexpr int kMaxIntraOpThreads = 4096;
+constexpr char kThreadCountHint[] = ": give a thread count from 1 to 4096, or 0 for one per CPU";
+
 // $BRT_NUM_THREADS: the intra-op threads of Sessions that do not set theirs
 // (0 when unset: one per CPU).
 Expected<int> ThreadsFromEnvironment() {
@@ -120,10 +123,9 @@ Expected<int> ThreadsFromEnvironment() {
   if (!text || !*text) return 0;
   char* end = nullptr;
   const long threads = std::strtol(text, &end, 10);
-  if (*end || threads < 0 || threads > 4096)
-    return Status(StatusCode::kInvalidArgument, std::string("BRT_NUM_THREADS is '") + text +
-                                                    "': give a thread count from 1 to 4096, or 0 "
-                                                    "for one per CPU");
+  if (*end || threads < 0 || threads > kMaxIntraOpThreads)
+    return Status(StatusCode::kInvalidArgument,
+                  std::string("BRT_NUM_THREADS is '") + text + "'" + kThreadCountHint);
   return static_cast<int>(threads);
 }
 
@@ -137,10 +139,10 @@ int UsableCpus() {
 }  // namespace
 
 Status Session::Impl::CreateHostPool(const SessionOptions& options) {
-  if (options.intra_op_threads < 0 || options.intra_op_threads > 4096)
-    return Status(StatusCode::kInvalidArgument,
-                  "SessionOptions.intra_op_threads is " + std::to_string(options.intra_op_threads) +
-                      ": give a thread count from 1 to 4096, or 0 for one per CPU");
+  if (options.intra_op_threads < 0 || options.intra_op_threads > kMaxIntraOpThreads)
+    return Status(StatusCode::kInvalidArgument, "SessionOptions.intra_op_threads is " +
+                                                    std::to_string(options.intra_op_threads) +
+                                                    kThreadCountHint);
   for (const auto& p : providers) {
     const BrtProviderApi* api = p->api;
     if (!BRT_STRUCT_HAS(BrtProviderApi, api, run_in_host_pool) || !api->create_host_pool ||

@@ -263,9 +263,9 @@ bool OneDnnRunsAvx512() {
 
 // f32 [M, K] x [K, N] without batch dims, any epilogue, by brt's GEMM
 // (packed_gemm.h), where oneDNN runs AVX2 at best: by constant weights
-// (packed here, once; rows of the lhs contiguous), or with a transposed lhs (a^T b, a weight gradient: oneDNN
-// 3.2's AVX2 gemm runs it at half the speed of a plain one; b packed at
-// every run).
+// (packed here, once; rows of the lhs contiguous), or with a transposed lhs (a^T b, a weight
+// gradient: oneDNN 3.2's AVX2 gemm runs it at half the speed of a plain one; b packed at every
+// run).
 class PackedMatmulKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {

@@ -40,12 +40,6 @@ void ParallelFor(int64_t n, int64_t grain, const F& body) {
   for (auto& t : threads) t.join();
 }
 
-template <typename F>
-void ParallelParts(int64_t parts, const F& body) {
-  ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) body(p);
-  });
-}
 #else
 // The threads of the arena the caller runs in: its Session's during a run.
 inline int MaxThreads() { return oneapi::tbb::this_task_arena::max_concurrency(); }
@@ -60,17 +54,15 @@ void ParallelFor(int64_t n, int64_t grain, const F& body) {
       oneapi::tbb::blocked_range<int64_t>(0, n, grain),
       [&](const oneapi::tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
 }
+#endif
 
-// body(part) for each part < parts, each its own task (for parts that own a
-// scratch buffer each: no two tasks share a part).
+// body(part) for each part < parts, each part run whole by one thread (for
+// parts that own a scratch buffer each: no two threads share a part).
 template <typename F>
 void ParallelParts(int64_t parts, const F& body) {
-  if (parts == 1 || MaxThreads() == 1) {
-    for (int64_t p = 0; p < parts; ++p) body(p);
-    return;
-  }
-  oneapi::tbb::parallel_for(int64_t{0}, parts, [&](int64_t p) { body(p); });
+  ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) body(p);
+  });
 }
-#endif
 
 }  // namespace brt::cpu
