@@ -2,8 +2,8 @@
 
 #include "brt/op_registry.h"
 
-#include "common/scalar_ops.h"
 #include "llvm/ADT/StringMap.h"
+#include "ops/scalar_ops.h"
 
 namespace brt::bridge {
 namespace {
@@ -18,16 +18,14 @@ constexpr KindInfo kKinds[] = {
    cls,                                                            \
    ((flags)&kStableHlo) != 0,                                      \
    ((flags)&kChlo) != 0,                                           \
-   ((flags)&kCuda) != 0,                                           \
    #float_expr,                                                    \
    ops::TakesFloats(Domain::domain)},
 #define BRT_UNARY(e, kind, domain, flags, float_expr, int_expr) \
   BRT_ELEMENTWISE_KIND(kUnary, kind, domain, flags, float_expr)
 #define BRT_BINARY(e, kind, domain, flags, float_expr, int_expr) \
   BRT_ELEMENTWISE_KIND(kBinary, kind, domain, flags, float_expr)
-#define BRT_OP(kind, min_operands, max_operands, cls, flags, ...)                        \
-  {kind,    cls,  ((flags)&kStableHlo) != 0, ((flags)&kChlo) != 0, ((flags)&kCuda) != 0, \
-   nullptr, false},
+#define BRT_OP(name, kind, min_operands, max_operands, cls, flags, attrs) \
+  {kind, cls, ((flags)&kStableHlo) != 0, ((flags)&kChlo) != 0, nullptr, false},
 #include "brt/ops.def"
 #undef BRT_ELEMENTWISE_KIND
 };

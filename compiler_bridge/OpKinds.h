@@ -1,5 +1,6 @@
 // The op kinds the compiler knows, made from the op registry (brt/ops.def):
-// which StableHLO ops it imports, which it may fuse, check, or place on CUDA.
+// which StableHLO ops it imports, which it may fuse or check. Which device
+// runs a kind is the providers' to say (the place pass asks them).
 #pragma once
 
 #include "llvm/ADT/ArrayRef.h"
@@ -21,7 +22,6 @@ struct KindInfo {
   KindClass cls;
   bool imported;  // a StableHLO op imported under this name
   bool chlo;      // a CHLO op imported under this name
-  bool cuda;      // the CUDA provider runs it
   // Unary and binary ops: the scalar expression over x (unary) or a and b
   // (binary), valid C++ and CUDA C on floats; on_float: defined on floats.
   const char* expression;

@@ -135,17 +135,20 @@ Status CheckOp(const fb::Op& op, size_t index, std::string_view fn, size_t num_v
   if (n_out != schema->ResultsFor(n_in))
     return Invalid(where() + ": has " + std::to_string(n_out) + " results, expected " +
                    std::to_string(schema->ResultsFor(n_in)));
-  for (const RequiredAttr& req : schema->attrs) {
-    if (!req.name) break;
+  for (size_t i = 0; i < Len(op.attrs()); ++i) {
+    const fb::Attr* a = op.attrs()->Get(i);
+    const AttrSchema* known = schema->FindAttr(Str(a->name()));
+    if (known && static_cast<int32_t>(a->kind()) != known->kind)
+      return Invalid(where() + ": attribute '" + known->name + "' must be " +
+                     AttrKindName(known->kind) + ", got " +
+                     AttrKindName(static_cast<int32_t>(a->kind())));
+  }
+  for (const AttrSchema* req = schema->attrs; req->name; ++req) {
     bool found = false;
-    for (size_t i = 0; i < Len(op.attrs()) && !found; ++i) {
-      const fb::Attr* a = op.attrs()->Get(i);
-      if (Str(a->name()) != req.name) continue;
-      if (static_cast<int32_t>(a->kind()) != req.kind)
-        return Invalid(where() + ": attribute '" + req.name + "' has the wrong kind");
-      found = true;
-    }
-    if (!found) return Invalid(where() + ": missing required attribute '" + req.name + "'");
+    for (size_t i = 0; i < Len(op.attrs()) && !found; ++i)
+      found = Str(op.attrs()->Get(i)->name()) == req->name;
+    if (req->required && !found)
+      return Invalid(where() + ": missing required attribute '" + req->name + "'");
   }
   return Status::Ok();
 }

@@ -7,12 +7,21 @@ using namespace op_flags;
 constexpr int ResultCount(unsigned flags) {
   return flags & kResultPerOperand ? -1 : flags & kTwoResults ? 2 : 1;
 }
+// Each BRT_OP row's attributes, as k<Name>Attrs.
+#define BRT_REQUIRED(name, type) {#name, attr_types::type, true},
+#define BRT_OPTIONAL(name, type) {#name, attr_types::type, false},
+#define BRT_DEFAULT(name, type, value) {#name, attr_types::type, false},
+#define BRT_OP(name, kind, min_operands, max_operands, cls, flags, attrs) \
+  constexpr AttrSchema k##name##Attrs[] = {attrs{}};
+#include "brt/ops.def"
+constexpr AttrSchema kNoAttrs[] = {{}};
+
 // The registry's classes matter to the compiler, not the loader.
 constexpr OpSchema kSchemas[] = {
-#define BRT_UNARY(e, kind, domain, flags, ...) {kind, flags | kInPlace, 1, 1, 1, {}},
-#define BRT_BINARY(e, kind, domain, flags, ...) {kind, flags | kInPlace, 2, 2, 1, {}},
-#define BRT_OP(kind, min_operands, max_operands, cls, flags, ...) \
-  {kind, flags, min_operands, max_operands, ResultCount(flags), {__VA_ARGS__}},
+#define BRT_UNARY(e, kind, domain, flags, ...) {kind, flags | kInPlace, 1, 1, 1, kNoAttrs},
+#define BRT_BINARY(e, kind, domain, flags, ...) {kind, flags | kInPlace, 2, 2, 1, kNoAttrs},
+#define BRT_OP(name, kind, min_operands, max_operands, cls, flags, attrs) \
+  {kind, flags, min_operands, max_operands, ResultCount(flags), k##name##Attrs},
 #include "brt/ops.def"
 };
 

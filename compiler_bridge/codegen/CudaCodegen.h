@@ -9,7 +9,7 @@
 #include <string>
 
 #include "BrtDialect.h"
-#include "common/op_plans.h"
+#include "ops/op_plans.h"
 
 namespace brt::bridge {
 

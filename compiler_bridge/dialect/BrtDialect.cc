@@ -37,24 +37,6 @@ bool HasAttrKind(mlir::Attribute a, int32_t kind) {
   return false;
 }
 
-const char* AttrKindName(int32_t kind) {
-  switch (kind) {
-    case BRT_ATTR_INT:
-      return "an integer";
-    case BRT_ATTR_FLOAT:
-      return "a float";
-    case BRT_ATTR_INTS:
-      return "an i64 array";
-    case BRT_ATTR_FLOATS:
-      return "an f64 array";
-    case BRT_ATTR_STRING:
-      return "a string";
-    case BRT_ATTR_BYTES:
-      return "dense elements";
-  }
-  return "unknown";
-}
-
 }  // namespace
 
 mlir::LogicalResult KernelOp::verify() {
@@ -70,14 +52,13 @@ mlir::LogicalResult KernelOp::verify() {
   if (static_cast<int>(getOutputs().size()) != schema->ResultsFor(n))
     return emitOpError() << "'" << getKind() << "' has " << schema->ResultsFor(n)
                          << " result(s), got " << getOutputs().size();
-  for (const RequiredAttr& required : schema->attrs) {
-    if (!required.name) break;
-    mlir::Attribute a = getParams().get(required.name);
-    if (!a)
-      return emitOpError() << "'" << getKind() << "' needs attribute '" << required.name << "'";
-    if (!HasAttrKind(a, required.kind))
-      return emitOpError() << "'" << getKind() << "' attribute '" << required.name << "' must be "
-                           << AttrKindName(required.kind);
+  for (const AttrSchema* attr = schema->attrs; attr->name; ++attr) {
+    mlir::Attribute a = getParams().get(attr->name);
+    if (!a && attr->required)
+      return emitOpError() << "'" << getKind() << "' needs attribute '" << attr->name << "'";
+    if (a && !HasAttrKind(a, attr->kind))
+      return emitOpError() << "'" << getKind() << "' attribute '" << attr->name << "' must be "
+                           << AttrKindName(attr->kind);
   }
   return mlir::success();
 }

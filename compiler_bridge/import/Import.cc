@@ -7,7 +7,6 @@
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "RuntimeTypes.h"
-#include "common/scalar_ops.h"
 #include "import/ChloExpansions.h"
 #include "import/OpText.h"
 #include "import/OpaqueAttrs.h"
@@ -17,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
+#include "ops/scalar_ops.h"
 
 namespace brt::bridge {
 namespace {

@@ -3,12 +3,12 @@
 // NumPy-compatible broadcasts and scalar constants folded in.
 #include "BrtDialect.h"
 #include "OpKinds.h"
-#include "common/op_plans.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "ops/op_plans.h"
 #include "passes/Passes.h"
 #include "passes/Patterns.h"
 

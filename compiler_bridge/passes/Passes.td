@@ -87,7 +87,14 @@ def GenerateCudaKernels : Pass<"brt-generate-cuda-kernels", "mlir::ModuleOp"> {
 
 def Place : Pass<"brt-place", "mlir::func::FuncOp"> {
   let summary = "Place ops on devices and insert copies";
-  let options = [Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or cuda">];
+  let description = [{
+    An op runs on the target's device when a provider plugin of the target
+    lists its kind in its kernel table (what brt-kernels prints), else on
+    the CPU. For cuda the plugins asked are `providers`.
+  }];
+  let options = [Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or cuda">,
+                 Option<"providers", "providers", "std::string", /*default=*/"\"cuda,nccl\"",
+                        "the provider plugins asked which kinds run on cuda (comma-separated)">];
 }
 
 #endif  // BRT_PASSES_TD

@@ -1,8 +1,10 @@
 // brt-place: chooses a device per op for the compile target and inserts
 // brt.copy where a value crosses devices. Function arguments and results
-// live on the target device.
+// live on the target device. Which kinds a device runs comes from the
+// providers' own kernel tables, loaded as the runtime loads them.
 #include "BrtDialect.h"
-#include "OpKinds.h"
+#include "brt/session.h"
+#include "llvm/ADT/StringSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "passes/Passes.h"
@@ -13,14 +15,35 @@ namespace brt::bridge {
 #include "passes/Passes.h.inc"
 namespace {
 
-// Kinds the CUDA provider runs; the rest stay on the CPU.
-bool RunsOnCuda(llvm::StringRef kind) {
-  const KindInfo* info = FindKind(kind);
-  return info && info->cuda;
+// The kinds the plugins named in `providers` run on CUDA devices, or an
+// error naming the plugin that could not be asked.
+mlir::FailureOr<llvm::StringSet<>> CudaKinds(llvm::StringRef providers, mlir::MLIRContext* ctx) {
+  llvm::StringSet<> kinds;
+  llvm::SmallVector<llvm::StringRef> names;
+  providers.split(names, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef name : names) {
+    auto listing = brt::ListProviderKernels(name.trim().str());
+    if (!listing.ok())
+      return mlir::emitError(mlir::UnknownLoc::get(ctx))
+             << "target cuda: cannot ask provider '" << name.trim()
+             << "' which ops run on CUDA: " << listing.status().message();
+    for (const brt::KernelListing& k : *listing)
+      if (k.device == brt::DeviceKind::kCuda) kinds.insert(k.kind);
+  }
+  return kinds;
 }
 
 struct PlacePass : impl::PlaceBase<PlacePass> {
   using PlaceBase::PlaceBase;
+
+  // Asks the plugins once per compile, not once per function.
+  mlir::LogicalResult initialize(mlir::MLIRContext* ctx) override {
+    if (target != "cuda") return mlir::success();
+    auto kinds = CudaKinds(providers, ctx);
+    if (mlir::failed(kinds)) return mlir::failure();
+    cuda_kinds_ = std::move(*kinds);
+    return mlir::success();
+  }
 
   void runOnOperation() override {
     if (target != "cpu" && target != "cuda") {
@@ -53,8 +76,7 @@ struct PlacePass : impl::PlaceBase<PlacePass> {
     fn.walk([&](mlir::Operation* op) {
       if (auto k = mlir::dyn_cast<KernelOp>(op)) {
         if (k.getKind() == "brt.copy") return;
-        auto device =
-            target == "cuda" && RunsOnCuda(k.getKind()) ? target_attr : b.getStringAttr("cpu");
+        auto device = cuda_kinds_.contains(k.getKind()) ? target_attr : b.getStringAttr("cpu");
         k->setAttr(kDeviceAttr, device);
         for (mlir::OpOperand& use : k->getOpOperands()) use.set(on(use.get(), device, k));
       } else if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
@@ -62,6 +84,9 @@ struct PlacePass : impl::PlaceBase<PlacePass> {
       }
     });
   }
+
+ private:
+  llvm::StringSet<> cuda_kinds_;  // what the target's providers run on CUDA
 };
 
 }  // namespace

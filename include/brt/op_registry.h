@@ -1,4 +1,4 @@
-// The op registry's facts as the loader checks them: arity and required
+// The op registry's facts as the loader checks them: arity and typed
 // attributes of every kind in brt/ops.def. The compiler's verifier and plugin
 // authors read the same table. A kind not listed here is a plugin's own: it
 // loads only when a loaded provider lists it in its kernel table.
@@ -12,15 +12,47 @@
 
 namespace brt {
 
-struct RequiredAttr {
+// One attribute of a kind: a BRT_REQUIRED, BRT_OPTIONAL or BRT_DEFAULT entry
+// of its ops.def row.
+struct AttrSchema {
   const char* name;
-  int32_t kind;  // BRT_ATTR_*
+  int32_t kind;   // BRT_ATTR_*
+  bool required;  // else it may be absent
 };
+
+// The attribute types of ops.def's entries, as ABI attribute kinds.
+namespace attr_types {
+inline constexpr int32_t Int = BRT_ATTR_INT;
+inline constexpr int32_t Ints = BRT_ATTR_INTS;
+inline constexpr int32_t Float = BRT_ATTR_FLOAT;
+inline constexpr int32_t Floats = BRT_ATTR_FLOATS;
+inline constexpr int32_t String = BRT_ATTR_STRING;
+inline constexpr int32_t Bytes = BRT_ATTR_BYTES;
+}  // namespace attr_types
+
+// "an integer", "an i64 array", ... for messages.
+inline const char* AttrKindName(int32_t kind) {
+  switch (kind) {
+    case BRT_ATTR_INT:
+      return "an integer";
+    case BRT_ATTR_FLOAT:
+      return "a float";
+    case BRT_ATTR_INTS:
+      return "an i64 array";
+    case BRT_ATTR_FLOATS:
+      return "an f64 array";
+    case BRT_ATTR_STRING:
+      return "a string";
+    case BRT_ATTR_BYTES:
+      return "bytes (dense elements)";
+  }
+  return "an unknown kind";
+}
 
 // The flag words of ops.def rows.
 namespace op_flags {
-inline constexpr unsigned kStableHlo = 1;          // imported from the StableHLO op of this name
-inline constexpr unsigned kCuda = 2;               // runs on CUDA devices
+inline constexpr unsigned kStableHlo = 1;  // imported from the StableHLO op of this name
+// 2 was kCuda: which devices run a kind is the providers' kernel tables' to say.
 inline constexpr unsigned kCollective = 4;         // exchanges data between ranks (a communicator)
 inline constexpr unsigned kChlo = 8;               // imported from the CHLO op of this name
 inline constexpr unsigned kTwoResults = 16;        // two results (else one): rng_bit_generator's
@@ -41,10 +73,16 @@ struct OpSchema {
   const char* kind;
   unsigned flags;  // op_flags::*
   int min_operands;
-  int max_operands;       // -1: no limit
-  int num_results;        // -1: one per operand
-  RequiredAttr attrs[6];  // terminated by a null name
+  int max_operands;         // -1: no limit
+  int num_results;          // -1: one per operand
+  const AttrSchema* attrs;  // every attribute a layer reads, terminated by a null name
   int ResultsFor(int operands) const { return num_results < 0 ? operands : num_results; }
+  // nullptr for an attribute the registry does not list for this kind.
+  const AttrSchema* FindAttr(std::string_view name) const {
+    for (const AttrSchema* a = attrs; a->name; ++a)
+      if (name == a->name) return a;
+    return nullptr;
+  }
 };
 
 // nullptr for a kind the registry does not have.

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "brt/provider_abi.h"
-#include "common/op_info.h"
+#include "ops/op_info.h"
 
 namespace brt::ops {
 

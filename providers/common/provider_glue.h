@@ -12,8 +12,8 @@
 
 #include "brt/provider_abi.h"
 #include "common/abi_guard.h"
-#include "common/op_info.h"
-#include "common/scalar_ops.h"
+#include "ops/op_info.h"
+#include "ops/scalar_ops.h"
 
 namespace brt::ops {
 

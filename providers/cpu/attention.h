@@ -2,8 +2,8 @@
 // (attention.inc), and the choice between the two (attention.cc).
 #pragma once
 
-#include "common/op_plans.h"
 #include "kernel.h"
+#include "ops/op_plans.h"
 
 namespace brt::cpu {
 

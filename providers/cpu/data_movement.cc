@@ -2,8 +2,8 @@
 // kernel serves every dtype; most are a single StridedCopy.
 #include <algorithm>
 
-#include "common/op_plans.h"
 #include "kernel.h"
+#include "ops/op_plans.h"
 
 namespace brt::cpu {
 namespace {
@@ -105,7 +105,7 @@ class ConstantKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
     op.Require(op.in.empty() && op.out.size() == 1, "expects no operands and one result");
-    bytes_ = op.Bytes("value");
+    bytes_ = ConstantAttrs::Decode(op).value;
     op.Require(bytes_.size() == op.out[0].bytes(), "value holds " + std::to_string(bytes_.size()) +
                                                        " bytes, the result needs " +
                                                        std::to_string(op.out[0].bytes()));

@@ -1,8 +1,8 @@
 // oneDNN primitives for large f32 elementwise ops, pooling (reduce_window)
 // and reductions, where they beat brt's loops; each Make* returns nullptr
 // when oneDNN declines the configuration.
-#include "common/op_plans.h"
 #include "dnnl_kernel.h"
+#include "ops/op_plans.h"
 
 namespace brt::cpu {
 namespace {
@@ -89,13 +89,15 @@ class DnnlPoolingKernel final : public DnnlKernel {
     const TensorInfo& out = op.out[0];
     const int r = in.rank();
     if (in.dtype != BRT_DTYPE_F32 || r < 3 || r > 5 || out.numel == 0) return false;
-    const std::string reducer = op.String("reducer");
+    const ReduceWindowAttrs attrs = ReduceWindowAttrs::Decode(op);
+    const std::string& reducer = attrs.reducer;
     if (reducer != "max" && reducer != "add") return false;
-    const std::vector<int64_t> window = op.Ints("window_dimensions");
-    const std::vector<int64_t> strides = op.Ints("window_strides", std::vector<int64_t>(r, 1));
-    const std::vector<int64_t> base = op.Ints("base_dilations", std::vector<int64_t>(r, 1));
-    const std::vector<int64_t> dil = op.Ints("window_dilations", std::vector<int64_t>(r, 1));
-    const std::vector<int64_t> pad = op.Ints("padding", std::vector<int64_t>(2 * r, 0));
+    const std::vector<int64_t> ones(r, 1);
+    const std::vector<int64_t>& window = attrs.window_dimensions;
+    const std::vector<int64_t> strides = attrs.window_strides.value_or(ones);
+    const std::vector<int64_t> base = attrs.base_dilations.value_or(ones);
+    const std::vector<int64_t> dil = attrs.window_dilations.value_or(ones);
+    const std::vector<int64_t> pad = attrs.padding.value_or(std::vector<int64_t>(2 * r, 0));
     // The first two dims the window leaves alone act as batch and feature.
     std::vector<int> untouched, pooled;
     for (int d = 0; d < r; ++d) {
@@ -175,11 +177,12 @@ class DnnlReductionKernel final : public DnnlKernel {
   }
   bool Build(const OpInfo& op) {
     const TensorInfo& in = op.in[0];
+    const ReduceAttrs attrs = ReduceAttrs::Decode(op);
     if (in.dtype != BRT_DTYPE_F32 || in.numel < kDnnlElementwiseMinElements ||
-        in.rank() > DNNL_MAX_NDIMS || op.String("reducer") != "add" || op.out[0].numel == 0)
+        in.rank() > DNNL_MAX_NDIMS || attrs.reducer != "add" || op.out[0].numel == 0)
       return false;
     TensorInfo kept = in;  // the result with reduced dims kept as size 1
-    for (int64_t d : op.Ints("dimensions")) kept.dims[d] = 1;
+    for (int64_t d : attrs.dimensions) kept.dims[d] = 1;
     const memory::desc src = Plain(op, in), dst = Plain(op, kept);
     dnnl::reduction::primitive_desc pd(Engine(), dnnl::algorithm::reduction_sum, src, dst, 0.f, 0.f,
                                        UserScratchpad());

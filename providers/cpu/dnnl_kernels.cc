@@ -6,9 +6,9 @@
 #include <numeric>
 #include <type_traits>
 
-#include "common/op_plans.h"
 #include "dnnl_kernel.h"
 #include "fused_blocks.h"
+#include "ops/op_plans.h"
 #include "packed_gemm.h"
 
 namespace brt::cpu {

@@ -9,10 +9,10 @@
 
 #include <oneapi/tbb/info.h>
 
-#include "common/op_plans.h"
-#include "common/scalar_ops.h"
 #include "fused_blocks.h"
 #include "kernel.h"
+#include "ops/op_plans.h"
+#include "ops/scalar_ops.h"
 #include "parallel.h"
 
 namespace brt::cpu {
@@ -209,7 +209,7 @@ class CompareKernel final : public CpuKernel {
     op.Require(op.in[0].dtype == op.in[1].dtype, "operands have different dtypes");
     op.Require(op.out[0].dtype == BRT_DTYPE_I1,
                std::string("result must be i1, got ") + DTypeName(op.out[0].dtype));
-    std::string dir = op.String("comparison_direction");
+    const std::string dir = CompareAttrs::Decode(op).comparison_direction;
     op.Require(ParseCmp(dir, &cmp_),
                "comparison_direction '" + dir + "' is not one of EQ NE GE GT LE LT");
     DispatchType(op.in[0].dtype, [&](auto t) { fn_ = &CmpRow<decltype(t)>; });

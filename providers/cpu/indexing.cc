@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "common/op_plans.h"
 #include "kernel.h"
+#include "ops/op_plans.h"
 
 namespace brt::cpu {
 namespace {
@@ -140,8 +140,9 @@ class ScatterKernel final : public CpuKernel {
 class CheckIndicesKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    bounds_ = op.Ints("bounds");
-    what_ = op.String("what");
+    CheckIndicesAttrs attrs = CheckIndicesAttrs::Decode(op);
+    bounds_ = std::move(attrs.bounds);
+    what_ = std::move(attrs.what);
     const TensorInfo& in = op.in[0];
     op.Require(in.dtype == BRT_DTYPE_I32 || in.dtype == BRT_DTYPE_I64,
                std::string("indices must be i32 or i64, got ") + DTypeName(in.dtype));

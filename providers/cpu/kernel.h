@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "brt/provider_abi.h"
-#include "common/op_info.h"
 #include "common/provider_glue.h"
-#include "common/small_floats.h"
+#include "ops/op_info.h"
+#include "ops/small_floats.h"
 #include "vector_math.h"
 
 namespace brt::cpu {

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/scalar_ops.h"
+#include "ops/scalar_ops.h"
 
 namespace brt::cpu {
 

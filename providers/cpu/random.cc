@@ -1,8 +1,8 @@
 // rng_bit_generator: the Philox stream of common/philox.h, its blocks
 // shared out over the Session's threads.
-#include "common/op_plans.h"
-#include "common/philox.h"
 #include "kernel.h"
+#include "ops/op_plans.h"
+#include "ops/philox.h"
 #include "parallel.h"
 
 namespace brt::cpu {

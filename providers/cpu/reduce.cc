@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "common/op_plans.h"
 #include "kernel.h"
+#include "ops/op_plans.h"
 #include "parallel.h"
 
 namespace brt::cpu {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "common/op_plans.h"
 #include "kernel.h"
+#include "ops/op_plans.h"
 #include "parallel.h"
 
 namespace brt::cpu {

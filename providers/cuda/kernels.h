@@ -6,7 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "brt/provider_abi.h"
-#include "common/op_plans.h"
+#include "ops/op_plans.h"
 
 namespace brt::cuda {
 

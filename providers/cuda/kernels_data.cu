@@ -1,6 +1,6 @@
 // brt's own CUDA kernels for data movement (strided copies, fill, iota) and
 // gather / scatter.
-#include "common/philox.h"
+#include "ops/philox.h"
 #include "kernel_support.cuh"
 
 namespace brt::cuda {

@@ -14,8 +14,8 @@
 
 #include "brt/provider_abi.h"
 #include "common/abi_guard.h"
-#include "common/op_plans.h"
 #include "common/provider_glue.h"
+#include "ops/op_plans.h"
 
 namespace brt::cuda {
 

@@ -3,9 +3,9 @@
 // MPI calls to the engine's comm thread and waits for them.
 #include <cstring>
 
-#include "common/op_plans.h"
-#include "common/small_floats.h"
 #include "kernels.h"
+#include "ops/op_plans.h"
+#include "ops/small_floats.h"
 
 namespace brt::mpi {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "common/op_info.h"
 #include "common/provider_glue.h"
 #include "engine.h"
+#include "ops/op_info.h"
 
 namespace brt::mpi {
 

@@ -12,8 +12,8 @@
 #include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "common/op_plans.h"
 #include "kernels.h"
+#include "ops/op_plans.h"
 
 namespace brt::mpi {
 namespace {

@@ -8,8 +8,8 @@
 // the unfused ops' (the reduce_scatter sums in ring order).
 #include <utility>
 
-#include "common/op_plans.h"
 #include "kernels.h"
+#include "ops/op_plans.h"
 #include "row_gemm.h"
 
 namespace brt::nccl {

@@ -17,9 +17,9 @@
 #include <set>
 #include <thread>
 
-#include "common/op_plans.h"
 #include "common/rendezvous.h"
 #include "kernels.h"
+#include "ops/op_plans.h"
 
 namespace brt::nccl {
 
@@ -81,10 +81,11 @@ ncclRedOp_t NcclOp(const std::string& reducer) {
                             : ncclMin;
 }
 
-// NCCL moves contiguous rank blocks: the dims before the one `attr` names
-// must all be 1 (`outer`, their product, from the op's plan).
-void RequireContiguousBlocks(const OpInfo& op, int64_t outer, const char* attr) {
-  op.Require(outer == 1, std::string(attr) + " " + std::to_string(op.Int(attr)) +
+// NCCL moves contiguous rank blocks: the dims before dimension `dim` (named
+// by attribute `attr`) must all be 1 (`outer`, their product, from the op's
+// plan).
+void RequireContiguousBlocks(const OpInfo& op, int64_t outer, const char* attr, int64_t dim) {
+  op.Require(outer == 1, std::string(attr) + " " + std::to_string(dim) +
                              " is not the outermost dimension that is not 1; the nccl provider "
                              "moves contiguous rank blocks only");
 }
@@ -109,7 +110,8 @@ class AllReduce final : public Kernel {
 class AllGather final : public Kernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
-    RequireContiguousBlocks(op, PlanAllGather(op, desc.comm_size).outer, "all_gather_dim");
+    RequireContiguousBlocks(op, PlanAllGather(op, desc.comm_size).outer, "all_gather_dim",
+                            AllGatherAttrs::Decode(op).all_gather_dim);
     type_ = NcclType(op.in[0].dtype);
     count_ = static_cast<size_t>(op.in[0].numel);
   }
@@ -126,7 +128,8 @@ class ReduceScatter final : public Kernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
     const ReduceScatterPlan p = PlanReduceScatter(op, desc.comm_size);
-    RequireContiguousBlocks(op, p.outer, "scatter_dimension");
+    RequireContiguousBlocks(op, p.outer, "scatter_dimension",
+                            ReduceScatterAttrs::Decode(op).scatter_dimension);
     type_ = NcclType(op.in[0].dtype);
     red_ = NcclOp(p.reducer);
     count_ = static_cast<size_t>(op.out[0].numel);
@@ -146,8 +149,9 @@ class AllToAll final : public Kernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
     const AllToAllPlan p = PlanAllToAll(op, desc.comm_size);
-    RequireContiguousBlocks(op, p.split_outer, "split_dimension");
-    RequireContiguousBlocks(op, p.concat_outer, "concat_dimension");
+    const AllToAllAttrs attrs = AllToAllAttrs::Decode(op);
+    RequireContiguousBlocks(op, p.split_outer, "split_dimension", attrs.split_dimension);
+    RequireContiguousBlocks(op, p.concat_outer, "concat_dimension", attrs.concat_dimension);
     type_ = NcclType(op.in[0].dtype);
     chunk_bytes_ = p.piece_bytes;
     chunk_ = chunk_bytes_ / brt_dtype_size(op.in[0].dtype);

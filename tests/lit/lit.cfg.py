@@ -15,3 +15,6 @@ config.test_exec_root = os.environ.get("BRT_LIT_OUTPUT_DIR", os.path.join(bin_di
 # Kernel generation needs NVRTC (ctest says whether brt-compile has it).
 if os.environ.get("BRT_HAVE_NVRTC") == "1":
     config.available_features.add("nvrtc")
+# The place pass asks the cuda and nccl provider plugins which kinds run on CUDA.
+if os.environ.get("BRT_HAVE_CUDA_PROVIDERS") == "1":
+    config.available_features.add("cuda-providers")

@@ -1,4 +1,6 @@
-// RUN: brt-opt %s --brt-place=target=cuda | FileCheck %s
+// The cuda and nccl plugins say which kinds run on CUDA: without them (a
+// build with no CUDA toolkit) only the CPU placement is checked.
+// RUN: %if cuda-providers %{ brt-opt %s --brt-place=target=cuda | FileCheck %s %}
 // RUN: brt-opt %s --brt-place=target=cpu | FileCheck %s --check-prefix=CPU
 
 // A kind without a CUDA kernel (here one the table does not know) runs on

@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "erfinv.h"
+#include "ops/erfinv.h"
 
 #ifdef __CUDACC__
 #define BRT_HD __host__ __device__

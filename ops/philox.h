@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "common/scalar_ops.h"  // BRT_HD
+#include "ops/scalar_ops.h"  // BRT_HD
 
 namespace brt::ops {
 

@@ -1,7 +1,9 @@
 // Op plans (see op_plans.h) for the collectives, shared by the mpi and nccl
 // providers: the result shapes a group of ranks implies are checked here, so
 // no provider moves more bytes than a buffer holds.
-#include "common/op_plans.h"
+#include "ops/op_plans.h"
+
+#include "ops/op_attrs.h"
 
 namespace brt::ops {
 namespace {
@@ -13,8 +15,7 @@ int64_t Outer(const std::vector<int64_t>& dims, int64_t end) {
   return p;
 }
 
-std::string PlanReducer(const OpInfo& op) {
-  std::string reducer = op.String("reducer");
+std::string PlanReducer(const OpInfo& op, const std::string& reducer) {
   op.Require(reducer == "add" || reducer == "mul" || reducer == "max" || reducer == "min",
              "reducer '" + reducer + "' is not add, mul, max or min");
   return reducer;
@@ -25,12 +26,12 @@ std::string PlanReducer(const OpInfo& op) {
 std::string PlanAllReduce(const OpInfo& op) {
   op.RequireSameDTypes();
   op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from the operand's");
-  return PlanReducer(op);
+  return PlanReducer(op, AllReduceAttrs::Decode(op).reducer);
 }
 
 AllGatherPlan PlanAllGather(const OpInfo& op, int64_t group_size) {
   op.RequireSameDTypes();
-  const int64_t dim = op.Int("all_gather_dim");
+  const int64_t dim = AllGatherAttrs::Decode(op).all_gather_dim;
   op.Require(dim >= 0 && dim < op.in[0].rank(), "all_gather_dim out of range");
   std::vector<int64_t> expect = op.in[0].dims;
   expect[dim] = op.Mul(expect[dim], group_size);
@@ -43,7 +44,8 @@ AllGatherPlan PlanAllGather(const OpInfo& op, int64_t group_size) {
 
 ReduceScatterPlan PlanReduceScatter(const OpInfo& op, int64_t group_size) {
   op.RequireSameDTypes();
-  const int64_t dim = op.Int("scatter_dimension");
+  const ReduceScatterAttrs attrs = ReduceScatterAttrs::Decode(op);
+  const int64_t dim = attrs.scatter_dimension;
   op.Require(dim >= 0 && dim < op.in[0].rank(), "scatter_dimension out of range");
   op.Require(op.in[0].dims[dim] % group_size == 0,
              "scatter dimension " + std::to_string(op.in[0].dims[dim]) + " does not split over " +
@@ -53,13 +55,14 @@ ReduceScatterPlan PlanReduceScatter(const OpInfo& op, int64_t group_size) {
   op.Require(expect == op.out[0].dims, "result shape " + FormatDims(op.out[0].dims) +
                                            " is not the operand's scattered over " +
                                            std::to_string(group_size) + " ranks");
-  return {PlanReducer(op), Outer(op.in[0].dims, dim)};
+  return {PlanReducer(op, attrs.reducer), Outer(op.in[0].dims, dim)};
 }
 
 AllToAllPlan PlanAllToAll(const OpInfo& op, int64_t group_size) {
   op.RequireSameDTypes();
-  const int64_t split = op.Int("split_dimension"), concat = op.Int("concat_dimension");
-  const int64_t count = op.Int("split_count");
+  const AllToAllAttrs attrs = AllToAllAttrs::Decode(op);
+  const int64_t split = attrs.split_dimension, concat = attrs.concat_dimension;
+  const int64_t count = attrs.split_count;
   const int rank = op.in[0].rank();
   op.Require(split >= 0 && split < rank && concat >= 0 && concat < rank,
              "split_dimension or concat_dimension out of range");
@@ -82,7 +85,7 @@ AllToAllPlan PlanAllToAll(const OpInfo& op, int64_t group_size) {
 PermutePlan PlanCollectivePermute(const OpInfo& op, int64_t rank, int64_t world_size) {
   op.RequireSameDTypes();
   op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from the operand's");
-  const std::vector<int64_t> pairs = op.Ints("source_target_pairs");
+  const std::vector<int64_t> pairs = CollectivePermuteAttrs::Decode(op).source_target_pairs;
   op.Require(pairs.size() % 2 == 0, "source_target_pairs has an odd number of entries");
   PermutePlan p;
   for (size_t i = 0; i < pairs.size(); i += 2) {

@@ -1,5 +1,6 @@
 // Op plans (see op_plans.h) for gather, scatter, reduce and reduce_window.
-#include "common/op_plans.h"
+#include "ops/op_attrs.h"
+#include "ops/op_plans.h"
 
 #include <algorithm>
 #include <numeric>
@@ -54,14 +55,15 @@ IndexPlan PlanGather(const OpInfo& op) {
   op.Require(out.dtype == operand.dtype, "result dtype differs from operand dtype");
   op.Require(indices.dtype == BRT_DTYPE_I32 || indices.dtype == BRT_DTYPE_I64,
              "indices must be i32 or i64");
-  op.Require(op.Ints("operand_batching_dims", {}).empty(),
+  const GatherAttrs attrs = GatherAttrs::Decode(op);
+  op.Require(attrs.operand_batching_dims.value_or(std::vector<int64_t>{}).empty(),
              "operand_batching_dims are not supported yet");
   op.Require(out.rank() <= kMaxRank && operand.rank() <= kMaxRank, "rank above 16");
-  const std::vector<int64_t> offset_dims = op.Ints("offset_dims");
-  const std::vector<int64_t> collapsed = op.Ints("collapsed_slice_dims");
-  const std::vector<int64_t> start_map = op.Ints("start_index_map");
-  const std::vector<int64_t> slice_sizes = op.Ints("slice_sizes");
-  const int64_t ivd = op.Int("index_vector_dim", indices.rank());
+  const std::vector<int64_t>& offset_dims = attrs.offset_dims;
+  const std::vector<int64_t>& collapsed = attrs.collapsed_slice_dims;
+  const std::vector<int64_t>& start_map = attrs.start_index_map;
+  const std::vector<int64_t>& slice_sizes = attrs.slice_sizes;
+  const int64_t ivd = attrs.index_vector_dim.value_or(indices.rank());
   op.RequireDims(offset_dims, out.rank(), "offset_dims");
   op.RequireDims(collapsed, operand.rank(), "collapsed_slice_dims");
   op.RequireDims(start_map, operand.rank(), "start_index_map");
@@ -124,16 +126,17 @@ ScatterPlan PlanScatter(const OpInfo& op) {
   op.Require(out.dims == operand.dims, "result shape differs from operand shape");
   op.Require(indices.dtype == BRT_DTYPE_I32 || indices.dtype == BRT_DTYPE_I64,
              "indices must be i32 or i64");
-  op.Require(op.Ints("input_batching_dims", {}).empty(),
+  const ScatterAttrs attrs = ScatterAttrs::Decode(op);
+  op.Require(attrs.input_batching_dims.value_or(std::vector<int64_t>{}).empty(),
              "input_batching_dims are not supported yet");
   op.Require(updates.rank() <= kMaxRank && operand.rank() <= kMaxRank, "rank above 16");
-  const std::string mode = op.String("mode");
+  const std::string& mode = attrs.mode;
   op.Require(mode == "add" || mode == "replace", "mode '" + mode + "' is not 'add' or 'replace'");
   op.Require(mode == "replace" || out.dtype != BRT_DTYPE_I1, "mode 'add' is not defined for i1");
-  const std::vector<int64_t> window_dims = op.Ints("update_window_dims");
-  const std::vector<int64_t> inserted = op.Ints("inserted_window_dims");
-  const std::vector<int64_t> to_operand = op.Ints("scatter_dims_to_operand_dims");
-  const int64_t ivd = op.Int("index_vector_dim", indices.rank());
+  const std::vector<int64_t>& window_dims = attrs.update_window_dims;
+  const std::vector<int64_t>& inserted = attrs.inserted_window_dims;
+  const std::vector<int64_t>& to_operand = attrs.scatter_dims_to_operand_dims;
+  const int64_t ivd = attrs.index_vector_dim.value_or(indices.rank());
   op.RequireDims(window_dims, updates.rank(), "update_window_dims");
   op.RequireDims(inserted, operand.rank(), "inserted_window_dims");
   op.RequireDims(to_operand, operand.rank(), "scatter_dims_to_operand_dims");
@@ -189,10 +192,11 @@ ReducePlan PlanReduce(const OpInfo& op) {
   const TensorInfo& in = op.in[0];
   op.Require(op.in[1].rank() == 0, "init value must be a scalar");
   op.Require(in.rank() <= kMaxRank, "rank above 16");
-  std::vector<int64_t> dims = op.Ints("dimensions");
+  const ReduceAttrs attrs = ReduceAttrs::Decode(op);
+  const std::vector<int64_t>& dims = attrs.dimensions;
   op.RequireDims(dims, in.rank(), "dimensions");
   ReducePlan p;
-  const std::string name = op.String("reducer");
+  const std::string& name = attrs.reducer;
   op.Require(ParseReducer(name, &p.reducer),
              "reducer '" + name + "' is not add, mul, max, min, and or or");
   if (!ReducerDefinedFor(p.reducer, in.dtype))
@@ -230,16 +234,22 @@ namespace {
 // The windows of reduce_window and select_and_scatter over operand `in`, one
 // per element of `windows` (reduce_window's result, select_and_scatter's
 // source; named `what` in errors). The reducer is left to the caller.
-ReduceWindowPlan PlanWindows(const OpInfo& op, const TensorInfo& in, const TensorInfo& windows,
-                             const std::string& what) {
+// Attrs: ReduceWindowAttrs or SelectAndScatterAttrs (which has no dilations).
+template <typename Attrs>
+ReduceWindowPlan PlanWindows(const OpInfo& op, const Attrs& attrs, const TensorInfo& in,
+                             const TensorInfo& windows, const std::string& what) {
   const int r = in.rank();
   op.Require(windows.rank() == r && r <= kMaxRank, what + " rank differs from operand rank");
   ReduceWindowPlan p;
-  p.window = op.Ints("window_dimensions");
-  p.strides = op.Ints("window_strides", std::vector<int64_t>(r, 1));
-  p.base_dil = op.Ints("base_dilations", std::vector<int64_t>(r, 1));
-  p.win_dil = op.Ints("window_dilations", std::vector<int64_t>(r, 1));
-  p.padding = op.Ints("padding", std::vector<int64_t>(2 * r, 0));
+  const std::vector<int64_t> ones(r, 1);
+  p.window = attrs.window_dimensions;
+  p.strides = attrs.window_strides.value_or(ones);
+  p.base_dil = p.win_dil = ones;
+  if constexpr (requires { attrs.base_dilations; }) {
+    p.base_dil = attrs.base_dilations.value_or(ones);
+    p.win_dil = attrs.window_dilations.value_or(ones);
+  }
+  p.padding = attrs.padding.value_or(std::vector<int64_t>(2 * r, 0));
   op.Require(static_cast<int>(p.window.size()) == r && static_cast<int>(p.strides.size()) == r &&
                  static_cast<int>(p.base_dil.size()) == r &&
                  static_cast<int>(p.win_dil.size()) == r &&
@@ -276,8 +286,9 @@ ReduceWindowPlan PlanReduceWindow(const OpInfo& op) {
   op.RequireSameDTypes();
   const TensorInfo& in = op.in[0];
   op.Require(op.in[1].rank() == 0, "init value must be a scalar");
-  ReduceWindowPlan p = PlanWindows(op, in, op.out[0], "result");
-  const std::string name = op.String("reducer");
+  const ReduceWindowAttrs attrs = ReduceWindowAttrs::Decode(op);
+  ReduceWindowPlan p = PlanWindows(op, attrs, in, op.out[0], "result");
+  const std::string& name = attrs.reducer;
   op.Require(
       ParseReducer(name, &p.reducer) &&
           (p.reducer == Reducer::kAdd || p.reducer == Reducer::kMax || p.reducer == Reducer::kMin),
@@ -295,14 +306,12 @@ SelectAndScatterPlan PlanSelectAndScatter(const OpInfo& op) {
                                                  " differs from operand shape " +
                                                  FormatDims(operand.dims));
   SelectAndScatterPlan p;
-  p.windows = PlanWindows(op, operand, op.in[1], "source");
-  op.Require(p.windows.base_dil == std::vector<int64_t>(operand.rank(), 1) &&
-                 p.windows.win_dil == std::vector<int64_t>(operand.rank(), 1),
-             "select_and_scatter has no dilations");
-  const std::string select = op.String("select");
+  const SelectAndScatterAttrs attrs = SelectAndScatterAttrs::Decode(op);
+  p.windows = PlanWindows(op, attrs, operand, op.in[1], "source");
+  const std::string& select = attrs.select;
   op.Require(ParseCmp(select, &p.select) && p.select != Cmp::kEq && p.select != Cmp::kNe,
              "select '" + select + "' is not one of GE GT LE LT");
-  const std::string scatter = op.String("scatter");
+  const std::string& scatter = attrs.scatter;
   op.Require(scatter == "add", "scatter '" + scatter + "' is not add");
   if (operand.dtype == BRT_DTYPE_I1)
     throw UnsupportedError("select_and_scatter: not defined for i1");

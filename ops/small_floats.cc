@@ -1,4 +1,4 @@
-#include "common/small_floats.h"
+#include "ops/small_floats.h"
 
 namespace brt::ops {
 

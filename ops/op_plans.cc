@@ -1,7 +1,9 @@
 // Op plans (see op_plans.h) for data movement (strided views, reshape,
 // concatenate, pad, iota, dynamic slices), fused elementwise programs,
 // NumPy broadcasting and generated-kernel launches.
-#include "common/op_plans.h"
+#include "ops/op_plans.h"
+
+#include "ops/op_attrs.h"
 
 #include <algorithm>
 #include <numeric>
@@ -19,7 +21,7 @@ StridedView PlanStridedView(const OpInfo& op) {
   std::vector<int64_t> src(out.rank(), 0);
   StridedView v;
   if (op.kind == "broadcast_in_dim") {
-    std::vector<int64_t> bd = op.Ints("broadcast_dimensions");
+    std::vector<int64_t> bd = BroadcastInDimAttrs::Decode(op).broadcast_dimensions;
     op.Require(static_cast<int>(bd.size()) == in.rank(),
                "broadcast_dimensions has " + std::to_string(bd.size()) +
                    " entries for an operand of rank " + std::to_string(in.rank()));
@@ -33,7 +35,7 @@ StridedView PlanStridedView(const OpInfo& op) {
       src[d] = in.dims[k] == 1 ? 0 : in_strides[k];
     }
   } else if (op.kind == "transpose") {
-    std::vector<int64_t> perm = op.Ints("permutation");
+    std::vector<int64_t> perm = TransposeAttrs::Decode(op).permutation;
     op.Require(
         static_cast<int>(perm.size()) == in.rank() && out.rank() == in.rank(),
         "permutation " + FormatDims(perm) + " does not match rank " + std::to_string(in.rank()));
@@ -44,9 +46,10 @@ StridedView PlanStridedView(const OpInfo& op) {
       src[d] = in_strides[perm[d]];
     }
   } else if (op.kind == "slice") {
-    std::vector<int64_t> start = op.Ints("start_indices");
-    std::vector<int64_t> limit = op.Ints("limit_indices");
-    std::vector<int64_t> step = op.Ints("strides", std::vector<int64_t>(in.rank(), 1));
+    SliceAttrs attrs = SliceAttrs::Decode(op);
+    std::vector<int64_t> start = std::move(attrs.start_indices);
+    std::vector<int64_t> limit = std::move(attrs.limit_indices);
+    std::vector<int64_t> step = attrs.strides.value_or(std::vector<int64_t>(in.rank(), 1));
     op.Require(static_cast<int>(start.size()) == in.rank() &&
                    static_cast<int>(limit.size()) == in.rank() &&
                    static_cast<int>(step.size()) == in.rank() && out.rank() == in.rank(),
@@ -62,7 +65,7 @@ StridedView PlanStridedView(const OpInfo& op) {
       src[d] = in_strides[d] * step[d];
     }
   } else if (op.kind == "reverse") {
-    std::vector<int64_t> dims = op.Ints("dimensions");
+    std::vector<int64_t> dims = ReverseAttrs::Decode(op).dimensions;
     op.RequireDims(dims, in.rank(), "dimensions");
     op.Require(in.dims == out.dims, "result shape differs from operand shape");
     src = in_strides;
@@ -116,7 +119,7 @@ std::vector<ConcatPiece> PlanConcatenate(const OpInfo& op) {
   op.Require(!op.in.empty() && op.out.size() == 1, "expects operands and one result");
   op.RequireSameDTypes();
   const TensorInfo& out = op.out[0];
-  const int64_t axis = op.Int("dimension");
+  const int64_t axis = ConcatenateAttrs::Decode(op).dimension;
   op.Require(axis >= 0 && axis < out.rank(),
              "dimension " + std::to_string(axis) + " is outside the rank");
   op.Require(out.rank() <= kMaxRank, "rank above 16");
@@ -156,9 +159,10 @@ PadPlan PlanPad(const OpInfo& op) {
   op.Require(op.in[1].numel == 1 && op.in[1].rank() == 0, "padding_value must be a scalar");
   const int r = in.rank();
   op.Require(r <= kMaxRank, "rank above 16");
-  std::vector<int64_t> lo = op.Ints("edge_padding_low");
-  std::vector<int64_t> hi = op.Ints("edge_padding_high");
-  std::vector<int64_t> interior = op.Ints("interior_padding", std::vector<int64_t>(r, 0));
+  PadAttrs attrs = PadAttrs::Decode(op);
+  std::vector<int64_t> lo = std::move(attrs.edge_padding_low);
+  std::vector<int64_t> hi = std::move(attrs.edge_padding_high);
+  std::vector<int64_t> interior = attrs.interior_padding.value_or(std::vector<int64_t>(r, 0));
   op.Require(static_cast<int>(lo.size()) == r && static_cast<int>(hi.size()) == r &&
                  static_cast<int>(interior.size()) == r && out.rank() == r,
              "padding attributes must each have rank entries");
@@ -194,7 +198,7 @@ PadPlan PlanPad(const OpInfo& op) {
 RngBitGeneratorPlan PlanRngBitGenerator(const OpInfo& op) {
   op.Require(op.in.size() == 1 && op.out.size() == 2,
              "expected 1 operand (the state) and 2 results (the new state, the bits)");
-  const std::string algorithm = op.String("rng_algorithm", "DEFAULT");
+  const std::string algorithm = RngBitGeneratorAttrs::Decode(op).rng_algorithm;
   if (algorithm != "DEFAULT" && algorithm != "PHILOX")
     throw UnsupportedError(op.kind + ": algorithm " + algorithm +
                            " is not supported (DEFAULT and PHILOX are: Philox4x32-10, as XLA "
@@ -233,14 +237,15 @@ SortPlan PlanSort(const OpInfo& op) {
         op.out[i].dims == dims && op.out[i].dtype == op.in[i].dtype,
         "result " + std::to_string(i) + " must have operand " + std::to_string(i) + "'s type");
   }
-  const int64_t dimension = op.Int("dimension"), key = op.Int("key");
+  const SortAttrs attrs = SortAttrs::Decode(op);
+  const int64_t dimension = attrs.dimension, key = attrs.key;
   const int rank = static_cast<int>(dims.size());
   op.Require(
       dimension >= 0 && dimension < rank,
       "dimension " + std::to_string(dimension) + " is outside the rank " + std::to_string(rank));
   op.Require(key >= 0 && key < static_cast<int64_t>(op.in.size()),
              "key " + std::to_string(key) + " names no operand");
-  const std::string order = op.String("order");
+  const std::string& order = attrs.order;
   op.Require(order == "ascending" || order == "descending",
              "order must be ascending or descending, got '" + order + "'");
   SortPlan p;
@@ -248,14 +253,14 @@ SortPlan PlanSort(const OpInfo& op) {
     (d < dimension ? p.outer : d > dimension ? p.inner : p.size) *= dims[d];
   p.key = static_cast<int>(key);
   p.descending = order == "descending";
-  p.total_order = op.Int("total_order", 0) != 0;
+  p.total_order = attrs.total_order != 0;
   return p;
 }
 
 IotaPlan PlanIota(const OpInfo& op) {
   op.Require(op.in.empty() && op.out.size() == 1, "expects no operands and one result");
   const TensorInfo& out = op.out[0];
-  const int64_t dim = op.Int("iota_dimension");
+  const int64_t dim = IotaAttrs::Decode(op).iota_dimension;
   op.Require(dim >= 0 && dim < out.rank(),
              "iota_dimension " + std::to_string(dim) + " is outside the rank");
   op.Require(out.dtype != BRT_DTYPE_I1, "iota is not defined for i1");
@@ -288,7 +293,7 @@ DynamicSlicePlan PlanDynamicSlice(const OpInfo& op) {
     op.Require(out.dims == in.dims, "result shape differs from operand shape");
     window = upd.dims;
   } else {
-    window = op.Ints("slice_sizes");
+    window = DynamicSliceAttrs::Decode(op).slice_sizes;
     op.Require(static_cast<int>(window.size()) == p.rank && window == out.dims,
                "slice_sizes " + FormatDims(window) + " must match the result shape " +
                    FormatDims(out.dims));
@@ -324,16 +329,17 @@ FusedProgram PlanFusedElementwise(const OpInfo& op,
              std::string("result must be f32, f16 or bf16, got ") + DTypeName(rt));
   FusedProgram p;
   p.num_inputs = static_cast<int>(op.in.size());
-  if (op.Has("constants"))
-    for (double c : op.Floats("constants")) p.constants.push_back(static_cast<float>(c));
+  const FusedElementwiseAttrs attrs = FusedElementwiseAttrs::Decode(op);
+  for (double c : attrs.constants.value_or(std::vector<double>{}))
+    p.constants.push_back(static_cast<float>(c));
   std::vector<std::string> names;
-  const std::string list = op.String("ops");
+  const std::string& list = attrs.ops;
   for (size_t start = 0; start <= list.size();) {
     size_t comma = std::min(list.find(',', start), list.size());
     names.push_back(list.substr(start, comma - start));
     start = comma + 1;
   }
-  const std::vector<int64_t> program = op.Ints("program");
+  const std::vector<int64_t>& program = attrs.program;
   op.Require(program.size() == names.size() * 3, "program has " + std::to_string(program.size()) +
                                                      " entries, expected 3 per op (" +
                                                      std::to_string(names.size()) + " ops)");
@@ -464,8 +470,9 @@ void BroadcastPlan::Build(const std::vector<int64_t>& out_dims,
 }
 
 GeneratedLaunch PlanGeneratedLaunch(const OpInfo& op) {
-  const int64_t block = op.Int("block_size", 256);
-  const bool reduce = op.kind == "reduce";
+  const bool reduce = op.kind == ReduceAttrs::kKind;
+  const int64_t block =
+      reduce ? ReduceAttrs::Decode(op).block_size : FusedElementwiseAttrs::Decode(op).block_size;
   op.Require(block >= 1 && block <= 1024,
              "block_size " + std::to_string(block) + " is outside 1..1024 (a CUDA block)");
   op.Require(!reduce || (block <= kGeneratedReduceMaxBlock && (block & (block - 1)) == 0),

@@ -1,6 +1,8 @@
 // Op plans (see op_plans.h) for softmax, layer norm, dot_general and
 // brt.matmul (with their epilogues), the collective matmuls and convolution.
-#include "common/op_plans.h"
+#include "ops/op_plans.h"
+
+#include "ops/op_attrs.h"
 
 #include <algorithm>
 #include <numeric>
@@ -13,12 +15,13 @@ SoftmaxPlan PlanSoftmax(const OpInfo& op) {
   op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from operand shape");
   const std::vector<int64_t>& dims = op.in[0].dims;
   const int r = op.in[0].rank();
+  const SoftmaxAttrs attrs = SoftmaxAttrs::Decode(op);
   SoftmaxPlan p;
-  p.axis = op.Int("axis", r - 1);
+  p.axis = attrs.axis.value_or(r - 1);
   op.Require(r > 0 && p.axis >= 0 && p.axis < r,
              "axis " + std::to_string(p.axis) + " is outside the rank");
   for (int d = 0; d < r; ++d) (d < p.axis ? p.outer : d == p.axis ? p.size : p.inner) *= dims[d];
-  p.zero_masked_rows = op.Int("zero_masked_rows", 0) != 0;
+  p.zero_masked_rows = attrs.zero_masked_rows != 0;
   return p;
 }
 
@@ -33,7 +36,7 @@ LayerNormPlan PlanLayerNorm(const OpInfo& op) {
   for (int i = 1; i <= 2; ++i)
     op.Require(op.in[i].dims == std::vector<int64_t>{p.cols} && op.in[i].dtype == BRT_DTYPE_F32,
                "scale and shift must be f32 of shape [" + std::to_string(p.cols) + "]");
-  p.epsilon = op.Float("epsilon", 1e-5);
+  p.epsilon = LayerNormAttrs::Decode(op).epsilon;
   op.Require(p.epsilon >= 0, "epsilon must be non-negative");
   return p;
 }
@@ -50,7 +53,8 @@ AttentionPlan PlanAttention(const OpInfo& op) {
   op.Require(rank >= 2 && k.rank() == rank && v.rank() == rank,
              "q, k and v must have one rank, at least 2; got " + FormatDims(q.dims) + ", " +
                  FormatDims(k.dims) + ", " + FormatDims(v.dims));
-  const std::vector<int64_t> qd = op.Ints("q_dims"), kd = op.Ints("k_dims"), vd = op.Ints("v_dims");
+  const AttentionAttrs attrs = AttentionAttrs::Decode(op);
+  const std::vector<int64_t>&qd = attrs.q_dims, &kd = attrs.k_dims, &vd = attrs.v_dims;
   for (const auto& [dims, name] : {std::pair{&qd, "q_dims"}, {&kd, "k_dims"}, {&vd, "v_dims"}}) {
     op.Require(static_cast<int>(dims->size()) == rank,
                std::string(name) + " must name all " + std::to_string(rank) + " dims");
@@ -75,15 +79,15 @@ AttentionPlan PlanAttention(const OpInfo& op) {
   scores[nb] = logical[nb] = p.Sq, scores[nb + 1] = p.Sk, logical[nb + 1] = p.Dv;
   std::vector<int64_t> perm(rank);
   std::iota(perm.begin(), perm.end(), 0);
-  perm = op.Ints("permutation", perm);
+  perm = attrs.permutation.value_or(perm);
   op.Require(static_cast<int>(perm.size()) == rank, "permutation must have the result's rank");
   op.RequireDims(perm, rank, "permutation");
   std::vector<int64_t> expected(rank);
   for (int i = 0; i < rank; ++i) expected[i] = logical[perm[i]];
   op.Require(out.dims == expected,
              "result shape " + FormatDims(out.dims) + ", expected " + FormatDims(expected));
-  p.scale = static_cast<float>(op.Float("scale", 1.0));
-  p.zero_masked_rows = op.Int("zero_masked_rows", 0) != 0;
+  p.scale = static_cast<float>(attrs.scale);
+  p.zero_masked_rows = attrs.zero_masked_rows != 0;
   p.has_mask = op.in.size() == 4;
 
   // Each operand's stride per dim of the scores' (or the result's) index
@@ -125,8 +129,7 @@ AttentionPlan PlanAttention(const OpInfo& op) {
   return p;
 }
 
-Activation ParseActivation(const OpInfo& op) {
-  const std::string act = op.String("activation", "none");
+Activation ParseActivation(const OpInfo& op, const std::string& act) {
   static const std::pair<const char*, Activation> kActivations[] = {
       {"none", Activation::kNone},
       {"relu", Activation::kRelu},
@@ -139,19 +142,30 @@ Activation ParseActivation(const OpInfo& op) {
                     "' is not none, relu, relu_select, tanh or gelu");
 }
 
+namespace {
+// Attrs: DotGeneralAttrs or MatmulAttrs.
+template <typename Attrs>
+void ReadDotDims(const Attrs& attrs, DotDims* d) {
+  d->lb = attrs.lhs_batching_dimensions.value_or(std::vector<int64_t>{});
+  d->rb = attrs.rhs_batching_dimensions.value_or(std::vector<int64_t>{});
+  d->lc = attrs.lhs_contracting_dimensions;
+  d->rc = attrs.rhs_contracting_dimensions;
+}
+}  // namespace
+
 DotDims PlanDot(const OpInfo& op) {
   // brt.matmul: dot_general plus an optional bias operand (see Epilogue).
+  const bool fused = op.kind == MatmulAttrs::kKind;
   op.Require(
-      (op.in.size() == 2 || (op.kind == "brt.matmul" && op.in.size() == 3)) && op.out.size() == 1,
-      "expected 2 operands" + std::string(op.kind == "brt.matmul" ? " (3 with a bias)" : "") +
-          " and 1 result");
+      (op.in.size() == 2 || (fused && op.in.size() == 3)) && op.out.size() == 1,
+      "expected 2 operands" + std::string(fused ? " (3 with a bias)" : "") + " and 1 result");
   const TensorInfo& l = op.in[0];
   const TensorInfo& r = op.in[1];
   DotDims d;
-  d.lb = op.Ints("lhs_batching_dimensions", {});
-  d.rb = op.Ints("rhs_batching_dimensions", {});
-  d.lc = op.Ints("lhs_contracting_dimensions");
-  d.rc = op.Ints("rhs_contracting_dimensions");
+  if (fused)
+    ReadDotDims(MatmulAttrs::Decode(op), &d);
+  else
+    ReadDotDims(DotGeneralAttrs::Decode(op), &d);
   op.Require(d.lb.size() == d.rb.size(),
              "lhs and rhs have different numbers of batching dimensions");
   op.Require(d.lc.size() == d.rc.size(),
@@ -186,7 +200,7 @@ DotDims PlanDot(const OpInfo& op) {
 
 Epilogue PlanEpilogue(const OpInfo& op, const DotDims& d) {
   Epilogue e;
-  if (op.kind != "brt.matmul") return e;
+  if (op.kind != MatmulAttrs::kKind) return e;
   if (op.in.size() == 3) {
     std::vector<int64_t> free;
     for (int64_t f : d.rf) free.push_back(op.in[1].dims[f]);
@@ -197,22 +211,30 @@ Epilogue PlanEpilogue(const OpInfo& op, const DotDims& d) {
     e.bias = true;
     e.result = 3;
   }
-  e.activation = ParseActivation(op);
+  e.activation = ParseActivation(op, MatmulAttrs::Decode(op).activation);
   return e;
 }
 
 CollectiveMatmulPlan PlanCollectiveMatmul(const OpInfo& op, int64_t group_size) {
   op.RequireOperands(2);
-  const bool gather = op.kind == "brt.all_gather_matmul";
-  const char* dim_attr = gather ? "all_gather_dim" : "scatter_dimension";
-  op.Require(op.Int(dim_attr) == 0,
+  const bool gather = op.kind == AllGatherMatmulAttrs::kKind;
+  std::vector<int64_t> lc, rc;
+  int64_t dim = 0;
+  if (gather) {
+    const AllGatherMatmulAttrs attrs = AllGatherMatmulAttrs::Decode(op);
+    dim = attrs.all_gather_dim, lc = attrs.lhs_contracting_dimensions;
+    rc = attrs.rhs_contracting_dimensions;
+  } else {
+    const MatmulReduceScatterAttrs attrs = MatmulReduceScatterAttrs::Decode(op);
+    dim = attrs.scatter_dimension, lc = attrs.lhs_contracting_dimensions;
+    rc = attrs.rhs_contracting_dimensions;
+  }
+  op.Require(dim == 0,
              std::string(gather ? "gathers" : "scatters") + " along a dimension other than 0");
   op.Require(op.in[0].dtype == op.in[1].dtype && op.in[0].dtype == op.out[0].dtype,
              "operands and result must have one dtype");
   const int lrank = op.in[0].rank();
   op.Require(lrank >= 2 && op.in[1].rank() == 2, "lhs must have rank >= 2 and rhs rank 2");
-  const auto lc = op.Ints("lhs_contracting_dimensions");
-  const auto rc = op.Ints("rhs_contracting_dimensions");
   op.Require(lc.size() == 1 && lc[0] == lrank - 1 && rc.size() == 1 && (rc[0] == 0 || rc[0] == 1),
              "contracts other than the lhs's last dimension with one rhs dimension");
   CollectiveMatmulPlan p;
@@ -237,14 +259,18 @@ CollectiveMatmulPlan PlanCollectiveMatmul(const OpInfo& op, int64_t group_size) 
   return p;
 }
 
-ConvPlan PlanConvolution(const OpInfo& op) {
-  const bool fused = op.kind == "brt.conv";
+namespace {
+// Attrs: ConvolutionAttrs, or ConvAttrs (fused: a bias and an activation).
+template <typename Attrs>
+ConvPlan PlanConvolutionWith(const OpInfo& op, const Attrs& attrs, bool fused) {
   op.Require((op.in.size() == 2 || (fused && op.in.size() == 3)) && op.out.size() == 1,
              fused ? "expected 2 operands (3 with a bias) and 1 result"
                    : "expected 2 operands and 1 result");
   op.RequireSameDTypes();
   ConvPlan p;
-  p.activation = fused ? ParseActivation(op) : Activation::kNone;
+  p.activation = Activation::kNone;
+  if constexpr (requires { attrs.activation; })
+    p.activation = ParseActivation(op, attrs.activation);
   p.has_bias = op.in.size() == 3;
   const TensorInfo& in = op.in[0];
   const TensorInfo& k = op.in[1];
@@ -254,19 +280,15 @@ ConvPlan PlanConvolution(const OpInfo& op) {
              "supports 1 to 3 spatial dimensions with equal ranks");
   const int ns = r - 2;
   p.spatial = ns;
-  auto spatial = [&](const char* name, int64_t first) {
-    std::vector<int64_t> def(ns);
-    std::iota(def.begin(), def.end(), first);
-    return op.Ints(name, def);
-  };
-  const int64_t ib = op.Int("input_batch_dimension", 0), ifd = op.Int("input_feature_dimension", 1);
-  const int64_t ko = op.Int("kernel_output_feature_dimension", 0),
-                ki = op.Int("kernel_input_feature_dimension", 1);
-  const int64_t ob = op.Int("output_batch_dimension", 0),
-                of = op.Int("output_feature_dimension", 1);
-  const std::vector<int64_t> is = spatial("input_spatial_dimensions", 2);
-  const std::vector<int64_t> ks = spatial("kernel_spatial_dimensions", 2);
-  const std::vector<int64_t> os = spatial("output_spatial_dimensions", 2);
+  std::vector<int64_t> spatial_default(ns);  // 2, 3, ...: NCHW and OIHW
+  std::iota(spatial_default.begin(), spatial_default.end(), 2);
+  const int64_t ib = attrs.input_batch_dimension, ifd = attrs.input_feature_dimension;
+  const int64_t ko = attrs.kernel_output_feature_dimension,
+                ki = attrs.kernel_input_feature_dimension;
+  const int64_t ob = attrs.output_batch_dimension, of = attrs.output_feature_dimension;
+  const std::vector<int64_t> is = attrs.input_spatial_dimensions.value_or(spatial_default);
+  const std::vector<int64_t> ks = attrs.kernel_spatial_dimensions.value_or(spatial_default);
+  const std::vector<int64_t> os = attrs.output_spatial_dimensions.value_or(spatial_default);
   op.Require(static_cast<int>(is.size()) == ns && static_cast<int>(ks.size()) == ns &&
                  static_cast<int>(os.size()) == ns,
              "spatial dimension lists must have rank-2 entries");
@@ -277,12 +299,13 @@ ConvPlan PlanConvolution(const OpInfo& op) {
   op.RequireDims(iall, r, "input dimension numbers");
   op.RequireDims(kall, r, "kernel dimension numbers");
   op.RequireDims(oall, r, "output dimension numbers");
-  const std::vector<int64_t> strides = op.Ints("window_strides", std::vector<int64_t>(ns, 1));
-  const std::vector<int64_t> padding = op.Ints("padding", std::vector<int64_t>(2 * ns, 0));
-  const std::vector<int64_t> lhs_dil = op.Ints("lhs_dilation", std::vector<int64_t>(ns, 1));
-  const std::vector<int64_t> rhs_dil = op.Ints("rhs_dilation", std::vector<int64_t>(ns, 1));
-  p.groups = op.Int("feature_group_count", 1);
-  const int64_t batch_groups = op.Int("batch_group_count", 1);
+  const std::vector<int64_t> ones(ns, 1);
+  const std::vector<int64_t> strides = attrs.window_strides.value_or(ones);
+  const std::vector<int64_t> padding = attrs.padding.value_or(std::vector<int64_t>(2 * ns, 0));
+  const std::vector<int64_t> lhs_dil = attrs.lhs_dilation.value_or(ones);
+  const std::vector<int64_t> rhs_dil = attrs.rhs_dilation.value_or(ones);
+  p.groups = attrs.feature_group_count;
+  const int64_t batch_groups = attrs.batch_group_count;
   op.Require(static_cast<int>(strides.size()) == ns && static_cast<int>(padding.size()) == 2 * ns &&
                  static_cast<int>(lhs_dil.size()) == ns && static_cast<int>(rhs_dil.size()) == ns,
              "window attributes must have one entry per spatial dimension (padding: two)");
@@ -330,6 +353,13 @@ ConvPlan PlanConvolution(const OpInfo& op) {
     throw UnsupportedError(
         "brt.conv: an empty contraction with a bias or activation is not supported");
   return p;
+}
+
+}  // namespace
+
+ConvPlan PlanConvolution(const OpInfo& op) {
+  if (op.kind == ConvAttrs::kKind) return PlanConvolutionWith(op, ConvAttrs::Decode(op), true);
+  return PlanConvolutionWith(op, ConvolutionAttrs::Decode(op), false);
 }
 
 }  // namespace brt::ops

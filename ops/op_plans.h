@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "common/op_info.h"
-#include "common/scalar_ops.h"
+#include "ops/op_attrs.h"
+#include "ops/op_info.h"
+#include "ops/scalar_ops.h"
 
 namespace brt::ops {
 
@@ -181,7 +182,7 @@ struct AttentionPlan {
 };
 AttentionPlan PlanAttention(const OpInfo& op);
 
-Activation ParseActivation(const OpInfo& op);
+Activation ParseActivation(const OpInfo& op, const std::string& name);
 
 // dot_general / brt.matmul: batch, contracting and free dims of each side;
 // the result is [batch..., lhs free..., rhs free...].

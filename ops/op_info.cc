@@ -1,5 +1,7 @@
 // OpInfo and StridedCopy (see op_info.h).
-#include "common/op_info.h"
+#include "ops/op_info.h"
+
+#include "brt/op_registry.h"
 
 #include <cmath>
 #include <cstring>
@@ -54,7 +56,8 @@ const BrtAttr* OpInfo::Get(std::string_view name, int32_t kind) const {
   const BrtAttr* a = Find(name);
   if (!a) throw KernelError(this->kind + ": missing attribute '" + std::string(name) + "'");
   if (a->kind != kind)
-    throw KernelError(this->kind + ": attribute '" + std::string(name) + "' has the wrong kind");
+    throw KernelError(this->kind + ": attribute '" + std::string(name) + "' must be " +
+                      AttrKindName(kind) + ", got " + AttrKindName(a->kind));
   return a;
 }
 
@@ -67,35 +70,27 @@ int64_t Bounded(const OpInfo& op, std::string_view name, int64_t v) {
 }
 }  // namespace
 
-int64_t OpInfo::Int(std::string_view name) const {
-  return Bounded(*this, name, Get(name, BRT_ATTR_INT)->i);
+void AttrDecoder::Read(const OpInfo& op, std::string_view name, int64_t* out) {
+  *out = Bounded(op, name, op.Get(name, BRT_ATTR_INT)->i);
 }
-int64_t OpInfo::Int(std::string_view name, int64_t fallback) const {
-  return Has(name) ? Int(name) : fallback;
+void AttrDecoder::Read(const OpInfo& op, std::string_view name, std::vector<int64_t>* out) {
+  const BrtAttr* a = op.Get(name, BRT_ATTR_INTS);
+  out->assign(a->ints, a->ints + a->num_ints);
+  for (int64_t x : *out) Bounded(op, name, x);
 }
-double OpInfo::Float(std::string_view name, double fallback) const {
-  return Has(name) ? Get(name, BRT_ATTR_FLOAT)->f : fallback;
+void AttrDecoder::Read(const OpInfo& op, std::string_view name, double* out) {
+  *out = op.Get(name, BRT_ATTR_FLOAT)->f;
 }
-std::vector<int64_t> OpInfo::Ints(std::string_view name) const {
-  const BrtAttr* a = Get(name, BRT_ATTR_INTS);
-  std::vector<int64_t> v(a->ints, a->ints + a->num_ints);
-  for (int64_t x : v) Bounded(*this, name, x);
-  return v;
+void AttrDecoder::Read(const OpInfo& op, std::string_view name, std::vector<double>* out) {
+  const BrtAttr* a = op.Get(name, BRT_ATTR_FLOATS);
+  out->assign(a->floats, a->floats + a->num_floats);
 }
-std::vector<int64_t> OpInfo::Ints(std::string_view name, std::vector<int64_t> fallback) const {
-  return Has(name) ? Ints(name) : fallback;
+void AttrDecoder::Read(const OpInfo& op, std::string_view name, std::string* out) {
+  *out = op.Get(name, BRT_ATTR_STRING)->str;
 }
-std::vector<double> OpInfo::Floats(std::string_view name) const {
-  const BrtAttr* a = Get(name, BRT_ATTR_FLOATS);
-  return std::vector<double>(a->floats, a->floats + a->num_floats);
-}
-std::string OpInfo::String(std::string_view name) const { return Get(name, BRT_ATTR_STRING)->str; }
-std::string OpInfo::String(std::string_view name, std::string fallback) const {
-  return Has(name) ? String(name) : fallback;
-}
-std::vector<uint8_t> OpInfo::Bytes(std::string_view name) const {
-  const BrtAttr* a = Get(name, BRT_ATTR_BYTES);
-  return std::vector<uint8_t>(a->bytes, a->bytes + a->num_bytes);
+void AttrDecoder::Read(const OpInfo& op, std::string_view name, std::vector<uint8_t>* out) {
+  const BrtAttr* a = op.Get(name, BRT_ATTR_BYTES);
+  out->assign(a->bytes, a->bytes + a->num_bytes);
 }
 
 void OpInfo::Require(bool cond, const std::string& message) const {

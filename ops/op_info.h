@@ -36,23 +36,14 @@ struct TensorInfo {
   std::vector<int64_t> Strides() const;
 };
 
-// A C++ view of BrtOpDesc with checked attribute access.
+// A C++ view of BrtOpDesc. Its attributes are read through the typed
+// structs of op_attrs.h (<Name>Attrs::Decode), made from the registry.
 class OpInfo {
  public:
   explicit OpInfo(const BrtOpDesc& desc);
   std::string kind;
   std::vector<TensorInfo> in, out;
 
-  bool Has(std::string_view name) const { return Find(name) != nullptr; }
-  int64_t Int(std::string_view name) const;
-  int64_t Int(std::string_view name, int64_t fallback) const;
-  double Float(std::string_view name, double fallback) const;
-  std::vector<int64_t> Ints(std::string_view name) const;
-  std::vector<int64_t> Ints(std::string_view name, std::vector<int64_t> fallback) const;
-  std::vector<double> Floats(std::string_view name) const;
-  std::string String(std::string_view name) const;
-  std::string String(std::string_view name, std::string fallback) const;
-  std::vector<uint8_t> Bytes(std::string_view name) const;
   // The operand's bytes when constant for the Session (a weight), else null.
   const void* Constant(int operand) const;
   // The operand is no longer known constant (its bytes are given in another
@@ -72,11 +63,25 @@ class OpInfo {
   void RequireDims(const std::vector<int64_t>& dims, int rank, const std::string& what) const;
 
  private:
+  friend struct AttrDecoder;
   const BrtAttr* Find(std::string_view name) const;
+  // Throws KernelError unless the attribute is present with this kind.
   const BrtAttr* Get(std::string_view name, int32_t kind) const;
   const BrtAttr* attrs_;
   int num_attrs_;
   std::vector<const void*> constants_;
+};
+
+// Reads attributes by name, checked (integers within kMaxAttrMagnitude): for
+// op_attrs.cc's generated Decode functions only.
+struct AttrDecoder {
+  static bool Has(const OpInfo& op, std::string_view name) { return op.Find(name) != nullptr; }
+  static void Read(const OpInfo& op, std::string_view name, int64_t* out);
+  static void Read(const OpInfo& op, std::string_view name, std::vector<int64_t>* out);
+  static void Read(const OpInfo& op, std::string_view name, double* out);
+  static void Read(const OpInfo& op, std::string_view name, std::vector<double>* out);
+  static void Read(const OpInfo& op, std::string_view name, std::string* out);
+  static void Read(const OpInfo& op, std::string_view name, std::vector<uint8_t>* out);
 };
 
 inline constexpr int kMaxRank = 16;
