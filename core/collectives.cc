@@ -160,10 +160,10 @@ Expected<std::vector<uint8_t>> Session::Impl::ShareBootstrapBlob(const LoadedPro
     auto c = std::make_unique<Communicators>();
     c->provider = providers.back().get();
     BrtErrorBuffer err{};
-    if (a->comm_create(&config, &c->world, &err) != BRT_OK)
-      return Status(StatusCode::kInternal, "rank " + std::to_string(rank) +
-                                               ": joining the MPI world to share '" + needs.name() +
-                                               "''s blob: " + err.message);
+    if (const int32_t rc = a->comm_create(&config, &c->world, &err); rc != BRT_OK)
+      return core::ProviderError(rc, "rank " + std::to_string(rank) +
+                                         ": joining the MPI world to share '" + needs.name() +
+                                         "''s blob: " + err.message);
     comms.push_back(std::move(c));
     it = comms.end() - 1;
   }
@@ -172,16 +172,18 @@ Expected<std::vector<uint8_t>> Session::Impl::ShareBootstrapBlob(const LoadedPro
   BrtErrorBuffer err{};
   if (rank == 0) {
     size_t size = 4096;
-    if (needs.api->comm_bootstrap_blob(message.data() + 8, &size, &err) != BRT_OK)
-      return Status(StatusCode::kInternal,
-                    "provider '" + needs.name() + "' making its bootstrap blob: " + err.message);
+    if (const int32_t rc = needs.api->comm_bootstrap_blob(message.data() + 8, &size, &err);
+        rc != BRT_OK)
+      return core::ProviderError(
+          rc, "provider '" + needs.name() + "' making its bootstrap blob: " + err.message);
     const uint64_t size64 = size;
     std::memcpy(message.data(), &size64, 8);
   }
   const BrtProviderApi* via = (*it)->provider->api;
-  if (via->comm_broadcast((*it)->world, message.data(), message.size(), 0, &err) != BRT_OK)
-    return Status(StatusCode::kInternal, "rank " + std::to_string(rank) + ": sharing provider '" +
-                                             needs.name() + "''s blob: " + err.message);
+  if (const int32_t rc = via->comm_broadcast((*it)->world, message.data(), message.size(), 0, &err);
+      rc != BRT_OK)
+    return core::ProviderError(rc, "rank " + std::to_string(rank) + ": sharing provider '" +
+                                       needs.name() + "''s blob: " + err.message);
   uint64_t size = 0;
   std::memcpy(&size, message.data(), 8);
   if (size > 4096) return Status(StatusCode::kInternal, "a bootstrap blob larger than 4 KiB");
@@ -260,10 +262,10 @@ Status Session::Impl::SetUpCollectives(const SessionOptions& options) {
         with_blob.bootstrap_size = blob.size();
         auto c = std::make_unique<Communicators>();
         c->provider = r.provider;
-        if (api->comm_create(&with_blob, &c->world, &err) != BRT_OK)
-          return Status(StatusCode::kInternal, "rank " + std::to_string(rank) + " of " +
-                                                   std::to_string(world_size) + ": provider '" +
-                                                   r.provider->name() + "': " + err.message);
+        if (const int32_t rc = api->comm_create(&with_blob, &c->world, &err); rc != BRT_OK)
+          return core::ProviderError(rc, "rank " + std::to_string(rank) + " of " +
+                                             std::to_string(world_size) + ": provider '" +
+                                             r.provider->name() + "': " + err.message);
         comms.push_back(std::move(c));
         it = comms.end() - 1;
       }
@@ -302,9 +304,10 @@ Status Session::Impl::SetUpCollectives(const SessionOptions& options) {
       for (int64_t k = 0; k < groups->num_ints && whole_world; ++k)
         whole_world = groups->ints[k] == k;
       if (!comm && whole_world) comm = c.world;
-      if (!comm && api->comm_split(c.world, color, key, &comm, &err) != BRT_OK)
-        return Status(StatusCode::kInternal,
-                      where + ": splitting its replica groups: " + std::string(err.message));
+      const int32_t rc = comm ? BRT_OK : api->comm_split(c.world, color, key, &comm, &err);
+      if (rc != BRT_OK)
+        return core::ProviderError(
+            rc, where + ": splitting its replica groups: " + std::string(err.message));
       r.comm = comm;
       r.comm_rank = key;
       r.comm_size = static_cast<int>(group_size);

@@ -74,9 +74,9 @@ Status RequestContext::Impl::BuildDispatch() {
 
 Status RequestContext::Impl::Synchronize() {
   for (auto& q : queues)
-    if (q->provider->api->synchronize_queue(q->queue, &error) != BRT_OK)
-      return Status(StatusCode::kInternal, "function '" + fs->info.name + "': waiting for '" +
-                                               q->provider->name() + "': " + error.message);
+    if (const int32_t rc = q->provider->api->synchronize_queue(q->queue, &error); rc != BRT_OK)
+      return core::ProviderError(rc, "function '" + fs->info.name + "': waiting for '" +
+                                         q->provider->name() + "': " + error.message);
   return Status::Ok();
 }
 
@@ -111,20 +111,21 @@ Status RequestContext::Impl::ExecuteHere() {
 Status RequestContext::Impl::RunOps() {
   const size_t n = dispatch.size();
   const DispatchEntry* ops = dispatch.data();
+  int32_t rc = BRT_OK;  // the failing call's code, kept in the Status
   auto failed = [&](size_t i) {
-    return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" +
-                                             std::to_string(i) + " '" + fs->ops[i].kind +
-                                             "' failed: " + error.message);
+    return core::ProviderError(rc, "function '" + fs->info.name + "' op #" + std::to_string(i) +
+                                       " '" + fs->ops[i].kind + "' failed: " + error.message);
   };
   if (profiling) {
     last_profile.resize(n);
     const auto start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < n; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
-      if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK)
+      if ((rc = ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error)) != BRT_OK)
         return failed(i);
       // Device ops are timed to completion.
-      if (ops[i].queue && fs->ops[i].provider->api->synchronize_queue(ops[i].queue, &error))
+      if (ops[i].queue &&
+          (rc = fs->ops[i].provider->api->synchronize_queue(ops[i].queue, &error)) != BRT_OK)
         return failed(i);
       const auto t1 = std::chrono::steady_clock::now();
       last_profile[i] = {static_cast<int>(i), fs->ops[i].kind.c_str(),
@@ -144,7 +145,7 @@ Status RequestContext::Impl::RunOps() {
         return RunOps();
       }
       for (size_t i = 0; i < n; ++i)
-        if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK) {
+        if ((rc = ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error)) != BRT_OK) {
           Status s = failed(i);
           BrtErrorBuffer ignored{};
           void* partial = nullptr;
@@ -152,16 +153,16 @@ Status RequestContext::Impl::RunOps() {
             api->destroy_graph(partial);
           return s;
         }
-      if (api->end_capture(graph_queue->queue, &graph, &error) != BRT_OK) {
+      if ((rc = api->end_capture(graph_queue->queue, &graph, &error)) != BRT_OK) {
         graph = nullptr;
-        return Status(StatusCode::kInternal,
-                      "function '" + fs->info.name + "': recording its graph: " + error.message);
+        return core::ProviderError(
+            rc, "function '" + fs->info.name + "': recording its graph: " + error.message);
       }
       graph_buffers = buffers;
     }
-    if (api->launch_graph(graph, graph_queue->queue, &error) != BRT_OK)
-      return Status(StatusCode::kInternal,
-                    "function '" + fs->info.name + "': replaying its graph: " + error.message);
+    if ((rc = api->launch_graph(graph, graph_queue->queue, &error)) != BRT_OK)
+      return core::ProviderError(
+          rc, "function '" + fs->info.name + "': replaying its graph: " + error.message);
     replayed = true;
     return Status::Ok();
   }
@@ -172,8 +173,8 @@ Status RequestContext::Impl::RunOps() {
   }
   if (order.empty()) {  // one queue per provider: the hot loop
     for (size_t i = 0; i < n; ++i) {
-      if (ops[i].sync_before && !Synchronize().ok()) return failed(i);
-      if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK)
+      if (ops[i].sync_before) BRT_RETURN_IF_ERROR(Synchronize());
+      if ((rc = ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error)) != BRT_OK)
         return failed(i);
     }
     ran_eagerly = true;
@@ -182,11 +183,13 @@ Status RequestContext::Impl::RunOps() {
   for (size_t i = 0; i < n; ++i) {
     const DispatchEntry& op = ops[i];
     const StreamOrder& o = order[i];
-    if (op.sync_before && !Synchronize().ok()) return failed(i);
+    if (op.sync_before) BRT_RETURN_IF_ERROR(Synchronize());
     for (uint32_t w = 0; w < o.waits_count; ++w)
-      if (o.api->wait_event(op.queue, waits[o.waits_begin + w], &error) != BRT_OK) return failed(i);
-    if (op.run(op.instance, op.buffers, op.queue, &error) != BRT_OK) return failed(i);
-    if (o.record && o.api->record_event(o.record, op.queue, &error) != BRT_OK) return failed(i);
+      if ((rc = o.api->wait_event(op.queue, waits[o.waits_begin + w], &error)) != BRT_OK)
+        return failed(i);
+    if ((rc = op.run(op.instance, op.buffers, op.queue, &error)) != BRT_OK) return failed(i);
+    if (o.record && (rc = o.api->record_event(o.record, op.queue, &error)) != BRT_OK)
+      return failed(i);
   }
   return Status::Ok();
 }

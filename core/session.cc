@@ -30,9 +30,10 @@ Expected<std::shared_ptr<void>> Session::Impl::CopyTo(Device device, const std::
     return block;
   }
   BrtErrorBuffer err{};
-  if (p->api->copy(device.ordinal, block.get(), host, bytes, 0, nullptr, &err) != BRT_OK)
-    return Status(StatusCode::kInternal,
-                  "copying " + what + " to " + DeviceKindName(device.kind) + ": " + err.message);
+  if (const int32_t rc = p->api->copy(device.ordinal, block.get(), host, bytes, 0, nullptr, &err);
+      rc != BRT_OK)
+    return core::ProviderError(
+        rc, "copying " + what + " to " + DeviceKindName(device.kind) + ": " + err.message);
   return block;
 }
 
@@ -157,9 +158,9 @@ Status Session::Impl::CreateHostPool(const SessionOptions& options) {
     }
     void* pool = nullptr;
     BrtErrorBuffer error{};
-    if (api->create_host_pool(&config, &pool, &error) != BRT_OK)
-      return Status(StatusCode::kResourceExhausted,
-                    "provider '" + p->name() + "': cannot make its thread pool: " + error.message);
+    if (const int32_t rc = api->create_host_pool(&config, &pool, &error); rc != BRT_OK)
+      return core::ProviderError(
+          rc, "provider '" + p->name() + "': cannot make its thread pool: " + error.message);
     host_pool = std::shared_ptr<void>(pool, [api](void* q) { api->destroy_host_pool(q); });
     host_pool_api = api;
     host_threads = config.threads;

@@ -29,6 +29,7 @@
 #include "brt/session.h"
 #include "format.h"
 #include "plugin_loader.h"
+#include "provider_status.h"
 #include "work_queue.h"
 
 namespace brt {
