@@ -139,8 +139,9 @@ Status RequestContext::Impl::RunOps() {
     if (!graph || graph_buffers != buffers) {
       DropGraph();
       if (api->begin_capture(graph_queue->queue, &error) != BRT_OK) {
-        std::fprintf(stderr, "brt: function '%s' runs op by op: starting a graph capture: %s\n",
-                     fs->info.name.c_str(), error.message);
+        s->Log(LogLevel::kWarning,
+               "function '" + fs->info.name +
+                   "' runs op by op: starting a graph capture: " + error.message);
         graph_queue = nullptr;
         return RunOps();
       }
@@ -168,8 +169,8 @@ Status RequestContext::Impl::RunOps() {
   }
   if (graphs_enabled && !graph_off_reason.empty() && !graph_fallback_said) {
     graph_fallback_said = true;
-    std::fprintf(stderr, "brt: function '%s' runs op by op, not as a graph: %s\n",
-                 fs->info.name.c_str(), graph_off_reason.c_str());
+    s->Log(LogLevel::kWarning,
+           "function '" + fs->info.name + "' runs op by op, not as a graph: " + graph_off_reason);
   }
   if (order.empty()) {  // one queue per provider: the hot loop
     for (size_t i = 0; i < n; ++i) {

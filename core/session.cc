@@ -7,6 +7,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -58,8 +59,20 @@ std::shared_ptr<core::Allocator> Session::Impl::AllocatorFor(Device device) {
   return slot;
 }
 
+void Session::Impl::Log(LogLevel level, const std::string& message) {
+  if (log) {
+    log(level, message);
+    return;
+  }
+  if (level < LogLevel::kWarning) return;
+  std::lock_guard<std::mutex> lock(said_mu);
+  // Many requests hitting the same situation say it once, not once each.
+  if (said_on_stderr.insert(message).second) std::fprintf(stderr, "brt: %s\n", message.c_str());
+}
+
 Status Session::Impl::Init(const SessionOptions& options) {
   inspect_only = options.inspect_only;
+  log = options.log;
   if (!inspect_only) {
     if (options.providers.empty())
       return Status(StatusCode::kInvalidArgument,

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,13 @@ struct Session::Impl {
   const BrtProviderApi* host_pool_api = nullptr;
   int host_threads = 0;
   bool host_spinning = false;
+  LogCallback log;  // SessionOptions::log; unset: stderr
+  std::mutex said_mu;
+  std::set<std::string> said_on_stderr;  // warnings already printed, each once
+
+  // A diagnostic, to SessionOptions::log or else (warnings and errors) to
+  // stderr once per distinct message.
+  void Log(LogLevel level, const std::string& message);
 
   Status Init(const SessionOptions& options);
   // collectives.cc: the collectives providers a program with collectives
