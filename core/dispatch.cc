@@ -30,7 +30,7 @@ Status RequestContext::Impl::BuildDispatch() {
   // on. A host op waits for it only where it touches the same memory (so a
   // gradient's all_reduce runs on while the backward pass goes on); events
   // order one provider's queues, so work moving to another provider's queue
-  // (a collective on the nccl provider after cuda compute) waits on the host.
+  // (a collective's provider after the compute provider) waits on the host.
   std::vector<size_t> unsynced;
   const LoadedProvider* pending = nullptr;
   QueueSlot* only = nullptr;  // the one queue every op runs on, if there is one

@@ -147,6 +147,10 @@ struct Session::Impl {
   // collectives.cc: the collectives providers a program with collectives
   // needs, loaded when SessionOptions does not name them.
   Status LoadCollectiveProviders(const SessionOptions& options);
+  // The provider whose collectives serve `device` (BRT_DEVICE_*): a loaded
+  // one, else the first plugin in the search path that declares it, loaded.
+  Expected<const LoadedProvider*> CollectivesProviderFor(int32_t device,
+                                                         const SessionOptions& options);
   Status CreateHostPool(const SessionOptions& options);
   // work() on the calling thread, inside the host pool when there is one.
   Status InHostPool(const std::function<Status()>& work);
