@@ -1,10 +1,10 @@
 // Multi-rank setup, at load. A program with collectives needs to know which
 // rank this process is (the options, else the launcher's environment) and a
-// communicator per collectives provider (for each device its collectives run
-// on, a provider whose plugin table declares that device in
-// collective_devices): the world is joined once per Session, then every distinct replica-group set
-// is split from it in program order, which is the same on every rank because every rank loads the
-// same executable (comm_create checks that).
+// communicator per collectives provider (per device its collectives run on,
+// a provider whose plugin table declares that device in collective_devices):
+// the world is joined once per Session, then every distinct replica-group
+// set is split from it in program order, which is the same on every rank
+// because every rank loads the same executable (comm_create checks that).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
