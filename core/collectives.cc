@@ -1,9 +1,10 @@
 // Multi-rank setup, at load. A program with collectives needs to know which
 // rank this process is (the options, else the launcher's environment) and a
-// communicator per collectives provider (mpi on the CPU, nccl on CUDA): the
-// world is joined once per Session, then every distinct replica-group set is
-// split from it in program order, which is the same on every rank because
-// every rank loads the same executable (comm_create checks that).
+// communicator per collectives provider (per device its collectives run on,
+// a provider whose plugin table declares that device in collective_devices):
+// the world is joined once per Session, then every distinct replica-group
+// set is split from it in program order, which is the same on every rank
+// because every rank loads the same executable (comm_create checks that).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -90,7 +91,12 @@ Expected<Ranks> DiscoverRanks(const SessionOptions& options, const std::string& 
   return out;
 }
 
-std::string ProviderForDevice(int32_t device) { return device == BRT_DEVICE_CUDA ? "nccl" : "mpi"; }
+bool ServesCollectivesOn(const BrtProviderApi& api, int32_t device) {
+  return BRT_STRUCT_HAS(BrtProviderApi, &api, collective_devices) &&
+         (api.collective_devices & BRT_DEVICE_BIT(device));
+}
+
+std::string DeviceName(int32_t device) { return DeviceKindName(static_cast<DeviceKind>(device)); }
 
 const BrtAttr* FindAttr(const ResolvedOp& r, std::string_view name) {
   for (const BrtAttr& a : r.attrs)
@@ -107,35 +113,44 @@ Communicators::~Communicators() {
   if (world) api->comm_destroy(world);
 }
 
+Expected<const LoadedProvider*> Session::Impl::CollectivesProviderFor(
+    int32_t device, const SessionOptions& options) {
+  for (const auto& p : providers)
+    if (ServesCollectivesOn(*p->api, device)) return p.get();
+  auto found = core::FindProvider(
+      options.search_paths,
+      [device](const BrtProviderApi& api) { return ServesCollectivesOn(api, device); },
+      "declares collectives on " + DeviceName(device));
+  if (!found.ok()) return found.status();
+  providers.push_back(*found);
+  return providers.back().get();
+}
+
 Status Session::Impl::LoadCollectiveProviders(const SessionOptions& options) {
-  std::set<std::string> needed;
+  std::set<int32_t> devices;
   const fb::Executable& root = *exe.root;
   for (size_t f = 0; f < Len(root.functions()); ++f) {
     const fb::Function* fn = root.functions()->Get(f);
     for (size_t i = 0; i < Len(fn->ops()); ++i) {
       const fb::Op* op = fn->ops()->Get(i);
-      if (IsCollective(Str(op->kind())))
-        needed.insert(ProviderForDevice(static_cast<int32_t>(op->device())));
+      if (IsCollective(Str(op->kind()))) devices.insert(static_cast<int32_t>(op->device()));
     }
   }
-  for (const std::string& name : needed) {
-    const bool named = std::any_of(providers.begin(), providers.end(), [&](const auto& p) {
-      return p->api->name && name == p->api->name;
-    });
-    if (named) continue;
-    auto p = core::LoadProvider(name, options.search_paths);
+  for (int32_t device : devices) {
+    auto p = CollectivesProviderFor(device, options);
     if (!p.ok())
-      return Status(p.status().code(), "the executable has collectives, which need provider '" +
-                                           name + "': " + p.status().message());
-    providers.push_back(*p);
+      return Status(p.status().code(),
+                    "the executable has collectives on " + DeviceName(device) +
+                        ", and no provider serves them: " + p.status().message());
   }
   return Status::Ok();
 }
 
-// A provider like nccl needs rank 0's blob (NCCL's unique id) on every rank
-// before its world exists. Without a rendezvous address the blob travels over
-// the world of a provider that can broadcast (mpi, loaded for this when the
-// program does not use it): rank 0 makes it, every rank gets it.
+// A provider may need rank 0's blob (NCCL's unique id) on every rank before
+// its world exists. Without a rendezvous address the blob, host bytes,
+// travels over the world of the provider serving the CPU's collectives
+// (loaded for this when the program does not use it): rank 0 makes it,
+// every rank gets it.
 Expected<std::vector<uint8_t>> Session::Impl::ShareBootstrapBlob(const LoadedProvider& needs,
                                                                  const BrtCommConfig& config,
                                                                  const SessionOptions& options) {
@@ -144,26 +159,23 @@ Expected<std::vector<uint8_t>> Session::Impl::ShareBootstrapBlob(const LoadedPro
     return BRT_STRUCT_HAS(BrtProviderApi, a, comm_broadcast) && a->comm_broadcast;
   });
   if (it == comms.end()) {
-    auto mpi = core::LoadProvider("mpi", options.search_paths);
-    if (!mpi.ok())
-      return Status(
-          mpi.status().code(),
-          "provider '" + needs.name() +
-              "' needs a blob shared by rank 0 and there is no "
-              "rendezvous address (MASTER_ADDR and MASTER_PORT): sharing it over MPI needs "
-              "provider 'mpi': " +
-              mpi.status().message());
-    const BrtProviderApi* a = (*mpi)->api;
+    const std::string why = "provider '" + needs.name() +
+                            "' needs a blob shared by rank 0 and there is no rendezvous address "
+                            "(MASTER_ADDR and MASTER_PORT)";
+    auto host = CollectivesProviderFor(BRT_DEVICE_CPU, options);
+    if (!host.ok()) return Status(host.status().code(), why + ": " + host.status().message());
+    const BrtProviderApi* a = (*host)->api;
     if (!BRT_STRUCT_HAS(BrtProviderApi, a, comm_broadcast) || !a->comm_broadcast)
-      return Status(StatusCode::kUnsupported, "provider 'mpi' cannot broadcast");
-    providers.push_back(*mpi);
+      return Status(StatusCode::kUnsupported, why + ": provider '" + (*host)->name() +
+                                                  "', serving the cpu's collectives, " +
+                                                  "cannot broadcast it");
     auto c = std::make_unique<Communicators>();
-    c->provider = providers.back().get();
+    c->provider = *host;
     BrtErrorBuffer err{};
-    if (a->comm_create(&config, &c->world, &err) != BRT_OK)
-      return Status(StatusCode::kInternal, "rank " + std::to_string(rank) +
-                                               ": joining the MPI world to share '" + needs.name() +
-                                               "''s blob: " + err.message);
+    if (const int32_t rc = a->comm_create(&config, &c->world, &err); rc != BRT_OK)
+      return core::ProviderError(rc, "rank " + std::to_string(rank) + ": joining the world of '" +
+                                         (*host)->name() + "' to share '" + needs.name() +
+                                         "''s blob: " + err.message);
     comms.push_back(std::move(c));
     it = comms.end() - 1;
   }
@@ -172,16 +184,18 @@ Expected<std::vector<uint8_t>> Session::Impl::ShareBootstrapBlob(const LoadedPro
   BrtErrorBuffer err{};
   if (rank == 0) {
     size_t size = 4096;
-    if (needs.api->comm_bootstrap_blob(message.data() + 8, &size, &err) != BRT_OK)
-      return Status(StatusCode::kInternal,
-                    "provider '" + needs.name() + "' making its bootstrap blob: " + err.message);
+    if (const int32_t rc = needs.api->comm_bootstrap_blob(message.data() + 8, &size, &err);
+        rc != BRT_OK)
+      return core::ProviderError(
+          rc, "provider '" + needs.name() + "' making its bootstrap blob: " + err.message);
     const uint64_t size64 = size;
     std::memcpy(message.data(), &size64, 8);
   }
   const BrtProviderApi* via = (*it)->provider->api;
-  if (via->comm_broadcast((*it)->world, message.data(), message.size(), 0, &err) != BRT_OK)
-    return Status(StatusCode::kInternal, "rank " + std::to_string(rank) + ": sharing provider '" +
-                                             needs.name() + "''s blob: " + err.message);
+  if (const int32_t rc = via->comm_broadcast((*it)->world, message.data(), message.size(), 0, &err);
+      rc != BRT_OK)
+    return core::ProviderError(rc, "rank " + std::to_string(rank) + ": sharing provider '" +
+                                       needs.name() + "''s blob: " + err.message);
   uint64_t size = 0;
   std::memcpy(&size, message.data(), 8);
   if (size > 4096) return Status(StatusCode::kInternal, "a bootstrap blob larger than 4 KiB");
@@ -260,10 +274,10 @@ Status Session::Impl::SetUpCollectives(const SessionOptions& options) {
         with_blob.bootstrap_size = blob.size();
         auto c = std::make_unique<Communicators>();
         c->provider = r.provider;
-        if (api->comm_create(&with_blob, &c->world, &err) != BRT_OK)
-          return Status(StatusCode::kInternal, "rank " + std::to_string(rank) + " of " +
-                                                   std::to_string(world_size) + ": provider '" +
-                                                   r.provider->name() + "': " + err.message);
+        if (const int32_t rc = api->comm_create(&with_blob, &c->world, &err); rc != BRT_OK)
+          return core::ProviderError(rc, "rank " + std::to_string(rank) + " of " +
+                                             std::to_string(world_size) + ": provider '" +
+                                             r.provider->name() + "': " + err.message);
         comms.push_back(std::move(c));
         it = comms.end() - 1;
       }
@@ -302,9 +316,10 @@ Status Session::Impl::SetUpCollectives(const SessionOptions& options) {
       for (int64_t k = 0; k < groups->num_ints && whole_world; ++k)
         whole_world = groups->ints[k] == k;
       if (!comm && whole_world) comm = c.world;
-      if (!comm && api->comm_split(c.world, color, key, &comm, &err) != BRT_OK)
-        return Status(StatusCode::kInternal,
-                      where + ": splitting its replica groups: " + std::string(err.message));
+      const int32_t rc = comm ? BRT_OK : api->comm_split(c.world, color, key, &comm, &err);
+      if (rc != BRT_OK)
+        return core::ProviderError(
+            rc, where + ": splitting its replica groups: " + std::string(err.message));
       r.comm = comm;
       r.comm_rank = key;
       r.comm_size = static_cast<int>(group_size);

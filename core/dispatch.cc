@@ -30,7 +30,7 @@ Status RequestContext::Impl::BuildDispatch() {
   // on. A host op waits for it only where it touches the same memory (so a
   // gradient's all_reduce runs on while the backward pass goes on); events
   // order one provider's queues, so work moving to another provider's queue
-  // (a collective on the nccl provider after cuda compute) waits on the host.
+  // (a collective's provider after the compute provider) waits on the host.
   std::vector<size_t> unsynced;
   const LoadedProvider* pending = nullptr;
   QueueSlot* only = nullptr;  // the one queue every op runs on, if there is one
@@ -74,9 +74,9 @@ Status RequestContext::Impl::BuildDispatch() {
 
 Status RequestContext::Impl::Synchronize() {
   for (auto& q : queues)
-    if (q->provider->api->synchronize_queue(q->queue, &error) != BRT_OK)
-      return Status(StatusCode::kInternal, "function '" + fs->info.name + "': waiting for '" +
-                                               q->provider->name() + "': " + error.message);
+    if (const int32_t rc = q->provider->api->synchronize_queue(q->queue, &error); rc != BRT_OK)
+      return core::ProviderError(rc, "function '" + fs->info.name + "': waiting for '" +
+                                         q->provider->name() + "': " + error.message);
   return Status::Ok();
 }
 
@@ -111,20 +111,21 @@ Status RequestContext::Impl::ExecuteHere() {
 Status RequestContext::Impl::RunOps() {
   const size_t n = dispatch.size();
   const DispatchEntry* ops = dispatch.data();
+  int32_t rc = BRT_OK;  // the failing call's code, kept in the Status
   auto failed = [&](size_t i) {
-    return Status(StatusCode::kInternal, "function '" + fs->info.name + "' op #" +
-                                             std::to_string(i) + " '" + fs->ops[i].kind +
-                                             "' failed: " + error.message);
+    return core::ProviderError(rc, "function '" + fs->info.name + "' op #" + std::to_string(i) +
+                                       " '" + fs->ops[i].kind + "' failed: " + error.message);
   };
   if (profiling) {
     last_profile.resize(n);
     const auto start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < n; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
-      if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK)
+      if ((rc = ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error)) != BRT_OK)
         return failed(i);
       // Device ops are timed to completion.
-      if (ops[i].queue && fs->ops[i].provider->api->synchronize_queue(ops[i].queue, &error))
+      if (ops[i].queue &&
+          (rc = fs->ops[i].provider->api->synchronize_queue(ops[i].queue, &error)) != BRT_OK)
         return failed(i);
       const auto t1 = std::chrono::steady_clock::now();
       last_profile[i] = {static_cast<int>(i), fs->ops[i].kind.c_str(),
@@ -138,13 +139,14 @@ Status RequestContext::Impl::RunOps() {
     if (!graph || graph_buffers != buffers) {
       DropGraph();
       if (api->begin_capture(graph_queue->queue, &error) != BRT_OK) {
-        std::fprintf(stderr, "brt: function '%s' runs op by op: starting a graph capture: %s\n",
-                     fs->info.name.c_str(), error.message);
+        s->Log(LogLevel::kWarning,
+               "function '" + fs->info.name +
+                   "' runs op by op: starting a graph capture: " + error.message);
         graph_queue = nullptr;
         return RunOps();
       }
       for (size_t i = 0; i < n; ++i)
-        if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK) {
+        if ((rc = ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error)) != BRT_OK) {
           Status s = failed(i);
           BrtErrorBuffer ignored{};
           void* partial = nullptr;
@@ -152,28 +154,28 @@ Status RequestContext::Impl::RunOps() {
             api->destroy_graph(partial);
           return s;
         }
-      if (api->end_capture(graph_queue->queue, &graph, &error) != BRT_OK) {
+      if ((rc = api->end_capture(graph_queue->queue, &graph, &error)) != BRT_OK) {
         graph = nullptr;
-        return Status(StatusCode::kInternal,
-                      "function '" + fs->info.name + "': recording its graph: " + error.message);
+        return core::ProviderError(
+            rc, "function '" + fs->info.name + "': recording its graph: " + error.message);
       }
       graph_buffers = buffers;
     }
-    if (api->launch_graph(graph, graph_queue->queue, &error) != BRT_OK)
-      return Status(StatusCode::kInternal,
-                    "function '" + fs->info.name + "': replaying its graph: " + error.message);
+    if ((rc = api->launch_graph(graph, graph_queue->queue, &error)) != BRT_OK)
+      return core::ProviderError(
+          rc, "function '" + fs->info.name + "': replaying its graph: " + error.message);
     replayed = true;
     return Status::Ok();
   }
   if (graphs_enabled && !graph_off_reason.empty() && !graph_fallback_said) {
     graph_fallback_said = true;
-    std::fprintf(stderr, "brt: function '%s' runs op by op, not as a graph: %s\n",
-                 fs->info.name.c_str(), graph_off_reason.c_str());
+    s->Log(LogLevel::kWarning,
+           "function '" + fs->info.name + "' runs op by op, not as a graph: " + graph_off_reason);
   }
   if (order.empty()) {  // one queue per provider: the hot loop
     for (size_t i = 0; i < n; ++i) {
-      if (ops[i].sync_before && !Synchronize().ok()) return failed(i);
-      if (ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error) != BRT_OK)
+      if (ops[i].sync_before) BRT_RETURN_IF_ERROR(Synchronize());
+      if ((rc = ops[i].run(ops[i].instance, ops[i].buffers, ops[i].queue, &error)) != BRT_OK)
         return failed(i);
     }
     ran_eagerly = true;
@@ -182,11 +184,13 @@ Status RequestContext::Impl::RunOps() {
   for (size_t i = 0; i < n; ++i) {
     const DispatchEntry& op = ops[i];
     const StreamOrder& o = order[i];
-    if (op.sync_before && !Synchronize().ok()) return failed(i);
+    if (op.sync_before) BRT_RETURN_IF_ERROR(Synchronize());
     for (uint32_t w = 0; w < o.waits_count; ++w)
-      if (o.api->wait_event(op.queue, waits[o.waits_begin + w], &error) != BRT_OK) return failed(i);
-    if (op.run(op.instance, op.buffers, op.queue, &error) != BRT_OK) return failed(i);
-    if (o.record && o.api->record_event(o.record, op.queue, &error) != BRT_OK) return failed(i);
+      if ((rc = o.api->wait_event(op.queue, waits[o.waits_begin + w], &error)) != BRT_OK)
+        return failed(i);
+    if ((rc = op.run(op.instance, op.buffers, op.queue, &error)) != BRT_OK) return failed(i);
+    if (o.record && (rc = o.api->record_event(o.record, op.queue, &error)) != BRT_OK)
+      return failed(i);
   }
   return Status::Ok();
 }

@@ -29,10 +29,10 @@ struct MemoryPlanResult {
   int64_t aligned_live_bytes_lower_bound = 0;
 };
 
-// Collectives run on a queue while the ops after them go on (the MPI
-// provider's), so each one's operands stay live until the first op that
-// reads one of its results, or the end: no op in between may reuse their
-// bytes while the collective still reads them. `ops[i]` has kind, operands
+// Collectives run on their provider's queue while the ops after them go on,
+// so each one's operands stay live until the first op that reads one of its
+// results, or the end: no op in between may reuse their bytes while the
+// collective still reads them. `ops[i]` has kind, operands
 // and results (value indices into `planned`).
 template <typename Ops>
 void KeepQueuedOperandsLive(const Ops& ops, std::vector<PlannedValue>& planned) {

@@ -97,10 +97,12 @@ Expected<Tensor> RequestContext::Impl::OnHost(size_t arg, const Tensor& t) const
                                                 ", and no loaded provider can copy from it");
   Tensor host = Tensor::Allocate(t.dtype(), t.shape());
   BrtErrorBuffer err{};
-  if (t.num_bytes() && p->api->copy(t.device().ordinal, host.data(), t.data(), t.num_bytes(), 1,
-                                    nullptr, &err) != BRT_OK)
-    return Status(StatusCode::kInternal, "copying argument " + ArgName(arg) + " from " +
-                                             DeviceKindName(t.device().kind) + ": " + err.message);
+  const int32_t rc = t.num_bytes() ? p->api->copy(t.device().ordinal, host.data(), t.data(),
+                                                  t.num_bytes(), 1, nullptr, &err)
+                                   : BRT_OK;
+  if (rc != BRT_OK)
+    return core::ProviderError(rc, "copying argument " + ArgName(arg) + " from " +
+                                       DeviceKindName(t.device().kind) + ": " + err.message);
   return host;
 }
 

@@ -7,6 +7,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -30,9 +31,10 @@ Expected<std::shared_ptr<void>> Session::Impl::CopyTo(Device device, const std::
     return block;
   }
   BrtErrorBuffer err{};
-  if (p->api->copy(device.ordinal, block.get(), host, bytes, 0, nullptr, &err) != BRT_OK)
-    return Status(StatusCode::kInternal,
-                  "copying " + what + " to " + DeviceKindName(device.kind) + ": " + err.message);
+  if (const int32_t rc = p->api->copy(device.ordinal, block.get(), host, bytes, 0, nullptr, &err);
+      rc != BRT_OK)
+    return core::ProviderError(
+        rc, "copying " + what + " to " + DeviceKindName(device.kind) + ": " + err.message);
   return block;
 }
 
@@ -57,8 +59,20 @@ std::shared_ptr<core::Allocator> Session::Impl::AllocatorFor(Device device) {
   return slot;
 }
 
+void Session::Impl::Log(LogLevel level, const std::string& message) {
+  if (log) {
+    log(level, message);
+    return;
+  }
+  if (level < LogLevel::kWarning) return;
+  std::lock_guard<std::mutex> lock(said_mu);
+  // Many requests hitting the same situation say it once, not once each.
+  if (said_on_stderr.insert(message).second) std::fprintf(stderr, "brt: %s\n", message.c_str());
+}
+
 Status Session::Impl::Init(const SessionOptions& options) {
   inspect_only = options.inspect_only;
+  log = options.log;
   if (!inspect_only) {
     if (options.providers.empty())
       return Status(StatusCode::kInvalidArgument,
@@ -157,9 +171,9 @@ Status Session::Impl::CreateHostPool(const SessionOptions& options) {
     }
     void* pool = nullptr;
     BrtErrorBuffer error{};
-    if (api->create_host_pool(&config, &pool, &error) != BRT_OK)
-      return Status(StatusCode::kResourceExhausted,
-                    "provider '" + p->name() + "': cannot make its thread pool: " + error.message);
+    if (const int32_t rc = api->create_host_pool(&config, &pool, &error); rc != BRT_OK)
+      return core::ProviderError(
+          rc, "provider '" + p->name() + "': cannot make its thread pool: " + error.message);
     host_pool = std::shared_ptr<void>(pool, [api](void* q) { api->destroy_host_pool(q); });
     host_pool_api = api;
     host_threads = config.threads;

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@
 #include "brt/session.h"
 #include "format.h"
 #include "plugin_loader.h"
+#include "provider_status.h"
 #include "work_queue.h"
 
 namespace brt {
@@ -133,11 +135,22 @@ struct Session::Impl {
   const BrtProviderApi* host_pool_api = nullptr;
   int host_threads = 0;
   bool host_spinning = false;
+  LogCallback log;  // SessionOptions::log; unset: stderr
+  std::mutex said_mu;
+  std::set<std::string> said_on_stderr;  // warnings already printed, each once
+
+  // A diagnostic, to SessionOptions::log or else (warnings and errors) to
+  // stderr once per distinct message.
+  void Log(LogLevel level, const std::string& message);
 
   Status Init(const SessionOptions& options);
   // collectives.cc: the collectives providers a program with collectives
   // needs, loaded when SessionOptions does not name them.
   Status LoadCollectiveProviders(const SessionOptions& options);
+  // The provider whose collectives serve `device` (BRT_DEVICE_*): a loaded
+  // one, else the first plugin in the search path that declares it, loaded.
+  Expected<const LoadedProvider*> CollectivesProviderFor(int32_t device,
+                                                         const SessionOptions& options);
   Status CreateHostPool(const SessionOptions& options);
   // work() on the calling thread, inside the host pool when there is one.
   Status InHostPool(const std::function<Status()>& work);

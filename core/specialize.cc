@@ -81,10 +81,8 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
     BrtErrorBuffer err{};
     int32_t rc = r.kernel.prepare(r.kernel.kernel_data, &desc, &p.state, &err);
     if (rc != BRT_OK)
-      return Status(
-          rc == BRT_ERROR_UNSUPPORTED ? StatusCode::kUnsupported : StatusCode::kInvalidExecutable,
-          where + " op #" + std::to_string(i) + " '" + r.kind + "' (" + r.provider->name() +
-              "): " + err.message);
+      return core::ProviderError(rc, where + " op #" + std::to_string(i) + " '" + r.kind + "' (" +
+                                         r.provider->name() + "): " + err.message);
     spec->ops.push_back(p);
     spec->buffer_values.insert(spec->buffer_values.end(), r.operands.begin(), r.operands.end());
     spec->buffer_values.insert(spec->buffer_values.end(), r.results.begin(), r.results.end());
@@ -202,12 +200,13 @@ Status RequestContext::Impl::PrepareRun() {
       const PreparedOp& op = spec->ops[i];
       // A kernel may create per-request scratch; a null instance runs the state.
       void* instance = nullptr;
-      if (op.kernel.create_instance &&
-          op.kernel.create_instance(op.state, &instance, &error) != BRT_OK) {
+      const int32_t rc = op.kernel.create_instance
+                             ? op.kernel.create_instance(op.state, &instance, &error)
+                             : BRT_OK;
+      if (rc != BRT_OK) {
         instances.push_back(op.state);
-        return Status(StatusCode::kResourceExhausted, "function '" + fs->info.name + "' op #" +
-                                                          std::to_string(i) + " '" +
-                                                          fs->ops[i].kind + "': " + error.message);
+        return core::ProviderError(rc, "function '" + fs->info.name + "' op #" + std::to_string(i) +
+                                           " '" + fs->ops[i].kind + "': " + error.message);
       }
       instances.push_back(instance ? instance : op.state);
     }

@@ -115,9 +115,9 @@ Status RequestContext::Impl::OrderStreams(const std::vector<QueueSlot*>& slots) 
 
 Expected<void*> RequestContext::Impl::NewEvent(const LoadedProvider* p) {
   void* event = nullptr;
-  if (p->api->create_event(0, &event, &error) != BRT_OK)
-    return Status(StatusCode::kResourceExhausted,
-                  "provider '" + p->name() + "': cannot create an event: " + error.message);
+  if (const int32_t rc = p->api->create_event(0, &event, &error); rc != BRT_OK)
+    return core::ProviderError(
+        rc, "provider '" + p->name() + "': cannot create an event: " + error.message);
   events.push_back({p->api, event});
   return event;
 }
@@ -132,11 +132,13 @@ void RequestContext::Impl::DropEvents() {
 }
 
 Status RequestContext::Impl::Order(const std::vector<CrossQueue>& edges) {
-  for (const CrossQueue& c : edges)
-    if (c.api->record_event(c.event, c.from, &error) != BRT_OK ||
-        c.api->wait_event(c.to, c.event, &error) != BRT_OK)
-      return Status(StatusCode::kInternal,
-                    "function '" + fs->info.name + "': ordering its streams: " + error.message);
+  for (const CrossQueue& c : edges) {
+    int32_t rc = c.api->record_event(c.event, c.from, &error);
+    if (rc == BRT_OK) rc = c.api->wait_event(c.to, c.event, &error);
+    if (rc != BRT_OK)
+      return core::ProviderError(
+          rc, "function '" + fs->info.name + "': ordering its streams: " + error.message);
+  }
   return Status::Ok();
 }
 
@@ -144,9 +146,9 @@ Expected<QueueSlot*> RequestContext::Impl::QueueFor(const LoadedProvider* p, int
   for (auto& q : queues)
     if (q->provider == p && q->stream == stream) return q.get();
   void* queue = nullptr;
-  if (p->api->create_queue(0, &queue, &error) != BRT_OK)
-    return Status(StatusCode::kResourceExhausted,
-                  "provider '" + p->name() + "': cannot create a work queue: " + error.message);
+  if (const int32_t rc = p->api->create_queue(0, &queue, &error); rc != BRT_OK)
+    return core::ProviderError(
+        rc, "provider '" + p->name() + "': cannot create a work queue: " + error.message);
   queues.push_back(std::make_unique<QueueSlot>(QueueSlot{p, queue, stream}));
   return queues.back().get();
 }
@@ -197,11 +199,12 @@ Status RequestContext::Impl::RunTransfers(const std::vector<Transfer>& list) {
     if (bounce_in) std::memcpy(t.pinned, t.binding, t.bytes);
     void* dst = t.pinned && t.direction == 1 ? t.pinned : t.dst;
     const void* src = bounce_in ? t.pinned : t.src;
-    if (t.slot->provider->api->copy(t.ordinal, dst, src, t.bytes, t.direction, t.slot->queue,
-                                    &error) != BRT_OK)
-      return Status(StatusCode::kInternal,
-                    "function '" + fs->info.name + "': copying " + std::to_string(t.bytes) +
-                        " bytes " + (t.direction ? "to" : "from") + " the host: " + error.message);
+    const int32_t rc = t.slot->provider->api->copy(t.ordinal, dst, src, t.bytes, t.direction,
+                                                   t.slot->queue, &error);
+    if (rc != BRT_OK)
+      return core::ProviderError(
+          rc, "function '" + fs->info.name + "': copying " + std::to_string(t.bytes) + " bytes " +
+                  (t.direction ? "to" : "from") + " the host: " + error.message);
   }
   return Status::Ok();
 }
@@ -219,10 +222,11 @@ Status RequestContext::Impl::InstallQueue(Device device, bool wrap, void* native
                   "provider '" + p->name() + "' cannot run on a caller's queue");
   void* queue = nullptr;
   BrtErrorBuffer err{};
-  if (wrap ? p->api->wrap_queue(device.ordinal, native_queue, &queue, &err)
-           : p->api->create_queue(device.ordinal, &queue, &err))
-    return Status(StatusCode::kInvalidArgument,
-                  "provider '" + p->name() + "': cannot use that queue: " + err.message);
+  const int32_t rc = wrap ? p->api->wrap_queue(device.ordinal, native_queue, &queue, &err)
+                          : p->api->create_queue(device.ordinal, &queue, &err);
+  if (rc != BRT_OK)
+    return core::ProviderError(
+        rc, "provider '" + p->name() + "': cannot use that queue: " + err.message);
   DropGraph();
   auto slot = std::find_if(queues.begin(), queues.end(),
                            [&](const auto& q) { return q->provider == p && q->stream == 0; });

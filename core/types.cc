@@ -55,6 +55,20 @@ const char* DeviceKindName(DeviceKind kind) {
   return "unknown";
 }
 
+const char* LogLevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarning:
+      return "warning";
+    case LogLevel::kError:
+      return "error";
+  }
+  return "unknown";
+}
+
 const char* ArgRoleName(ArgRole role) {
   switch (role) {
     case ArgRole::kInput:

@@ -90,6 +90,9 @@ static inline const char* brt_dtype_name(int32_t dtype) {
 
 enum { BRT_DEVICE_CPU = 0, BRT_DEVICE_CUDA = 1 };
 
+/* A device kind as a bit of a set of kinds (BrtProviderApi::collective_devices). */
+#define BRT_DEVICE_BIT(device_kind) (1u << (device_kind))
+
 enum {
   BRT_ATTR_INT = 0,
   BRT_ATTR_FLOAT = 1,
@@ -340,6 +343,14 @@ typedef struct BrtProviderApi {
   int32_t (*create_host_pool)(const BrtHostPoolConfig* config, void** pool, BrtErrorBuffer* error);
   void (*destroy_host_pool)(void* pool);
   void (*run_in_host_pool)(void* pool, void (*body)(void* arg), void* arg);
+  /* The device kinds whose collective ops this provider's communicators
+   * serve, as BRT_DEVICE_BIT(kind) bits (an MPI provider: the CPU; an NCCL
+   * provider: CUDA); 0: none. For a program with collectives on a device
+   * the core uses a provider named in SessionOptions::providers that
+   * declares that device, else loads the first plugin in the provider search
+   * path that does. The one declaring the CPU also carries, by
+   * comm_broadcast, the bootstrap blob of another that needs one. */
+  uint32_t collective_devices;
 } BrtProviderApi;
 
 typedef const BrtProviderApi* (*BrtProviderGetFn)(uint32_t core_abi_version);

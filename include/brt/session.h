@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -48,6 +49,14 @@ struct FunctionInfo {
   std::vector<MeshAxis> mesh;
 };
 
+// How much a diagnostic matters (SessionOptions::log).
+enum class LogLevel : uint8_t { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
+const char* LogLevelName(LogLevel level);  // "debug", "info", "warning", "error"
+
+// Receives one diagnostic: its level and a message naming the function or op
+// it is about (no "brt:" prefix, no newline).
+using LogCallback = std::function<void(LogLevel level, std::string_view message)>;
+
 struct SessionOptions {
   // Providers to load: a name ("cpu" -> libbrt_provider_cpu.so, searched in
   // search_paths, then $BRT_PROVIDER_PATH, then next to libbrt) or a path to
@@ -88,6 +97,16 @@ struct SessionOptions {
   // preparing kernels or joining a world: e.g. to slice global inputs for
   // every rank of a per-rank program in one process. NewRequest refuses.
   bool inspect_only = false;
+
+  // Where the Session's diagnostics go (e.g. a function that runs op by op
+  // instead of as a CUDA graph, and why): every one, at every level, to this
+  // callback instead of stderr. It is called on the thread that runs the
+  // request (RunAsync's worker for an asynchronous run), possibly from
+  // several requests at once, so it must be thread-safe; it must not call
+  // into the Session. Unset: warnings and errors go to stderr
+  // ("brt: <message>"), each distinct message once per Session, and debug
+  // and info messages nowhere.
+  LogCallback log;
 };
 
 struct AllocatorStats {
@@ -182,10 +201,12 @@ class RequestContext {
   Status SetQueue(Device device, void* native_queue);
   // Goes back to a queue of the context's own for `device`.
   Status UseOwnQueue(Device device);
-  // CUDA graphs (on by default): with fixed shapes, the first run records the
-  // device ops and later runs replay them; new bound addresses re-record. An
-  // op that cannot be recorded makes the context run op by op, said once on
-  // stderr.
+  // CUDA graphs (on by default): with fixed shapes, the first run goes op by
+  // op (modules load and libraries make their first calls outside a
+  // recording); the second records the device ops and replays the
+  // recording, and later runs replay it; new bound addresses re-record. An
+  // op that cannot be recorded makes the context run op by op, said once as
+  // a warning (SessionOptions::log).
   void SetGraphCapture(bool enabled);
   // Whether the last run replayed a recorded graph.
   bool last_run_replayed_graph() const;

@@ -23,6 +23,38 @@ inline const dnnl::engine& Engine() {
   return engine;
 }
 
+// oneDNN's status as the plugin ABI's code: the caller sees out of memory as
+// out of memory, not as a failed op.
+inline int32_t AbiCode(dnnl_status_t status) {
+  switch (status) {
+    case dnnl_out_of_memory:
+      return BRT_ERROR_RESOURCE_EXHAUSTED;
+    case dnnl_invalid_arguments:
+      return BRT_ERROR_INVALID_ARGUMENT;
+    case dnnl_unimplemented:
+      return BRT_ERROR_UNSUPPORTED;
+    default:
+      return BRT_ERROR_INTERNAL;
+  }
+}
+
+inline void CheckDnnl(dnnl_status_t status, const std::string& what) {
+  if (status != dnnl_success)
+    throw AbiError(AbiCode(status),
+                   "oneDNN " + what + " (dnnl_status_t " + std::to_string(status) + ")");
+}
+
+// Runs f(); a dnnl::error it throws (a primitive or memory object oneDNN
+// could not make) leaves with its status's ABI code.
+template <typename F>
+void KeepingDnnlStatus(F&& f) {
+  try {
+    f();
+  } catch (const dnnl::error& e) {
+    throw AbiError(AbiCode(e.status), std::string("oneDNN: ") + e.what());
+  }
+}
+
 inline memory::data_type DnnlType(const OpInfo& op, int32_t dtype) {
   switch (dtype) {
     case BRT_DTYPE_F32:
@@ -196,15 +228,12 @@ class DnnlInstance final : public Runnable {
       plain_[i].set_data_handle(b[a.buffer]);
       if (!a.unpack) Reorder(a.pack, plain_[i], memories_[i]);
     }
-    const dnnl_status_t s = dnnl_primitive_execute(
-        k_.primitive_.get(), stream_.get(), static_cast<int>(exec_args_.size()), exec_args_.data());
-    if (s != dnnl_success)
-      throw KernelError("oneDNN could not execute the primitive (dnnl_status_t " +
-                        std::to_string(static_cast<int>(s)) + ")");
+    CheckDnnl(dnnl_primitive_execute(k_.primitive_.get(), stream_.get(),
+                                     static_cast<int>(exec_args_.size()), exec_args_.data()),
+              "could not execute the primitive");
     for (size_t i = 0; i < k_.args_.size(); ++i)
       if (k_.args_[i].unpack) Reorder(k_.args_[i].pack, memories_[i], plain_[i]);
-    if (dnnl_stream_wait(stream_.get()) != dnnl_success)
-      throw KernelError("oneDNN's stream failed while running the primitive");
+    CheckDnnl(dnnl_stream_wait(stream_.get()), "failed while running the primitive");
     if (k_.relu_numel_)
       DispatchType(k_.relu_dtype_, [&](auto zero) {
         using T = decltype(zero);
@@ -217,8 +246,8 @@ class DnnlInstance final : public Runnable {
  private:
   void Reorder(const dnnl::reorder& r, const memory& from, const memory& to) {
     const dnnl_exec_arg_t io[] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
-    if (dnnl_primitive_execute(r.get(), stream_.get(), 2, io) != dnnl_success)
-      throw KernelError("oneDNN could not reorder between a buffer and the primitive's layout");
+    CheckDnnl(dnnl_primitive_execute(r.get(), stream_.get(), 2, io),
+              "could not reorder between a buffer and the primitive's layout");
   }
   const DnnlKernel& k_;
   dnnl::stream stream_;

@@ -554,6 +554,8 @@ class Guarded final : public CpuKernel {
 
  private:
   [[noreturn]] static void Refuse(const OpInfo& op, const dnnl::error& e) {
+    if (e.status == dnnl_out_of_memory)
+      throw AbiError(BRT_ERROR_RESOURCE_EXHAUSTED, op.kind + ": oneDNN ran out of memory");
     throw UnsupportedError(op.kind + ": oneDNN cannot run this configuration on this CPU (" +
                            e.what() + ")");
   }

@@ -1,5 +1,6 @@
 // The CPU provider's plugin entry point, kernel registry and shared helpers.
 
+#include "dnnl_kernel.h"
 #include "host_pool.h"
 #include "kernel.h"
 
@@ -31,10 +32,12 @@ int32_t Prepare(const void* kernel_data, const BrtOpDesc* desc, void** state,
   return AbiGuard(
       error,
       [&] {
-        OpInfo op(*desc);
-        std::unique_ptr<CpuKernel> k = def.make();
-        k->Prepare(op);
-        *state = k.release();
+        KeepingDnnlStatus([&] {
+          OpInfo op(*desc);
+          std::unique_ptr<CpuKernel> k = def.make();
+          k->Prepare(op);
+          *state = k.release();
+        });
       },
       BRT_ERROR_INVALID_ARGUMENT);
 }
@@ -44,7 +47,10 @@ void ReleaseState(void* state) { delete static_cast<CpuKernel*>(state); }
 // A null instance (no per-request scratch needed) makes the core run the state.
 int32_t CreateInstance(void* state, void** instance, BrtErrorBuffer* error) {
   return AbiGuard(error, [&] {
-    *instance = static_cast<Runnable*>(static_cast<CpuKernel*>(state)->CreateInstance().release());
+    KeepingDnnlStatus([&] {
+      *instance =
+          static_cast<Runnable*>(static_cast<CpuKernel*>(state)->CreateInstance().release());
+    });
   });
 }
 

@@ -23,13 +23,16 @@ namespace brt::cuda {
 // edge by Guard (common/abi_guard.h).
 using Error = ops::AbiError;
 
+// Out of device memory stays out of memory for the caller.
 inline void Check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
-    throw Error(BRT_ERROR_INTERNAL, std::string(what) + ": " + cudaGetErrorString(e));
+    throw Error(e == cudaErrorMemoryAllocation ? BRT_ERROR_RESOURCE_EXHAUSTED : BRT_ERROR_INTERNAL,
+                std::string(what) + ": " + cudaGetErrorString(e));
 }
 inline void Check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw Error(BRT_ERROR_INTERNAL, std::string(what) + ": cuBLASLt status " + std::to_string(s));
+    throw Error(s == CUBLAS_STATUS_ALLOC_FAILED ? BRT_ERROR_RESOURCE_EXHAUSTED : BRT_ERROR_INTERNAL,
+                std::string(what) + ": cuBLASLt status " + std::to_string(s));
 }
 inline int32_t Report(BrtErrorBuffer* e, int32_t code, const std::string& message) {
   return ops::ReportAbiError(e, code, message);

@@ -282,6 +282,7 @@ const KernelTable<KernelDef> kTable = {
 
 BrtProviderApi MakeApi() {
   BrtProviderApi a = ProviderApiHeader("mpi", BRT_DEVICE_CPU);
+  a.collective_devices = BRT_DEVICE_BIT(BRT_DEVICE_CPU);
   a.device_count = &DeviceCount;
   a.allocate = &HostAllocate;
   a.deallocate = &HostDeallocate;

@@ -423,6 +423,7 @@ const KernelTable<KernelDef> kTable = {
 // core takes a device's memory from the first provider of its kind).
 BrtProviderApi MakeApi() {
   BrtProviderApi a = ProviderApiHeader("nccl", BRT_DEVICE_CUDA);
+  a.collective_devices = BRT_DEVICE_BIT(BRT_DEVICE_CUDA);
   a.device_count = &DeviceCount;
   BRT_SET_ENTRIES(a, BRT_QUEUE_ENTRIES);
   SetKernelTable<kTable>(a);

@@ -355,6 +355,9 @@ TEST(RankDiscovery, AWorldOfOneRunsWithoutALauncher) {
   auto session = LoadBuilt(b, options);
   ASSERT_TRUE(session.ok()) << session.status().message();
   EXPECT_EQ((*session)->world_size(), 1);
+  // Only cpu was named: the plugin whose table declares the CPU's
+  // collectives was found in the search path and loaded.
+  EXPECT_EQ((*session)->provider_names(), (std::vector<std::string>{"cpu", "mpi"}));
   std::vector<float> in = {1.5f, -2.0f, 3.25f}, out(3, 0.0f);
   auto ctx = (*session)->NewRequest();
   ASSERT_TRUE(ctx.ok());

@@ -5,6 +5,8 @@
 // captured, a caller-supplied queue, and ops on several streams.
 #include <dlfcn.h>
 
+#include <mutex>
+
 #include "test_util.h"
 
 namespace brt::test {
@@ -40,7 +42,8 @@ enum {
 };
 
 // y = -x + w, on the device; w is a weight in the executable.
-std::shared_ptr<Session> Load(const HostTensor& w, bool with_exponential = false) {
+std::shared_ptr<Session> Load(const HostTensor& w, bool with_exponential = false,
+                              SessionOptions o = {}) {
   ExecutableBuilder b;
   FunctionBuilder& f = b.AddFunction("main");
   ValueId x = f.Input("x", DType::kF32, {6}, kDev);
@@ -49,7 +52,6 @@ std::shared_ptr<Session> Load(const HostTensor& w, bool with_exponential = false
   ValueId h = f.Op("negate", {x}, {{DType::kF32, {6}}}, {}, kDev)[0];
   if (with_exponential) h = f.Op("exponential", {h}, {{DType::kF32, {6}}}, {}, kDev)[0];
   f.Output("y", f.Op("add", {h, wv}, {{DType::kF32, {6}}}, {}, kDev)[0]);
-  SessionOptions o;
   o.providers = {BRT_TEST_QUEUED_DEVICE_PLUGIN};
   auto s = LoadBuilt(b, o);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
@@ -152,6 +154,38 @@ TEST(DeviceQueue, AnOpThatCannotBeCapturedRunsOpByOp) {
   // Said once, naming the op.
   EXPECT_NE(said.find("op #1 'exponential' cannot be recorded"), std::string::npos) << said;
   EXPECT_EQ(said.find("runs op by op"), said.rfind("runs op by op")) << said;
+  // Another request on the Session meets the same case: stderr already has it.
+  auto other = std::move(session->NewRequest().value());
+  ASSERT_TRUE(other->Bind("x", x.view()).ok());
+  testing::internal::CaptureStderr();
+  ASSERT_TRUE(other->Run().ok());
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+// With SessionOptions::log set, that warning goes to the callback, at warning
+// level and once per context, and nothing goes to stderr.
+TEST(DeviceQueue, TheOpByOpWarningGoesToTheLogCallback) {
+  std::mutex mu;
+  std::vector<std::pair<LogLevel, std::string>> logged;
+  SessionOptions options;
+  options.log = [&](LogLevel level, std::string_view message) {
+    std::lock_guard<std::mutex> lock(mu);
+    logged.emplace_back(level, message);
+  };
+  HostTensor w = Random(DType::kF32, {6}, Rng()), x = Random(DType::kF32, {6}, Rng());
+  auto session = Load(w, /*with_exponential=*/true, options);
+  ASSERT_TRUE(session);
+  auto ctx = std::move(session->NewRequest().value());
+  ASSERT_TRUE(ctx->Bind("x", x.view()).ok());
+  testing::internal::CaptureStderr();
+  const Status first = ctx->Run(), second = ctx->Run();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  ASSERT_TRUE(first.ok() && second.ok()) << first.ToString() << second.ToString();
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_EQ(logged[0].first, LogLevel::kWarning);
+  EXPECT_EQ(logged[0].second,
+            "function 'main' runs op by op, not as a graph: op #1 'exponential' cannot be "
+            "recorded into a graph");
 }
 
 // x lives on the device and the caller writes it with work of its own on

@@ -1,7 +1,9 @@
 // Provider plugin loading: search path, and errors that name the file and the
-// missing dependency or the two ABI versions.
+// missing dependency or the two ABI versions; a kernel's error code reaching
+// the caller.
 #include <cstdlib>
 
+#include "brt/provider_abi.h"
 #include "test_util.h"
 
 namespace brt::test {
@@ -91,6 +93,57 @@ TEST(Plugins, OpNoProviderCanRunFailsAtLoadWithDetails) {
   g.Output("y", g.Op("negate", {y}, {{DType::kF32, {2}}}, {}, {DeviceKind::kCuda, 0})[0]);
   ExpectError(Session::LoadMemory(c.Serialize().value()).status(),
               {"on cuda", "no provider for this device is loaded"});
+}
+
+// Loads a one-op function of the failing-kernels plugin (x -> y, f32 [2]) and
+// runs it, synchronously or through RunAsync and Wait: the first failure.
+Status RunFailingKernel(const char* kind, std::vector<Attribute> attrs, bool async = false) {
+  ExecutableBuilder b;
+  FunctionBuilder& f = b.AddFunction("main");
+  ValueId x = f.Input("x", DType::kF32, {2});
+  f.Output("y", f.Op(kind, {x}, {{DType::kF32, {2}}}, std::move(attrs))[0]);
+  SessionOptions options;
+  options.providers = {BRT_TEST_FAILING_KERNELS_PLUGIN};
+  auto session = LoadBuilt(b, options);
+  if (!session.ok()) return session.status();
+  auto ctx = (*session)->NewRequest();
+  if (!ctx.ok()) return ctx.status();
+  std::vector<float> in = {1, 2}, out(2);
+  BRT_RETURN_IF_ERROR((*ctx)->Bind("x", Tensor::Borrow(in.data(), DType::kF32, {2})));
+  BRT_RETURN_IF_ERROR((*ctx)->Bind("y", Tensor::Borrow(out.data(), DType::kF32, {2})));
+  if (!async) return (*ctx)->Run();
+  BRT_RETURN_IF_ERROR((*ctx)->RunAsync());
+  return (*ctx)->Wait();
+}
+
+// Out of memory while a kernel prepares is an exhausted resource, not a
+// malformed executable.
+TEST(Plugins, OutOfMemoryInPrepareIsResourceExhausted) {
+  Status s = RunFailingKernel("test.out_of_memory_in_prepare", {});
+  ExpectError(s, {"function 'main'", "op #0 'test.out_of_memory_in_prepare'",
+                  "failing_kernels_test", "out of host memory"});
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+}
+
+// The code a kernel's run returns is the one Run and Wait give, with the
+// function, op and kind named.
+TEST(Plugins, ARunFailureKeepsItsCode) {
+  const std::pair<int, StatusCode> cases[] = {
+      {BRT_ERROR_RESOURCE_EXHAUSTED, StatusCode::kResourceExhausted},
+      {BRT_ERROR_INVALID_ARGUMENT, StatusCode::kInvalidArgument},
+      {BRT_ERROR_UNSUPPORTED, StatusCode::kUnsupported},
+      {BRT_ERROR_INTERNAL, StatusCode::kInternal}};
+  for (const auto& [abi_code, expected] : cases)
+    for (bool async : {false, true}) {
+      Status s = RunFailingKernel("test.fail_in_run", {{"code", abi_code}}, async);
+      ExpectError(s, {"function 'main' op #0 'test.fail_in_run' failed",
+                      "the test kernel fails with code " + std::to_string(abi_code)});
+      EXPECT_EQ(s.code(), expected) << s.ToString();
+    }
+  // A code this runtime does not know (a newer plugin's) is internal, and named.
+  Status s = RunFailingKernel("test.fail_in_run", {{"code", 99}});
+  ExpectError(s, {"provider error code 99"});
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
 }
 
 }  // namespace
