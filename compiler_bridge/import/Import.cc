@@ -560,7 +560,7 @@ struct SortOrder {
 
 // What a sort comparator computes, told by running it on scalars: ordering
 // by one operand's values, ascending or descending, floats by totalOrder or
-// with -0 == +0 and NaN last (SortKey, common/scalar_ops.h). A comparator
+// with -0 == +0 and NaN last (SortKey, ops/scalar_ops.h). A comparator
 // that says false whenever a NaN is involved (torch-mlir's compare FLOAT) is
 // matched on the other values, and brt puts NaN last (first descending), as
 // PyTorch eager does.

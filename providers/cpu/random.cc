@@ -1,4 +1,4 @@
-// rng_bit_generator: the Philox stream of common/philox.h, its blocks
+// rng_bit_generator: the Philox stream of ops/philox.h, its blocks
 // shared out over the Session's threads.
 #include "kernel.h"
 #include "ops/op_plans.h"

@@ -1,5 +1,5 @@
-// sort (common/op_plans.h: SortPlan): each line's key values become unsigned
-// integers in the order asked for (SortKey, common/scalar_ops.h), a permutation is stable-sorted by
+// sort (ops/op_plans.h: SortPlan): each line's key values become unsigned
+// integers in the order asked for (SortKey, ops/scalar_ops.h), a permutation is stable-sorted by
 // them, and every operand's line is gathered through it. Lines are shared out over the Session's
 // threads.
 #include <algorithm>

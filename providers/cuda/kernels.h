@@ -28,7 +28,7 @@ Space MakeSpace(const ops::BroadcastPlan& plan, int num_operands, long long n);
 // kActivation: an ops::Activation on a float type, after a matmul.
 enum class Elementwise { kUnary, kBinary, kCompare, kSelect, kClamp, kConvert, kActivation };
 
-// out = f(in...) for the scalar ops of common/scalar_ops.h; `op` is a Unary,
+// out = f(in...) for the scalar ops of ops/scalar_ops.h; `op` is a Unary,
 // Binary or Cmp code. Operand dtypes: compare and convert read in_dtype and
 // write out_dtype; select reads i1, then out_dtype twice.
 struct ElementwiseParams {
@@ -39,7 +39,7 @@ struct ElementwiseParams {
 cudaError_t LaunchElementwise(const ElementwiseParams& p, int32_t in_dtype, int32_t out_dtype,
                               const void* const* in, void* out, cudaStream_t stream);
 
-// brt.fused_elementwise: the program of common/op_plans.h run per element in
+// brt.fused_elementwise: the program of ops/op_plans.h run per element in
 // f32 registers.
 constexpr int kMaxFusedInstructions = 256;
 constexpr int kMaxFusedRegisters = 96;
@@ -77,7 +77,7 @@ cudaError_t LaunchStridedCopy(const CopyParams& p, size_t elem_size, const void*
 cudaError_t LaunchFill(long long n, size_t elem_size, const void* value, void* dst,
                        cudaStream_t stream);
 
-// sort (common/op_plans.h: SortPlan) of up to kMaxSortOperands operands, by
+// sort (ops/op_plans.h: SortPlan) of up to kMaxSortOperands operands, by
 // rank: each element goes where the number of its line's elements ordered
 // before it says (quadratic in the line's length; stable).
 inline constexpr int kMaxSortOperands = 8;
@@ -96,13 +96,13 @@ cudaError_t LaunchSort(const SortParams& p, cudaStream_t stream);
 cudaError_t LaunchIota(long long n, long long size, long long stride, int32_t dtype, void* out,
                        cudaStream_t stream);
 
-// rng_bit_generator (common/philox.h): the bits of `blocks` Philox blocks,
+// rng_bit_generator (ops/philox.h): the bits of `blocks` Philox blocks,
 // then the new state (state and next may be one buffer).
 cudaError_t LaunchRngBitGenerator(const uint64_t* state, int64_t state_size, long long blocks,
                                   int element_bytes, long long numel, void* bits, uint64_t* next,
                                   cudaStream_t stream);
 
-// gather / scatter from an IndexPlan (see common/op_plans.h).
+// gather / scatter from an IndexPlan (see ops/op_plans.h).
 struct IndexingParams {
   int rank = 0, num_starts = 0;
   long long n = 0, vector_stride = 0;

@@ -35,7 +35,7 @@ static inline float __int_as_float(int i) {
   return f;
 }
 using std::isnan;
-#include "../../providers/common/erfinv.h"
+#include "../../ops/erfinv.h"
 using brt::ops::erfinv;
 
 namespace brt_shim {
