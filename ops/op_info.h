@@ -73,7 +73,9 @@ class OpInfo {
 };
 
 // Reads attributes by name, checked (integers within kMaxAttrMagnitude): for
-// op_attrs.cc's generated Decode functions only.
+// op_attrs.cc's generated Decode functions, and for a plugin's own kinds,
+// which the registry does not list. Registry kinds are read through their
+// <Name>Attrs.
 struct AttrDecoder {
   static bool Has(const OpInfo& op, std::string_view name) { return op.Find(name) != nullptr; }
   static void Read(const OpInfo& op, std::string_view name, int64_t* out);

@@ -26,7 +26,9 @@ int32_t PrepareOutOfMemory(const void*, const BrtOpDesc*, void**, BrtErrorBuffer
 
 int32_t PrepareFailInRun(const void*, const BrtOpDesc* desc, void** state, BrtErrorBuffer* error) {
   return AbiGuard(error, [&] {
-    *state = reinterpret_cast<void*>(static_cast<intptr_t>(OpInfo(*desc).Int("code")));
+    int64_t code = 0;
+    brt::ops::AttrDecoder::Read(OpInfo(*desc), "code", &code);
+    *state = reinterpret_cast<void*>(static_cast<intptr_t>(code));
   });
 }
 
