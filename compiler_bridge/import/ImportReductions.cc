@@ -1,0 +1,379 @@
+// Reducer bodies, argmax/argmin, sort, top_k and select_and_scatter (see
+// Importer.h).
+#include "import/Importer.h"
+
+#include "import/OpaqueAttrs.h"
+#include "ops/scalar_ops.h"
+
+namespace brt::bridge {
+
+using mlir::Operation;
+using mlir::Value;
+
+// reduce, reduce_window and scatter carry their computation as a region;
+// the runtime takes it by name.
+bool Importer::Reducer(Operation& op, llvm::StringRef kind,
+                       llvm::SmallVectorImpl<mlir::NamedAttribute>& params) {
+  if (op.getNumRegions() != 1 || op.getRegion(0).getBlocks().size() != 1)
+    return Fail(op, kind.str() + " needs exactly one body block");
+  mlir::Block& body = op.getRegion(0).front();
+  llvm::SmallVector<Operation*> ops;
+  for (Operation& inner : body) ops.push_back(&inner);
+  auto name_of = [](Operation* o) { return o->getName().getStringRef(); };
+  if (kind == "scatter") {
+    // replace: return the update; add: return add(old, update)
+    if (ops.size() == 1 && ops[0]->getNumOperands() == 1 &&
+        ops[0]->getOperand(0) == body.getArgument(1)) {
+      params.push_back(b_.getNamedAttr("mode", b_.getStringAttr("replace")));
+      return true;
+    }
+    if (ops.size() == 2 && name_of(ops[0]) == "stablehlo.add") {
+      params.push_back(b_.getNamedAttr("mode", b_.getStringAttr("add")));
+      return true;
+    }
+    return Fail(op, "scatter computations other than replace and add are not supported");
+  }
+  static const std::pair<const char*, const char*> kReducers[] = {
+      {"stablehlo.add", "add"},     {"stablehlo.multiply", "mul"}, {"stablehlo.maximum", "max"},
+      {"stablehlo.minimum", "min"}, {"stablehlo.and", "and"},      {"stablehlo.or", "or"}};
+  if (ops.size() == 2 && ops[0]->getNumOperands() == 2 &&
+      ops[0]->getOperand(0) == body.getArgument(0) && ops[0]->getOperand(1) == body.getArgument(1))
+    for (auto [name, reducer] : kReducers)
+      if (name_of(ops[0]) == name) {
+        params.push_back(b_.getNamedAttr("reducer", b_.getStringAttr(reducer)));
+        return true;
+      }
+  return Fail(op, kind.str() + " body is not a single add/multiply/maximum/minimum/and/or");
+}
+
+// select_and_scatter's two computations, taken by name: select must compare
+// its two arguments in order (the direction becomes `select`), scatter must
+// add them.
+bool Importer::SelectAndScatterBodies(Operation& op,
+                                      llvm::SmallVectorImpl<mlir::NamedAttribute>& params) {
+  if (op.getNumRegions() != 2 || op.getRegion(0).getBlocks().size() != 1 ||
+      op.getRegion(1).getBlocks().size() != 1)
+    return Fail(op, "select_and_scatter needs one select and one scatter body");
+  mlir::Block& select = op.getRegion(0).front();
+  Operation& compare = select.front();
+  if (select.getOperations().size() != 2 ||
+      compare.getName().getStringRef() != "stablehlo.compare" || compare.getNumOperands() != 2 ||
+      compare.getOperand(0) != select.getArgument(0) ||
+      compare.getOperand(1) != select.getArgument(1))
+    return Fail(op, "select_and_scatter's select body must be one compare of its two arguments");
+  const std::string direction = CompareDirection(&compare);
+  if (direction.empty())
+    return Fail(op, "select_and_scatter's compare has no comparison_direction");
+  params.push_back(b_.getNamedAttr("select", b_.getStringAttr(direction)));
+  mlir::Block& scatter = op.getRegion(1).front();
+  Operation& add = scatter.front();
+  if (scatter.getOperations().size() != 2 || add.getName().getStringRef() != "stablehlo.add" ||
+      add.getNumOperands() != 2)
+    return Fail(op, "select_and_scatter scatter bodies other than add are not supported");
+  params.push_back(b_.getNamedAttr("scatter", b_.getStringAttr("add")));
+  return true;
+}
+
+namespace {
+
+// Runs a reduce or sort body on scalars held as doubles (which keep an f32's
+// -0 and the sign of its NaN): fills `results` with what it returns, or
+// returns false where it holds an op this does not know.
+bool RunScalarBody(mlir::Block& body, llvm::ArrayRef<double> args,
+                   llvm::SmallVectorImpl<double>& results) {
+  if (body.getNumArguments() != args.size()) return false;
+  llvm::DenseMap<Value, double> env;
+  for (auto [i, a] : llvm::enumerate(args)) env[body.getArgument(i)] = a;
+  for (Operation& o : body) {
+    const llvm::StringRef name = o.getName().getStringRef();
+    auto in = [&](unsigned k) { return env.lookup(o.getOperand(k)); };
+    if (name == "stablehlo.return") {
+      results.clear();
+      for (unsigned k = 0; k < o.getNumOperands(); ++k) results.push_back(in(k));
+      return true;
+    }
+    if (o.getNumResults() != 1) return false;
+    double r;
+    if (name == "stablehlo.compare" && o.getNumOperands() == 2) {
+      ops::Cmp cmp;
+      if (!ops::ParseCmp(CompareDirection(&o), &cmp)) return false;
+      r = CompareAttr(&o, "compare_type") == "TOTALORDER"
+              ? ops::ApplyCmp(cmp, ops::SortKey(in(0), true), ops::SortKey(in(1), true))
+              : ops::ApplyCmp(cmp, in(0), in(1));
+    } else if (name == "stablehlo.and" && o.getNumOperands() == 2) {
+      r = in(0) != 0 && in(1) != 0;
+    } else if (name == "stablehlo.or" && o.getNumOperands() == 2) {
+      r = in(0) != 0 || in(1) != 0;
+    } else if (name == "stablehlo.not" && o.getNumOperands() == 1) {
+      r = in(0) == 0;
+    } else if (name == "stablehlo.select" && o.getNumOperands() == 3) {
+      r = in(0) != 0 ? in(1) : in(2);
+    } else if ((name == "stablehlo.minimum" || name == "stablehlo.maximum") &&
+               o.getNumOperands() == 2) {
+      const double x = in(0), y = in(1);
+      r = std::isnan(x) || std::isnan(y) ? std::numeric_limits<double>::quiet_NaN()
+          : name == "stablehlo.minimum"  ? std::min(x, y)
+                                         : std::max(x, y);
+    } else if (name == "stablehlo.constant") {
+      auto value = AttrOrPropertyOf<mlir::DenseElementsAttr>(&o, "value");
+      if (!value || value.getNumElements() != 1) return false;
+      if (auto f = mlir::dyn_cast<mlir::DenseFPElementsAttr>(value))
+        r = (*f.getValues<llvm::APFloat>().begin()).convertToDouble();
+      else if (auto n = mlir::dyn_cast<mlir::DenseIntElementsAttr>(value))
+        r = static_cast<double>((*n.getValues<llvm::APInt>().begin()).getSExtValue());
+      else
+        return false;
+    } else {
+      return false;
+    }
+    env[o.getResult(0)] = r;
+  }
+  return false;
+}
+
+// What a two-operand reduce body computes, told by running it on scalars:
+// "GT" when it is jnp.argmax's (the greater value, NaN first, the smaller
+// index among equals), "LT" for argmin's, "" otherwise.
+std::string ArgReduceDirection(mlir::Block& body, bool floats) {
+  auto run = [&](double a, double ai, double b, double bi, double* v, double* i) {
+    llvm::SmallVector<double> out;
+    if (!RunScalarBody(body, {a, ai, b, bi}, out) || out.size() != 2) return false;
+    *v = out[0], *i = out[1];
+    return true;
+  };
+  // JAX's body picks a NaN, as PyTorch eager does; the body torch-mlir writes
+  // (compare GE, select) skips it. Both are taken -- probed with NaN first,
+  // then without -- and brt picks the NaN (docs/ops.md).
+  for (bool with_nan : {true, false}) {
+    std::vector<double> values = {1, 2};
+    if (floats && with_nan) values.push_back(std::numeric_limits<double>::quiet_NaN());
+    for (const char* dir : {"GT", "LT"}) {
+      bool all = true;
+      for (double a : values)
+        for (double b : values)
+          for (double ai : {0.0, 1.0})
+            for (double bi : {0.0, 1.0}) {
+              const bool better = dir[0] == 'G' ? a > b : a < b;
+              const bool pick_value = better || std::isnan(a);
+              const bool pick_index = pick_value || (a == b && ai < bi);
+              const double want_v = pick_value ? a : b, want_i = pick_index ? ai : bi;
+              double v = 0, i = 0;
+              all = all && run(a, ai, b, bi, &v, &i) && i == want_i &&
+                    (v == want_v || (std::isnan(v) && std::isnan(want_v)));
+            }
+      if (all) return dir;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+// reduce(x, indices, init value, init index) with jnp.argmax's or argmin's
+// body (found by running it): m = reduce max (min) of x; the index is the
+// smallest index where x equals m, or is NaN; the value, if read, is m.
+// JAX's inits (-inf or +inf, 0) are required.
+bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
+                               llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                               llvm::DenseMap<Value, Value>& map) {
+  const std::string unsupported =
+      "reduce with several operands is supported in the form jnp.argmax and jnp.argmin write";
+  if (op.getNumResults() != 2 || op.getNumRegions() != 1 || !op.getRegion(0).hasOneBlock() ||
+      op.getRegion(0).front().getNumArguments() != 4)
+    return Fail(op, unsupported);
+  const mlir::Location loc = op.getLoc();
+  auto x_type = mlir::cast<mlir::RankedTensorType>(operands[0].getType());
+  auto idx_type = mlir::cast<mlir::RankedTensorType>(operands[1].getType());
+  const bool floats = mlir::isa<mlir::FloatType>(x_type.getElementType());
+  const std::string dir = ArgReduceDirection(op.getRegion(0).front(), floats);
+  if (dir.empty() || !mlir::isa<mlir::IntegerType>(idx_type.getElementType()) ||
+      idx_type.getShape() != x_type.getShape())
+    return Fail(op, unsupported);
+  auto init_value = operands[2].getDefiningOp<KernelOp>();
+  auto dense = init_value ? init_value.getParams().getAs<mlir::DenseFPElementsAttr>("value")
+                          : mlir::DenseFPElementsAttr();
+  const double bound = dir == "GT" ? -std::numeric_limits<double>::infinity()
+                                   : std::numeric_limits<double>::infinity();
+  if (!floats || !dense || dense.getNumElements() != 1 ||
+      (*dense.getValues<llvm::APFloat>().begin()).convertToDouble() != bound ||
+      ScalarInt(operands[3].getDefiningOp()) != 0)
+    return Fail(op, "jnp.argmax/argmin's reduce is supported on floats with its inits (" +
+                        std::string(dir == "GT" ? "-inf" : "+inf") + ", 0)");
+  const llvm::SmallVector<int64_t> dims = IntsParam(params, "dimensions");
+  llvm::SmallVector<int64_t> kept;
+  for (int64_t d = 0; d < x_type.getRank(); ++d)
+    if (!llvm::is_contained(dims, d)) kept.push_back(d);
+  for (mlir::Type t : op.getResultTypes())
+    if (!CheckType(t, op)) return false;
+  auto reduce = [&](Value v, Value init, mlir::Type type, const char* reducer) {
+    return Emit(loc, type, "reduce", {v, init},
+                {b_.getNamedAttr("dimensions", b_.getDenseI64ArrayAttr(dims)),
+                 b_.getNamedAttr("reducer", b_.getStringAttr(reducer))});
+  };
+  Value m =
+      reduce(operands[0], operands[2], op.getResult(0).getType(), dir == "GT" ? "max" : "min");
+  map[op.getResult(0)] = m;
+  auto pred_type = mlir::RankedTensorType::get(x_type.getShape(), b_.getI1Type());
+  auto compare = [&](Value a, Value b, const char* direction) {
+    return Emit(loc, pred_type, "compare", {a, b},
+                {b_.getNamedAttr("comparison_direction", b_.getStringAttr(direction))});
+  };
+  Value broadcast_m =
+      Emit(loc, x_type, "broadcast_in_dim", m,
+           {b_.getNamedAttr("broadcast_dimensions", b_.getDenseI64ArrayAttr(kept))});
+  Value at_m =
+      Emit(loc, pred_type, "or",
+           {compare(operands[0], broadcast_m, "EQ"), compare(operands[0], operands[0], "NE")});
+  auto idx_element = mlir::cast<mlir::IntegerType>(idx_type.getElementType());
+  auto scalar = mlir::RankedTensorType::get({}, idx_element);
+  const llvm::APInt top = idx_element.isUnsigned()
+                              ? llvm::APInt::getMaxValue(idx_element.getWidth())
+                              : llvm::APInt::getSignedMaxValue(idx_element.getWidth());
+  Value none = Emit(loc, scalar, "constant", {},
+                    {b_.getNamedAttr("value", mlir::DenseElementsAttr::get(scalar, top))});
+  Value candidates = Emit(loc, idx_type, "select", {at_m, operands[1], none});
+  Value index = reduce(candidates, none, op.getResult(1).getType(), "min");
+  // An empty reduction keeps JAX's init index, 0, where min would give `none`.
+  if (llvm::any_of(dims, [&](int64_t d) {
+        return d >= 0 && d < x_type.getRank() && x_type.getShape()[d] == 0;
+      }))
+    index = Emit(loc, op.getResult(1).getType(), "broadcast_in_dim", operands[3],
+                 {b_.getNamedAttr("broadcast_dimensions", b_.getDenseI64ArrayAttr({}))});
+  map[op.getResult(1)] = index;
+  return true;
+}
+
+namespace {
+
+struct SortOrder {
+  int64_t key = 0;
+  bool descending = false, total_order = false;
+};
+
+// What a sort comparator computes, told by running it on scalars: ordering
+// by one operand's values, ascending or descending, floats by totalOrder or
+// with -0 == +0 and NaN last (SortKey, ops/scalar_ops.h). A comparator
+// that says false whenever a NaN is involved (torch-mlir's compare FLOAT) is
+// matched on the other values, and brt puts NaN last (first descending), as
+// PyTorch eager does.
+bool SortComparatorOrder(mlir::Block& body, llvm::ArrayRef<mlir::Type> elements, SortOrder* found) {
+  const size_t n = elements.size();
+  constexpr double kInf = std::numeric_limits<double>::infinity(),
+                   kNaN = std::numeric_limits<double>::quiet_NaN();
+  for (size_t key = 0; key < n; ++key) {
+    const mlir::Type element = elements[key];
+    const bool floats = mlir::isa<mlir::FloatType>(element);
+    std::vector<double> probes = {-3, 0, 1, 5};
+    if (floats)
+      probes = {-kNaN, -kInf, -1.5, -0.0, 0.0, 2.0, kInf, kNaN};
+    else if (element.isInteger(1))
+      probes = {0, 1};
+    else if (element.isUnsignedInteger())
+      probes = {0, 1, 3, 200};
+    for (bool with_nan : {true, false}) {
+      if (!with_nan && !floats) break;
+      for (bool descending : {false, true})
+        for (bool total : {false, true}) {
+          if (total && !floats) continue;
+          bool all = true;
+          for (double a : probes)
+            for (double b : probes)
+              for (double other : {0.0, 1.0}) {  // the other operands' values, both ways round
+                if (!with_nan && (std::isnan(a) || std::isnan(b))) continue;
+                llvm::SmallVector<double> args;
+                for (size_t j = 0; j < n; ++j) {
+                  args.push_back(j == key ? a : other);
+                  args.push_back(j == key ? b : 1 - other);
+                }
+                const uint64_t ka = ops::SortKey(a, total), kb = ops::SortKey(b, total);
+                const bool first = descending ? kb < ka : ka < kb;
+                llvm::SmallVector<double> out;
+                all = all && RunScalarBody(body, args, out) && out.size() == 1 &&
+                      (out[0] != 0) == first;
+              }
+          if (all) {
+            *found = {static_cast<int64_t>(key), descending, total};
+            return true;
+          }
+        }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+// stablehlo.sort: brt's sort (brt/ops.def), its order read from the
+// comparator (SortComparatorOrder). A sort is always stable in brt, which
+// is_stable = false allows.
+bool Importer::ImportSort(Operation& op, llvm::ArrayRef<Value> operands,
+                          llvm::DenseMap<Value, Value>& map, int) {
+  const size_t n = operands.size();
+  if (n == 0 || op.getNumResults() != n || op.getNumRegions() != 1 ||
+      !op.getRegion(0).hasOneBlock() || op.getRegion(0).front().getNumArguments() != 2 * n)
+    return Fail(op, "stablehlo.sort needs a comparator of two arguments per operand");
+  for (mlir::Type t : op.getResultTypes())
+    if (!CheckType(t, op)) return false;
+  const int64_t rank = mlir::cast<mlir::RankedTensorType>(operands[0].getType()).getRank();
+  auto dimension_attr = AttrOrPropertyOf<mlir::IntegerAttr>(&op, "dimension");
+  int64_t dimension = dimension_attr ? dimension_attr.getInt() : -1;  // StableHLO's default
+  if (dimension < 0) dimension += rank;
+  if (dimension < 0 || dimension >= rank)
+    return Fail(op, "stablehlo.sort's dimension is outside the rank " + std::to_string(rank));
+  llvm::SmallVector<mlir::Type> elements;
+  for (Value v : operands)
+    elements.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType());
+  SortOrder order;
+  if (!SortComparatorOrder(op.getRegion(0).front(), elements, &order))
+    return Fail(op,
+                "stablehlo.sort is supported with a comparator that orders by one operand, "
+                "ascending or descending (as jnp.sort, jnp.argsort, lax.sort_key_val, lax.top_k, "
+                "torch.sort, torch.argsort and torch.topk write it); this one is not");
+  llvm::SmallVector<mlir::NamedAttribute> params = {
+      b_.getNamedAttr("dimension", b_.getI64IntegerAttr(dimension)),
+      b_.getNamedAttr("key", b_.getI64IntegerAttr(order.key)),
+      b_.getNamedAttr("order", b_.getStringAttr(order.descending ? "descending" : "ascending"))};
+  if (order.total_order) params.push_back(b_.getNamedAttr("total_order", b_.getI64IntegerAttr(1)));
+  auto k = KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr("sort"),
+                            operands, b_.getDictionaryAttr(params));
+  for (auto [from, to] : llvm::zip(op.getResults(), k.getResults())) map[from] = to;
+  return true;
+}
+
+// chlo.top_k(x, k): the k largest along the last dimension and their
+// indices, by totalOrder, the lower index first among equals -- a
+// descending sort of (x, iota), sliced, as its CHLO decomposition is.
+bool Importer::ImportTopK(Operation& op, llvm::ArrayRef<Value> operands,
+                          llvm::DenseMap<Value, Value>& map, int) {
+  auto k_attr = AttrOrPropertyOf<mlir::IntegerAttr>(&op, "k");
+  if (operands.size() != 1 || op.getNumResults() != 2 || !k_attr)
+    return Fail(op, "chlo.top_k needs one operand, two results and k");
+  for (mlir::Type t : op.getResultTypes())
+    if (!CheckType(t, op)) return false;
+  const mlir::Location loc = op.getLoc();
+  auto type = mlir::cast<mlir::RankedTensorType>(operands[0].getType());
+  auto index_type = mlir::cast<mlir::RankedTensorType>(op.getResult(1).getType());
+  const int64_t rank = type.getRank(), k = k_attr.getInt();
+  if (rank == 0 || k < 0 || k > type.getShape().back())
+    return Fail(op, "chlo.top_k's k " + std::to_string(k) + " is outside the last dimension");
+  auto indices_type = mlir::RankedTensorType::get(type.getShape(), index_type.getElementType());
+  Value iota = Emit(loc, indices_type, "iota", {},
+                    {b_.getNamedAttr("iota_dimension", b_.getI64IntegerAttr(rank - 1))});
+  auto sorted = KernelOp::create(
+      b_, loc, mlir::TypeRange{type, indices_type}, b_.getStringAttr("sort"),
+      mlir::ValueRange{operands[0], iota},
+      b_.getDictionaryAttr({b_.getNamedAttr("dimension", b_.getI64IntegerAttr(rank - 1)),
+                            b_.getNamedAttr("key", b_.getI64IntegerAttr(0)),
+                            b_.getNamedAttr("order", b_.getStringAttr("descending")),
+                            b_.getNamedAttr("total_order", b_.getI64IntegerAttr(1))}));
+  llvm::SmallVector<int64_t> start(rank, 0), limit(type.getShape()), strides(rank, 1);
+  limit.back() = k;
+  for (unsigned r = 0; r < 2; ++r)
+    map[op.getResult(r)] = Emit(loc, op.getResult(r).getType(), "slice", sorted.getResult(r),
+                                {b_.getNamedAttr("start_indices", b_.getDenseI64ArrayAttr(start)),
+                                 b_.getNamedAttr("limit_indices", b_.getDenseI64ArrayAttr(limit)),
+                                 b_.getNamedAttr("strides", b_.getDenseI64ArrayAttr(strides))});
+  return true;
+}
+
+}  // namespace brt::bridge

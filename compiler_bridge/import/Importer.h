@@ -1,0 +1,127 @@
+// The StableHLO importer's class and helpers, shared by its files (not an
+// API): Import.cc (the walk over functions and blocks, attributes, the
+// dispatch by op name), ImportReductions.cc (reducer bodies, argmax/argmin,
+// sort, top_k, select_and_scatter), ImportControlFlow.cc (calls, composites,
+// case/if, while loops, optimization barriers) and ImportOpForms.cc (ops
+// imported as other kinds: static forms, is_finite, square, CHLO expansions,
+// convolution forms, batched gather/scatter, collectives).
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "BrtDialect.h"
+#include "OpKinds.h"
+#include "RuntimeTypes.h"
+#include "import/ChloExpansions.h"
+#include "import/Import.h"
+#include "import/OpText.h"
+#include "llvm/ADT/DenseMap.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace brt::bridge {
+
+// The integer in a scalar constant: a source stablehlo.constant, or a brt
+// constant the importer made.
+std::optional<int64_t> ScalarInt(mlir::Operation* def);
+
+// An imported op's integer list (or single integer) parameter; empty if absent.
+llvm::SmallVector<int64_t> IntsParam(llvm::ArrayRef<mlir::NamedAttribute> params,
+                                     llvm::StringRef name);
+
+// A stablehlo.compare's comparison_direction (EQ, LT, ...) or compare_type
+// (FLOAT, TOTALORDER, ...) as text; "" when absent.
+std::string CompareAttr(mlir::Operation* compare, llvm::StringRef name);
+
+// A source compare's direction ("GT", ...); "" when it has none.
+std::string CompareDirection(mlir::Operation* compare);
+
+class Importer {
+ public:
+  Importer(mlir::MLIRContext& ctx, mlir::ModuleOp source) : ctx_(ctx), source_(source), b_(&ctx) {}
+
+  ImportResult Run();
+
+ private:
+  bool ImportFunction(mlir::func::FuncOp fn, llvm::ArrayRef<mlir::Value> args,
+                      llvm::SmallVectorImpl<mlir::Value>& results, int depth);
+  // A body ending in func.return (or sdy.return: a shard_map's; or
+  // stablehlo.return: a loop's). `outer`: the values a loop body may use from
+  // around it.
+  bool ImportBlock(mlir::Block& block, mlir::Operation* owner, llvm::ArrayRef<mlir::Value> args,
+                   llvm::SmallVectorImpl<mlir::Value>& results, int depth,
+                   const llvm::DenseMap<mlir::Value, mlir::Value>* outer = nullptr);
+  bool ImportWhile(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                   llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportCollective(mlir::Operation& op, llvm::StringRef kind,
+                        llvm::ArrayRef<mlir::Value> operands,
+                        llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                        llvm::DenseMap<mlir::Value, mlir::Value>& map);
+  bool ImportOp(mlir::Operation& op, llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  // Source ops imported as something other than the registry kind of their
+  // name: each one's handler, by name.
+  using Handler = bool (Importer::*)(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                                     llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  static const std::pair<const char*, Handler> kRewritten[];
+  friend std::vector<std::string> brt::bridge::ImportedOpNames();
+  bool ImportOptimizationBarrier(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                                 llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportIsFinite(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                      llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportSquare(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                    llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportChloExpansion(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                           llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportStaticForm(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                        llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportSort(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                  llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportTopK(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                  llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportComposite(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                       llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportBranches(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                      llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportCall(mlir::Operation& op, llvm::StringRef symbol, llvm::ArrayRef<mlir::Value> operands,
+                  llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  // One brt.kernel of `kind` with a single result, for ops imported as others.
+  mlir::Value Emit(mlir::Location loc, mlir::Type type, llvm::StringRef kind,
+                   mlir::ValueRange operands, llvm::ArrayRef<mlir::NamedAttribute> params = {}) {
+    return KernelOp::create(b_, loc, mlir::TypeRange{type}, b_.getStringAttr(kind), operands,
+                            b_.getDictionaryAttr(params))
+        .getResult(0);
+  }
+  // A scalar constant of float element type `element`.
+  mlir::Value FloatScalar(mlir::Location loc, mlir::Type element, double value) {
+    return Elementwise(b_, loc, {}).Constant(element, value);
+  }
+  bool SelectAndScatterBodies(mlir::Operation& op,
+                              llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
+  bool ImportArgReduce(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                       llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                       llvm::DenseMap<mlir::Value, mlir::Value>& map);
+  bool ImportConvolution(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                         llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                         llvm::DenseMap<mlir::Value, mlir::Value>& map);
+  bool UnbatchIndexing(mlir::Operation& op, llvm::StringRef kind,
+                       llvm::SmallVectorImpl<mlir::Value>& operands,
+                       llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
+  bool Params(mlir::Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
+  bool Reducer(mlir::Operation& op, llvm::StringRef kind,
+               llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
+  bool CheckType(mlir::Type type, mlir::Operation& op);
+  bool Fail(mlir::Operation& op, const std::string& message) {
+    error_ = Where(op.getLoc()) + ": " + message;
+    return false;
+  }
+
+  mlir::MLIRContext& ctx_;
+  mlir::ModuleOp source_;
+  mlir::OpBuilder b_;
+  std::string error_;
+  int source_ops_ = 0;
+};
+
+}  // namespace brt::bridge
