@@ -61,6 +61,15 @@ struct RngBitGeneratorPlan {
 };
 RngBitGeneratorPlan PlanRngBitGenerator(const OpInfo& op);
 
+// reduce_precision (brt/ops.def): the element type's exponent and mantissa
+// widths and the ones to round to.
+struct ReducePrecisionPlan {
+  int src_exponent = 8, src_mantissa = 23;
+  int64_t exponent_bits = 8, mantissa_bits = 23;
+  int64_t numel = 0;
+};
+ReducePrecisionPlan PlanReducePrecision(const OpInfo& op);
+
 // sort (brt/ops.def): every operand is outer x size x inner elements around
 // `dimension`, and each of its outer * inner lines of `size` elements (at
 // stride inner) is reordered by the stable sort of operand `key`'s line.

@@ -375,4 +375,35 @@ BRT_HD inline C CombineAt(Reducer r, C a, C b) {
   return a;
 }
 
+// reduce_precision (brt/ops.def) on the bits of a float with `src_exponent`
+// and `src_mantissa` bits (UInt: its width), to exponent_bits (>= 1) and
+// mantissa_bits (>= 0).
+template <typename UInt>
+BRT_HD inline UInt ReducePrecisionBits(UInt bits, int src_exponent, int src_mantissa,
+                                       int64_t exponent_bits, int64_t mantissa_bits) {
+  const UInt sign = UInt(1) << (src_exponent + src_mantissa);
+  const UInt exponent_mask = ((UInt(1) << src_exponent) - 1) << src_mantissa;
+  const bool nan = (bits & ~sign) > exponent_mask;
+  UInt x = bits;
+  if (mantissa_bits < src_mantissa) {
+    // Round to nearest even by adding 0111..1 plus the last kept bit, then
+    // dropping the rest; a carry into the exponent is the right result.
+    const int dropped = src_mantissa - static_cast<int>(mantissa_bits);
+    const UInt last_kept = UInt(1) << dropped;
+    x += ((x & last_kept) >> dropped) + (last_kept >> 1) - 1;
+    x &= ~(last_kept - 1);
+  }
+  if (exponent_bits < src_exponent) {
+    // Biased exponents of the narrower type's largest finite and of its zero.
+    const UInt bias = (UInt(1) << (src_exponent - 1)) - 1;
+    const UInt narrow_bias = (UInt(1) << (exponent_bits - 1)) - 1;
+    const UInt exponent = x & exponent_mask;
+    if (exponent > ((bias + narrow_bias) << src_mantissa))
+      x = (x & sign) | exponent_mask;
+    else if (exponent <= ((bias - narrow_bias) << src_mantissa))
+      x &= sign;
+  }
+  return nan ? bits : x;
+}
+
 }  // namespace brt::ops

@@ -89,6 +89,7 @@ void RegisterDnnl(std::vector<KernelDef>& defs);
 void RegisterAttention(std::vector<KernelDef>& defs);
 void RegisterRandom(std::vector<KernelDef>& defs);
 void RegisterSort(std::vector<KernelDef>& defs);
+void RegisterReducePrecision(std::vector<KernelDef>& defs);
 
 template <typename K>
 std::unique_ptr<CpuKernel> Make() {

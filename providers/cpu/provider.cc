@@ -21,6 +21,7 @@ const std::vector<KernelDef>& Registry() {
     RegisterAttention(d);
     RegisterRandom(d);
     RegisterSort(d);
+    RegisterReducePrecision(d);
     return d;
   }();
   return defs;
