@@ -2,6 +2,7 @@
 
 #include "brt/op_registry.h"
 
+#include "BrtOpInterface.cpp.inc"
 #include "BrtOpsDialect.cpp.inc"
 
 #define GET_OP_CLASSES
@@ -16,51 +17,46 @@ void BrtDialect::initialize() {
       >();
 }
 
-namespace {
-
-// Whether a params entry has the attribute kind the registry asks for.
-bool HasAttrKind(mlir::Attribute a, int32_t kind) {
-  switch (kind) {
-    case BRT_ATTR_INT:
-      return mlir::isa<mlir::IntegerAttr>(a);
-    case BRT_ATTR_FLOAT:
-      return mlir::isa<mlir::FloatAttr>(a);
-    case BRT_ATTR_INTS:
-      return mlir::isa<mlir::DenseI64ArrayAttr>(a);
-    case BRT_ATTR_FLOATS:
-      return mlir::isa<mlir::DenseF64ArrayAttr>(a);
-    case BRT_ATTR_STRING:
-      return mlir::isa<mlir::StringAttr>(a);
-    case BRT_ATTR_BYTES:
-      return mlir::isa<mlir::ElementsAttr>(a);
-  }
-  return false;
+mlir::DictionaryAttr RuntimeParams(mlir::Operation* op) {
+  llvm::SmallVector<mlir::NamedAttribute> params;
+  for (const mlir::NamedAttribute& a : op->getAttrs())
+    if (!a.getName().getValue().contains('.')) params.push_back(a);
+  return mlir::DictionaryAttr::get(op->getContext(), params);
 }
 
-}  // namespace
+mlir::LogicalResult VerifyRegistryArity(mlir::Operation* op, llvm::StringRef kind) {
+  const OpSchema* schema = FindOpSchema(kind);
+  const int n = static_cast<int>(op->getNumOperands());
+  if (n < schema->min_operands || (schema->max_operands >= 0 && n > schema->max_operands))
+    return op->emitOpError() << "takes "
+                             << (schema->min_operands == schema->max_operands
+                                     ? std::to_string(schema->min_operands)
+                                     : "at least " + std::to_string(schema->min_operands))
+                             << " operands, got " << n;
+  if (static_cast<int>(op->getNumResults()) != schema->ResultsFor(n))
+    return op->emitOpError() << "has " << schema->ResultsFor(n) << " result(s), got "
+                             << op->getNumResults();
+  return mlir::success();
+}
 
 mlir::LogicalResult KernelOp::verify() {
-  const OpSchema* schema = FindOpSchema(getKind());
-  if (!schema) return mlir::success();
-  const int n = static_cast<int>(getInputs().size());
-  if (n < schema->min_operands || (schema->max_operands >= 0 && n > schema->max_operands))
-    return emitOpError() << "'" << getKind() << "' takes "
-                         << (schema->min_operands == schema->max_operands
-                                 ? std::to_string(schema->min_operands)
-                                 : "at least " + std::to_string(schema->min_operands))
-                         << " operands, got " << n;
-  if (static_cast<int>(getOutputs().size()) != schema->ResultsFor(n))
-    return emitOpError() << "'" << getKind() << "' has " << schema->ResultsFor(n)
-                         << " result(s), got " << getOutputs().size();
-  for (const AttrSchema* attr = schema->attrs; attr->name; ++attr) {
-    mlir::Attribute a = getParams().get(attr->name);
-    if (!a && attr->required)
-      return emitOpError() << "'" << getKind() << "' needs attribute '" << attr->name << "'";
-    if (a && !HasAttrKind(a, attr->kind))
-      return emitOpError() << "'" << getKind() << "' attribute '" << attr->name << "' must be "
-                           << AttrKindName(attr->kind);
-  }
+  if (FindOpSchema(getKind()))
+    return emitOpError() << "'" << getKind() << "' is a kind of the op registry: write it as its "
+                         << "own op, brt." << getKind().str().substr(getKind().starts_with("brt.") ? 4 : 0);
   return mlir::success();
+}
+
+mlir::Operation* CreateOp(mlir::OpBuilder& b, mlir::Location loc, llvm::StringRef kind,
+                          mlir::TypeRange results, mlir::ValueRange operands,
+                          llvm::ArrayRef<mlir::NamedAttribute> attrs) {
+  if (!FindOpSchema(kind))
+    return KernelOp::create(b, loc, results, b.getStringAttr(kind), operands,
+                            b.getDictionaryAttr(attrs));
+  mlir::OperationState state(loc, "brt." + kind.substr(kind.starts_with("brt.") ? 4 : 0).str());
+  state.addOperands(operands);
+  state.addTypes(results);
+  state.addAttributes(attrs);
+  return b.create(state);
 }
 
 }  // namespace brt::bridge

@@ -65,34 +65,24 @@ Value Elementwise::IntConstant(mlir::Type element, int64_t value) {
 
 Value Elementwise::Scalar(mlir::TypedAttr value) {
   auto scalar = mlir::RankedTensorType::get({}, value.getType());
-  return KernelOp::create(
-             b_, loc_, mlir::TypeRange{scalar}, b_.getStringAttr("constant"), mlir::ValueRange{},
-             b_.getDictionaryAttr(
-                 {b_.getNamedAttr("value", mlir::DenseElementsAttr::get(scalar, value))}))
-      .getResult(0);
+  return CreateOp(b_, loc_, "constant", mlir::TypeRange{scalar}, mlir::ValueRange{}, 
+                 {b_.getNamedAttr("value", mlir::DenseElementsAttr::get(scalar, value))})->getResult(0);
 }
 
 Value Elementwise::Op(llvm::StringRef kind, mlir::ValueRange operands, unsigned result_like) {
   auto type = mlir::RankedTensorType::get(shape_, ElementOf(operands[result_like]));
-  return KernelOp::create(b_, loc_, mlir::TypeRange{type}, b_.getStringAttr(kind), operands,
-                          b_.getDictionaryAttr({}))
-      .getResult(0);
+  return CreateOp(b_, loc_, kind, mlir::TypeRange{type}, operands, {})->getResult(0);
 }
 
 Value Elementwise::Compare(Value a, Value b, llvm::StringRef direction) {
   auto type = mlir::RankedTensorType::get(shape_, b_.getI1Type());
-  return KernelOp::create(
-             b_, loc_, mlir::TypeRange{type}, b_.getStringAttr("compare"), mlir::ValueRange{a, b},
-             b_.getDictionaryAttr(
-                 {b_.getNamedAttr("comparison_direction", b_.getStringAttr(direction))}))
-      .getResult(0);
+  return CreateOp(b_, loc_, "compare", mlir::TypeRange{type}, mlir::ValueRange{a, b}, 
+                 {b_.getNamedAttr("comparison_direction", b_.getStringAttr(direction))})->getResult(0);
 }
 
 Value Elementwise::Convert(Value v, mlir::Type element, llvm::StringRef kind) {
   auto type = mlir::RankedTensorType::get(shape_, element);
-  return KernelOp::create(b_, loc_, mlir::TypeRange{type}, b_.getStringAttr(kind),
-                          mlir::ValueRange{v}, b_.getDictionaryAttr({}))
-      .getResult(0);
+  return CreateOp(b_, loc_, kind, mlir::TypeRange{type}, mlir::ValueRange{v}, {})->getResult(0);
 }
 
 // digamma(z + 1) = log(t) + A'(z) / A(z) - g / t with t = z + g + 1/2 and

@@ -35,8 +35,8 @@ std::optional<int64_t> ScalarInt(Operation* def) {
   mlir::DenseIntElementsAttr value;
   if (name == "stablehlo.constant")
     value = AttrOrPropertyOf<mlir::DenseIntElementsAttr>(def, "value");
-  if (auto k = mlir::dyn_cast<KernelOp>(def); k && k.getKind() == "constant")
-    value = k.getParams().getAs<mlir::DenseIntElementsAttr>("value");
+  if (auto constant = mlir::dyn_cast<ConstantOp>(def))
+    value = mlir::dyn_cast<mlir::DenseIntElementsAttr>(constant.getValue());
   if (!value || value.getNumElements() != 1) return std::nullopt;
   return (*value.getValues<llvm::APInt>().begin()).getSExtValue();
 }
@@ -101,8 +101,14 @@ bool Importer::Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>
     } else if (auto bools = mlir::dyn_cast<mlir::DenseBoolArrayAttr>(a)) {
       for (bool v : bools.asArrayRef())
         if (v) return Fail(op, "attribute '" + name.str() + "' with true entries is not supported");
-    } else if (mlir::isa<mlir::DenseI64ArrayAttr, mlir::IntegerAttr, mlir::FloatAttr,
-                         mlir::StringAttr, mlir::DenseElementsAttr>(a)) {
+    } else if (auto integer = mlir::dyn_cast<mlir::IntegerAttr>(a)) {
+      // The registry's integers are i64 (reduce_precision's bit counts are i32).
+      const llvm::APInt& v = integer.getValue();
+      params.push_back(b_.getNamedAttr(
+          name, b_.getI64IntegerAttr(v.getBitWidth() == 1 ? v.getZExtValue() : v.getSExtValue())));
+    } else if (auto real = mlir::dyn_cast<mlir::FloatAttr>(a)) {
+      params.push_back(b_.getNamedAttr(name, b_.getF64FloatAttr(real.getValueAsDouble())));
+    } else if (mlir::isa<mlir::DenseI64ArrayAttr, mlir::StringAttr, mlir::DenseElementsAttr>(a)) {
       params.push_back(na);
     } else if (auto arr = mlir::dyn_cast<mlir::ArrayAttr>(a)) {
       for (Attribute e : arr) {
@@ -201,9 +207,8 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
       return true;
     }
   }
-  auto k = KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr(kind), operands,
-                            b_.getDictionaryAttr(params));
-  for (auto [from, to] : llvm::zip(op.getResults(), k.getResults())) map[from] = to;
+  auto k = CreateOp(b_, op.getLoc(), kind, op.getResultTypes(), operands, params);
+  for (auto [from, to] : llvm::zip(op.getResults(), k->getResults())) map[from] = to;
   return true;
 }
 

@@ -292,9 +292,8 @@ bool Importer::ImportCollective(Operation& op, llvm::StringRef kind, llvm::Array
   }
   if ((kind == "all_reduce" || kind == "reduce_scatter") && !Reducer(op, kind, params))
     return false;
-  auto k = KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr(kind), operands,
-                            b_.getDictionaryAttr(params));
-  map[op.getResult(0)] = k.getResult(0);
+  auto k = CreateOp(b_, op.getLoc(), kind, op.getResultTypes(), operands, params);
+  map[op.getResult(0)] = k->getResult(0);
   return true;
 }
 

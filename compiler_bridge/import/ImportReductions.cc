@@ -189,8 +189,8 @@ bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
   if (dir.empty() || !mlir::isa<mlir::IntegerType>(idx_type.getElementType()) ||
       idx_type.getShape() != x_type.getShape())
     return Fail(op, unsupported);
-  auto init_value = operands[2].getDefiningOp<KernelOp>();
-  auto dense = init_value ? init_value.getParams().getAs<mlir::DenseFPElementsAttr>("value")
+  auto init_value = operands[2].getDefiningOp<ConstantOp>();
+  auto dense = init_value ? mlir::dyn_cast<mlir::DenseFPElementsAttr>(init_value.getValue())
                           : mlir::DenseFPElementsAttr();
   const double bound = dir == "GT" ? -std::numeric_limits<double>::infinity()
                                    : std::numeric_limits<double>::infinity();
@@ -334,9 +334,8 @@ bool Importer::ImportSort(Operation& op, llvm::ArrayRef<Value> operands,
       b_.getNamedAttr("key", b_.getI64IntegerAttr(order.key)),
       b_.getNamedAttr("order", b_.getStringAttr(order.descending ? "descending" : "ascending"))};
   if (order.total_order) params.push_back(b_.getNamedAttr("total_order", b_.getI64IntegerAttr(1)));
-  auto k = KernelOp::create(b_, op.getLoc(), op.getResultTypes(), b_.getStringAttr("sort"),
-                            operands, b_.getDictionaryAttr(params));
-  for (auto [from, to] : llvm::zip(op.getResults(), k.getResults())) map[from] = to;
+  auto k = CreateOp(b_, op.getLoc(), "sort", op.getResultTypes(), operands, params);
+  for (auto [from, to] : llvm::zip(op.getResults(), k->getResults())) map[from] = to;
   return true;
 }
 
@@ -359,17 +358,14 @@ bool Importer::ImportTopK(Operation& op, llvm::ArrayRef<Value> operands,
   auto indices_type = mlir::RankedTensorType::get(type.getShape(), index_type.getElementType());
   Value iota = Emit(loc, indices_type, "iota", {},
                     {b_.getNamedAttr("iota_dimension", b_.getI64IntegerAttr(rank - 1))});
-  auto sorted = KernelOp::create(
-      b_, loc, mlir::TypeRange{type, indices_type}, b_.getStringAttr("sort"),
-      mlir::ValueRange{operands[0], iota},
-      b_.getDictionaryAttr({b_.getNamedAttr("dimension", b_.getI64IntegerAttr(rank - 1)),
+  auto sorted = CreateOp(b_, loc, "sort", mlir::TypeRange{type, indices_type}, mlir::ValueRange{operands[0], iota}, {b_.getNamedAttr("dimension", b_.getI64IntegerAttr(rank - 1)),
                             b_.getNamedAttr("key", b_.getI64IntegerAttr(0)),
                             b_.getNamedAttr("order", b_.getStringAttr("descending")),
-                            b_.getNamedAttr("total_order", b_.getI64IntegerAttr(1))}));
+                            b_.getNamedAttr("total_order", b_.getI64IntegerAttr(1))});
   llvm::SmallVector<int64_t> start(rank, 0), limit(type.getShape()), strides(rank, 1);
   limit.back() = k;
   for (unsigned r = 0; r < 2; ++r)
-    map[op.getResult(r)] = Emit(loc, op.getResult(r).getType(), "slice", sorted.getResult(r),
+    map[op.getResult(r)] = Emit(loc, op.getResult(r).getType(), "slice", sorted->getResult(r),
                                 {b_.getNamedAttr("start_indices", b_.getDenseI64ArrayAttr(start)),
                                  b_.getNamedAttr("limit_indices", b_.getDenseI64ArrayAttr(limit)),
                                  b_.getNamedAttr("strides", b_.getDenseI64ArrayAttr(strides))});

@@ -89,9 +89,7 @@ class Importer {
   // One brt.kernel of `kind` with a single result, for ops imported as others.
   mlir::Value Emit(mlir::Location loc, mlir::Type type, llvm::StringRef kind,
                    mlir::ValueRange operands, llvm::ArrayRef<mlir::NamedAttribute> params = {}) {
-    return KernelOp::create(b_, loc, mlir::TypeRange{type}, b_.getStringAttr(kind), operands,
-                            b_.getDictionaryAttr(params))
-        .getResult(0);
+    return CreateOp(b_, loc, kind, mlir::TypeRange{type}, operands, params)->getResult(0);
   }
   // A scalar constant of float element type `element`.
   mlir::Value FloatScalar(mlir::Location loc, mlir::Type element, double value) {

@@ -1,5 +1,6 @@
-// Matching helpers shared by the fusion passes: what a value's defining
-// brt.kernel is, seen through broadcasts and splat constants.
+// Matching helpers shared by the fusion passes, on the typed ops of the
+// registry (BrtDialect.h): what a value is, seen through broadcasts and
+// splat constants.
 #pragma once
 
 #include <optional>
@@ -8,20 +9,8 @@
 
 namespace brt::bridge {
 
-inline KernelOp Kernel(mlir::Value v, llvm::StringRef kind) {
-  auto k = v.getDefiningOp<KernelOp>();
-  return k && k.getKind() == kind ? k : KernelOp();
-}
-
 inline mlir::RankedTensorType TypeOf(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());
-}
-
-// An integer-list parameter of `k` (dot_general's dimension lists), empty
-// when absent. The values live in the MLIR context.
-inline llvm::ArrayRef<int64_t> IntsParam(KernelOp k, llvm::StringRef name) {
-  auto a = k.getParams().getAs<mlir::DenseI64ArrayAttr>(name);
-  return a ? a.asArrayRef() : llvm::ArrayRef<int64_t>();
 }
 
 // Whether dims are 0, 1, 2, ... (a transpose or broadcast that moves nothing).
@@ -34,20 +23,18 @@ inline bool IsIdentity(llvm::ArrayRef<int64_t> dims) {
 // broadcast_in_dim of the rank-0 `scalar` to `type`, at b's insertion point.
 inline mlir::Value BroadcastScalar(mlir::OpBuilder& b, mlir::Location loc, mlir::Value scalar,
                                    mlir::Type type) {
-  return KernelOp::create(b, loc, mlir::TypeRange{type}, b.getStringAttr("broadcast_in_dim"),
-                          mlir::ValueRange{scalar},
-                          b.getDictionaryAttr(
-                              {b.getNamedAttr("broadcast_dimensions", b.getDenseI64ArrayAttr({}))}))
+  return BroadcastInDimOp::create(b, loc, mlir::TypeRange{type}, mlir::ValueRange{scalar},
+                                  llvm::ArrayRef<int64_t>{})
       .getResult(0);
 }
 
 // reshape of `v` to `shape` (its element type kept), at b's insertion point.
 inline mlir::Value Reshape(mlir::OpBuilder& b, mlir::Location loc, mlir::Value v,
                            llvm::ArrayRef<int64_t> shape) {
-  return KernelOp::create(
+  return ReshapeOp::create(
              b, loc,
              mlir::TypeRange{mlir::RankedTensorType::get(shape, TypeOf(v).getElementType())},
-             b.getStringAttr("reshape"), mlir::ValueRange{v}, b.getDictionaryAttr({}))
+             mlir::ValueRange{v})
       .getResult(0);
 }
 
@@ -55,11 +42,11 @@ inline mlir::Value Reshape(mlir::OpBuilder& b, mlir::Location loc, mlir::Value v
 // the trailing result dims, in order): a consumer that broadcasts can read the
 // operand directly.
 inline mlir::Value NumpyBroadcastSource(mlir::Value v) {
-  KernelOp b = Kernel(v, "broadcast_in_dim");
+  auto b = v.getDefiningOp<BroadcastInDimOp>();
   if (!b) return nullptr;
-  auto dims = b.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions");
+  const llvm::ArrayRef<int64_t> dims = b.getBroadcastDimensions();
   const int64_t in_rank = TypeOf(b.getInputs()[0]).getRank(), out_rank = TypeOf(v).getRank();
-  if (!dims || static_cast<int64_t>(dims.size()) != in_rank) return nullptr;
+  if (static_cast<int64_t>(dims.size()) != in_rank) return nullptr;
   for (int64_t i = 0; i < in_rank; ++i)
     if (dims[i] != out_rank - in_rank + i) return nullptr;
   return b.getInputs()[0];
@@ -70,12 +57,13 @@ inline mlir::Value NumpyBroadcastSource(mlir::Value v) {
 // with the result NumPy-style ([C, 1, 1]), made at b's insertion point; null
 // for any other value.
 inline mlir::Value AlignInOrderBroadcast(mlir::OpBuilder& b, mlir::Location loc, mlir::Value v) {
-  KernelOp bc = Kernel(v, "broadcast_in_dim");
-  auto dims = bc ? bc.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions") : nullptr;
-  if (!dims || dims.empty() || !llvm::is_sorted(dims.asArrayRef())) return nullptr;
+  auto bc = v.getDefiningOp<BroadcastInDimOp>();
+  if (!bc) return nullptr;
+  const llvm::ArrayRef<int64_t> dims = bc.getBroadcastDimensions();
+  if (dims.empty() || !llvm::is_sorted(dims)) return nullptr;
   const auto from = TypeOf(bc.getInputs()[0]).getShape();
   llvm::SmallVector<int64_t> shape(TypeOf(v).getRank() - dims[0], 1);
-  for (auto [i, d] : llvm::enumerate(dims.asArrayRef())) {
+  for (auto [i, d] : llvm::enumerate(dims)) {
     if (i > 0 && d == dims[i - 1]) return nullptr;
     shape[d - dims[0]] = from[i];
   }
@@ -84,7 +72,7 @@ inline mlir::Value AlignInOrderBroadcast(mlir::OpBuilder& b, mlir::Location loc,
 
 // A reshape that only adds or drops unit dims ([1, 128] -> [1, 128, 1], as
 // PyTorch's keepdim reductions write it): the same values, row by row.
-inline bool OnlyUnitDims(KernelOp reshape) {
+inline bool OnlyUnitDims(ReshapeOp reshape) {
   auto non_unit = [](mlir::Value v) {
     llvm::SmallVector<int64_t> dims;
     for (int64_t d : TypeOf(v).getShape())
@@ -98,9 +86,9 @@ inline bool OnlyUnitDims(KernelOp reshape) {
 // what they broadcast.
 inline mlir::Value StripBroadcasts(mlir::Value v) {
   for (;;) {
-    if (KernelOp b = Kernel(v, "broadcast_in_dim"))
+    if (auto b = v.getDefiningOp<BroadcastInDimOp>())
       v = b.getInputs()[0];
-    else if (KernelOp r = Kernel(v, "reshape"); r && OnlyUnitDims(r))
+    else if (auto r = v.getDefiningOp<ReshapeOp>(); r && OnlyUnitDims(r))
       v = r.getInputs()[0];
     else
       return v;
@@ -112,22 +100,21 @@ inline mlir::Value StripBroadcasts(mlir::Value v) {
 // followed through each broadcast; a source with unit dims around the
 // features ([C, 1, 1]) is reshaped to [C] at b's insertion point. Null if v
 // is not one.
-inline mlir::Value OutputFeatureVector(mlir::OpBuilder& b, KernelOp conv, mlir::Value v) {
-  auto feature = conv.getParams().getAs<mlir::IntegerAttr>("output_feature_dimension");
-  if (!feature) return nullptr;
-  const int64_t features = TypeOf(conv.getResult(0)).getShape()[feature.getInt()];
+inline mlir::Value OutputFeatureVector(mlir::OpBuilder& b, ConvolutionOp conv, mlir::Value v) {
+  const int64_t feature_dim = conv.getOutputFeatureDimension();
+  const int64_t features = TypeOf(conv.getResult(0)).getShape()[feature_dim];
   // The deepest value on the way that holds just the features (a scalar
   // broadcast to [C] is one, the scalar is not).
   mlir::Value found;
-  for (int64_t pos = feature.getInt();;) {
+  for (int64_t pos = feature_dim;;) {
     const auto shape = TypeOf(v).getShape();
     bool only_features = pos < static_cast<int64_t>(shape.size());
     for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
       only_features = only_features && shape[d] == (d == pos ? features : 1);
     if (only_features) found = v;
-    KernelOp bc = Kernel(v, "broadcast_in_dim");
+    auto bc = v.getDefiningOp<BroadcastInDimOp>();
     const llvm::ArrayRef<int64_t> dims =
-        bc ? IntsParam(bc, "broadcast_dimensions") : llvm::ArrayRef<int64_t>();
+        bc ? bc.getBroadcastDimensions() : llvm::ArrayRef<int64_t>();
     const auto it = llvm::find(dims, pos);
     if (it == dims.end()) break;
     pos = it - dims.begin();
@@ -138,18 +125,16 @@ inline mlir::Value OutputFeatureVector(mlir::OpBuilder& b, KernelOp conv, mlir::
 }
 
 inline std::optional<double> ScalarConstant(mlir::Value v) {
-  KernelOp c = Kernel(StripBroadcasts(v), "constant");
-  if (!c) return std::nullopt;
-  auto value = c.getParams().getAs<mlir::DenseFPElementsAttr>("value");
+  auto c = StripBroadcasts(v).getDefiningOp<ConstantOp>();
+  auto value = c ? mlir::dyn_cast<mlir::DenseFPElementsAttr>(c.getValue()) : nullptr;
   if (!value || !value.isSplat()) return std::nullopt;
   return value.getSplatValue<llvm::APFloat>().convertToDouble();
 }
 
-inline bool ReducesOver(KernelOp r, llvm::StringRef reducer, int64_t axis) {
-  if (!r || r.getKind() != "reduce") return false;
-  auto dims = r.getParams().getAs<mlir::DenseI64ArrayAttr>("dimensions");
-  auto red = r.getParams().getAs<mlir::StringAttr>("reducer");
-  return dims && dims.size() == 1 && dims[0] == axis && red && red.getValue() == reducer;
+// A reduce of `reducer` over the single dimension `axis`.
+inline bool ReducesOver(ReduceOp r, llvm::StringRef reducer, int64_t axis) {
+  return r && r.getDimensions().size() == 1 && r.getDimensions()[0] == axis &&
+         r.getReducer() == reducer;
 }
 
 }  // namespace brt::bridge

@@ -52,7 +52,7 @@ constexpr ValueId kDeferred = static_cast<ValueId>(-1);
 // or as an operand it may write its result over (the registry's in-place
 // flags).
 bool WritableInPlace(mlir::Value value, mlir::Value donor) {
-  auto producer = value.getDefiningOp<KernelOp>();
+  auto producer = value.getDefiningOp<BrtOp>();
   if (!producer) return false;
   auto dead_after = [&](mlir::Value v) {
     return llvm::none_of(v.getUsers(), [&](mlir::Operation* user) {
@@ -129,7 +129,7 @@ Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::Mo
     return d && d.getValue() == "cuda" ? Device{DeviceKind::kCuda, 0} : Device{DeviceKind::kCpu, 0};
   };
   // Kernels brt-generate-cuda-kernels attached: embedded by name.
-  auto embed = [&](KernelOp k, mlir::DictionaryAttr g, std::vector<Attribute>& attrs) {
+  auto embed = [&](BrtOp k, mlir::DictionaryAttr g, std::vector<Attribute>& attrs) {
     const std::string name = kernel_prefix + g.getAs<mlir::StringAttr>("name").str();
     const llvm::StringRef source = g.getAs<mlir::StringAttr>("source").getValue();
     const llvm::StringRef image = g.getAs<mlir::StringAttr>("image").getValue();
@@ -180,30 +180,30 @@ Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::Mo
                  in_place[i] ? arg_names[donor_of_result[static_cast<int>(i)]] : std::string());
       break;
     }
-    auto k = mlir::dyn_cast<KernelOp>(op);
+    auto k = mlir::dyn_cast<BrtOp>(op);
     if (!k)
       return Status(StatusCode::kInvalidArgument, Where(op.getLoc()) + ": unexpected op '" +
                                                       op.getName().getStringRef().str() + "'");
     std::vector<TensorType> results;
-    for (mlir::Type t : k.getResultTypes()) results.push_back(ToTensorType(t));
-    if (k.getKind() == "constant") {
-      auto value = ConstantBytes(k.getParams().get("value"), Where(op.getLoc()));
+    for (mlir::Type t : k->getResultTypes()) results.push_back(ToTensorType(t));
+    if (auto constant = mlir::dyn_cast<ConstantOp>(op)) {
+      auto value = ConstantBytes(constant.getValue(), Where(op.getLoc()));
       if (!value.ok()) return value.status();
       std::vector<uint8_t> bytes = std::move(value).value();
       // A large constant is a weight, stored once; one the function returns
       // stays an op, since an output must be some op's result.
-      const bool returned = llvm::any_of(k.getResult(0).getUsers(), [](mlir::Operation* user) {
+      const bool returned = llvm::any_of(k->getResult(0).getUsers(), [](mlir::Operation* user) {
         return mlir::isa<mlir::func::ReturnOp>(user);
       });
       if (bytes.size() > kInlineConstantBytes && !returned) {
         std::vector<int64_t> shape;
         for (const Dim& d : results[0].dims) shape.push_back(d.size);
         // A weight on a device is uploaded once, when the Session loads.
-        ids[k.getResult(0)] = f.Weight("weight" + std::to_string(weights++), results[0].dtype,
+        ids[k->getResult(0)] = f.Weight("weight" + std::to_string(weights++), results[0].dtype,
                                        shape, bytes, device_of(k));
         continue;
       }
-      ids[k.getResult(0)] =
+      ids[k->getResult(0)] =
           f.Op("constant", {}, results, {{"value", std::move(bytes)}}, device_of(k))[0];
       continue;
     }
@@ -217,10 +217,10 @@ Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::Mo
                           k.getKind().str() + "' cannot be serialized");
     if (auto g = k->getAttrOfType<mlir::DictionaryAttr>(kGeneratedKernelAttr)) embed(k, g, attrs);
     std::vector<ValueId> out =
-        k.getKind() == "brt.copy"
+        mlir::isa<CopyOp>(op)
             ? std::vector<ValueId>{f.Copy(operands.at(0), device_of(k))}
             : f.Op(k.getKind().str(), operands, results, std::move(attrs), device_of(k));
-    for (auto [r, id] : llvm::zip(k.getResults(), out)) ids[r] = id;
+    for (auto [r, id] : llvm::zip(k->getResults(), out)) ids[r] = id;
   }
   for (auto& [argument, dims] : shardings) BRT_RETURN_IF_ERROR(f.SetSharding(argument, dims));
   return Status::Ok();
