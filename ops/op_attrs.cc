@@ -1,4 +1,5 @@
-// The Decode of every <Name>Attrs (op_attrs.h), made from brt/ops.def.
+// Decode<NameAttrs> of every registry kind (op_attrs.h), made from
+// brt/ops.def.
 #include "ops/op_attrs.h"
 
 namespace brt::ops {
@@ -9,7 +10,8 @@ namespace brt::ops {
 #define BRT_DEFAULT(name, type, value) \
   if (AttrDecoder::Has(op, #name)) AttrDecoder::Read(op, #name, &a.name);
 #define BRT_OP(Name, kind_name, min_operands, max_operands, cls, flags, attrs) \
-  Name##Attrs Name##Attrs::Decode([[maybe_unused]] const OpInfo& op) {         \
+  template <>                                                                  \
+  Name##Attrs Decode<Name##Attrs>([[maybe_unused]] const OpInfo& op) {         \
     Name##Attrs a;                                                             \
     attrs return a;                                                            \
   }

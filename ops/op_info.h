@@ -37,7 +37,7 @@ struct TensorInfo {
 };
 
 // A C++ view of BrtOpDesc. Its attributes are read through the typed
-// structs of op_attrs.h (<Name>Attrs::Decode), made from the registry.
+// structs of op_attrs.h (Decode<NameAttrs>(op)), made from the registry.
 class OpInfo {
  public:
   explicit OpInfo(const BrtOpDesc& desc);

@@ -21,7 +21,7 @@ StridedView PlanStridedView(const OpInfo& op) {
   std::vector<int64_t> src(out.rank(), 0);
   StridedView v;
   if (op.kind == "broadcast_in_dim") {
-    std::vector<int64_t> bd = BroadcastInDimAttrs::Decode(op).broadcast_dimensions;
+    std::vector<int64_t> bd = Decode<BroadcastInDimAttrs>(op).broadcast_dimensions;
     op.Require(static_cast<int>(bd.size()) == in.rank(),
                "broadcast_dimensions has " + std::to_string(bd.size()) +
                    " entries for an operand of rank " + std::to_string(in.rank()));
@@ -35,7 +35,7 @@ StridedView PlanStridedView(const OpInfo& op) {
       src[d] = in.dims[k] == 1 ? 0 : in_strides[k];
     }
   } else if (op.kind == "transpose") {
-    std::vector<int64_t> perm = TransposeAttrs::Decode(op).permutation;
+    std::vector<int64_t> perm = Decode<TransposeAttrs>(op).permutation;
     op.Require(
         static_cast<int>(perm.size()) == in.rank() && out.rank() == in.rank(),
         "permutation " + FormatDims(perm) + " does not match rank " + std::to_string(in.rank()));
@@ -46,7 +46,7 @@ StridedView PlanStridedView(const OpInfo& op) {
       src[d] = in_strides[perm[d]];
     }
   } else if (op.kind == "slice") {
-    SliceAttrs attrs = SliceAttrs::Decode(op);
+    SliceAttrs attrs = Decode<SliceAttrs>(op);
     std::vector<int64_t> start = std::move(attrs.start_indices);
     std::vector<int64_t> limit = std::move(attrs.limit_indices);
     std::vector<int64_t> step = attrs.strides.value_or(std::vector<int64_t>(in.rank(), 1));
@@ -65,7 +65,7 @@ StridedView PlanStridedView(const OpInfo& op) {
       src[d] = in_strides[d] * step[d];
     }
   } else if (op.kind == "reverse") {
-    std::vector<int64_t> dims = ReverseAttrs::Decode(op).dimensions;
+    std::vector<int64_t> dims = Decode<ReverseAttrs>(op).dimensions;
     op.RequireDims(dims, in.rank(), "dimensions");
     op.Require(in.dims == out.dims, "result shape differs from operand shape");
     src = in_strides;
@@ -119,7 +119,7 @@ std::vector<ConcatPiece> PlanConcatenate(const OpInfo& op) {
   op.Require(!op.in.empty() && op.out.size() == 1, "expects operands and one result");
   op.RequireSameDTypes();
   const TensorInfo& out = op.out[0];
-  const int64_t axis = ConcatenateAttrs::Decode(op).dimension;
+  const int64_t axis = Decode<ConcatenateAttrs>(op).dimension;
   op.Require(axis >= 0 && axis < out.rank(),
              "dimension " + std::to_string(axis) + " is outside the rank");
   op.Require(out.rank() <= kMaxRank, "rank above 16");
@@ -159,7 +159,7 @@ PadPlan PlanPad(const OpInfo& op) {
   op.Require(op.in[1].numel == 1 && op.in[1].rank() == 0, "padding_value must be a scalar");
   const int r = in.rank();
   op.Require(r <= kMaxRank, "rank above 16");
-  PadAttrs attrs = PadAttrs::Decode(op);
+  PadAttrs attrs = Decode<PadAttrs>(op);
   std::vector<int64_t> lo = std::move(attrs.edge_padding_low);
   std::vector<int64_t> hi = std::move(attrs.edge_padding_high);
   std::vector<int64_t> interior = attrs.interior_padding.value_or(std::vector<int64_t>(r, 0));
@@ -199,7 +199,7 @@ ReducePrecisionPlan PlanReducePrecision(const OpInfo& op) {
   op.RequireOperands(1);
   op.RequireSameDTypes();
   op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from operand shape");
-  const ReducePrecisionAttrs attrs = ReducePrecisionAttrs::Decode(op);
+  const ReducePrecisionAttrs attrs = Decode<ReducePrecisionAttrs>(op);
   op.Require(attrs.exponent_bits >= 1 && attrs.mantissa_bits >= 0,
              "exponent_bits must be >= 1 and mantissa_bits >= 0, got " +
                  std::to_string(attrs.exponent_bits) + " and " +
@@ -230,7 +230,7 @@ ReducePrecisionPlan PlanReducePrecision(const OpInfo& op) {
 RngBitGeneratorPlan PlanRngBitGenerator(const OpInfo& op) {
   op.Require(op.in.size() == 1 && op.out.size() == 2,
              "expected 1 operand (the state) and 2 results (the new state, the bits)");
-  const std::string algorithm = RngBitGeneratorAttrs::Decode(op).rng_algorithm;
+  const std::string algorithm = Decode<RngBitGeneratorAttrs>(op).rng_algorithm;
   if (algorithm != "DEFAULT" && algorithm != "PHILOX")
     throw UnsupportedError(op.kind + ": algorithm " + algorithm +
                            " is not supported (DEFAULT and PHILOX are: Philox4x32-10, as XLA "
@@ -269,7 +269,7 @@ SortPlan PlanSort(const OpInfo& op) {
         op.out[i].dims == dims && op.out[i].dtype == op.in[i].dtype,
         "result " + std::to_string(i) + " must have operand " + std::to_string(i) + "'s type");
   }
-  const SortAttrs attrs = SortAttrs::Decode(op);
+  const SortAttrs attrs = Decode<SortAttrs>(op);
   const int64_t dimension = attrs.dimension, key = attrs.key;
   const int rank = static_cast<int>(dims.size());
   op.Require(
@@ -292,7 +292,7 @@ SortPlan PlanSort(const OpInfo& op) {
 IotaPlan PlanIota(const OpInfo& op) {
   op.Require(op.in.empty() && op.out.size() == 1, "expects no operands and one result");
   const TensorInfo& out = op.out[0];
-  const int64_t dim = IotaAttrs::Decode(op).iota_dimension;
+  const int64_t dim = Decode<IotaAttrs>(op).iota_dimension;
   op.Require(dim >= 0 && dim < out.rank(),
              "iota_dimension " + std::to_string(dim) + " is outside the rank");
   op.Require(out.dtype != BRT_DTYPE_I1, "iota is not defined for i1");
@@ -325,7 +325,7 @@ DynamicSlicePlan PlanDynamicSlice(const OpInfo& op) {
     op.Require(out.dims == in.dims, "result shape differs from operand shape");
     window = upd.dims;
   } else {
-    window = DynamicSliceAttrs::Decode(op).slice_sizes;
+    window = Decode<DynamicSliceAttrs>(op).slice_sizes;
     op.Require(static_cast<int>(window.size()) == p.rank && window == out.dims,
                "slice_sizes " + FormatDims(window) + " must match the result shape " +
                    FormatDims(out.dims));
@@ -361,7 +361,7 @@ FusedProgram PlanFusedElementwise(const OpInfo& op,
              std::string("result must be f32, f16 or bf16, got ") + DTypeName(rt));
   FusedProgram p;
   p.num_inputs = static_cast<int>(op.in.size());
-  const FusedElementwiseAttrs attrs = FusedElementwiseAttrs::Decode(op);
+  const FusedElementwiseAttrs attrs = Decode<FusedElementwiseAttrs>(op);
   for (double c : attrs.constants.value_or(std::vector<double>{}))
     p.constants.push_back(static_cast<float>(c));
   std::vector<std::string> names;
@@ -504,7 +504,7 @@ void BroadcastPlan::Build(const std::vector<int64_t>& out_dims,
 GeneratedLaunch PlanGeneratedLaunch(const OpInfo& op) {
   const bool reduce = op.kind == ReduceAttrs::kKind;
   const int64_t block =
-      reduce ? ReduceAttrs::Decode(op).block_size : FusedElementwiseAttrs::Decode(op).block_size;
+      reduce ? Decode<ReduceAttrs>(op).block_size : Decode<FusedElementwiseAttrs>(op).block_size;
   op.Require(block >= 1 && block <= 1024,
              "block_size " + std::to_string(block) + " is outside 1..1024 (a CUDA block)");
   op.Require(!reduce || (block <= kGeneratedReduceMaxBlock && (block & (block - 1)) == 0),

@@ -26,12 +26,12 @@ std::string PlanReducer(const OpInfo& op, const std::string& reducer) {
 std::string PlanAllReduce(const OpInfo& op) {
   op.RequireSameDTypes();
   op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from the operand's");
-  return PlanReducer(op, AllReduceAttrs::Decode(op).reducer);
+  return PlanReducer(op, Decode<AllReduceAttrs>(op).reducer);
 }
 
 AllGatherPlan PlanAllGather(const OpInfo& op, int64_t group_size) {
   op.RequireSameDTypes();
-  const int64_t dim = AllGatherAttrs::Decode(op).all_gather_dim;
+  const int64_t dim = Decode<AllGatherAttrs>(op).all_gather_dim;
   op.Require(dim >= 0 && dim < op.in[0].rank(), "all_gather_dim out of range");
   std::vector<int64_t> expect = op.in[0].dims;
   expect[dim] = op.Mul(expect[dim], group_size);
@@ -44,7 +44,7 @@ AllGatherPlan PlanAllGather(const OpInfo& op, int64_t group_size) {
 
 ReduceScatterPlan PlanReduceScatter(const OpInfo& op, int64_t group_size) {
   op.RequireSameDTypes();
-  const ReduceScatterAttrs attrs = ReduceScatterAttrs::Decode(op);
+  const ReduceScatterAttrs attrs = Decode<ReduceScatterAttrs>(op);
   const int64_t dim = attrs.scatter_dimension;
   op.Require(dim >= 0 && dim < op.in[0].rank(), "scatter_dimension out of range");
   op.Require(op.in[0].dims[dim] % group_size == 0,
@@ -60,7 +60,7 @@ ReduceScatterPlan PlanReduceScatter(const OpInfo& op, int64_t group_size) {
 
 AllToAllPlan PlanAllToAll(const OpInfo& op, int64_t group_size) {
   op.RequireSameDTypes();
-  const AllToAllAttrs attrs = AllToAllAttrs::Decode(op);
+  const AllToAllAttrs attrs = Decode<AllToAllAttrs>(op);
   const int64_t split = attrs.split_dimension, concat = attrs.concat_dimension;
   const int64_t count = attrs.split_count;
   const int rank = op.in[0].rank();
@@ -85,7 +85,7 @@ AllToAllPlan PlanAllToAll(const OpInfo& op, int64_t group_size) {
 PermutePlan PlanCollectivePermute(const OpInfo& op, int64_t rank, int64_t world_size) {
   op.RequireSameDTypes();
   op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from the operand's");
-  const std::vector<int64_t> pairs = CollectivePermuteAttrs::Decode(op).source_target_pairs;
+  const std::vector<int64_t> pairs = Decode<CollectivePermuteAttrs>(op).source_target_pairs;
   op.Require(pairs.size() % 2 == 0, "source_target_pairs has an odd number of entries");
   PermutePlan p;
   for (size_t i = 0; i < pairs.size(); i += 2) {

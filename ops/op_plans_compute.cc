@@ -15,7 +15,7 @@ SoftmaxPlan PlanSoftmax(const OpInfo& op) {
   op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from operand shape");
   const std::vector<int64_t>& dims = op.in[0].dims;
   const int r = op.in[0].rank();
-  const SoftmaxAttrs attrs = SoftmaxAttrs::Decode(op);
+  const SoftmaxAttrs attrs = Decode<SoftmaxAttrs>(op);
   SoftmaxPlan p;
   p.axis = attrs.axis.value_or(r - 1);
   op.Require(r > 0 && p.axis >= 0 && p.axis < r,
@@ -36,7 +36,7 @@ LayerNormPlan PlanLayerNorm(const OpInfo& op) {
   for (int i = 1; i <= 2; ++i)
     op.Require(op.in[i].dims == std::vector<int64_t>{p.cols} && op.in[i].dtype == BRT_DTYPE_F32,
                "scale and shift must be f32 of shape [" + std::to_string(p.cols) + "]");
-  p.epsilon = LayerNormAttrs::Decode(op).epsilon;
+  p.epsilon = Decode<LayerNormAttrs>(op).epsilon;
   op.Require(p.epsilon >= 0, "epsilon must be non-negative");
   return p;
 }
@@ -53,7 +53,7 @@ AttentionPlan PlanAttention(const OpInfo& op) {
   op.Require(rank >= 2 && k.rank() == rank && v.rank() == rank,
              "q, k and v must have one rank, at least 2; got " + FormatDims(q.dims) + ", " +
                  FormatDims(k.dims) + ", " + FormatDims(v.dims));
-  const AttentionAttrs attrs = AttentionAttrs::Decode(op);
+  const AttentionAttrs attrs = Decode<AttentionAttrs>(op);
   const std::vector<int64_t>&qd = attrs.q_dims, &kd = attrs.k_dims, &vd = attrs.v_dims;
   for (const auto& [dims, name] : {std::pair{&qd, "q_dims"}, {&kd, "k_dims"}, {&vd, "v_dims"}}) {
     op.Require(static_cast<int>(dims->size()) == rank,
@@ -163,9 +163,9 @@ DotDims PlanDot(const OpInfo& op) {
   const TensorInfo& r = op.in[1];
   DotDims d;
   if (fused)
-    ReadDotDims(MatmulAttrs::Decode(op), &d);
+    ReadDotDims(Decode<MatmulAttrs>(op), &d);
   else
-    ReadDotDims(DotGeneralAttrs::Decode(op), &d);
+    ReadDotDims(Decode<DotGeneralAttrs>(op), &d);
   op.Require(d.lb.size() == d.rb.size(),
              "lhs and rhs have different numbers of batching dimensions");
   op.Require(d.lc.size() == d.rc.size(),
@@ -211,7 +211,7 @@ Epilogue PlanEpilogue(const OpInfo& op, const DotDims& d) {
     e.bias = true;
     e.result = 3;
   }
-  e.activation = ParseActivation(op, MatmulAttrs::Decode(op).activation);
+  e.activation = ParseActivation(op, Decode<MatmulAttrs>(op).activation);
   return e;
 }
 
@@ -221,11 +221,11 @@ CollectiveMatmulPlan PlanCollectiveMatmul(const OpInfo& op, int64_t group_size) 
   std::vector<int64_t> lc, rc;
   int64_t dim = 0;
   if (gather) {
-    const AllGatherMatmulAttrs attrs = AllGatherMatmulAttrs::Decode(op);
+    const AllGatherMatmulAttrs attrs = Decode<AllGatherMatmulAttrs>(op);
     dim = attrs.all_gather_dim, lc = attrs.lhs_contracting_dimensions;
     rc = attrs.rhs_contracting_dimensions;
   } else {
-    const MatmulReduceScatterAttrs attrs = MatmulReduceScatterAttrs::Decode(op);
+    const MatmulReduceScatterAttrs attrs = Decode<MatmulReduceScatterAttrs>(op);
     dim = attrs.scatter_dimension, lc = attrs.lhs_contracting_dimensions;
     rc = attrs.rhs_contracting_dimensions;
   }
@@ -358,8 +358,8 @@ ConvPlan PlanConvolutionWith(const OpInfo& op, const Attrs& attrs, bool fused) {
 }  // namespace
 
 ConvPlan PlanConvolution(const OpInfo& op) {
-  if (op.kind == ConvAttrs::kKind) return PlanConvolutionWith(op, ConvAttrs::Decode(op), true);
-  return PlanConvolutionWith(op, ConvolutionAttrs::Decode(op), false);
+  if (op.kind == ConvAttrs::kKind) return PlanConvolutionWith(op, Decode<ConvAttrs>(op), true);
+  return PlanConvolutionWith(op, Decode<ConvolutionAttrs>(op), false);
 }
 
 }  // namespace brt::ops

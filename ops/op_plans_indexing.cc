@@ -55,7 +55,7 @@ IndexPlan PlanGather(const OpInfo& op) {
   op.Require(out.dtype == operand.dtype, "result dtype differs from operand dtype");
   op.Require(indices.dtype == BRT_DTYPE_I32 || indices.dtype == BRT_DTYPE_I64,
              "indices must be i32 or i64");
-  const GatherAttrs attrs = GatherAttrs::Decode(op);
+  const GatherAttrs attrs = Decode<GatherAttrs>(op);
   op.Require(attrs.operand_batching_dims.value_or(std::vector<int64_t>{}).empty(),
              "operand_batching_dims are not supported yet");
   op.Require(out.rank() <= kMaxRank && operand.rank() <= kMaxRank, "rank above 16");
@@ -126,7 +126,7 @@ ScatterPlan PlanScatter(const OpInfo& op) {
   op.Require(out.dims == operand.dims, "result shape differs from operand shape");
   op.Require(indices.dtype == BRT_DTYPE_I32 || indices.dtype == BRT_DTYPE_I64,
              "indices must be i32 or i64");
-  const ScatterAttrs attrs = ScatterAttrs::Decode(op);
+  const ScatterAttrs attrs = Decode<ScatterAttrs>(op);
   op.Require(attrs.input_batching_dims.value_or(std::vector<int64_t>{}).empty(),
              "input_batching_dims are not supported yet");
   op.Require(updates.rank() <= kMaxRank && operand.rank() <= kMaxRank, "rank above 16");
@@ -192,7 +192,7 @@ ReducePlan PlanReduce(const OpInfo& op) {
   const TensorInfo& in = op.in[0];
   op.Require(op.in[1].rank() == 0, "init value must be a scalar");
   op.Require(in.rank() <= kMaxRank, "rank above 16");
-  const ReduceAttrs attrs = ReduceAttrs::Decode(op);
+  const ReduceAttrs attrs = Decode<ReduceAttrs>(op);
   const std::vector<int64_t>& dims = attrs.dimensions;
   op.RequireDims(dims, in.rank(), "dimensions");
   ReducePlan p;
@@ -286,7 +286,7 @@ ReduceWindowPlan PlanReduceWindow(const OpInfo& op) {
   op.RequireSameDTypes();
   const TensorInfo& in = op.in[0];
   op.Require(op.in[1].rank() == 0, "init value must be a scalar");
-  const ReduceWindowAttrs attrs = ReduceWindowAttrs::Decode(op);
+  const ReduceWindowAttrs attrs = Decode<ReduceWindowAttrs>(op);
   ReduceWindowPlan p = PlanWindows(op, attrs, in, op.out[0], "result");
   const std::string& name = attrs.reducer;
   op.Require(
@@ -306,7 +306,7 @@ SelectAndScatterPlan PlanSelectAndScatter(const OpInfo& op) {
                                                  " differs from operand shape " +
                                                  FormatDims(operand.dims));
   SelectAndScatterPlan p;
-  const SelectAndScatterAttrs attrs = SelectAndScatterAttrs::Decode(op);
+  const SelectAndScatterAttrs attrs = Decode<SelectAndScatterAttrs>(op);
   p.windows = PlanWindows(op, attrs, operand, op.in[1], "source");
   const std::string& select = attrs.select;
   op.Require(ParseCmp(select, &p.select) && p.select != Cmp::kEq && p.select != Cmp::kNe,

@@ -4,7 +4,9 @@
 //   auto& f = b.AddFunction("main");
 //   auto x = f.Input("x", brt::DType::kF32, {"batch", 4});
 //   auto y = f.Op("exponential", {x}, {{brt::DType::kF32, {"batch", 4}}})[0];
-//   f.Output("y", y);
+//   auto z = f.Op(brt::TransposeAttrs{.permutation = {1, 0}}, {y},
+//                 {{brt::DType::kF32, {4, "batch"}}})[0];
+//   f.Output("z", z);
 //   brt::Status s = b.Save("model.brtx");
 #pragma once
 
@@ -17,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "brt/op_attrs.h"
 #include "brt/status.h"
 #include "brt/types.h"
 
@@ -44,6 +47,19 @@ struct Attribute {
   Attribute(std::string n, std::vector<uint8_t> v) : name(std::move(n)), value(std::move(v)) {}
 };
 
+// A registry kind's typed attributes (brt/op_attrs.h) as the generic Op()
+// takes them; absent optional ones are left out.
+#define BRT_REQUIRED(name, type) out.emplace_back(#name, attrs.name);
+#define BRT_OPTIONAL(name, type) \
+  if (attrs.name) out.emplace_back(#name, *attrs.name);
+#define BRT_DEFAULT(name, type, value) out.emplace_back(#name, attrs.name);
+#define BRT_OP(Name, kind_name, min_operands, max_operands, cls, flags, row_attrs)        \
+  inline std::vector<Attribute> ToAttributes([[maybe_unused]] const Name##Attrs& attrs) { \
+    std::vector<Attribute> out;                                                           \
+    row_attrs return out;                                                                 \
+  }
+#include "brt/ops.def"
+
 class FunctionBuilder {
  public:
   ValueId Input(std::string name, DType dtype, std::vector<Dim> dims, Device device = {});
@@ -59,6 +75,15 @@ class FunctionBuilder {
   std::vector<ValueId> Op(std::string kind, std::vector<ValueId> operands,
                           std::vector<TensorType> results, std::vector<Attribute> attrs = {},
                           Device device = {}, int stream = 0);
+  // The same for a kind of the op registry, its attributes typed:
+  // f.Op(brt::SliceAttrs{.start_indices = {0}, .limit_indices = {2}}, {x}, ...).
+  template <typename Attrs>
+  requires requires { Attrs::kKind; }
+  std::vector<ValueId> Op(const Attrs& attrs, std::vector<ValueId> operands,
+                          std::vector<TensorType> results, Device device = {}, int stream = 0) {
+    return Op(Attrs::kKind, std::move(operands), std::move(results), ToAttributes(attrs), device,
+              stream);
+  }
   // Appends a brt.copy of `value` to device `to`. The provider of the
   // non-host side runs it (a device-to-host copy runs on the device).
   ValueId Copy(ValueId value, Device to, int stream = 0);

@@ -105,7 +105,7 @@ class ConstantKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
     op.Require(op.in.empty() && op.out.size() == 1, "expects no operands and one result");
-    bytes_ = ConstantAttrs::Decode(op).value;
+    bytes_ = Decode<ConstantAttrs>(op).value;
     op.Require(bytes_.size() == op.out[0].bytes(), "value holds " + std::to_string(bytes_.size()) +
                                                        " bytes, the result needs " +
                                                        std::to_string(op.out[0].bytes()));

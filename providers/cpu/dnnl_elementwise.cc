@@ -89,7 +89,7 @@ class DnnlPoolingKernel final : public DnnlKernel {
     const TensorInfo& out = op.out[0];
     const int r = in.rank();
     if (in.dtype != BRT_DTYPE_F32 || r < 3 || r > 5 || out.numel == 0) return false;
-    const ReduceWindowAttrs attrs = ReduceWindowAttrs::Decode(op);
+    const ReduceWindowAttrs attrs = Decode<ReduceWindowAttrs>(op);
     const std::string& reducer = attrs.reducer;
     if (reducer != "max" && reducer != "add") return false;
     const std::vector<int64_t> ones(r, 1);
@@ -177,7 +177,7 @@ class DnnlReductionKernel final : public DnnlKernel {
   }
   bool Build(const OpInfo& op) {
     const TensorInfo& in = op.in[0];
-    const ReduceAttrs attrs = ReduceAttrs::Decode(op);
+    const ReduceAttrs attrs = Decode<ReduceAttrs>(op);
     if (in.dtype != BRT_DTYPE_F32 || in.numel < kDnnlElementwiseMinElements ||
         in.rank() > DNNL_MAX_NDIMS || attrs.reducer != "add" || op.out[0].numel == 0)
       return false;

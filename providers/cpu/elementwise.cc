@@ -209,7 +209,7 @@ class CompareKernel final : public CpuKernel {
     op.Require(op.in[0].dtype == op.in[1].dtype, "operands have different dtypes");
     op.Require(op.out[0].dtype == BRT_DTYPE_I1,
                std::string("result must be i1, got ") + DTypeName(op.out[0].dtype));
-    const std::string dir = CompareAttrs::Decode(op).comparison_direction;
+    const std::string dir = Decode<CompareAttrs>(op).comparison_direction;
     op.Require(ParseCmp(dir, &cmp_),
                "comparison_direction '" + dir + "' is not one of EQ NE GE GT LE LT");
     DispatchType(op.in[0].dtype, [&](auto t) { fn_ = &CmpRow<decltype(t)>; });

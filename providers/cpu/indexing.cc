@@ -140,7 +140,7 @@ class ScatterKernel final : public CpuKernel {
 class CheckIndicesKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    CheckIndicesAttrs attrs = CheckIndicesAttrs::Decode(op);
+    CheckIndicesAttrs attrs = Decode<CheckIndicesAttrs>(op);
     bounds_ = std::move(attrs.bounds);
     what_ = std::move(attrs.what);
     const TensorInfo& in = op.in[0];

@@ -28,7 +28,7 @@ class ElementwiseKernel final : public Kernel {
       op.Require(op.in[0].dtype == op.in[1].dtype, "operands have different dtypes");
       op.Require(out.dtype == BRT_DTYPE_I1,
                  std::string("result must be i1, got ") + ops::DTypeName(out.dtype));
-      const std::string dir = ops::CompareAttrs::Decode(op).comparison_direction;
+      const std::string dir = ops::Decode<ops::CompareAttrs>(op).comparison_direction;
       ops::Cmp cmp = ops::Cmp::kEq;
       op.Require(ops::ParseCmp(dir, &cmp),
                  "comparison_direction '" + dir + "' is not one of EQ NE GE GT LE LT");
@@ -468,7 +468,7 @@ class CopyKernel final : public Kernel {
 class ConstantKernel final : public Kernel {
  public:
   explicit ConstantKernel(const OpInfo& op) {
-    const std::vector<uint8_t> value = ops::ConstantAttrs::Decode(op).value;
+    const std::vector<uint8_t> value = ops::Decode<ops::ConstantAttrs>(op).value;
     bytes_ = op.out[0].bytes();
     op.Require(value.size() == bytes_, "value holds " + std::to_string(value.size()) +
                                            " bytes, the result needs " + std::to_string(bytes_));

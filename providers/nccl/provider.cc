@@ -111,7 +111,7 @@ class AllGather final : public Kernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
     RequireContiguousBlocks(op, PlanAllGather(op, desc.comm_size).outer, "all_gather_dim",
-                            AllGatherAttrs::Decode(op).all_gather_dim);
+                            Decode<AllGatherAttrs>(op).all_gather_dim);
     type_ = NcclType(op.in[0].dtype);
     count_ = static_cast<size_t>(op.in[0].numel);
   }
@@ -129,7 +129,7 @@ class ReduceScatter final : public Kernel {
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
     const ReduceScatterPlan p = PlanReduceScatter(op, desc.comm_size);
     RequireContiguousBlocks(op, p.outer, "scatter_dimension",
-                            ReduceScatterAttrs::Decode(op).scatter_dimension);
+                            Decode<ReduceScatterAttrs>(op).scatter_dimension);
     type_ = NcclType(op.in[0].dtype);
     red_ = NcclOp(p.reducer);
     count_ = static_cast<size_t>(op.out[0].numel);
@@ -149,7 +149,7 @@ class AllToAll final : public Kernel {
  public:
   void Prepare(const OpInfo& op, const BrtOpDesc& desc) override {
     const AllToAllPlan p = PlanAllToAll(op, desc.comm_size);
-    const AllToAllAttrs attrs = AllToAllAttrs::Decode(op);
+    const AllToAllAttrs attrs = Decode<AllToAllAttrs>(op);
     RequireContiguousBlocks(op, p.split_outer, "split_dimension", attrs.split_dimension);
     RequireContiguousBlocks(op, p.concat_outer, "concat_dimension", attrs.concat_dimension);
     type_ = NcclType(op.in[0].dtype);

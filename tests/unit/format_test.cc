@@ -56,6 +56,39 @@ TEST(Format, RegistryKindsAreCheckedForArityAndAttributes) {
               {"gather", "missing required attribute 'collapsed_slice_dims'"});
 }
 
+// Every attribute the registry lists is type-checked when present, optional
+// ones included (slice's strides).
+TEST(Format, ListedAttributesOfTheWrongKindAreRefused) {
+  ExecutableBuilder b;
+  FunctionBuilder& f = b.AddFunction("main");
+  ValueId x = f.Input("x", DType::kF32, {4});
+  f.Output("y", f.Op("slice", {x}, {{DType::kF32, {2}}},
+                     {{"start_indices", std::vector<int64_t>{0}},
+                      {"limit_indices", std::vector<int64_t>{4}},
+                      {"strides", "2"}})[0]);
+  ExpectError(LoadBuilt(b).status(),
+              {"slice", "attribute 'strides' must be an i64 array, got a string"});
+}
+
+// The builder's typed form writes the same executable as the generic one.
+TEST(Format, TypedBuilderOpsWriteTheRegistryAttributes) {
+  auto build = [](bool typed) {
+    ExecutableBuilder b("typed");
+    FunctionBuilder& f = b.AddFunction("main");
+    ValueId x = f.Input("x", DType::kF32, {4});
+    const std::vector<TensorType> result = {{DType::kF32, {2}}};
+    f.Output("y", typed ? f.Op(SliceAttrs{.start_indices = {1}, .limit_indices = {4},
+                                          .strides = std::vector<int64_t>{2}},
+                               {x}, result)[0]
+                        : f.Op("slice", {x}, result,
+                               {{"start_indices", std::vector<int64_t>{1}},
+                                {"limit_indices", std::vector<int64_t>{4}},
+                                {"strides", std::vector<int64_t>{2}}})[0]);
+    return b.Serialize().value();
+  };
+  EXPECT_EQ(build(true), build(false));
+}
+
 TEST(Format, RejectsForeignAndDamagedBytes) {
   std::vector<uint8_t> bytes = SmallExecutable();
   ExpectError(Session::LoadMemory({}).status(), {"too small"});
