@@ -81,15 +81,13 @@ std::string FloatLiteral(double c) {
   return s.str();
 }
 
-bool GenerateFusedElementwise(KernelOp op, const std::string& name, CudaKernel* out) {
+bool GenerateFusedElementwise(FusedElementwiseOp op, const std::string& name, CudaKernel* out) {
   auto result = TypeOf(op.getResult(0));
   if (!result.getElementType().isF32()) return false;
-  auto ops = op.getParams().getAs<mlir::StringAttr>("ops");
-  auto program = op.getParams().getAs<mlir::DenseI64ArrayAttr>("program");
-  auto constants = op.getParams().getAs<mlir::DenseF64ArrayAttr>("constants");
-  if (!ops || !program) return false;
+  const llvm::ArrayRef<int64_t> program = op.getProgram();
+  const std::optional<llvm::ArrayRef<double>> constants = op.getConstants();
   llvm::SmallVector<llvm::StringRef> names;
-  ops.getValue().split(names, ',');
+  op.getOps().split(names, ',');
   const auto shape = result.getShape();
   const int64_t n = result.getNumElements();
   std::ostringstream s;
@@ -128,7 +126,7 @@ bool GenerateFusedElementwise(KernelOp op, const std::string& name, CudaKernel* 
   for (auto [k, v] : llvm::enumerate(op.getInputs()))
     s << "    const float r" << reg++ << " = (float)in" << k << "[o" << k << "];\n";
   if (constants)
-    for (double c : constants.asArrayRef())
+    for (double c : *constants)
       s << "    const float r" << reg++ << " = " << FloatLiteral(c) << ";\n";
   for (size_t i = 0; i < names.size(); ++i) {
     auto r = [&](int slot) {
@@ -144,15 +142,14 @@ bool GenerateFusedElementwise(KernelOp op, const std::string& name, CudaKernel* 
   return true;
 }
 
-bool GenerateRowReduce(KernelOp op, const std::string& name, CudaKernel* out) {
-  if (op.getKind() != "reduce") return false;
+bool GenerateRowReduce(ReduceOp op, const std::string& name, CudaKernel* out) {
   auto in = TypeOf(op.getInputs()[0]);
-  auto dims = op.getParams().getAs<mlir::DenseI64ArrayAttr>("dimensions");
-  auto reducer = op.getParams().getAs<mlir::StringAttr>("reducer");
-  if (!in.getElementType().isF32() || !dims || !reducer || dims.empty()) return false;
+  const llvm::ArrayRef<int64_t> dims = op.getDimensions();
+  const llvm::StringRef reducer = op.getReducer();
+  if (!in.getElementType().isF32() || dims.empty()) return false;
   // Only trailing dims: each output element is one contiguous row.
   const int64_t rank = in.getRank();
-  llvm::SmallVector<int64_t> sorted(dims.asArrayRef());
+  llvm::SmallVector<int64_t> sorted(dims);
   llvm::sort(sorted);
   for (size_t i = 0; i < sorted.size(); ++i)
     if (sorted[i] != rank - static_cast<int64_t>(sorted.size()) + static_cast<int64_t>(i))
@@ -163,13 +160,13 @@ bool GenerateRowReduce(KernelOp op, const std::string& name, CudaKernel* out) {
   // Each thread starts from the reducer's identity; `init` joins once, in
   // thread 0, so a non-identity init is not counted once per thread.
   const char *combine, *identity;
-  if (reducer.getValue() == "add")
+  if (reducer == "add")
     combine = "add", identity = "0.0f";
-  else if (reducer.getValue() == "mul")
+  else if (reducer == "mul")
     combine = "multiply", identity = "1.0f";
-  else if (reducer.getValue() == "max")
+  else if (reducer == "max")
     combine = "maximum", identity = "(-__int_as_float(0x7f800000))";
-  else if (reducer.getValue() == "min")
+  else if (reducer == "min")
     combine = "minimum", identity = "__int_as_float(0x7f800000)";
   else
     return false;

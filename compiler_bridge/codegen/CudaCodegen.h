@@ -26,9 +26,9 @@ struct CudaKernel {
 
 // brt.fused_elementwise with f32/f16/bf16 result -> one grid-stride kernel.
 // Returns false (no kernel) for configurations it does not generate.
-bool GenerateFusedElementwise(KernelOp op, const std::string& name, CudaKernel* out);
+bool GenerateFusedElementwise(FusedElementwiseOp op, const std::string& name, CudaKernel* out);
 // reduce over trailing dimensions (rows) of an f32 tensor: one block per row.
-bool GenerateRowReduce(KernelOp op, const std::string& name, CudaKernel* out);
+bool GenerateRowReduce(ReduceOp op, const std::string& name, CudaKernel* out);
 
 // Whether this brt-compile was built with NVRTC (a CUDA toolkit was found at
 // configure time); without it --target=cuda is refused with kNoNvrtc.

@@ -42,7 +42,8 @@ mlir::LogicalResult VerifyRegistryArity(mlir::Operation* op, llvm::StringRef kin
 mlir::LogicalResult KernelOp::verify() {
   if (FindOpSchema(getKind()))
     return emitOpError() << "'" << getKind() << "' is a kind of the op registry: write it as its "
-                         << "own op, brt." << getKind().str().substr(getKind().starts_with("brt.") ? 4 : 0);
+                         << "own op, brt."
+                         << getKind().str().substr(getKind().starts_with("brt.") ? 4 : 0);
   return mlir::success();
 }
 

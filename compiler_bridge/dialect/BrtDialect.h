@@ -31,8 +31,8 @@ class RegistryArity : public mlir::OpTrait::TraitBase<ConcreteType, RegistryArit
 
 }  // namespace brt::bridge
 
-#include "BrtOpsDialect.h.inc"
 #include "BrtOpInterface.h.inc"
+#include "BrtOpsDialect.h.inc"
 
 #define GET_OP_CLASSES
 #include "BrtOps.h.inc"

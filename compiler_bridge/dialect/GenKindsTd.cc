@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
       std::string constraint = OdsType(a.type);
       if (a.presence == Attr::kOptional) constraint = "OptionalAttr<" + constraint + ">";
       if (a.presence == Attr::kDefault)
-        constraint = "DefaultValuedOptionalAttr<" + constraint + ", " + Quote(a.default_value) + ">";
+        constraint =
+            "DefaultValuedOptionalAttr<" + constraint + ", " + Quote(a.default_value) + ">";
       td += ",\n                       " + constraint + ":$" + a.name;
     }
     td += ");\n}\n\n";

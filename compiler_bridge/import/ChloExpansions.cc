@@ -65,8 +65,9 @@ Value Elementwise::IntConstant(mlir::Type element, int64_t value) {
 
 Value Elementwise::Scalar(mlir::TypedAttr value) {
   auto scalar = mlir::RankedTensorType::get({}, value.getType());
-  return CreateOp(b_, loc_, "constant", mlir::TypeRange{scalar}, mlir::ValueRange{}, 
-                 {b_.getNamedAttr("value", mlir::DenseElementsAttr::get(scalar, value))})->getResult(0);
+  return CreateOp(b_, loc_, "constant", mlir::TypeRange{scalar}, mlir::ValueRange{},
+                  {b_.getNamedAttr("value", mlir::DenseElementsAttr::get(scalar, value))})
+      ->getResult(0);
 }
 
 Value Elementwise::Op(llvm::StringRef kind, mlir::ValueRange operands, unsigned result_like) {
@@ -76,8 +77,9 @@ Value Elementwise::Op(llvm::StringRef kind, mlir::ValueRange operands, unsigned 
 
 Value Elementwise::Compare(Value a, Value b, llvm::StringRef direction) {
   auto type = mlir::RankedTensorType::get(shape_, b_.getI1Type());
-  return CreateOp(b_, loc_, "compare", mlir::TypeRange{type}, mlir::ValueRange{a, b}, 
-                 {b_.getNamedAttr("comparison_direction", b_.getStringAttr(direction))})->getResult(0);
+  return CreateOp(b_, loc_, "compare", mlir::TypeRange{type}, mlir::ValueRange{a, b},
+                  {b_.getNamedAttr("comparison_direction", b_.getStringAttr(direction))})
+      ->getResult(0);
 }
 
 Value Elementwise::Convert(Value v, mlir::Type element, llvm::StringRef kind) {

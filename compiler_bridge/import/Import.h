@@ -15,7 +15,7 @@ namespace brt::bridge {
 void PrepareContext(mlir::MLIRContext& context);
 
 struct ImportResult {
-  mlir::OwningOpRef<mlir::ModuleOp> module;  // one func.func @main of brt.kernel ops
+  mlir::OwningOpRef<mlir::ModuleOp> module;  // one func.func @main of brt ops
   int source_ops = 0;  // StableHLO/CHLO ops read (calls inlined, loops unrolled)
   std::string error;   // "<location>: <message>" on failure
 };

@@ -358,10 +358,12 @@ bool Importer::ImportTopK(Operation& op, llvm::ArrayRef<Value> operands,
   auto indices_type = mlir::RankedTensorType::get(type.getShape(), index_type.getElementType());
   Value iota = Emit(loc, indices_type, "iota", {},
                     {b_.getNamedAttr("iota_dimension", b_.getI64IntegerAttr(rank - 1))});
-  auto sorted = CreateOp(b_, loc, "sort", mlir::TypeRange{type, indices_type}, mlir::ValueRange{operands[0], iota}, {b_.getNamedAttr("dimension", b_.getI64IntegerAttr(rank - 1)),
-                            b_.getNamedAttr("key", b_.getI64IntegerAttr(0)),
-                            b_.getNamedAttr("order", b_.getStringAttr("descending")),
-                            b_.getNamedAttr("total_order", b_.getI64IntegerAttr(1))});
+  auto sorted = CreateOp(b_, loc, "sort", mlir::TypeRange{type, indices_type},
+                         mlir::ValueRange{operands[0], iota},
+                         {b_.getNamedAttr("dimension", b_.getI64IntegerAttr(rank - 1)),
+                          b_.getNamedAttr("key", b_.getI64IntegerAttr(0)),
+                          b_.getNamedAttr("order", b_.getStringAttr("descending")),
+                          b_.getNamedAttr("total_order", b_.getI64IntegerAttr(1))});
   llvm::SmallVector<int64_t> start(rank, 0), limit(type.getShape()), strides(rank, 1);
   limit.back() = k;
   for (unsigned r = 0; r < 2; ++r)

@@ -86,7 +86,7 @@ class Importer {
                       llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   bool ImportCall(mlir::Operation& op, llvm::StringRef symbol, llvm::ArrayRef<mlir::Value> operands,
                   llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
-  // One brt.kernel of `kind` with a single result, for ops imported as others.
+  // One op of `kind` with a single result, for ops imported as others.
   mlir::Value Emit(mlir::Location loc, mlir::Type type, llvm::StringRef kind,
                    mlir::ValueRange operands, llvm::ArrayRef<mlir::NamedAttribute> params = {}) {
     return CreateOp(b_, loc, kind, mlir::TypeRange{type}, operands, params)->getResult(0);

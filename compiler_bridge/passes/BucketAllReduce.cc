@@ -37,7 +37,7 @@ struct BucketAllReducePass : impl::BucketAllReduceBase<BucketAllReducePass> {
 
   // Moves `op` (and first, what reads it) to just before its first reader.
   void Sink(mlir::Operation* op) {
-    auto k = mlir::dyn_cast<KernelOp>(op);
+    auto k = mlir::dyn_cast<BrtOp>(op);
     const OpSchema* schema = k ? FindOpSchema(k.getKind().str()) : nullptr;
     if (!k || (schema && (schema->flags & op_flags::kCollective)) ||
         op->getBlock() != &getOperation().getBody().front())
@@ -58,7 +58,7 @@ struct BucketAllReducePass : impl::BucketAllReduceBase<BucketAllReducePass> {
     int64_t p = 0;
     for (mlir::Operation& op : block) position[&op] = p++;
     // Where an operand is ready: just after its producer (-1: an argument).
-    auto ready = [&](KernelOp a) {
+    auto ready = [&](AllReduceOp a) {
       mlir::Operation* def = a.getInputs()[0].getDefiningOp();
       return def ? position[def] : int64_t{-1};
     };
@@ -67,39 +67,38 @@ struct BucketAllReducePass : impl::BucketAllReduceBase<BucketAllReducePass> {
       llvm::DenseSet<mlir::Value> seen;
       while (!work.empty()) {
         mlir::Value x = work.pop_back_val();
-        auto k = x.getDefiningOp<KernelOp>();
+        auto k = x.getDefiningOp<BrtOp>();
         if (!k || !seen.insert(x).second) continue;
-        if (k.getKind() == "all_reduce") return true;
+        if (mlir::isa<AllReduceOp>(k)) return true;
         work.append(k.getInputs().begin(), k.getInputs().end());
       }
       return false;
     };
-    llvm::SmallVector<KernelOp> reduces;
+    llvm::SmallVector<AllReduceOp> reduces;
     for (mlir::Operation& op : block)
-      if (auto k = mlir::dyn_cast<KernelOp>(op);
-          k && k.getKind() == "all_reduce" && k.getInputs().size() == 1 &&
-          k->getNumResults() == 1 && !reduced(k.getInputs()[0]))
-        reduces.push_back(k);
-    llvm::stable_sort(reduces, [&](KernelOp a, KernelOp b) { return ready(a) < ready(b); });
+      if (auto a = mlir::dyn_cast<AllReduceOp>(op);
+          a && a.getInputs().size() == 1 && a->getNumResults() == 1 && !reduced(a.getInputs()[0]))
+        reduces.push_back(a);
+    llvm::stable_sort(reduces, [&](AllReduceOp a, AllReduceOp b) { return ready(a) < ready(b); });
     // A bucket's all_reduce goes where its last gradient is ready; a member
     // whose result is read before that point cannot wait for the bucket.
-    auto read_by = [&](KernelOp a, int64_t at) {
+    auto read_by = [&](AllReduceOp a, int64_t at) {
       for (mlir::Operation* user : a->getResult(0).getUsers())
         if (position[user] <= at) return true;
       return false;
     };
-    llvm::SmallVector<KernelOp> bucket;
+    llvm::SmallVector<AllReduceOp> bucket;
     int64_t bytes = 0;
     auto flush = [&] {
       if (!bucket.empty()) Emit(bucket);
       bucket.clear();
       bytes = 0;
     };
-    for (KernelOp a : reduces) {
+    for (AllReduceOp a : reduces) {
       const bool fits = !bucket.empty() && a.getParams() == bucket[0].getParams() &&
                         TypeOf(a.getInputs()[0]).getElementType() ==
                             TypeOf(bucket[0].getInputs()[0]).getElementType() &&
-                        llvm::none_of(bucket, [&](KernelOp m) { return read_by(m, ready(a)); });
+                        llvm::none_of(bucket, [&](AllReduceOp m) { return read_by(m, ready(a)); });
       if (!fits) flush();
       bucket.push_back(a);
       bytes += ByteSize(a.getInputs()[0].getType());
@@ -109,7 +108,7 @@ struct BucketAllReducePass : impl::BucketAllReduceBase<BucketAllReducePass> {
   }
 
   // The bucket's all_reduce right after its last operand's producer.
-  void Emit(llvm::MutableArrayRef<KernelOp> bucket) {
+  void Emit(llvm::MutableArrayRef<AllReduceOp> bucket) {
     mlir::Value last = bucket.back().getInputs()[0];
     mlir::OpBuilder b(&getContext());
     if (mlir::Operation* def = last.getDefiningOp())
@@ -123,39 +122,36 @@ struct BucketAllReducePass : impl::BucketAllReduceBase<BucketAllReducePass> {
     }
     const mlir::Location loc = bucket.back().getLoc();
     const mlir::Type element = TypeOf(last).getElementType();
-    auto kernel = [&](mlir::Type type, llvm::StringRef kind, mlir::ValueRange operands,
-                      llvm::ArrayRef<mlir::NamedAttribute> params) {
-      return KernelOp::create(b, loc, mlir::TypeRange{type}, b.getStringAttr(kind), operands,
-                              b.getDictionaryAttr(params))
-          .getResult(0);
-    };
     llvm::SmallVector<mlir::Value> flat;
     int64_t total = 0;
-    for (KernelOp a : bucket) {
+    for (AllReduceOp a : bucket) {
       const int64_t n = TypeOf(a.getInputs()[0]).getNumElements();
-      flat.push_back(
-          kernel(mlir::RankedTensorType::get({n}, element), "reshape", a.getInputs()[0], {}));
+      flat.push_back(Reshape(b, loc, a.getInputs()[0], {n}));
       total += n;
     }
     auto whole = mlir::RankedTensorType::get({total}, element);
     mlir::Value packed =
-        kernel(whole, "concatenate", flat, {b.getNamedAttr("dimension", b.getI64IntegerAttr(0))});
+        ConcatenateOp::create(b, loc, mlir::TypeRange{whole}, flat, uint64_t{0}).getResult(0);
+    // The members' attributes (reducer, groups), which they share.
     mlir::Value reduced =
-        kernel(whole, "all_reduce", packed, llvm::to_vector(bucket[0].getParams().getValue()));
+        AllReduceOp::create(b, loc, mlir::TypeRange{whole}, mlir::ValueRange{packed},
+                            bucket[0].getParams().getValue())
+            .getResult(0);
     placed_.insert(reduced.getDefiningOp());
     int64_t offset = 0;
-    for (KernelOp a : bucket) {
+    for (AllReduceOp a : bucket) {
       auto type = TypeOf(a.getResult(0));
       const int64_t n = type.getNumElements();
       mlir::Value piece =
-          kernel(mlir::RankedTensorType::get({n}, element), "slice", reduced,
-                 {b.getNamedAttr("start_indices", b.getDenseI64ArrayAttr({offset})),
-                  b.getNamedAttr("limit_indices", b.getDenseI64ArrayAttr({offset + n})),
-                  b.getNamedAttr("strides", b.getDenseI64ArrayAttr({1}))});
-      a.getResult(0).replaceAllUsesWith(kernel(type, "reshape", piece, {}));
+          SliceOp::create(b, loc, mlir::TypeRange{mlir::RankedTensorType::get({n}, element)},
+                          mlir::ValueRange{reduced}, llvm::ArrayRef<int64_t>{offset},
+                          llvm::ArrayRef<int64_t>{offset + n}, b.getDenseI64ArrayAttr({1}))
+              .getResult(0);
+      a.getResult(0).replaceAllUsesWith(
+          ReshapeOp::create(b, loc, mlir::TypeRange{type}, mlir::ValueRange{piece}).getResult(0));
       offset += n;
     }
-    for (KernelOp a : bucket) a->erase();
+    for (AllReduceOp a : bucket) a->erase();
   }
 
   llvm::SetVector<mlir::Operation*> placed_;  // all_reduces bucketed or moved, in that order

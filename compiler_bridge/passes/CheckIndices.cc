@@ -22,18 +22,19 @@ namespace {
 
 // Per index component, the number of valid start indices: the operand's
 // extent along the dim it addresses less the window's, plus one.
-std::optional<llvm::SmallVector<int64_t>> Bounds(KernelOp k) {
-  const bool gather = k.getKind() == "gather";
-  llvm::ArrayRef<int64_t> operand = TypeOf(k.getInputs()[0]).getShape();
+std::optional<llvm::SmallVector<int64_t>> Bounds(mlir::Operation* k) {
+  auto gather = mlir::dyn_cast<GatherOp>(k);
+  llvm::ArrayRef<int64_t> operand = TypeOf(k->getOperand(0)).getShape();
   llvm::SmallVector<int64_t> window(operand.size(), 1);
   if (gather) {
-    llvm::ArrayRef<int64_t> sizes = IntsParam(k, "slice_sizes");
+    llvm::ArrayRef<int64_t> sizes = gather.getSliceSizes();
     if (sizes.size() != operand.size()) return std::nullopt;
     window.assign(sizes.begin(), sizes.end());
   } else {
-    llvm::ArrayRef<int64_t> inserted = IntsParam(k, "inserted_window_dims");
-    llvm::ArrayRef<int64_t> window_dims = IntsParam(k, "update_window_dims");
-    llvm::ArrayRef<int64_t> updates = TypeOf(k.getInputs()[2]).getShape();
+    auto scatter = mlir::cast<ScatterOp>(k);
+    llvm::ArrayRef<int64_t> inserted = scatter.getInsertedWindowDims();
+    llvm::ArrayRef<int64_t> window_dims = scatter.getUpdateWindowDims();
+    llvm::ArrayRef<int64_t> updates = TypeOf(scatter.getInputs()[2]).getShape();
     size_t next = 0;
     for (size_t d = 0; d < operand.size(); ++d) {
       if (llvm::is_contained(inserted, static_cast<int64_t>(d))) continue;
@@ -43,7 +44,8 @@ std::optional<llvm::SmallVector<int64_t>> Bounds(KernelOp k) {
     }
   }
   llvm::SmallVector<int64_t> bounds;
-  for (int64_t d : IntsParam(k, gather ? "start_index_map" : "scatter_dims_to_operand_dims")) {
+  for (int64_t d : gather ? gather.getStartIndexMap()
+                          : mlir::cast<ScatterOp>(k).getScatterDimsToOperandDims()) {
     if (d < 0 || d >= static_cast<int64_t>(operand.size())) return std::nullopt;
     bounds.push_back(operand[d] - window[d] + 1);
   }
@@ -52,7 +54,7 @@ std::optional<llvm::SmallVector<int64_t>> Bounds(KernelOp k) {
 
 // "gather at model.py:12": the first file location the op carries (torch-mlir
 // keeps the Python line that made it), else its location as MLIR prints it.
-std::string Describe(KernelOp k) {
+std::string Describe(BrtOp k) {
   std::string where;
   k.getLoc()->walk([&](mlir::Location l) {
     auto file = mlir::dyn_cast<mlir::FileLineColLoc>(l);
@@ -69,28 +71,28 @@ std::string Describe(KernelOp k) {
 
 struct CheckIndicesPass : impl::CheckIndicesBase<CheckIndicesPass> {
   void runOnOperation() override {
-    getOperation().walk([&](KernelOp k) {
-      if (k.getKind() != "gather" && k.getKind() != "scatter") return;
+    getOperation().walk([&](BrtOp k) {
+      auto gather = mlir::dyn_cast<GatherOp>(k.getOperation());
+      auto scatter = mlir::dyn_cast<ScatterOp>(k.getOperation());
+      if (!gather && !scatter) return;
       mlir::Value indices = k.getInputs()[1];
       mlir::RankedTensorType type = TypeOf(indices);
-      auto vector_dim = k.getParams().getAs<mlir::IntegerAttr>("index_vector_dim");
+      const std::optional<uint64_t> vector_dim =
+          gather ? gather.getIndexVectorDim() : scatter.getIndexVectorDim();
       std::optional<llvm::SmallVector<int64_t>> bounds = Bounds(k);
       if (!bounds || bounds->empty() || !vector_dim ||
           !(type.getElementType().isSignlessInteger(32) ||
             type.getElementType().isSignlessInteger(64)))
         return;
-      const int64_t ivd = vector_dim.getInt();
+      const auto ivd = static_cast<int64_t>(*vector_dim);
       const bool along_last = type.getRank() > 0 && ivd == type.getRank() - 1;
       if (bounds->size() != 1 && !along_last) return;
       if (ivd == type.getRank() - 1 &&
           type.getShape().back() != static_cast<int64_t>(bounds->size()))
         return;
       mlir::OpBuilder b(k);
-      auto check = KernelOp::create(
-          b, k.getLoc(), mlir::TypeRange{type}, b.getStringAttr("brt.check_indices"),
-          mlir::ValueRange{indices},
-          b.getDictionaryAttr({b.getNamedAttr("bounds", b.getDenseI64ArrayAttr(*bounds)),
-                               b.getNamedAttr("what", b.getStringAttr(Describe(k)))}));
+      auto check = CheckIndicesOp::create(b, k.getLoc(), mlir::TypeRange{type},
+                                          mlir::ValueRange{indices}, *bounds, Describe(k));
       k->setOperand(1, check.getResult(0));
     });
   }

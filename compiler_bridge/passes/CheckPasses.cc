@@ -271,10 +271,10 @@ std::string Unrunnable(mlir::ModuleOp module) {
     return "it is a per-rank program (device mesh " + mesh.str() +
            "), which runs as one process per rank";
   std::string why;
-  main.walk([&](KernelOp k) {
+  main.walk([&](BrtOp k) {
     const OpSchema* schema = FindOpSchema(k.getKind());
     if (schema && (schema->flags & op_flags::kCollective)) {
-      why = "'" + k.getKind().str() + "' at " + Where(k.getLoc()) +
+      why = "'" + k.getKind().str() + "' at " + Where(k->getLoc()) +
             " is a collective: it needs the program's ranks, and the check runs one process";
       return mlir::WalkResult::interrupt();
     }

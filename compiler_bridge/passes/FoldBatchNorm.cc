@@ -23,20 +23,20 @@ namespace {
 // Whether v is computed from constants only (the folded weights would
 // otherwise be a weight-sized multiply every run).
 bool FromConstants(mlir::Value v) {
-  auto k = v.getDefiningOp<KernelOp>();
+  auto k = v.getDefiningOp<BrtOp>();
   return k && llvm::all_of(k.getInputs(), FromConstants);
 }
 
 struct FoldBatchNormPass : impl::FoldBatchNormBase<FoldBatchNormPass> {
   void runOnOperation() override {
-    llvm::SmallVector<KernelOp> convolutions;
-    getOperation().walk([&](KernelOp k) {
-      if (k.getKind() == "convolution" && k->hasOneUse() &&
-          mlir::isa<mlir::FloatType>(TypeOf(k.getResult(0)).getElementType()) &&
-          Kernel(k.getInputs()[1], "constant"))
-        convolutions.push_back(k);
+    llvm::SmallVector<ConvolutionOp> convolutions;
+    getOperation().walk([&](ConvolutionOp conv) {
+      if (conv->hasOneUse() &&
+          mlir::isa<mlir::FloatType>(TypeOf(conv.getResult(0)).getElementType()) &&
+          conv.getInputs()[1].getDefiningOp<ConstantOp>())
+        convolutions.push_back(conv);
     });
-    for (KernelOp conv : convolutions) Fold(conv);
+    for (ConvolutionOp conv : convolutions) Fold(conv);
   }
 
   // out = x * scale + shift, built up one op of the chain at a time; a null
@@ -45,19 +45,20 @@ struct FoldBatchNormPass : impl::FoldBatchNormBase<FoldBatchNormPass> {
     mlir::Value scale, shift;
   };
 
-  static void Fold(KernelOp conv) {
-    auto feature_dim = conv.getParams().getAs<mlir::IntegerAttr>("output_feature_dimension");
-    if (!feature_dim || !conv.getParams().get("kernel_output_feature_dimension")) return;
+  static void Fold(ConvolutionOp conv) {
+    if (!conv.getOutputFeatureDimensionAttr() || !conv.getKernelOutputFeatureDimensionAttr())
+      return;
     const mlir::Type element = TypeOf(conv.getResult(0)).getElementType();
-    const int64_t features = TypeOf(conv.getResult(0)).getDimSize(feature_dim.getInt());
+    const int64_t features = TypeOf(conv.getResult(0)).getDimSize(conv.getOutputFeatureDimension());
     const auto vector_type = mlir::RankedTensorType::get({features}, element);
     mlir::OpBuilder b(conv);
     llvm::SmallVector<mlir::Operation*> made;  // erased again if nothing folds
+    // An op of `kind` (the kind of an op of the chain, or negate) on [C] vectors.
     auto op = [&](llvm::StringRef kind, mlir::ValueRange operands) {
-      KernelOp k = KernelOp::create(b, conv.getLoc(), mlir::TypeRange{vector_type},
-                                    b.getStringAttr(kind), operands, b.getDictionaryAttr({}));
+      mlir::Operation* k =
+          CreateOp(b, conv.getLoc(), kind, mlir::TypeRange{vector_type}, operands, {});
       made.push_back(k);
-      return k.getResult(0);
+      return k->getResult(0);
     };
     // The per-feature vector (a scalar broadcast to one) `other` applies.
     auto per_feature = [&](mlir::Value other) -> mlir::Value {
@@ -75,28 +76,28 @@ struct FoldBatchNormPass : impl::FoldBatchNormBase<FoldBatchNormPass> {
       return v;
     };
     Affine a;
-    KernelOp last = conv;
-    llvm::SmallVector<KernelOp> chain;
+    mlir::Operation* last = conv;
+    llvm::SmallVector<mlir::Operation*> chain;
     while (last->hasOneUse()) {
-      auto k = mlir::dyn_cast<KernelOp>(*last->getUsers().begin());
+      auto k = mlir::dyn_cast<BrtOp>(*last->getUsers().begin());
       if (!k || k.getInputs().size() != 2) break;
-      const int side = k.getInputs()[0] == last.getResult(0) ? 0 : 1;
+      const int side = k.getInputs()[0] == last->getResult(0) ? 0 : 1;
       const llvm::StringRef kind = k.getKind();
-      const bool commutes = kind == "add" || kind == "multiply";
-      if ((side == 1 && !commutes) || (!commutes && kind != "subtract" && kind != "divide")) break;
+      const bool commutes = mlir::isa<AddOp, MulOp>(k);
+      if ((side == 1 && !commutes) || (!commutes && !mlir::isa<SubOp, DivOp>(k))) break;
       b.setInsertionPoint(k);  // where c and the chain so far are defined
       mlir::Value c = per_feature(k.getInputs()[1 - side]);
       if (!c) break;
-      if (kind == "add" || kind == "subtract") {
-        a.shift = a.shift ? op(kind, {a.shift, c}) : kind == "add" ? c : op("negate", {c});
+      if (mlir::isa<AddOp, SubOp>(k)) {
+        a.shift = a.shift               ? op(kind, {a.shift, c})
+                  : mlir::isa<AddOp>(k) ? c
+                                        : op(NegateOp::kKind, {c});
       } else {
-        if (!a.scale && kind == "divide") {
-          auto one = KernelOp::create(
-              b, conv.getLoc(), mlir::TypeRange{mlir::RankedTensorType::get({}, element)},
-              b.getStringAttr("constant"), mlir::ValueRange{},
-              b.getDictionaryAttr({b.getNamedAttr(
-                  "value", mlir::DenseElementsAttr::get(mlir::RankedTensorType::get({}, element),
-                                                        b.getFloatAttr(element, 1.0)))}));
+        if (!a.scale && mlir::isa<DivOp>(k)) {
+          const auto scalar = mlir::RankedTensorType::get({}, element);
+          auto one = ConstantOp::create(
+              b, conv.getLoc(), mlir::TypeRange{scalar}, mlir::ValueRange{},
+              mlir::DenseElementsAttr::get(scalar, b.getFloatAttr(element, 1.0)));
           made.push_back(one);
           a.scale = BroadcastScalar(b, conv.getLoc(), one.getResult(0), vector_type);
           made.push_back(a.scale.getDefiningOp());
@@ -112,35 +113,29 @@ struct FoldBatchNormPass : impl::FoldBatchNormBase<FoldBatchNormPass> {
       return;
     }
     b.setInsertionPoint(last);
-    const mlir::Location loc = last.getLoc();
+    const mlir::Location loc = last->getLoc();
     const mlir::Value weights = conv.getInputs()[1];
-    auto broadcast = [&](mlir::Value v, mlir::Type type, llvm::StringRef dim_param) {
-      const int64_t dim = conv.getParams().getAs<mlir::IntegerAttr>(dim_param).getInt();
-      return KernelOp::create(b, loc, mlir::TypeRange{type}, b.getStringAttr("broadcast_in_dim"),
-                              mlir::ValueRange{v},
-                              b.getDictionaryAttr({b.getNamedAttr("broadcast_dimensions",
-                                                                  b.getDenseI64ArrayAttr({dim}))}))
+    auto broadcast = [&](mlir::Value v, mlir::Type type, uint64_t dim) {
+      return BroadcastInDimOp::create(b, loc, mlir::TypeRange{type}, mlir::ValueRange{v},
+                                      llvm::ArrayRef<int64_t>{static_cast<int64_t>(dim)})
           .getResult(0);
     };
     mlir::Value scaled =
-        KernelOp::create(b, loc, mlir::TypeRange{weights.getType()}, b.getStringAttr("multiply"),
-                         mlir::ValueRange{weights, broadcast(a.scale, weights.getType(),
-                                                             "kernel_output_feature_dimension")},
-                         b.getDictionaryAttr({}))
+        MulOp::create(b, loc, mlir::TypeRange{weights.getType()},
+                      mlir::ValueRange{weights, broadcast(a.scale, weights.getType(),
+                                                          conv.getKernelOutputFeatureDimension())})
             .getResult(0);
-    mlir::Value out =
-        KernelOp::create(b, loc, mlir::TypeRange{conv.getResult(0).getType()}, conv.getKindAttr(),
-                         mlir::ValueRange{conv.getInputs()[0], scaled}, conv.getParams())
-            .getResult(0);
+    mlir::Value out = ConvolutionOp::create(b, loc, mlir::TypeRange{conv.getResult(0).getType()},
+                                            mlir::ValueRange{conv.getInputs()[0], scaled},
+                                            conv.getParams().getValue())
+                          .getResult(0);
     if (a.shift)
-      out =
-          KernelOp::create(
-              b, loc, mlir::TypeRange{out.getType()}, b.getStringAttr("add"),
-              mlir::ValueRange{out, broadcast(a.shift, out.getType(), "output_feature_dimension")},
-              b.getDictionaryAttr({}))
-              .getResult(0);
-    last.getResult(0).replaceAllUsesWith(out);
-    for (KernelOp k : llvm::reverse(chain)) k->erase();
+      out = AddOp::create(b, loc, mlir::TypeRange{out.getType()},
+                          mlir::ValueRange{out, broadcast(a.shift, out.getType(),
+                                                          conv.getOutputFeatureDimension())})
+                .getResult(0);
+    last->getResult(0).replaceAllUsesWith(out);
+    for (mlir::Operation* k : llvm::reverse(chain)) k->erase();
     conv->erase();
   }
 };

@@ -35,44 +35,44 @@ mlir::DenseElementsAttr FromBytes(mlir::RankedTensorType type, const uint8_t* da
 
 // The constant v is, or is a broadcast of (through any chain of broadcasts,
 // their dims composed into *dims), or null.
-KernelOp ConstantSource(mlir::Value v, std::optional<std::vector<int64_t>>* dims) {
-  while (KernelOp broadcast = Kernel(v, "broadcast_in_dim")) {
-    const llvm::ArrayRef<int64_t> inner = IntsParam(broadcast, "broadcast_dimensions");
+ConstantOp ConstantSource(mlir::Value v, std::optional<std::vector<int64_t>>* dims) {
+  while (auto broadcast = v.getDefiningOp<BroadcastInDimOp>()) {
+    const llvm::ArrayRef<int64_t> inner = broadcast.getBroadcastDimensions();
     std::vector<int64_t> composed(inner.begin(), inner.end());
     if (*dims)  // the outer broadcast moves dim d of this one's result to (*dims)[d]
       for (int64_t& d : composed) d = (**dims)[d];
     *dims = std::move(composed);
     v = broadcast.getInputs()[0];
   }
-  return Kernel(v, "constant");
+  return v.getDefiningOp<ConstantOp>();
 }
 
 struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
   using FoldConstantsBase::FoldConstantsBase;
 
   // Runs `k` on constant operands; nullopt when it cannot be folded.
-  static std::optional<std::vector<mlir::DenseElementsAttr>> Evaluate(KernelOp k) {
+  static std::optional<std::vector<mlir::DenseElementsAttr>> Evaluate(BrtOp k) {
     ExecutableBuilder b("brt-fold-constants");
     FunctionBuilder& f = b.AddFunction("fold");
     std::vector<ValueId> operands;
     int64_t replaced_bytes = kFoldMaxBytes;  // a result this big adds nothing to the program
     for (mlir::Value v : k.getInputs()) {
       std::optional<std::vector<int64_t>> dims;
-      KernelOp c = ConstantSource(v, &dims);
+      ConstantOp c = ConstantSource(v, &dims);
       if (!c || ToDType(TypeOf(v).getElementType()) == DType::kInvalid) return std::nullopt;
-      auto bytes = ConstantBytes(c.getParams().get("value"), "brt-fold-constants");
+      auto bytes = ConstantBytes(c.getValue(), "brt-fold-constants");
       if (!bytes.ok()) return std::nullopt;
-      ValueId operand = f.Op("constant", {}, {ToTensorType(c.getResult(0).getType())},
+      ValueId operand = f.Op(ConstantOp::kKind.str(), {}, {ToTensorType(c.getResult(0).getType())},
                              {{"value", std::move(*bytes)}})[0];
       if (dims)
-        operand = f.Op("broadcast_in_dim", {operand}, {ToTensorType(v.getType())},
+        operand = f.Op(BroadcastInDimOp::kKind.str(), {operand}, {ToTensorType(v.getType())},
                        {{"broadcast_dimensions", *dims}})[0];
       else if (c->hasOneUse())
         replaced_bytes = std::max(replaced_bytes, ByteSize(v.getType()));
       operands.push_back(operand);
     }
     std::vector<TensorType> results;
-    for (mlir::Type r : k.getResultTypes()) {
+    for (mlir::Type r : k->getResultTypes()) {
       const TensorType t = ToTensorType(r);
       if (t.dtype == DType::kInvalid || ByteSize(r) > replaced_bytes) return std::nullopt;
       results.push_back(t);
@@ -104,7 +104,7 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
     auto values = (*ctx)->Outputs();
     if (!values.ok()) return std::nullopt;
     std::vector<mlir::DenseElementsAttr> folded;
-    for (auto [t, r] : llvm::zip(*values, k.getResultTypes()))
+    for (auto [t, r] : llvm::zip(*values, k->getResultTypes()))
       folded.push_back(
           FromBytes(mlir::cast<mlir::RankedTensorType>(r), static_cast<const uint8_t*>(t.data())));
     return folded;
@@ -113,29 +113,28 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
   // The rank-0 constant `v` holds in every element (a broadcast scalar, or a
   // splat constant), or null.
   static mlir::Value ScalarSource(mlir::Value v, mlir::OpBuilder& b) {
-    if (KernelOp broadcast = Kernel(v, "broadcast_in_dim")) {
-      KernelOp c = Kernel(broadcast.getInputs()[0], "constant");
+    if (auto broadcast = v.getDefiningOp<BroadcastInDimOp>()) {
+      auto c = broadcast.getInputs()[0].getDefiningOp<ConstantOp>();
       return c && TypeOf(c.getResult(0)).getRank() == 0 ? c.getResult(0) : nullptr;
     }
-    KernelOp c = Kernel(v, "constant");
-    auto value = c ? c.getParams().getAs<mlir::DenseElementsAttr>("value") : nullptr;
+    auto c = v.getDefiningOp<ConstantOp>();
+    auto value = c ? mlir::dyn_cast<mlir::DenseElementsAttr>(c.getValue()) : nullptr;
     if (!value || !value.isSplat()) return nullptr;
     if (TypeOf(v).getRank() == 0) return v;
     auto scalar = mlir::RankedTensorType::get({}, TypeOf(v).getElementType());
-    return KernelOp::create(
-               b, c.getLoc(), mlir::TypeRange{scalar}, b.getStringAttr("constant"),
-               mlir::ValueRange{},
-               b.getDictionaryAttr({b.getNamedAttr("value", value.resizeSplat(scalar))}))
+    return ConstantOp::create(b, c.getLoc(), mlir::TypeRange{scalar}, mlir::ValueRange{},
+                              value.resizeSplat(scalar))
         .getResult(0);
   }
 
   // rsqrt(broadcast(2.0)) -> broadcast(0.707...): the scalar op is folded
   // and the result broadcast again, which keeps it a scalar for fusion.
   // Returns whether it folded k.
-  static bool FoldOnScalars(KernelOp k) {
-    if (!IsElementwise(FindKind(k.getKind())) || k.getNumResults() != 1 ||
-        TypeOf(k.getResult(0)).getRank() == 0 ||
-        !llvm::any_of(k.getInputs(), [](mlir::Value v) { return Kernel(v, "broadcast_in_dim"); }))
+  static bool FoldOnScalars(BrtOp k) {
+    if (!IsElementwise(FindKind(k.getKind())) || k->getNumResults() != 1 ||
+        TypeOf(k->getResult(0)).getRank() == 0 || !llvm::any_of(k.getInputs(), [](mlir::Value v) {
+          return v.getDefiningOp<BroadcastInDimOp>();
+        }))
       return false;
     mlir::OpBuilder b(k);
     llvm::SmallVector<mlir::Value> scalars;
@@ -144,20 +143,21 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
       if (!s) return false;
       scalars.push_back(s);
     }
-    const auto type = TypeOf(k.getResult(0));
-    auto scalar = KernelOp::create(
-        b, k.getLoc(), mlir::TypeRange{mlir::RankedTensorType::get({}, type.getElementType())},
-        k.getKindAttr(), scalars, k.getParams());
+    const auto type = TypeOf(k->getResult(0));
+    // An op of k's kind, whichever elementwise kind that is, on the scalars.
+    auto scalar = mlir::cast<BrtOp>(
+        CreateOp(b, k->getLoc(), k.getKind(),
+                 mlir::TypeRange{mlir::RankedTensorType::get({}, type.getElementType())}, scalars,
+                 k.getParams().getValue()));
     auto folded = Evaluate(scalar);
     if (!folded) {
       scalar->erase();
       return false;
     }
-    auto c = KernelOp::create(b, k.getLoc(), mlir::TypeRange{scalar.getResult(0).getType()},
-                              b.getStringAttr("constant"), mlir::ValueRange{},
-                              b.getDictionaryAttr({b.getNamedAttr("value", (*folded)[0])}));
+    auto c = ConstantOp::create(b, k->getLoc(), mlir::TypeRange{scalar->getResult(0).getType()},
+                                mlir::ValueRange{}, (*folded)[0]);
     scalar->erase();
-    k.getResult(0).replaceAllUsesWith(BroadcastScalar(b, k.getLoc(), c.getResult(0), type));
+    k->getResult(0).replaceAllUsesWith(BroadcastScalar(b, k->getLoc(), c.getResult(0), type));
     k->erase();
     return true;
   }
@@ -168,22 +168,19 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
   }
 
   void runOnOperation() override {
-    llvm::SmallVector<KernelOp> ops;
-    getOperation().walk([&](KernelOp k) { ops.push_back(k); });
-    for (KernelOp k : ops) {
+    llvm::SmallVector<BrtOp> ops;
+    getOperation().walk([&](BrtOp k) { ops.push_back(k); });
+    for (BrtOp k : ops) {
       // Broadcasts stay: a broadcast scalar is cheaper than the constant tensor
       // it would fold into, and fusion reads the scalar as an immediate.
-      if (k.getKind() == "constant" || k.getKind() == "brt.copy" ||
-          k.getKind() == "broadcast_in_dim" || k.getInputs().empty())
-        continue;
+      if (mlir::isa<ConstantOp, CopyOp, BroadcastInDimOp>(k) || k.getInputs().empty()) continue;
       if (FoldOnScalars(k) || !llvm::all_of(k.getInputs(), IsConstant)) continue;
       auto folded = Evaluate(k);
       if (!folded) continue;
       mlir::OpBuilder b(k);
-      for (auto [result, value] : llvm::zip(k.getResults(), *folded)) {
-        auto c = KernelOp::create(b, k.getLoc(), mlir::TypeRange{result.getType()},
-                                  b.getStringAttr("constant"), mlir::ValueRange{},
-                                  b.getDictionaryAttr({b.getNamedAttr("value", value)}));
+      for (auto [result, value] : llvm::zip(k->getResults(), *folded)) {
+        auto c = ConstantOp::create(b, k->getLoc(), mlir::TypeRange{result.getType()},
+                                    mlir::ValueRange{}, value);
         result.replaceAllUsesWith(c.getResult(0));
       }
       k->erase();

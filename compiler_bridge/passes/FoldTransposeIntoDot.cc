@@ -17,20 +17,18 @@ namespace {
 // the operand's free dimensions in order (so the result layout is the same).
 struct FoldTransposeIntoDotPass : impl::FoldTransposeIntoDotBase<FoldTransposeIntoDotPass> {
   void runOnOperation() override {
-    getOperation().walk([&](KernelOp dot) {
-      if (dot.getKind() != "dot_general") return;
+    getOperation().walk([&](DotGeneralOp dot) {
       for (int side = 0; side < 2; ++side) {
-        KernelOp t = Kernel(dot.getInputs()[side], "transpose");
+        auto t = dot.getInputs()[side].getDefiningOp<TransposeOp>();
         if (!t) continue;
-        auto perm = t.getParams().getAs<mlir::DenseI64ArrayAttr>("permutation");
-        const char* batch_name = side == 0 ? "lhs_batching_dimensions" : "rhs_batching_dimensions";
-        const char* contract_name =
-            side == 0 ? "lhs_contracting_dimensions" : "rhs_contracting_dimensions";
-        auto batch = dot.getParams().getAs<mlir::DenseI64ArrayAttr>(batch_name);
-        auto contract = dot.getParams().getAs<mlir::DenseI64ArrayAttr>(contract_name);
-        if (!perm || !contract) continue;
+        const llvm::ArrayRef<int64_t> perm = t.getPermutation();
+        const bool lhs = side == 0;
+        const mlir::DenseI64ArrayAttr batch =
+            lhs ? dot.getLhsBatchingDimensionsAttr() : dot.getRhsBatchingDimensionsAttr();
+        const llvm::ArrayRef<int64_t> contract =
+            lhs ? dot.getLhsContractingDimensions() : dot.getRhsContractingDimensions();
         llvm::SmallVector<int64_t> b_dims(batch ? batch.asArrayRef() : llvm::ArrayRef<int64_t>{}),
-            c_dims(contract.asArrayRef()), free_mapped;
+            c_dims(contract), free_mapped;
         const int64_t rank = static_cast<int64_t>(perm.size());
         for (int64_t d = 0; d < rank; ++d)
           if (!llvm::is_contained(b_dims, d) && !llvm::is_contained(c_dims, d))
@@ -39,10 +37,15 @@ struct FoldTransposeIntoDotPass : impl::FoldTransposeIntoDotBase<FoldTransposeIn
         for (int64_t& d : b_dims) d = perm[d];
         for (int64_t& d : c_dims) d = perm[d];
         mlir::OpBuilder b(dot);
-        mlir::NamedAttrList params(dot.getParams());
-        if (batch) params.set(batch_name, b.getDenseI64ArrayAttr(b_dims));
-        params.set(contract_name, b.getDenseI64ArrayAttr(c_dims));
-        dot.setParamsAttr(params.getDictionary(b.getContext()));
+        const mlir::DenseI64ArrayAttr new_batch = b.getDenseI64ArrayAttr(b_dims),
+                                      new_contract = b.getDenseI64ArrayAttr(c_dims);
+        if (lhs) {
+          if (batch) dot.setLhsBatchingDimensionsAttr(new_batch);
+          dot.setLhsContractingDimensionsAttr(new_contract);
+        } else {
+          if (batch) dot.setRhsBatchingDimensionsAttr(new_batch);
+          dot.setRhsContractingDimensionsAttr(new_contract);
+        }
         dot->setOperand(side, t.getInputs()[0]);
       }
     });

@@ -24,25 +24,26 @@ bool IsF32(mlir::Value v) { return TypeOf(v).getElementType().isF32(); }
 // v = x * c (either side) or x / c with a scalar constant c, v used once:
 // x, and c folded into *scale. Else v itself.
 mlir::Value StripScale(mlir::Value v, double* scale, llvm::SmallVector<mlir::Operation*>& dead) {
-  auto k = v.getDefiningOp<KernelOp>();
-  if (!k || !k->hasOneUse() || (k.getKind() != "multiply" && k.getKind() != "divide")) return v;
+  mlir::Operation* k = v.getDefiningOp();
+  if (!mlir::isa_and_nonnull<MulOp, DivOp>(k) || !k->hasOneUse()) return v;
+  const bool divide = mlir::isa<DivOp>(k);
   for (int side : {1, 0}) {
-    if (side == 0 && k.getKind() == "divide") break;
-    const std::optional<double> c = ScalarConstant(k.getInputs()[side]);
-    if (!c || (k.getKind() == "divide" && *c == 0.0)) continue;
-    *scale = k.getKind() == "divide" ? *scale / *c : *scale * *c;
+    if (side == 0 && divide) break;
+    const std::optional<double> c = ScalarConstant(k->getOperand(side));
+    if (!c || (divide && *c == 0.0)) continue;
+    *scale = divide ? *scale / *c : *scale * *c;
     dead.push_back(k);
-    return k.getInputs()[1 - side];
+    return k->getOperand(1 - side);
   }
   return v;
 }
 
 // v = [scalar *] dot_general, the dot used once: the dot, with the scale
 // folded into *scale and the ops added to `dead`; else null, nothing changed.
-KernelOp ScaledDot(mlir::Value v, double* scale, llvm::SmallVector<mlir::Operation*>& dead) {
+DotGeneralOp ScaledDot(mlir::Value v, double* scale, llvm::SmallVector<mlir::Operation*>& dead) {
   double s = *scale;
   llvm::SmallVector<mlir::Operation*> ops;
-  KernelOp dot = Kernel(StripScale(v, &s, ops), "dot_general");
+  auto dot = StripScale(v, &s, ops).getDefiningOp<DotGeneralOp>();
   if (!dot || !dot->hasOneUse()) return nullptr;
   *scale = s;
   dead.append(ops.begin(), ops.end());
@@ -68,29 +69,26 @@ struct FuseAttentionPass : impl::FuseAttentionBase<FuseAttentionPass> {
 
   void runOnOperation() override {
     if (target != "cpu") return;  // brt.attention is the CPU provider's
-    llvm::SmallVector<KernelOp> softmaxes;
-    getOperation().walk([&](KernelOp k) {
-      if (k.getKind() == "brt.softmax") softmaxes.push_back(k);
-    });
-    for (KernelOp softmax : softmaxes) Fuse(softmax);
+    llvm::SmallVector<SoftmaxOp> softmaxes;
+    getOperation().walk([&](SoftmaxOp k) { softmaxes.push_back(k); });
+    for (SoftmaxOp softmax : softmaxes) Fuse(softmax);
   }
 
-  static void Fuse(KernelOp softmax) {
+  static void Fuse(SoftmaxOp softmax) {
     const int64_t rank = TypeOf(softmax.getResult(0)).getRank(), nb = rank - 2;
-    auto axis = softmax.getParams().getAs<mlir::IntegerAttr>("axis");
-    if (rank < 2 || !axis || axis.getInt() != rank - 1 || !softmax->hasOneUse()) return;
-    KernelOp values = mlir::dyn_cast<KernelOp>(*softmax->getUsers().begin());
-    if (!values || values.getKind() != "dot_general" ||
-        values.getInputs()[0] != softmax.getResult(0))
+    const std::optional<uint64_t> axis = softmax.getAxis();
+    if (rank < 2 || !axis || static_cast<int64_t>(*axis) != rank - 1 || !softmax->hasOneUse())
       return;
+    auto values = mlir::dyn_cast<DotGeneralOp>(*softmax->getUsers().begin());
+    if (!values || values.getInputs()[0] != softmax.getResult(0)) return;
 
     // The scores: [scale *] dot_general(q, k) [+ mask].
     llvm::SmallVector<mlir::Operation*> dead = {softmax};
     const mlir::Value scores = softmax.getInputs()[0];
     mlir::Value mask;
     double scale = 1.0;
-    KernelOp dot = ScaledDot(scores, &scale, dead);
-    if (KernelOp add = Kernel(scores, "add"); !dot && add && add->hasOneUse()) {
+    DotGeneralOp dot = ScaledDot(scores, &scale, dead);
+    if (auto add = scores.getDefiningOp<AddOp>(); !dot && add && add->hasOneUse()) {
       for (int side : {0, 1}) {
         if ((dot = ScaledDot(add.getInputs()[side], &scale, dead))) {
           mask = add.getInputs()[1 - side];
@@ -102,18 +100,19 @@ struct FuseAttentionPass : impl::FuseAttentionBase<FuseAttentionPass> {
     if (!dot) return;
     mlir::Value q = StripScale(dot.getInputs()[0], &scale, dead),
                 k = StripScale(dot.getInputs()[1], &scale, dead), v = values.getInputs()[1];
-    const auto q_dims = SideDims(dot.getInputs()[0], IntsParam(dot, "lhs_batching_dimensions"),
-                                 IntsParam(dot, "lhs_contracting_dimensions"));
-    const auto k_dims = SideDims(dot.getInputs()[1], IntsParam(dot, "rhs_batching_dimensions"),
-                                 IntsParam(dot, "rhs_contracting_dimensions"));
+    const llvm::ArrayRef<int64_t> none;
+    const auto q_dims = SideDims(dot.getInputs()[0], dot.getLhsBatchingDimensions().value_or(none),
+                                 dot.getLhsContractingDimensions());
+    const auto k_dims = SideDims(dot.getInputs()[1], dot.getRhsBatchingDimensions().value_or(none),
+                                 dot.getRhsContractingDimensions());
     // The values: the probabilities' batch dims in order, contracting the keys.
     llvm::SmallVector<int64_t> p_batch(nb);
     std::iota(p_batch.begin(), p_batch.end(), 0);
-    auto v_dims = SideDims(v, IntsParam(values, "rhs_batching_dimensions"),
-                           IntsParam(values, "rhs_contracting_dimensions"));
+    auto v_dims = SideDims(v, values.getRhsBatchingDimensions().value_or(none),
+                           values.getRhsContractingDimensions());
     if (q_dims.empty() || k_dims.empty() || v_dims.empty() ||
-        IntsParam(values, "lhs_batching_dimensions") != llvm::ArrayRef<int64_t>(p_batch) ||
-        IntsParam(values, "lhs_contracting_dimensions") != llvm::ArrayRef<int64_t>{rank - 1})
+        values.getLhsBatchingDimensions().value_or(none) != llvm::ArrayRef<int64_t>(p_batch) ||
+        values.getLhsContractingDimensions() != llvm::ArrayRef<int64_t>{rank - 1})
       return;
     std::swap(v_dims[nb], v_dims[nb + 1]);  // free (features) before contracting (keys)
     if (!IsF32(q) || !IsF32(k) || !IsF32(v) || !IsF32(values.getResult(0)) ||
@@ -127,18 +126,11 @@ struct FuseAttentionPass : impl::FuseAttentionBase<FuseAttentionPass> {
       mask = src ? src : mask;
     }
 
-    KernelOp last = values;
-    llvm::SmallVector<mlir::NamedAttribute> params = {
-        b.getNamedAttr("q_dims", b.getDenseI64ArrayAttr(q_dims)),
-        b.getNamedAttr("k_dims", b.getDenseI64ArrayAttr(k_dims)),
-        b.getNamedAttr("v_dims", b.getDenseI64ArrayAttr(v_dims)),
-        b.getNamedAttr("scale", b.getF64FloatAttr(scale))};
-    if (softmax.getParams().get("zero_masked_rows"))
-      params.push_back(b.getNamedAttr("zero_masked_rows", b.getI64IntegerAttr(1)));
+    mlir::Operation* last = values;
+    mlir::DenseI64ArrayAttr permutation;
     if (values->hasOneUse()) {
-      auto t = mlir::dyn_cast<KernelOp>(*values->getUsers().begin());
-      if (t && t.getKind() == "transpose") {
-        params.push_back(b.getNamedAttr("permutation", t.getParams().get("permutation")));
+      if (auto t = mlir::dyn_cast<TransposeOp>(*values->getUsers().begin())) {
+        permutation = t.getPermutationAttr();
         dead.push_back(values);
         last = t;
       }
@@ -147,9 +139,11 @@ struct FuseAttentionPass : impl::FuseAttentionBase<FuseAttentionPass> {
     if (mask) inputs.push_back(mask);
     b.setInsertionPoint(last);
     auto fused =
-        KernelOp::create(b, last.getLoc(), mlir::TypeRange{last.getResult(0).getType()},
-                         b.getStringAttr("brt.attention"), inputs, b.getDictionaryAttr(params));
-    last.getResult(0).replaceAllUsesWith(fused.getResult(0));
+        AttentionOp::create(b, last->getLoc(), mlir::TypeRange{last->getResult(0).getType()},
+                            inputs, b.getDenseI64ArrayAttr(q_dims), b.getDenseI64ArrayAttr(k_dims),
+                            b.getDenseI64ArrayAttr(v_dims), permutation, b.getF64FloatAttr(scale),
+                            softmax.getZeroMaskedRowsAttr() ? b.getI64IntegerAttr(1) : nullptr);
+    last->getResult(0).replaceAllUsesWith(fused.getResult(0));
     last->erase();
     // Erased once unused, users first: repeat until none goes.
     for (bool erased = true; erased;) {

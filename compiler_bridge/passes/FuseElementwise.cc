@@ -19,7 +19,7 @@ namespace brt::bridge {
 
 namespace {
 
-bool IsFusable(KernelOp k) {
+bool IsFusable(BrtOp k) {
   if (!k || k->getNumResults() != 1 || !IsElementwise(FindKind(k.getKind()))) return false;
   auto is_float = [](mlir::Type t) {
     mlir::Type e = mlir::cast<mlir::RankedTensorType>(t).getElementType();
@@ -28,11 +28,11 @@ bool IsFusable(KernelOp k) {
   auto is_pred = [](mlir::Type t) {
     return mlir::cast<mlir::RankedTensorType>(t).getElementType().isInteger(1);
   };
-  const mlir::Type result = k.getResult(0).getType();
-  if (k.getKind() == "compare") return is_float(k.getInputs()[0].getType()) && is_pred(result);
+  const mlir::Type result = k->getResult(0).getType();
+  if (mlir::isa<CompareOp>(k)) return is_float(k.getInputs()[0].getType()) && is_pred(result);
   if (!is_float(result)) return false;
   for (mlir::Value v : k.getInputs())
-    if (!is_float(v.getType()) && !(k.getKind() == "select" && is_pred(v.getType()))) return false;
+    if (!is_float(v.getType()) && !(mlir::isa<SelectOp>(k) && is_pred(v.getType()))) return false;
   return true;
 }
 
@@ -60,17 +60,17 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
       reads[groups.getLeaderValue(la)] = std::move(merged);
       return true;
     };
-    llvm::SmallVector<KernelOp> order;
-    getOperation().walk([&](KernelOp k) {
+    llvm::SmallVector<BrtOp> order;
+    getOperation().walk([&](BrtOp k) {
       if (!IsFusable(k)) return;
       order.push_back(k);
       groups.insert(k);
       for (mlir::Value v : k.getInputs())
         if (!ScalarConstant(v)) reads[k].insert(v);
       for (mlir::Value v : k.getInputs()) {
-        KernelOp p = v.getDefiningOp<KernelOp>();
+        auto p = v.getDefiningOp<BrtOp>();
         if (IsFusable(p) && v.hasOneUse() &&
-            TypeOf(v).getShape() == TypeOf(k.getResult(0)).getShape())
+            TypeOf(v).getShape() == TypeOf(k->getResult(0)).getShape())
           join(p, k, v);
       }
     });
@@ -78,14 +78,14 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
     // in that one group (x + b feeding each term of a GELU), until no more do.
     for (bool changed = true; changed;) {
       changed = false;
-      for (KernelOp p : order) {
-        mlir::Value v = p.getResult(0);
+      for (BrtOp p : order) {
+        mlir::Value v = p->getResult(0);
         if (v.use_empty() || v.hasOneUse()) continue;
         mlir::Operation* group = nullptr;
         bool joins = true;
         for (mlir::Operation* user : v.getUsers()) {
-          auto k = mlir::dyn_cast<KernelOp>(user);
-          if (!k || !IsFusable(k) || TypeOf(k.getResult(0)).getShape() != TypeOf(v).getShape() ||
+          auto k = mlir::dyn_cast<BrtOp>(user);
+          if (!k || !IsFusable(k) || TypeOf(k->getResult(0)).getShape() != TypeOf(v).getShape() ||
               (group && groups.getLeaderValue(k) != group)) {
             joins = false;
             break;
@@ -95,30 +95,30 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
         if (joins && join(p, group, v)) changed = true;
       }
     }
-    llvm::MapVector<mlir::Operation*, llvm::SmallVector<KernelOp>> members;
-    for (KernelOp k : order) members[groups.getLeaderValue(k)].push_back(k);
+    llvm::MapVector<mlir::Operation*, llvm::SmallVector<BrtOp>> members;
+    for (BrtOp k : order) members[groups.getLeaderValue(k)].push_back(k);
     for (auto& [leader, ops] : members) {
-      KernelOp root = ops.back();  // block order: the root comes last
+      BrtOp root = ops.back();  // block order: the root comes last
       // One op alone is worth fusing when it then reads a broadcast operand
       // at its source instead of the broadcast's materialized result.
       const bool reads_broadcast = llvm::any_of(root.getInputs(), [](mlir::Value v) {
         return ScalarConstant(v) || NumpyBroadcastSource(v);
       });
       if ((ops.size() < 2 && !reads_broadcast) ||
-          !mlir::isa<mlir::FloatType>(TypeOf(root.getResult(0)).getElementType()))
+          !mlir::isa<mlir::FloatType>(TypeOf(root->getResult(0)).getElementType()))
         continue;
       Fuse(ops, root);
     }
   }
 
-  void Fuse(llvm::ArrayRef<KernelOp> ops, KernelOp root) {
+  void Fuse(llvm::ArrayRef<BrtOp> ops, BrtOp root) {
     llvm::DenseMap<mlir::Value, int64_t> reg;  // value -> register
     llvm::SetVector<mlir::Value> inputs;
     llvm::SmallVector<double> constants;
     llvm::SmallVector<std::pair<mlir::Value, double>> constant_values;
     llvm::DenseSet<mlir::Operation*> in_group;
-    for (KernelOp k : ops) in_group.insert(k);
-    const auto out_shape = TypeOf(root.getResult(0)).getShape();
+    for (BrtOp k : ops) in_group.insert(k);
+    const auto out_shape = TypeOf(root->getResult(0)).getShape();
     mlir::OpBuilder builder(root);
     llvm::DenseMap<mlir::Value, mlir::Value> aligned;
     // Operands from outside: scalar constants become immediates; NumPy
@@ -136,7 +136,7 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
       mlir::Value reshaped = AlignInOrderBroadcast(builder, root.getLoc(), v);
       return reshaped ? aligned[v] = reshaped : v;
     };
-    for (KernelOp k : ops)
+    for (BrtOp k : ops)
       for (mlir::Value v : k.getInputs()) {
         if (in_group.count(v.getDefiningOp())) continue;
         if (auto c = ScalarConstant(v)) {
@@ -161,33 +161,29 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
     std::string names;
     llvm::SmallVector<int64_t> program;
     int64_t next = static_cast<int64_t>(inputs.size() + constants.size());
-    for (KernelOp k : ops) {
-      if (k.getKind() == "convert") {  // float to float: computed in f32 anyway
-        reg[k.getResult(0)] = lookup(k.getInputs()[0]);
+    for (BrtOp k : ops) {
+      if (mlir::isa<ConvertOp>(k)) {  // float to float: computed in f32 anyway
+        reg[k->getResult(0)] = lookup(k.getInputs()[0]);
         continue;
       }
       std::string name = k.getKind().str();
-      if (name == "compare")
-        name += "_" + k.getParams().getAs<mlir::StringAttr>("comparison_direction").str();
+      if (auto compare = mlir::dyn_cast<CompareOp>(k.getOperation()))
+        name += "_" + compare.getComparisonDirection().str();
       names += (names.empty() ? "" : ",") + name;
       for (int slot = 0; slot < 3; ++slot)
         program.push_back(
             slot < static_cast<int>(k.getInputs().size()) ? lookup(k.getInputs()[slot]) : -1);
-      reg[k.getResult(0)] = next++;
+      reg[k->getResult(0)] = next++;
     }
-    if (names.empty() || reg.lookup(root.getResult(0)) != next - 1)
+    if (names.empty() || reg.lookup(root->getResult(0)) != next - 1)
       return;  // root must be the last instruction
     mlir::OpBuilder b(root);
-    llvm::SmallVector<mlir::NamedAttribute> params = {
-        b.getNamedAttr("ops", b.getStringAttr(names)),
-        b.getNamedAttr("program", b.getDenseI64ArrayAttr(program))};
-    if (!constants.empty())
-      params.push_back(b.getNamedAttr("constants", b.getDenseF64ArrayAttr(constants)));
-    auto fused = KernelOp::create(b, root.getLoc(), mlir::TypeRange{root.getResult(0).getType()},
-                                  b.getStringAttr("brt.fused_elementwise"), inputs.getArrayRef(),
-                                  b.getDictionaryAttr(params));
-    root.getResult(0).replaceAllUsesWith(fused.getResult(0));
-    for (KernelOp k : llvm::reverse(ops)) k->erase();
+    auto fused = FusedElementwiseOp::create(
+        b, root.getLoc(), mlir::TypeRange{root->getResult(0).getType()}, inputs.getArrayRef(),
+        b.getStringAttr(names), b.getDenseI64ArrayAttr(program),
+        constants.empty() ? nullptr : b.getDenseF64ArrayAttr(constants), nullptr);
+    root->getResult(0).replaceAllUsesWith(fused.getResult(0));
+    for (BrtOp k : llvm::reverse(ops)) k->erase();
   }
 };
 

@@ -14,20 +14,20 @@ namespace brt::bridge {
 
 namespace {
 
-// Matches `k` as binary `kind` with operands (a, b) in either order, calling
-// `match(a, b)` until it succeeds.
-template <typename F>
-bool Commuted(KernelOp k, llvm::StringRef kind, F&& match) {
-  if (!k || k.getKind() != kind || k.getInputs().size() != 2) return false;
+// Matches the binary op `k` (null: no match) with operands (a, b) in either
+// order, calling `match(a, b)` until it succeeds.
+template <typename Op, typename F>
+bool Commuted(Op k, F&& match) {
+  if (!k) return false;
   return match(k.getInputs()[0], k.getInputs()[1]) || match(k.getInputs()[1], k.getInputs()[0]);
 }
 
 // divide(B(reduce_add(v over last)), B(C)) with C the size of the last dim.
 bool IsMeanOverLast(mlir::Value mean, mlir::Value of) {
-  KernelOp div = mean.getDefiningOp<KernelOp>();
-  if (!div || div.getKind() != "divide") return false;
+  auto div = mean.getDefiningOp<DivOp>();
+  if (!div) return false;
   const int64_t rank = TypeOf(of).getRank();
-  KernelOp sum = Kernel(StripBroadcasts(div.getInputs()[0]), "reduce");
+  auto sum = StripBroadcasts(div.getInputs()[0]).getDefiningOp<ReduceOp>();
   auto n = ScalarConstant(div.getInputs()[1]);
   return ReducesOver(sum, "add", rank - 1) && sum.getInputs()[0] == of &&
          ScalarConstant(sum.getInputs()[1]) == 0.0 && n &&
@@ -37,11 +37,9 @@ bool IsMeanOverLast(mlir::Value mean, mlir::Value of) {
 // The d whose squares' mean over the last dim `var` is
 // (divide(B(reduce_add(d * d)), B(C))), or null.
 mlir::Value MeanSquareOperand(mlir::Value var) {
-  KernelOp div = var.getDefiningOp<KernelOp>();
-  KernelOp square = div && div.getKind() == "divide"
-                        ? Kernel(StripBroadcasts(div.getInputs()[0]), "reduce")
-                        : KernelOp();
-  KernelOp mul = square ? Kernel(square.getInputs()[0], "multiply") : KernelOp();
+  auto div = var.getDefiningOp<DivOp>();
+  auto square = div ? StripBroadcasts(div.getInputs()[0]).getDefiningOp<ReduceOp>() : ReduceOp();
+  auto mul = square ? square.getInputs()[0].getDefiningOp<MulOp>() : MulOp();
   if (!mul || mul.getInputs()[0] != mul.getInputs()[1] || !IsMeanOverLast(var, mul.getResult(0)))
     return nullptr;
   return mul.getInputs()[0];
@@ -52,10 +50,10 @@ mlir::Value MeanSquareOperand(mlir::Value var) {
 // does (convert(the mean square of c - mean(c)) with c = x in f64).
 bool IsVarianceOf(mlir::Value var, mlir::Value x, mlir::Value d) {
   if (MeanSquareOperand(var) == d) return true;
-  KernelOp narrow = Kernel(var, "convert");
+  auto narrow = var.getDefiningOp<ConvertOp>();
   mlir::Value d64 = narrow ? MeanSquareOperand(narrow.getInputs()[0]) : nullptr;
-  KernelOp sub64 = d64 ? Kernel(d64, "subtract") : KernelOp();
-  KernelOp wide = sub64 ? Kernel(sub64.getInputs()[0], "convert") : KernelOp();
+  auto sub64 = d64 ? d64.getDefiningOp<SubOp>() : SubOp();
+  auto wide = sub64 ? sub64.getInputs()[0].getDefiningOp<ConvertOp>() : ConvertOp();
   return wide && wide.getInputs()[0] == x &&
          IsMeanOverLast(StripBroadcasts(sub64.getInputs()[1]), wide.getResult(0));
 }
@@ -65,21 +63,18 @@ struct FuseLayerNormPass : impl::FuseLayerNormBase<FuseLayerNormPass> {
   // d = x - B(mean(x)), var the variance of x (IsVarianceOf), over the last
   // dimension.
   void runOnOperation() override {
-    llvm::SmallVector<KernelOp> adds;
-    getOperation().walk([&](KernelOp k) {
-      if (k.getKind() == "add") adds.push_back(k);
-    });
-    for (KernelOp add : adds) {
+    llvm::SmallVector<AddOp> adds;
+    getOperation().walk([&](AddOp add) { adds.push_back(add); });
+    for (AddOp add : adds) {
       mlir::Value x, scale, shift;
       double eps = 0;
       auto normalized = [&](mlir::Value v) {  // multiply(d, B(rsqrt(var + eps)))
-        return Commuted(v.getDefiningOp<KernelOp>(), "multiply", [&](mlir::Value d, mlir::Value r) {
-          KernelOp sub = Kernel(d, "subtract");
-          KernelOp rsqrt = Kernel(StripBroadcasts(r), "rsqrt");
+        return Commuted(v.getDefiningOp<MulOp>(), [&](mlir::Value d, mlir::Value r) {
+          auto sub = d.getDefiningOp<SubOp>();
+          auto rsqrt = StripBroadcasts(r).getDefiningOp<RsqrtOp>();
           if (!sub || !rsqrt) return false;
           return Commuted(
-              rsqrt.getInputs()[0].getDefiningOp<KernelOp>(), "add",
-              [&](mlir::Value var, mlir::Value e) {
+              rsqrt.getInputs()[0].getDefiningOp<AddOp>(), [&](mlir::Value var, mlir::Value e) {
                 auto eps_value = ScalarConstant(e);
                 if (!eps_value || !IsVarianceOf(var, sub.getInputs()[0], d)) return false;
                 if (!IsMeanOverLast(StripBroadcasts(sub.getInputs()[1]), sub.getInputs()[0]))
@@ -93,15 +88,13 @@ struct FuseLayerNormPass : impl::FuseLayerNormBase<FuseLayerNormPass> {
         auto t = TypeOf(v);
         return t.getRank() == 1 && t.getElementType().isF32();
       };
-      const bool matched = Commuted(add, "add", [&](mlir::Value scaled, mlir::Value b) {
-        return Commuted(scaled.getDefiningOp<KernelOp>(), "multiply",
-                        [&](mlir::Value n, mlir::Value g) {
-                          if (!normalized(n) || !is_vector(StripBroadcasts(g)) ||
-                              !is_vector(StripBroadcasts(b)))
-                            return false;
-                          scale = StripBroadcasts(g), shift = StripBroadcasts(b);
-                          return true;
-                        });
+      const bool matched = Commuted(add, [&](mlir::Value scaled, mlir::Value b) {
+        return Commuted(scaled.getDefiningOp<MulOp>(), [&](mlir::Value n, mlir::Value g) {
+          if (!normalized(n) || !is_vector(StripBroadcasts(g)) || !is_vector(StripBroadcasts(b)))
+            return false;
+          scale = StripBroadcasts(g), shift = StripBroadcasts(b);
+          return true;
+        });
       });
       if (!matched || TypeOf(x) != TypeOf(add.getResult(0)) ||
           !TypeOf(x).getElementType().isF32() ||
@@ -109,10 +102,8 @@ struct FuseLayerNormPass : impl::FuseLayerNormBase<FuseLayerNormPass> {
           TypeOf(shift) != TypeOf(scale))
         continue;
       mlir::OpBuilder b(add);
-      auto fused = KernelOp::create(
-          b, add.getLoc(), mlir::TypeRange{add.getResult(0).getType()},
-          b.getStringAttr("brt.layer_norm"), mlir::ValueRange{x, scale, shift},
-          b.getDictionaryAttr({b.getNamedAttr("epsilon", b.getF64FloatAttr(eps))}));
+      auto fused = LayerNormOp::create(b, add.getLoc(), mlir::TypeRange{add.getResult(0).getType()},
+                                       mlir::ValueRange{x, scale, shift}, b.getF64FloatAttr(eps));
       add.getResult(0).replaceAllUsesWith(fused.getResult(0));
       add->erase();
     }

@@ -6,6 +6,7 @@
 // run by the CUDA provider's own kernel.
 #include "BrtDialect.h"
 #include "codegen/CudaCodegen.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "passes/Passes.h"
 
 namespace brt::bridge {
@@ -20,29 +21,31 @@ struct GenerateCudaKernelsPass : impl::GenerateCudaKernelsBase<GenerateCudaKerne
 
   void runOnOperation() override {
     int count = 0;
-    mlir::WalkResult walked = getOperation().walk([&](KernelOp k) {
-      auto device = k->getAttrOfType<mlir::StringAttr>(kDeviceAttr);
+    mlir::WalkResult walked = getOperation().walk([&](mlir::Operation* op) {
+      auto device = op->getAttrOfType<mlir::StringAttr>(kDeviceAttr);
       if (!device || device.getValue() != "cuda") return mlir::WalkResult::advance();
       CudaKernel kernel;
       const std::string name = "brt_kernel_" + std::to_string(count);
-      const bool made = k.getKind() == "brt.fused_elementwise"
-                            ? GenerateFusedElementwise(k, name, &kernel)
-                        : k.getKind() == "reduce" ? GenerateRowReduce(k, name, &kernel)
-                                                  : false;
+      const bool made = llvm::TypeSwitch<mlir::Operation*, bool>(op)
+                            .Case([&](FusedElementwiseOp f) {
+                              return GenerateFusedElementwise(f, name, &kernel);
+                            })
+                            .Case([&](ReduceOp r) { return GenerateRowReduce(r, name, &kernel); })
+                            .Default(false);
       if (!made) return mlir::WalkResult::advance();
       std::string ptx, error;
       if (!CompileToPtx(kernel, arch, &ptx, &error)) {
-        k.emitError() << error;
+        op->emitError() << error;
         return mlir::WalkResult::interrupt();
       }
-      mlir::Builder b(k);
-      k->setAttr(kGeneratedKernelAttr,
-                 b.getDictionaryAttr(
-                     {b.getNamedAttr("name", b.getStringAttr(name)),
-                      b.getNamedAttr("target", b.getStringAttr("ptx:" + arch)),
-                      b.getNamedAttr("source", b.getStringAttr(kernel.source)),
-                      b.getNamedAttr("image", b.getStringAttr(ptx)),
-                      b.getNamedAttr("block_size", b.getI64IntegerAttr(kernel.block_size))}));
+      mlir::Builder b(op->getContext());
+      op->setAttr(kGeneratedKernelAttr,
+                  b.getDictionaryAttr(
+                      {b.getNamedAttr("name", b.getStringAttr(name)),
+                       b.getNamedAttr("target", b.getStringAttr("ptx:" + arch)),
+                       b.getNamedAttr("source", b.getStringAttr(kernel.source)),
+                       b.getNamedAttr("image", b.getStringAttr(ptx)),
+                       b.getNamedAttr("block_size", b.getI64IntegerAttr(kernel.block_size))}));
       ++count;
       return mlir::WalkResult::advance();
     });

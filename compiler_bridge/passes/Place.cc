@@ -54,8 +54,7 @@ struct PlacePass : impl::PlaceBase<PlacePass> {
     mlir::OpBuilder b(fn.getContext());
     const auto target_attr = b.getStringAttr(target.getValue());
     auto device_of = [&](mlir::Value v) {
-      if (auto k = v.getDefiningOp<KernelOp>())
-        return k->getAttrOfType<mlir::StringAttr>(kDeviceAttr);
+      if (auto k = v.getDefiningOp<BrtOp>()) return k->getAttrOfType<mlir::StringAttr>(kDeviceAttr);
       return target_attr;  // function arguments
     };
     // One copy per (value, device).
@@ -65,20 +64,19 @@ struct PlacePass : impl::PlaceBase<PlacePass> {
       auto& slot = copies[{v, device}];
       if (!slot) {
         b.setInsertionPoint(before);
-        auto copy = KernelOp::create(b, before->getLoc(), mlir::TypeRange{v.getType()},
-                                     b.getStringAttr("brt.copy"), mlir::ValueRange{v},
-                                     b.getDictionaryAttr({}));
+        auto copy =
+            CopyOp::create(b, before->getLoc(), mlir::TypeRange{v.getType()}, mlir::ValueRange{v});
         copy->setAttr(kDeviceAttr, device);
         slot = copy.getResult(0);
       }
       return slot;
     };
     fn.walk([&](mlir::Operation* op) {
-      if (auto k = mlir::dyn_cast<KernelOp>(op)) {
-        if (k.getKind() == "brt.copy") return;
+      if (auto k = mlir::dyn_cast<BrtOp>(op)) {
+        if (mlir::isa<CopyOp>(op)) return;
         auto device = cuda_kinds_.contains(k.getKind()) ? target_attr : b.getStringAttr("cpu");
         k->setAttr(kDeviceAttr, device);
-        for (mlir::OpOperand& use : k->getOpOperands()) use.set(on(use.get(), device, k));
+        for (mlir::OpOperand& use : k->getOpOperands()) use.set(on(use.get(), device, op));
       } else if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
         for (mlir::OpOperand& use : ret->getOpOperands()) use.set(on(use.get(), target_attr, ret));
       }

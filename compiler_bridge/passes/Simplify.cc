@@ -20,18 +20,9 @@ namespace brt::bridge {
 
 namespace {
 
-// Makes `k` read `operand` with its integer list parameter `name` = `values`.
-void Reread(KernelOp k, mlir::Value operand, llvm::StringRef name, llvm::ArrayRef<int64_t> values) {
-  mlir::OpBuilder b(k);
-  mlir::NamedAttrList params(k.getParams());
-  params.set(name, b.getDenseI64ArrayAttr(values));
-  k.setParamsAttr(params.getDictionary(b.getContext()));
-  k->setOperand(0, operand);
-}
-
-// The other operand of binary `k` when one of them is `v`, or null.
-mlir::Value OtherOperand(KernelOp k, mlir::Value v) {
-  if (!k || k.getInputs().size() != 2) return nullptr;
+// The other operand of multiply `k` when one of them is `v`, or null.
+mlir::Value OtherOperand(MulOp k, mlir::Value v) {
+  if (!k) return nullptr;
   if (k.getInputs()[0] == v) return k.getInputs()[1];
   return k.getInputs()[1] == v ? k.getInputs()[0] : nullptr;
 }
@@ -41,14 +32,14 @@ mlir::Value OtherOperand(KernelOp k, mlir::Value v) {
 llvm::SmallVector<double> HornerCoefficients(mlir::Value v, mlir::Value x) {
   llvm::SmallVector<double> reversed;
   for (;;) {
-    KernelOp add = Kernel(v, "add");
+    auto add = v.getDefiningOp<AddOp>();
     if (!add) return {};
     std::optional<double> c = ScalarConstant(add.getInputs()[1]);
     mlir::Value product = add.getInputs()[0];
     if (!c) c = ScalarConstant(add.getInputs()[0]), product = add.getInputs()[1];
     if (!c) return {};
     reversed.push_back(*c);
-    mlir::Value rest = OtherOperand(Kernel(product, "multiply"), x);
+    mlir::Value rest = OtherOperand(product.getDefiningOp<MulOp>(), x);
     if (!rest) return {};
     if (std::optional<double> lead = ScalarConstant(rest)) {
       reversed.push_back(*lead);
@@ -69,30 +60,28 @@ bool Near(llvm::ArrayRef<double> got, llvm::ArrayRef<double> want) {
 //   c = clamp(-4, x, 4); z = c * c
 //   clamp(-1, c * P(z) / Q(z), 1)
 // with P, Q these coefficients. Returns x, or null.
-mlir::Value ErfArgument(KernelOp k) {
+mlir::Value ErfArgument(ClampOp k) {
   static constexpr std::array<double, 7> kP = {
       -2.72614225801306e-10, 2.77068142495902e-08,  -2.10102402082508e-06, -5.69250639462346e-05,
       -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02};
   static constexpr std::array<double, 5> kQ = {-1.45660718464996e-05, -2.13374055278905e-04,
                                                -1.68282697438203e-03, -7.37332916720468e-03,
                                                -1.42647390514189e-02};
-  if (k.getKind() != "clamp" || ScalarConstant(k.getInputs()[0]) != -1.0 ||
-      ScalarConstant(k.getInputs()[2]) != 1.0)
+  if (ScalarConstant(k.getInputs()[0]) != -1.0 || ScalarConstant(k.getInputs()[2]) != 1.0)
     return nullptr;
-  KernelOp ratio = Kernel(k.getInputs()[1], "divide");
-  KernelOp numerator = ratio ? Kernel(ratio.getInputs()[0], "multiply") : KernelOp();
+  auto ratio = k.getInputs()[1].getDefiningOp<DivOp>();
+  auto numerator = ratio ? ratio.getInputs()[0].getDefiningOp<MulOp>() : MulOp();
   if (!numerator) return nullptr;
   for (int side = 0; side < 2; ++side) {
-    KernelOp clamped = Kernel(numerator.getInputs()[side], "clamp");
+    auto clamped = numerator.getInputs()[side].getDefiningOp<ClampOp>();
     if (!clamped || ScalarConstant(clamped.getInputs()[0]) != -4.0 ||
         ScalarConstant(clamped.getInputs()[2]) != 4.0)
       continue;
     const mlir::Value c = clamped.getResult(0);
     // z = c * c is one of c's users.
     for (mlir::Operation* user : c.getUsers()) {
-      auto z = mlir::dyn_cast<KernelOp>(user);
-      if (!z || z.getKind() != "multiply" || z.getInputs()[0] != c || z.getInputs()[1] != c)
-        continue;
+      auto z = mlir::dyn_cast<MulOp>(user);
+      if (!z || z.getInputs()[0] != c || z.getInputs()[1] != c) continue;
       if (Near(HornerCoefficients(numerator.getInputs()[1 - side], z.getResult(0)), kP) &&
           Near(HornerCoefficients(ratio.getInputs()[1], z.getResult(0)), kQ))
         return clamped.getInputs()[1];
@@ -101,23 +90,28 @@ mlir::Value ErfArgument(KernelOp k) {
   return nullptr;
 }
 
+// A dot_general's batching dimensions: none when absent.
+llvm::ArrayRef<int64_t> BatchingDims(std::optional<llvm::ArrayRef<int64_t>> dims) {
+  return dims.value_or(llvm::ArrayRef<int64_t>());
+}
+
 // dot_general over batch dims along which the rhs is only broadcast (torch's
 // bmm of a weight expanded to the batch: [b, m, k] x broadcast([k, n])) is
 // one matmul of the unbroadcast rhs by the lhs rows; the result has the same
 // layout when the lhs batch dims lead. Returns the unbatched op, or null.
-KernelOp UnbroadcastDot(KernelOp k) {
-  KernelOp broadcast = Kernel(k.getInputs()[1], "broadcast_in_dim");
+DotGeneralOp UnbroadcastDot(DotGeneralOp k) {
+  auto broadcast = k.getInputs()[1].getDefiningOp<BroadcastInDimOp>();
   if (!broadcast) return nullptr;
-  auto dims = broadcast.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions");
-  const llvm::ArrayRef<int64_t> lb = IntsParam(k, "lhs_batching_dimensions"),
-                                rb = IntsParam(k, "rhs_batching_dimensions"),
-                                rc = IntsParam(k, "rhs_contracting_dimensions");
-  if (!dims || lb.empty() || !IsIdentity(lb)) return nullptr;
+  const llvm::ArrayRef<int64_t> dims = broadcast.getBroadcastDimensions(),
+                                lb = BatchingDims(k.getLhsBatchingDimensions()),
+                                rb = BatchingDims(k.getRhsBatchingDimensions()),
+                                rc = k.getRhsContractingDimensions();
+  if (lb.empty() || !IsIdentity(lb)) return nullptr;
   const mlir::Value source = broadcast.getInputs()[0];
   const auto source_shape = TypeOf(source).getShape(), shape = TypeOf(k.getInputs()[1]).getShape();
   llvm::SmallVector<int64_t> contracting;
   int64_t last_free = -1;
-  for (auto [j, d] : llvm::enumerate(dims.asArrayRef())) {
+  for (auto [j, d] : llvm::enumerate(dims)) {
     if (llvm::is_contained(rb, d) || source_shape[j] != shape[d]) return nullptr;
     if (!llvm::is_contained(rc, d)) {
       if (d < last_free) return nullptr;  // free dims would change order
@@ -125,24 +119,21 @@ KernelOp UnbroadcastDot(KernelOp k) {
     }
   }
   for (int64_t d : rc) {
-    const auto* it = llvm::find(dims.asArrayRef(), d);
-    if (it == dims.asArrayRef().end()) return nullptr;
-    contracting.push_back(it - dims.asArrayRef().begin());
+    const auto* it = llvm::find(dims, d);
+    if (it == dims.end()) return nullptr;
+    contracting.push_back(it - dims.begin());
   }
   mlir::OpBuilder b(k);
-  mlir::NamedAttrList params(k.getParams());
-  params.set("lhs_batching_dimensions", b.getDenseI64ArrayAttr({}));
-  params.set("rhs_batching_dimensions", b.getDenseI64ArrayAttr({}));
-  params.set("rhs_contracting_dimensions", b.getDenseI64ArrayAttr(contracting));
-  return KernelOp::create(b, k.getLoc(), k->getResultTypes(), k.getKindAttr(),
-                          mlir::ValueRange{k.getInputs()[0], source},
-                          params.getDictionary(b.getContext()));
+  return DotGeneralOp::create(b, k.getLoc(), k->getResultTypes(),
+                              mlir::ValueRange{k.getInputs()[0], source},
+                              k.getLhsContractingDimensions(), contracting,
+                              b.getDenseI64ArrayAttr({}), b.getDenseI64ArrayAttr({}));
 }
 
 // How many leading dims of its input the reshape making `v` merges into
 // its dim 0 ([b, h, s, d] -> [b * h, s, d]: 2), or 0 for any other value.
 int64_t MergedLeadingDims(mlir::Value v) {
-  KernelOp r = Kernel(v, "reshape");
+  auto r = v.getDefiningOp<ReshapeOp>();
   if (!r) return 0;
   const auto from = TypeOf(r.getInputs()[0]).getShape(), to = TypeOf(v).getShape();
   const int64_t n = static_cast<int64_t>(from.size()) - static_cast<int64_t>(to.size()) + 1;
@@ -159,22 +150,22 @@ int64_t MergedLeadingDims(mlir::Value v) {
 // dims; or one merges those of a transpose and the other is split the same
 // way (JAX's q @ k^T at batch 1 merges [1, h] on k^T's side only).
 // Returns the replacement, or null.
-mlir::Value UnmergeBatchDims(KernelOp k) {
-  if (IntsParam(k, "lhs_batching_dimensions") != llvm::ArrayRef<int64_t>{0} ||
-      IntsParam(k, "rhs_batching_dimensions") != llvm::ArrayRef<int64_t>{0})
+mlir::Value UnmergeBatchDims(DotGeneralOp k) {
+  if (BatchingDims(k.getLhsBatchingDimensions()) != llvm::ArrayRef<int64_t>{0} ||
+      BatchingDims(k.getRhsBatchingDimensions()) != llvm::ArrayRef<int64_t>{0})
     return nullptr;
   const mlir::Value lhs = k.getInputs()[0], rhs = k.getInputs()[1];
   const int64_t n_lhs = MergedLeadingDims(lhs), n_rhs = MergedLeadingDims(rhs);
-  auto source = [](mlir::Value merged) { return Kernel(merged, "reshape").getInputs()[0]; };
+  auto source = [](mlir::Value merged) { return merged.getDefiningOp<ReshapeOp>().getInputs()[0]; };
   auto leading = [&](mlir::Value merged, int64_t n) {
     return TypeOf(source(merged)).getShape().take_front(n);
   };
   const int64_t n = n_lhs ? n_lhs : n_rhs;
   if (!n) return nullptr;
   const auto dims = leading(n_lhs ? lhs : rhs, n);
-  const bool agree = n_lhs && n_rhs
-                         ? n_lhs == n_rhs && dims == leading(rhs, n_rhs)
-                         : static_cast<bool>(Kernel(source(n_lhs ? lhs : rhs), "transpose"));
+  const bool agree =
+      n_lhs && n_rhs ? n_lhs == n_rhs && dims == leading(rhs, n_rhs)
+                     : static_cast<bool>(source(n_lhs ? lhs : rhs).getDefiningOp<TransposeOp>());
   if (!agree) return nullptr;
   const llvm::SmallVector<int64_t> batch_shape(dims.begin(), dims.end());
   mlir::OpBuilder builder(k);
@@ -192,21 +183,16 @@ mlir::Value UnmergeBatchDims(KernelOp k) {
     for (int64_t d : dims) out.push_back(d + n - 1);
     return out;
   };
-  llvm::SmallVector<int64_t> batch_dims = llvm::to_vector(llvm::seq<int64_t>(0, n));
-  mlir::NamedAttrList params(k.getParams());
-  params.set("lhs_batching_dimensions", builder.getDenseI64ArrayAttr(batch_dims));
-  params.set("rhs_batching_dimensions", builder.getDenseI64ArrayAttr(batch_dims));
-  params.set("lhs_contracting_dimensions",
-             builder.getDenseI64ArrayAttr(shifted(IntsParam(k, "lhs_contracting_dimensions"))));
-  params.set("rhs_contracting_dimensions",
-             builder.getDenseI64ArrayAttr(shifted(IntsParam(k, "rhs_contracting_dimensions"))));
+  const mlir::DenseI64ArrayAttr batch_dims =
+      builder.getDenseI64ArrayAttr(llvm::to_vector(llvm::seq<int64_t>(0, n)));
   const auto out = TypeOf(k.getResult(0));
   llvm::SmallVector<int64_t> shape(a_shape.take_front(n));
   shape.append(out.getShape().begin() + 1, out.getShape().end());
-  auto dot = KernelOp::create(
+  auto dot = DotGeneralOp::create(
       builder, k.getLoc(),
-      mlir::TypeRange{mlir::RankedTensorType::get(shape, out.getElementType())}, k.getKindAttr(),
-      mlir::ValueRange{a, b}, params.getDictionary(builder.getContext()));
+      mlir::TypeRange{mlir::RankedTensorType::get(shape, out.getElementType())},
+      mlir::ValueRange{a, b}, shifted(k.getLhsContractingDimensions()),
+      shifted(k.getRhsContractingDimensions()), batch_dims, batch_dims);
   return Reshape(builder, k.getLoc(), dot.getResult(0), out.getShape());
 }
 
@@ -214,11 +200,12 @@ mlir::Value UnmergeBatchDims(KernelOp k) {
 // dims is dot_general(b, a): JAX's backward writes a weight's gradient as
 // x^T dy turned around. Not when b is a constant, whose matmul the runtime
 // packs once. Returns the swapped op, or null.
-KernelOp SwappedDot(KernelOp transpose, llvm::ArrayRef<int64_t> perm) {
-  KernelOp dot = Kernel(transpose.getInputs()[0], "dot_general");
-  if (!dot || !dot->hasOneUse() || Kernel(dot.getInputs()[1], "constant")) return nullptr;
-  const llvm::ArrayRef<int64_t> lb = IntsParam(dot, "lhs_batching_dimensions"),
-                                lc = IntsParam(dot, "lhs_contracting_dimensions");
+DotGeneralOp SwappedDot(TransposeOp transpose) {
+  auto dot = transpose.getInputs()[0].getDefiningOp<DotGeneralOp>();
+  if (!dot || !dot->hasOneUse() || dot.getInputs()[1].getDefiningOp<ConstantOp>()) return nullptr;
+  const llvm::ArrayRef<int64_t> perm = transpose.getPermutation(),
+                                lb = BatchingDims(dot.getLhsBatchingDimensions()),
+                                lc = dot.getLhsContractingDimensions();
   const int64_t batch = static_cast<int64_t>(lb.size()),
                 lhs_free =
                     TypeOf(dot.getInputs()[0]).getRank() - batch - static_cast<int64_t>(lc.size()),
@@ -228,26 +215,20 @@ KernelOp SwappedDot(KernelOp transpose, llvm::ArrayRef<int64_t> perm) {
   for (int64_t d = 0; d < lhs_free; ++d) swapped.push_back(batch + d);
   if (lhs_free == 0 || rhs_free == 0 || perm != llvm::ArrayRef<int64_t>(swapped)) return nullptr;
   mlir::OpBuilder b(transpose);
-  mlir::NamedAttrList params(dot.getParams());
-  for (const char* side : {"batching", "contracting"}) {
-    const std::string lhs = std::string("lhs_") + side + "_dimensions",
-                      rhs = std::string("rhs_") + side + "_dimensions";
-    const mlir::Attribute lhs_dims = params.get(lhs), rhs_dims = params.get(rhs);
-    params.erase(lhs), params.erase(rhs);
-    if (rhs_dims) params.set(lhs, rhs_dims);
-    if (lhs_dims) params.set(rhs, lhs_dims);
-  }
-  return KernelOp::create(b, dot.getLoc(), transpose->getResultTypes(), dot.getKindAttr(),
-                          mlir::ValueRange{dot.getInputs()[1], dot.getInputs()[0]},
-                          params.getDictionary(b.getContext()));
+  // lhs and rhs dimension numbers trade places (an absent pair stays absent).
+  return DotGeneralOp::create(
+      b, dot.getLoc(), transpose->getResultTypes(),
+      mlir::ValueRange{dot.getInputs()[1], dot.getInputs()[0]},
+      dot.getRhsContractingDimensionsAttr(), dot.getLhsContractingDimensionsAttr(),
+      dot.getRhsBatchingDimensionsAttr(), dot.getLhsBatchingDimensionsAttr());
 }
 
 // multiply(transpose(x), scalar) -> transpose(multiply(x, scalar)): the
 // scaled value keeps x's layout, so the transpose can fold into a dot that
 // reads it (PyTorch scales attention's q and k after splitting the heads).
-mlir::Value ScaleBeforeTranspose(KernelOp k) {
+mlir::Value ScaleBeforeTranspose(MulOp k) {
   for (int side = 0; side < 2; ++side) {
-    KernelOp t = Kernel(k.getInputs()[side], "transpose");
+    auto t = k.getInputs()[side].getDefiningOp<TransposeOp>();
     const mlir::Value scale = k.getInputs()[1 - side];
     if (!t || !t->hasOneUse() || !ScalarConstant(scale)) continue;
     const mlir::Value x = t.getInputs()[0];
@@ -256,10 +237,10 @@ mlir::Value ScaleBeforeTranspose(KernelOp k) {
     if (TypeOf(scalar).getRank() != 0) continue;
     mlir::Value operands[2];
     operands[side] = x, operands[1 - side] = BroadcastScalar(b, k.getLoc(), scalar, x.getType());
-    auto scaled = KernelOp::create(b, k.getLoc(), mlir::TypeRange{x.getType()}, k.getKindAttr(),
-                                   mlir::ValueRange{operands[0], operands[1]}, k.getParams());
-    return KernelOp::create(b, k.getLoc(), mlir::TypeRange{k.getResult(0).getType()},
-                            t.getKindAttr(), mlir::ValueRange{scaled.getResult(0)}, t.getParams())
+    auto scaled = MulOp::create(b, k.getLoc(), mlir::TypeRange{x.getType()},
+                                mlir::ValueRange{operands[0], operands[1]});
+    return TransposeOp::create(b, k.getLoc(), mlir::TypeRange{k.getResult(0).getType()},
+                               mlir::ValueRange{scaled.getResult(0)}, t.getPermutationAttr())
         .getResult(0);
   }
   return nullptr;
@@ -267,13 +248,12 @@ mlir::Value ScaleBeforeTranspose(KernelOp k) {
 
 // What `k` can be replaced by, or null. May instead rewrite `k` in place
 // (reading through a chain) and set `changed`.
-mlir::Value Simplified(KernelOp k, bool& changed) {
-  if (k.getNumResults() != 1 || k.getInputs().empty()) return nullptr;
-  const mlir::Value in = k.getInputs()[0], out = k.getResult(0);
-  const llvm::StringRef kind = k.getKind();
-  if (kind == "reshape" || kind == "convert") {
+mlir::Value Simplified(BrtOp k, bool& changed) {
+  if (k->getNumResults() != 1 || k.getInputs().empty()) return nullptr;
+  const mlir::Value in = k.getInputs()[0], out = k->getResult(0);
+  if (mlir::isa<ReshapeOp, ConvertOp>(k)) {
     if (in.getType() == out.getType()) return in;
-    if (KernelOp inner = Kernel(in, "reshape"); inner && kind == "reshape") {
+    if (auto inner = in.getDefiningOp<ReshapeOp>(); inner && mlir::isa<ReshapeOp>(k)) {
       k->setOperand(0, inner.getInputs()[0]);
       changed = true;
     }
@@ -281,21 +261,20 @@ mlir::Value Simplified(KernelOp k, bool& changed) {
   }
   // A select on a constant predicate (a lax.cond whose predicate folded,
   // as one on an unrolled loop's counter does) is the operand it picks.
-  if (kind == "select" && k.getInputs().size() == 3) {
-    KernelOp c = Kernel(StripBroadcasts(in), "constant");
-    auto pred = c ? c.getParams().getAs<mlir::DenseIntElementsAttr>("value") : nullptr;
+  if (mlir::isa<SelectOp>(k)) {
+    auto c = StripBroadcasts(in).getDefiningOp<ConstantOp>();
+    auto pred = c ? mlir::dyn_cast<mlir::DenseIntElementsAttr>(c.getValue()) : nullptr;
     if (!pred || !pred.isSplat() || !pred.getElementType().isInteger(1)) return nullptr;
     mlir::Value picked = k.getInputs()[pred.getSplatValue<bool>() ? 1 : 2];
     return picked.getType() == out.getType() ? picked : nullptr;
   }
-  if (kind == "broadcast_in_dim") {
-    auto dims = k.getParams().getAs<mlir::DenseI64ArrayAttr>("broadcast_dimensions");
-    if (!dims) return nullptr;
-    if (in.getType() == out.getType() && IsIdentity(dims.asArrayRef())) return in;
+  if (auto broadcast = mlir::dyn_cast<BroadcastInDimOp>(k.getOperation())) {
+    const llvm::ArrayRef<int64_t> dims = broadcast.getBroadcastDimensions();
+    if (in.getType() == out.getType() && IsIdentity(dims)) return in;
     // A reshape that only adds or drops unit dims before it (torch's
     // keepdim reductions: [n, 12, 128] -> [n, 12, 128, 1]): broadcast what it
     // reshapes.
-    KernelOp reshape = Kernel(in, "reshape");
+    auto reshape = in.getDefiningOp<ReshapeOp>();
     if (!reshape) return nullptr;
     auto from = TypeOf(reshape.getInputs()[0]).getShape(), to = TypeOf(in).getShape();
     llvm::SmallVector<int64_t> mapped;  // per dim of `from`: its dim in `to`
@@ -308,45 +287,45 @@ mlir::Value Simplified(KernelOp k, bool& changed) {
     for (; j < to.size(); ++j)
       if (to[j] != 1) return nullptr;
     if (!llvm::is_sorted(mapped)) return nullptr;
-    Reread(k, reshape.getInputs()[0], "broadcast_dimensions", mapped);
+    broadcast.setBroadcastDimensionsAttr(mlir::DenseI64ArrayAttr::get(k->getContext(), mapped));
+    broadcast->setOperand(0, reshape.getInputs()[0]);
     changed = true;
     return nullptr;
   }
-  if (kind == "transpose") {
-    auto perm = k.getParams().getAs<mlir::DenseI64ArrayAttr>("permutation");
-    if (!perm) return nullptr;
-    if (IsIdentity(perm.asArrayRef())) return in;
-    if (KernelOp dot = SwappedDot(k, perm.asArrayRef())) return dot.getResult(0);
-    KernelOp inner = Kernel(in, "transpose");
-    auto inner_perm =
-        inner ? inner.getParams().getAs<mlir::DenseI64ArrayAttr>("permutation") : nullptr;
-    if (!inner_perm) return nullptr;
+  if (auto transpose = mlir::dyn_cast<TransposeOp>(k.getOperation())) {
+    const llvm::ArrayRef<int64_t> perm = transpose.getPermutation();
+    if (IsIdentity(perm)) return in;
+    if (DotGeneralOp dot = SwappedDot(transpose)) return dot.getResult(0);
+    auto inner = in.getDefiningOp<TransposeOp>();
+    if (!inner) return nullptr;
     // Result dim i is the inner result's dim perm[i], which is x's dim
     // inner_perm[perm[i]].
+    const llvm::ArrayRef<int64_t> inner_perm = inner.getPermutation();
     llvm::SmallVector<int64_t> composed;
-    for (int64_t d : perm.asArrayRef()) composed.push_back(inner_perm[d]);
-    Reread(k, inner.getInputs()[0], "permutation", composed);
+    for (int64_t d : perm) composed.push_back(inner_perm[d]);
+    transpose.setPermutationAttr(mlir::DenseI64ArrayAttr::get(k->getContext(), composed));
+    transpose->setOperand(0, inner.getInputs()[0]);
     changed = true;
     return IsIdentity(composed) ? inner.getInputs()[0] : nullptr;
   }
-  if (kind == "clamp" && mlir::isa<mlir::FloatType>(TypeOf(out).getElementType())) {
-    if (mlir::Value x = ErfArgument(k)) {
-      mlir::OpBuilder b(k);
-      return KernelOp::create(b, k.getLoc(), mlir::TypeRange{out.getType()}, b.getStringAttr("erf"),
-                              mlir::ValueRange{x}, b.getDictionaryAttr({}))
+  if (auto clamp = mlir::dyn_cast<ClampOp>(k.getOperation());
+      clamp && mlir::isa<mlir::FloatType>(TypeOf(out).getElementType())) {
+    if (mlir::Value x = ErfArgument(clamp)) {
+      mlir::OpBuilder b(clamp);
+      return ErfOp::create(b, clamp.getLoc(), mlir::TypeRange{out.getType()}, mlir::ValueRange{x})
           .getResult(0);
     }
     return nullptr;
   }
-  if (kind == "dot_general") {
-    if (KernelOp unbatched = UnbroadcastDot(k)) return unbatched.getResult(0);
-    return UnmergeBatchDims(k);
+  if (auto dot = mlir::dyn_cast<DotGeneralOp>(k.getOperation())) {
+    if (DotGeneralOp unbatched = UnbroadcastDot(dot)) return unbatched.getResult(0);
+    return UnmergeBatchDims(dot);
   }
-  if (kind == "multiply" && k.getInputs().size() == 2)
-    if (mlir::Value moved = ScaleBeforeTranspose(k)) return moved;
+  if (auto multiply = mlir::dyn_cast<MulOp>(k.getOperation()))
+    if (mlir::Value moved = ScaleBeforeTranspose(multiply)) return moved;
   // x * 1 and x / 1 are x, NaN and infinities included.
-  if ((kind == "multiply" || kind == "divide") && k.getInputs().size() == 2) {
-    for (int side = kind == "multiply" ? 0 : 1; side < 2; ++side) {
+  if (mlir::isa<MulOp, DivOp>(k)) {
+    for (int side = mlir::isa<MulOp>(k) ? 0 : 1; side < 2; ++side) {
       const mlir::Value other = k.getInputs()[1 - side];
       if (ScalarConstant(k.getInputs()[side]) == 1.0 && other.getType() == out.getType())
         return other;
@@ -359,17 +338,17 @@ struct SimplifyPass : impl::SimplifyBase<SimplifyPass> {
   void runOnOperation() override {
     for (bool changed = true; changed;) {
       changed = false;
-      getOperation().walk([&](KernelOp k) {
+      getOperation().walk([&](BrtOp k) {
         if (mlir::Value replacement = Simplified(k, changed)) {
-          k.getResult(0).replaceAllUsesWith(replacement);
+          k->getResult(0).replaceAllUsesWith(replacement);
           changed = true;
         }
       });
       // What no longer has users goes; canonicalize would too, but the
       // fusion passes that follow count users.
-      llvm::SmallVector<KernelOp> ops;
-      getOperation().walk([&](KernelOp k) { ops.push_back(k); });
-      for (KernelOp k : llvm::reverse(ops))
+      llvm::SmallVector<BrtOp> ops;
+      getOperation().walk([&](BrtOp k) { ops.push_back(k); });
+      for (BrtOp k : llvm::reverse(ops))
         if (k->use_empty()) k->erase();
     }
   }

@@ -200,7 +200,7 @@ Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::Mo
         for (const Dim& d : results[0].dims) shape.push_back(d.size);
         // A weight on a device is uploaded once, when the Session loads.
         ids[k->getResult(0)] = f.Weight("weight" + std::to_string(weights++), results[0].dtype,
-                                       shape, bytes, device_of(k));
+                                        shape, bytes, device_of(k));
         continue;
       }
       ids[k->getResult(0)] =

@@ -32,7 +32,7 @@ struct SerializeReport {
 };
 
 // Writes an executable to `path` with one function per (name, module): each
-// module's func.func @main of brt.kernel ops, placed by brt-place. Equal
+// module's func.func @main of brt ops, placed by brt-place. Equal
 // weights are stored once. The kernels brt-generate-cuda-kernels attached to
 // ops are embedded in the kernel table (the op names its kernel in the
 // `kernel` attribute). On failure returns a message with the location.

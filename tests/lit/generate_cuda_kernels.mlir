@@ -5,21 +5,21 @@
 // A fused elementwise op on cuda gets its CUDA C and PTX attached; the same op
 // on the CPU, and kinds the generator does not take, get none.
 // CHECK-LABEL: func.func @fused_on_cuda
-// CHECK: brt.kernel "brt.fused_elementwise"
+// CHECK: brt.fused_elementwise
 // CHECK-SAME: brt.generated_kernel = {block_size = 256 : i64,
 // CHECK-SAME: image = "{{.*}}.entry brt_kernel_0
 // CHECK-SAME: name = "brt_kernel_0"
 // CHECK-SAME: source = "{{.*}}tanh(
 // CHECK-SAME: target = "ptx:compute_80"
-// CHECK: brt.kernel "brt.fused_elementwise"
+// CHECK: brt.fused_elementwise
 // CHECK-NOT: brt.generated_kernel
-// CHECK-SAME: {brt.device = "cpu"}
-// CHECK: brt.kernel "exponential"
+// CHECK-SAME: brt.device = "cpu"
+// CHECK: brt.exponential
 // CHECK-NOT: brt.generated_kernel
 // SM90: target = "ptx:compute_90"
 func.func @fused_on_cuda(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
-  %f = brt.kernel "brt.fused_elementwise"(%a, %b) {ops = "multiply,tanh", program = array<i64: 0, 1, -1, 2, -1, -1>} {brt.device = "cuda"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  %g = brt.kernel "brt.fused_elementwise"(%a, %b) {ops = "multiply,tanh", program = array<i64: 0, 1, -1, 2, -1, -1>} {brt.device = "cpu"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  %e = brt.kernel "exponential"(%a) {} {brt.device = "cuda"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %f = brt.fused_elementwise(%a, %b) {brt.device = "cuda", ops = "multiply,tanh", program = array<i64: 0, 1, -1, 2, -1, -1>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %g = brt.fused_elementwise(%a, %b) {brt.device = "cpu", ops = "multiply,tanh", program = array<i64: 0, 1, -1, 2, -1, -1>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = brt.exponential(%a) {brt.device = "cuda"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %f, %g, %e : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }

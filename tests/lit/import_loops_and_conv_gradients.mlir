@@ -11,25 +11,29 @@
 // The loop is unrolled: its body three times (the counter's adds are left to
 // fold-constants), no while left.
 // CHECK-NOT: while
-// CHECK: %[[T1:.*]] = brt.kernel "tanh"(%arg0)
-// CHECK: %[[T2:.*]] = brt.kernel "tanh"(%[[T1]])
-// CHECK: %[[T3:.*]] = brt.kernel "tanh"(%[[T2]])
-// CHECK-NOT: "tanh"
+// CHECK: %[[T1:.*]] = brt.tanh(%arg0)
+// CHECK: %[[T2:.*]] = brt.tanh(%[[T1]])
+// CHECK: %[[T3:.*]] = brt.tanh(%[[T2]])
+// CHECK-NOT: brt.tanh(
 
 // lhs_dilation and the negative padding become one explicit pad of the lhs
 // (interior 1 dilates it); the convolution is left plain.
-// CHECK: brt.kernel "pad"(%arg1, %{{.*}}) {edge_padding_high = array<i64: 0, -1, 1, 0>, edge_padding_low = array<i64: 0, 0, 1, 0>, interior_padding = array<i64: 0, 1, 1, 0>} : (tensor<1x3x3x2xf32>, tensor<f32>) -> tensor<1x4x7x2xf32>
-// CHECK-NEXT: brt.kernel "convolution"({{.*}}lhs_dilation = array<i64: 1, 1>{{.*}}padding = array<i64: 0, 0, 0, 0>{{.*}} -> tensor<1x3x6x3xf32>
+// CHECK: brt.pad(%arg1, %{{.*}}) {edge_padding_high = array<i64: 0, -1, 1, 0>, edge_padding_low = array<i64: 0, 0, 1, 0>, interior_padding = array<i64: 0, 1, 1, 0>} : (tensor<1x3x3x2xf32>, tensor<f32>) -> tensor<1x4x7x2xf32>
+// CHECK-NEXT: brt.convolution({{.*}}lhs_dilation = array<i64: 1, 1>{{.*}}padding = array<i64: 0, 0, 0, 0>{{.*}} -> tensor<1x3x6x3xf32>
 
 // batch_group_count 2: a convolution per group of the lhs batch and the
 // kernel's output features, concatenated along the output features.
-// CHECK: brt.kernel "slice"(%arg3) {limit_indices = array<i64: 2, 3, 3, 2>, start_indices = array<i64: 0, 0, 0, 0>
-// CHECK-NEXT: brt.kernel "slice"(%arg4) {limit_indices = array<i64: 2, 2, 2, 3>, start_indices = array<i64: 0, 0, 0, 0>
-// CHECK-NEXT: brt.kernel "convolution"({{.*}}batch_group_count = 1 : i64{{.*}} -> tensor<2x2x2x3xf32>
-// CHECK-NEXT: brt.kernel "slice"(%arg3) {limit_indices = array<i64: 4, 3, 3, 2>, start_indices = array<i64: 2, 0, 0, 0>
-// CHECK-NEXT: brt.kernel "slice"(%arg4) {limit_indices = array<i64: 2, 2, 2, 6>, start_indices = array<i64: 0, 0, 0, 3>
-// CHECK-NEXT: brt.kernel "convolution"({{.*}}batch_group_count = 1 : i64{{.*}} -> tensor<2x2x2x3xf32>
-// CHECK-NEXT: brt.kernel "concatenate"({{.*}}) {dimension = 3 : i64} : (tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>) -> tensor<2x2x2x6xf32>
+// CHECK: brt.slice(%arg3) {limit_indices = array<i64: 2, 3, 3, 2>, start_indices = array<i64: 0, 0, 0, 0>
+// CHECK-NEXT: brt.slice(%arg4) {limit_indices = array<i64: 2, 2, 2, 3>, start_indices = array<i64: 0, 0, 0, 0>
+// CHECK-NEXT: brt.convolution(
+// CHECK-NOT: batch_group_count
+// CHECK-SAME: -> tensor<2x2x2x3xf32>
+// CHECK-NEXT: brt.slice(%arg3) {limit_indices = array<i64: 4, 3, 3, 2>, start_indices = array<i64: 2, 0, 0, 0>
+// CHECK-NEXT: brt.slice(%arg4) {limit_indices = array<i64: 2, 2, 2, 6>, start_indices = array<i64: 0, 0, 0, 3>
+// CHECK-NEXT: brt.convolution(
+// CHECK-NOT: batch_group_count
+// CHECK-SAME: -> tensor<2x2x2x3xf32>
+// CHECK-NEXT: brt.concatenate({{.*}}) {dimension = 3 : i64} : (tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>) -> tensor<2x2x2x6xf32>
 // CHECK: return %[[T3]]
 
 "builtin.module"() <{sym_name = "jit_f"}> ({

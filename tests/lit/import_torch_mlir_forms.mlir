@@ -8,13 +8,13 @@
 // computed from constants, so their result shapes are static; and splat
 // constants at full size, which become a scalar and a broadcast.
 
-// CHECK: %[[C:.*]] = brt.kernel "constant"() {value = dense<1> : tensor<1xi64>}
-// CHECK: brt.kernel "convert"(%[[C]])
-// CHECK: brt.kernel "iota"() {iota_dimension = 0 : i64} : () -> tensor<8xi64>
-// CHECK: brt.kernel "broadcast_in_dim"(%arg0) {broadcast_dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<4x8xf32>
-// CHECK: brt.kernel "reshape"(%{{.*}}) {} : (tensor<4x8xf32>) -> tensor<32xf32>
-// CHECK: %[[H:.*]] = brt.kernel "constant"() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
-// CHECK-NEXT: brt.kernel "broadcast_in_dim"(%[[H]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x8xf32>
+// CHECK: %[[C:.*]] = brt.constant() {value = dense<1> : tensor<1xi64>}
+// CHECK: brt.convert(%[[C]])
+// CHECK: brt.iota() {iota_dimension = 0 : i64} : () -> tensor<8xi64>
+// CHECK: brt.broadcast_in_dim(%arg0) {broadcast_dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK: brt.reshape(%{{.*}}) : (tensor<4x8xf32>) -> tensor<32xf32>
+// CHECK: %[[H:.*]] = brt.constant() {value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+// CHECK-NEXT: brt.broadcast_in_dim(%[[H]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x8xf32>
 // CHECK-NOT: dynamic
 
 "builtin.module"() ({

@@ -7,31 +7,31 @@
 // the CPU between two copies; everything else, and the function's results,
 // stay on the device.
 // CHECK-LABEL: func.func @pool_between_cuda_ops
-// CHECK: %[[E:.*]] = brt.kernel "exponential"(%arg0) {} {brt.device = "cuda"}
-// CHECK: %[[TOCPU:.*]] = brt.kernel "brt.copy"(%[[E]]) {} {brt.device = "cpu"}
+// CHECK: %[[E:.*]] = brt.exponential(%arg0) {brt.device = "cuda"}
+// CHECK: %[[TOCPU:.*]] = brt.copy(%[[E]]) {brt.device = "cpu"}
 // CHECK: %[[P:.*]] = brt.kernel "host_only_pool"(%[[TOCPU]], %{{.*}}) {{.*}} {brt.device = "cpu"}
-// CHECK: %[[BACK:.*]] = brt.kernel "brt.copy"(%[[P]]) {} {brt.device = "cuda"}
-// CHECK: brt.kernel "tanh"(%[[BACK]]) {} {brt.device = "cuda"}
+// CHECK: %[[BACK:.*]] = brt.copy(%[[P]]) {brt.device = "cuda"}
+// CHECK: brt.tanh(%[[BACK]]) {brt.device = "cuda"}
 // CPU-NOT: brt.copy
 // CPU-NOT: "cuda"
 func.func @pool_between_cuda_ops(%x: tensor<1x4x4x1xf32>) -> tensor<1x2x2x1xf32> {
-  %e = brt.kernel "exponential"(%x) {} : (tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
-  %i = brt.kernel "constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+  %e = brt.exponential(%x) : (tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
+  %i = brt.constant() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
   %p = brt.kernel "host_only_pool"(%e, %i) {reducer = "max", window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>} : (tensor<1x4x4x1xf32>, tensor<f32>) -> tensor<1x2x2x1xf32>
-  %t = brt.kernel "tanh"(%p) {} : (tensor<1x2x2x1xf32>) -> tensor<1x2x2x1xf32>
+  %t = brt.tanh(%p) : (tensor<1x2x2x1xf32>) -> tensor<1x2x2x1xf32>
   return %t : tensor<1x2x2x1xf32>
 }
 
 // brt's fused kinds run on CUDA too: no copies around them.
 // CHECK-LABEL: func.func @fused_kinds_stay_on_cuda
 // CHECK-NOT: brt.copy
-// CHECK: brt.kernel "brt.conv"(%arg0, %arg1) {} {brt.device = "cuda"}
+// CHECK: brt.conv(%arg0, %arg1) {brt.device = "cuda"}
 // CHECK-NOT: brt.copy
-// CHECK: brt.kernel "brt.softmax"
-// CHECK-SAME: {brt.device = "cuda"}
+// CHECK: brt.softmax
+// CHECK-SAME: brt.device = "cuda"
 
 func.func @fused_kinds_stay_on_cuda(%x: tensor<1x4x4x1xf32>, %w: tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32> {
-  %c = brt.kernel "brt.conv"(%x, %w) {} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
-  %s = brt.kernel "brt.softmax"(%c) {axis = 3 : i64} : (tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
+  %c = brt.conv(%x, %w) : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
+  %s = brt.softmax(%c) {axis = 3 : i64} : (tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
   return %s : tensor<1x4x4x1xf32>
 }
