@@ -195,38 +195,6 @@ PadPlan PlanPad(const OpInfo& op) {
   return p;
 }
 
-ReducePrecisionPlan PlanReducePrecision(const OpInfo& op) {
-  op.RequireOperands(1);
-  op.RequireSameDTypes();
-  op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from operand shape");
-  const ReducePrecisionAttrs attrs = Decode<ReducePrecisionAttrs>(op);
-  op.Require(attrs.exponent_bits >= 1 && attrs.mantissa_bits >= 0,
-             "exponent_bits must be >= 1 and mantissa_bits >= 0, got " +
-                 std::to_string(attrs.exponent_bits) + " and " +
-                 std::to_string(attrs.mantissa_bits));
-  ReducePrecisionPlan p;
-  switch (op.in[0].dtype) {
-    case BRT_DTYPE_F32:
-      p.src_exponent = 8, p.src_mantissa = 23;
-      break;
-    case BRT_DTYPE_F64:
-      p.src_exponent = 11, p.src_mantissa = 52;
-      break;
-    case BRT_DTYPE_F16:
-      p.src_exponent = 5, p.src_mantissa = 10;
-      break;
-    case BRT_DTYPE_BF16:
-      p.src_exponent = 8, p.src_mantissa = 7;
-      break;
-    default:
-      op.Require(false, std::string("takes floats, got ") + DTypeName(op.in[0].dtype));
-  }
-  p.exponent_bits = attrs.exponent_bits;
-  p.mantissa_bits = attrs.mantissa_bits;
-  p.numel = op.in[0].numel;
-  return p;
-}
-
 RngBitGeneratorPlan PlanRngBitGenerator(const OpInfo& op) {
   op.Require(op.in.size() == 1 && op.out.size() == 2,
              "expected 1 operand (the state) and 2 results (the new state, the bits)");

@@ -1,10 +1,12 @@
-// Op plans (see op_plans.h) for softmax, layer norm, dot_general and
-// brt.matmul (with their epilogues), the collective matmuls and convolution.
+// Op plans (see op_plans.h) for softmax, layer norm, attention,
+// reduce_precision, dot_general and brt.matmul (with their epilogues), the
+// collective matmuls and convolution.
 #include "ops/op_plans.h"
 
 #include "ops/op_attrs.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 
 namespace brt::ops {
@@ -140,6 +142,35 @@ Activation ParseActivation(const OpInfo& op, const std::string& act) {
     if (act == name) return a;
   throw KernelError(op.kind + ": activation '" + act +
                     "' is not none, relu, relu_select, tanh or gelu");
+}
+
+ReducePrecisionPlan PlanReducePrecision(const OpInfo& op) {
+  op.RequireOperands(1);
+  op.RequireSameDTypes();
+  op.Require(op.in[0].dims == op.out[0].dims, "result shape differs from operand shape");
+  const ReducePrecisionAttrs attrs = Decode<ReducePrecisionAttrs>(op);
+  op.Require(attrs.exponent_bits >= 1 && attrs.mantissa_bits >= 0,
+             "exponent_bits must be >= 1 and mantissa_bits >= 0, got " +
+                 std::to_string(attrs.exponent_bits) + " and " +
+                 std::to_string(attrs.mantissa_bits));
+  // Each float type's exponent and mantissa widths.
+  static constexpr struct {
+    int32_t dtype;
+    int exponent, mantissa;
+  } kWidths[] = {{BRT_DTYPE_F32, 8, 23},
+                 {BRT_DTYPE_F64, 11, 52},
+                 {BRT_DTYPE_F16, 5, 10},
+                 {BRT_DTYPE_BF16, 8, 7}};
+  const auto* widths = std::find_if(std::begin(kWidths), std::end(kWidths),
+                                    [&](const auto& w) { return w.dtype == op.in[0].dtype; });
+  op.Require(widths != std::end(kWidths),
+             std::string("takes floats, got ") + DTypeName(op.in[0].dtype));
+  ReducePrecisionPlan p;
+  p.src_exponent = widths->exponent, p.src_mantissa = widths->mantissa;
+  p.exponent_bits = attrs.exponent_bits;
+  p.mantissa_bits = attrs.mantissa_bits;
+  p.numel = op.in[0].numel;
+  return p;
 }
 
 namespace {

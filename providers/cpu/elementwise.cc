@@ -1,7 +1,8 @@
 // Elementwise kernels: unary, binary (numpy broadcasting), compare, select,
 // clamp, convert and brt.fused_elementwise. Integer arithmetic wraps and
 // never divides by zero (StableHLO leaves those cases implementation-defined;
-// the choices follow XLA).
+// the choices follow XLA). Over 500 lines: the dtype dispatch of every
+// elementwise form is one X-macro expansion of brt/ops.def, kept in one file.
 #include <algorithm>
 #include <cmath>
 #include <limits>

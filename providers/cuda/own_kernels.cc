@@ -1,6 +1,8 @@
 // brt's own CUDA kernels behind the kernel interface: each reads its op
-// through a plan from providers/common and launches kernels_*.cu. They touch
-// the CUDA runtime only through runtime.h, so the host emulation runs them too.
+// through a plan from ops/ and launches kernels_*.cu. They touch the CUDA
+// runtime only through runtime.h, so the host emulation runs them too. Over
+// 500 lines: its kernel table is one list, and every kernel class it names is
+// here, next to it.
 #include <algorithm>
 #include <cstring>
 #include <iterator>

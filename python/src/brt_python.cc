@@ -1,6 +1,7 @@
 // The brt Python extension (nanobind): Session, RequestContext, zero-copy
 // tensor binding through DLPack (NumPy, JAX, PyTorch, CuPy; host or CUDA
-// memory) and outputs that share the runtime's buffers.
+// memory) and outputs that share the runtime's buffers. Over 500 lines:
+// nanobind's module definition is one function, which names every binding.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>

@@ -21,6 +21,16 @@ def mlp_dir(build_dir, tmp_path_factory):
     return d
 
 
+@pytest.fixture(scope="session")
+def have_compiler():
+    """Skips where brt-compile is not built (BRT_BUILD_COMPILER_BRIDGE=OFF)."""
+    import brt
+    try:
+        brt.find_tool()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+
+
 def nvrtc_built_in():
     """Whether brt-compile can generate CUDA kernels (ctest says; BRT_HAVE_NVRTC=0 without a CUDA toolkit)."""
     return os.environ.get("BRT_HAVE_NVRTC", "1") != "0"

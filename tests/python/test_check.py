@@ -61,7 +61,7 @@ def test_torch_check_catches_the_frontend_fixes_turned_off(monkeypatch):
     with pytest.raises(brt.CheckError, match=r"output 'result1' differs .* inputs from seed 0"):
         brt.compile_torch(Remainder(), qkv, check=True)
     # Without the wrap, -2 reaches the gather, whose index check stops the run.
-    with pytest.raises(RuntimeError, match=r"index -2 .* is not in \[0, 5\)"):
+    with pytest.raises(ValueError, match=r"index -2 .* is not in \[0, 5\)"):
         brt.compile_torch(Split(), qkv, check=True)
 
 

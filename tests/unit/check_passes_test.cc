@@ -36,14 +36,13 @@ constexpr const char* kProgram = R"mlir(
 }) : () -> ()
 )mlir";
 
-// The planted wrong pass: swaps the operands of every brt.kernel "subtract".
+// The planted wrong pass: swaps the operands of every brt.subtract.
 struct SwapSubtractPass
     : mlir::PassWrapper<SwapSubtractPass, mlir::OperationPass<mlir::func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SwapSubtractPass)
   llvm::StringRef getArgument() const override { return "swap-subtract"; }
   void runOnOperation() override {
-    getOperation().walk([](KernelOp k) {
-      if (k.getKind() != "subtract") return;
+    getOperation().walk([](SubOp k) {
       mlir::Value a = k.getInputs()[0], b = k.getInputs()[1];
       k->setOperands({b, a});
     });

@@ -1,5 +1,6 @@
 // gather, scatter, reduce, reduce_window and select_and_scatter against loop
-// references.
+// references. Over 500 lines: one file per op family, so its _cuda run
+// covers the whole family.
 #include <map>
 
 #include "test_util.h"
