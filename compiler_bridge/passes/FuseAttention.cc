@@ -6,9 +6,12 @@
 // three times. Scalar multiplies of q and k (PyTorch scales both by d^-1/4)
 // fold into its scale, a transpose of its result into its permutation.
 #include <numeric>
+#include <optional>
 
 #include "BrtDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "passes/Passes.h"
 #include "passes/Patterns.h"
 
@@ -64,94 +67,143 @@ llvm::SmallVector<int64_t> SideDims(mlir::Value operand, llvm::ArrayRef<int64_t>
   return dims;
 }
 
+// The attention that the dot_general `values` ends, as brt.attention takes
+// it, and the ops it replaces.
+struct Attention {
+  SoftmaxOp softmax;
+  mlir::Value q, k, v, mask;
+  llvm::SmallVector<int64_t> q_dims, k_dims, v_dims;
+  double scale = 1.0;
+  // Erased once the attention replaces them.
+  llvm::SmallVector<mlir::Operation*> dead;
+};
+
+// values = dot_general(brt.softmax over the keys of [scale *] dot_general(q,
+// k) [+ mask], v), each the single user of the one before, all in f32.
+std::optional<Attention> MatchAttention(DotGeneralOp values) {
+  auto softmax = values.getInputs()[0].getDefiningOp<SoftmaxOp>();
+  if (!softmax || !softmax->hasOneUse()) return std::nullopt;
+  const int64_t rank = TypeOf(softmax.getResult(0)).getRank(), nb = rank - 2;
+  const std::optional<uint64_t> axis = softmax.getAxis();
+  if (rank < 2 || !axis || static_cast<int64_t>(*axis) != rank - 1) return std::nullopt;
+
+  // The scores: [scale *] dot_general(q, k) [+ mask].
+  Attention a{.softmax = softmax, .dead = {softmax}};
+  const mlir::Value scores = softmax.getInputs()[0];
+  DotGeneralOp dot = ScaledDot(scores, &a.scale, a.dead);
+  if (auto add = scores.getDefiningOp<AddOp>(); !dot && add && add->hasOneUse()) {
+    for (int side : {0, 1}) {
+      if ((dot = ScaledDot(add.getInputs()[side], &a.scale, a.dead))) {
+        a.mask = add.getInputs()[1 - side];
+        a.dead.push_back(add);
+        break;
+      }
+    }
+  }
+  if (!dot) return std::nullopt;
+  a.q = StripScale(dot.getInputs()[0], &a.scale, a.dead);
+  a.k = StripScale(dot.getInputs()[1], &a.scale, a.dead);
+  a.v = values.getInputs()[1];
+  const llvm::ArrayRef<int64_t> none;
+  a.q_dims = SideDims(dot.getInputs()[0], dot.getLhsBatchingDimensions().value_or(none),
+                      dot.getLhsContractingDimensions());
+  a.k_dims = SideDims(dot.getInputs()[1], dot.getRhsBatchingDimensions().value_or(none),
+                      dot.getRhsContractingDimensions());
+  // The values: the probabilities' batch dims in order, contracting the keys.
+  llvm::SmallVector<int64_t> p_batch(nb);
+  std::iota(p_batch.begin(), p_batch.end(), 0);
+  a.v_dims = SideDims(a.v, values.getRhsBatchingDimensions().value_or(none),
+                      values.getRhsContractingDimensions());
+  if (a.q_dims.empty() || a.k_dims.empty() || a.v_dims.empty() ||
+      values.getLhsBatchingDimensions().value_or(none) != llvm::ArrayRef<int64_t>(p_batch) ||
+      values.getLhsContractingDimensions() != llvm::ArrayRef<int64_t>{rank - 1})
+    return std::nullopt;
+  std::swap(a.v_dims[nb], a.v_dims[nb + 1]);  // free (features) before contracting (keys)
+  if (!IsF32(a.q) || !IsF32(a.k) || !IsF32(a.v) || !IsF32(values.getResult(0)) ||
+      (a.mask && !IsF32(a.mask)))
+    return std::nullopt;
+  return a;
+}
+
+// brt.attention of `a` in place of `last`: `values`, or the transpose of it
+// that `permutation` folds in.
+void ReplaceWithAttention(mlir::PatternRewriter& rewriter, DotGeneralOp values, Attention& a,
+                          mlir::Operation* last, mlir::DenseI64ArrayAttr permutation) {
+  rewriter.setInsertionPoint(values);
+  if (a.mask) {  // read NumPy-aligned at its source, as the kernel broadcasts
+    mlir::Value src = a.mask;
+    while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
+    if (src == a.mask) src = AlignInOrderBroadcast(rewriter, values.getLoc(), a.mask);
+    a.mask = src ? src : a.mask;
+  }
+  if (last != values) a.dead.push_back(values);
+  llvm::SmallVector<mlir::Value> inputs = {a.q, a.k, a.v};
+  if (a.mask) inputs.push_back(a.mask);
+  rewriter.setInsertionPoint(last);
+  auto fused = AttentionOp::create(
+      rewriter, last->getLoc(), mlir::TypeRange{last->getResult(0).getType()}, inputs,
+      rewriter.getDenseI64ArrayAttr(a.q_dims), rewriter.getDenseI64ArrayAttr(a.k_dims),
+      rewriter.getDenseI64ArrayAttr(a.v_dims), permutation, rewriter.getF64FloatAttr(a.scale),
+      a.softmax.getZeroMaskedRowsAttr() ? rewriter.getI64IntegerAttr(1) : nullptr);
+  rewriter.replaceOp(last, fused.getResults());
+  // Erased once unused, users first: repeat until none goes.
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (mlir::Operation*& op : a.dead)
+      if (op && op->use_empty()) rewriter.eraseOp(op), op = nullptr, erased = true;
+  }
+}
+
+// The values dot_general becomes brt.attention, unless a transpose is its
+// only user (TransposeToAttention's, at the transpose).
+struct DotToAttention : mlir::OpRewritePattern<DotGeneralOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(DotGeneralOp values,
+                                      mlir::PatternRewriter& rewriter) const override {
+    if (values->hasOneUse() && mlir::isa<TransposeOp>(*values->getUsers().begin()))
+      return mlir::failure();
+    std::optional<Attention> a = MatchAttention(values);
+    if (!a) return mlir::failure();
+    ReplaceWithAttention(rewriter, values, *a, values, nullptr);
+    return mlir::success();
+  }
+};
+
+// A transpose of the values dot_general, its only user, becomes
+// brt.attention with that permutation. Rooted at the transpose, which follows
+// the dot: the walk steps past the op it visits before rewriting it, so a
+// pattern may erase that op and ops before it, never ops after it.
+struct TransposeToAttention : mlir::OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(TransposeOp t,
+                                      mlir::PatternRewriter& rewriter) const override {
+    auto values = t.getInputs()[0].getDefiningOp<DotGeneralOp>();
+    if (!values || !values->hasOneUse()) return mlir::failure();
+    std::optional<Attention> a = MatchAttention(values);
+    if (!a) return mlir::failure();
+    ReplaceWithAttention(rewriter, values, *a, t, t.getPermutationAttr());
+    return mlir::success();
+  }
+};
+
 struct FuseAttentionPass : impl::FuseAttentionBase<FuseAttentionPass> {
   using FuseAttentionBase::FuseAttentionBase;
 
+  mlir::LogicalResult initialize(mlir::MLIRContext* ctx) override {
+    mlir::RewritePatternSet set(ctx);
+    set.add<DotToAttention, TransposeToAttention>(ctx);
+    patterns_ = std::move(set);
+    return mlir::success();
+  }
+
   void runOnOperation() override {
     if (target != "cpu") return;  // brt.attention is the CPU provider's
-    llvm::SmallVector<SoftmaxOp> softmaxes;
-    getOperation().walk([&](SoftmaxOp k) { softmaxes.push_back(k); });
-    for (SoftmaxOp softmax : softmaxes) Fuse(softmax);
+    mlir::walkAndApplyPatterns(getOperation(), patterns_);
   }
 
-  static void Fuse(SoftmaxOp softmax) {
-    const int64_t rank = TypeOf(softmax.getResult(0)).getRank(), nb = rank - 2;
-    const std::optional<uint64_t> axis = softmax.getAxis();
-    if (rank < 2 || !axis || static_cast<int64_t>(*axis) != rank - 1 || !softmax->hasOneUse())
-      return;
-    auto values = mlir::dyn_cast<DotGeneralOp>(*softmax->getUsers().begin());
-    if (!values || values.getInputs()[0] != softmax.getResult(0)) return;
-
-    // The scores: [scale *] dot_general(q, k) [+ mask].
-    llvm::SmallVector<mlir::Operation*> dead = {softmax};
-    const mlir::Value scores = softmax.getInputs()[0];
-    mlir::Value mask;
-    double scale = 1.0;
-    DotGeneralOp dot = ScaledDot(scores, &scale, dead);
-    if (auto add = scores.getDefiningOp<AddOp>(); !dot && add && add->hasOneUse()) {
-      for (int side : {0, 1}) {
-        if ((dot = ScaledDot(add.getInputs()[side], &scale, dead))) {
-          mask = add.getInputs()[1 - side];
-          dead.push_back(add);
-          break;
-        }
-      }
-    }
-    if (!dot) return;
-    mlir::Value q = StripScale(dot.getInputs()[0], &scale, dead),
-                k = StripScale(dot.getInputs()[1], &scale, dead), v = values.getInputs()[1];
-    const llvm::ArrayRef<int64_t> none;
-    const auto q_dims = SideDims(dot.getInputs()[0], dot.getLhsBatchingDimensions().value_or(none),
-                                 dot.getLhsContractingDimensions());
-    const auto k_dims = SideDims(dot.getInputs()[1], dot.getRhsBatchingDimensions().value_or(none),
-                                 dot.getRhsContractingDimensions());
-    // The values: the probabilities' batch dims in order, contracting the keys.
-    llvm::SmallVector<int64_t> p_batch(nb);
-    std::iota(p_batch.begin(), p_batch.end(), 0);
-    auto v_dims = SideDims(v, values.getRhsBatchingDimensions().value_or(none),
-                           values.getRhsContractingDimensions());
-    if (q_dims.empty() || k_dims.empty() || v_dims.empty() ||
-        values.getLhsBatchingDimensions().value_or(none) != llvm::ArrayRef<int64_t>(p_batch) ||
-        values.getLhsContractingDimensions() != llvm::ArrayRef<int64_t>{rank - 1})
-      return;
-    std::swap(v_dims[nb], v_dims[nb + 1]);  // free (features) before contracting (keys)
-    if (!IsF32(q) || !IsF32(k) || !IsF32(v) || !IsF32(values.getResult(0)) ||
-        (mask && !IsF32(mask)))
-      return;
-    mlir::OpBuilder b(values);
-    if (mask) {  // read NumPy-aligned at its source, as the kernel broadcasts
-      mlir::Value src = mask;
-      while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
-      if (src == mask) src = AlignInOrderBroadcast(b, values.getLoc(), mask);
-      mask = src ? src : mask;
-    }
-
-    mlir::Operation* last = values;
-    mlir::DenseI64ArrayAttr permutation;
-    if (values->hasOneUse()) {
-      if (auto t = mlir::dyn_cast<TransposeOp>(*values->getUsers().begin())) {
-        permutation = t.getPermutationAttr();
-        dead.push_back(values);
-        last = t;
-      }
-    }
-    llvm::SmallVector<mlir::Value> inputs = {q, k, v};
-    if (mask) inputs.push_back(mask);
-    b.setInsertionPoint(last);
-    auto fused =
-        AttentionOp::create(b, last->getLoc(), mlir::TypeRange{last->getResult(0).getType()},
-                            inputs, b.getDenseI64ArrayAttr(q_dims), b.getDenseI64ArrayAttr(k_dims),
-                            b.getDenseI64ArrayAttr(v_dims), permutation, b.getF64FloatAttr(scale),
-                            softmax.getZeroMaskedRowsAttr() ? b.getI64IntegerAttr(1) : nullptr);
-    last->getResult(0).replaceAllUsesWith(fused.getResult(0));
-    last->erase();
-    // Erased once unused, users first: repeat until none goes.
-    for (bool erased = true; erased;) {
-      erased = false;
-      for (mlir::Operation*& op : dead)
-        if (op && op->use_empty()) op->erase(), op = nullptr, erased = true;
-    }
-  }
+  mlir::FrozenRewritePatternSet patterns_;
 };
 
 }  // namespace

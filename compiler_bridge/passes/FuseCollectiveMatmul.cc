@@ -7,6 +7,8 @@
 // with one dimension of a 2-D rhs, and everything is f32.
 #include "BrtDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "passes/Passes.h"
 #include "passes/Patterns.h"
 
@@ -30,39 +32,65 @@ bool FusableDot(DotGeneralOp dot) {
          TypeOf(dot.getResult(0)).getElementType().isF32();
 }
 
-struct FuseCollectiveMatmulPass : impl::FuseCollectiveMatmulBase<FuseCollectiveMatmulPass> {
-  void runOnOperation() override {
-    llvm::SmallVector<DotGeneralOp> dots;
-    getOperation().walk([&](DotGeneralOp dot) { dots.push_back(dot); });
-    for (DotGeneralOp dot : dots) {
-      if (!FusableDot(dot)) continue;
-      // The fused op takes the dot's contraction and the collective's groups.
-      mlir::OpBuilder b(dot);
-      auto gather = dot.getInputs()[0].getDefiningOp<AllGatherOp>();
-      if (gather && gather->hasOneUse() && gather.getAllGatherDim() == 0) {
-        auto fused = AllGatherMatmulOp::create(
-            b, dot.getLoc(), dot->getResultTypes(),
-            mlir::ValueRange{gather.getInputs()[0], dot.getInputs()[1]}, b.getI64IntegerAttr(0),
-            dot.getLhsContractingDimensionsAttr(), dot.getRhsContractingDimensionsAttr(),
-            gather.getReplicaGroupsAttr(), gather.getGroupSizeAttr());
-        dot.getResult(0).replaceAllUsesWith(fused.getResult(0));
-        dot.erase();
-        gather.erase();
-        continue;
-      }
-      if (!dot->hasOneUse()) continue;
-      auto scatter = mlir::dyn_cast<ReduceScatterOp>(*dot->getUsers().begin());
-      if (!scatter || scatter.getReducer() != "add" || scatter.getScatterDimension() != 0) continue;
-      b.setInsertionPoint(scatter);
-      auto fused = MatmulReduceScatterOp::create(
-          b, scatter.getLoc(), scatter->getResultTypes(), dot.getInputs(), b.getI64IntegerAttr(0),
-          dot.getLhsContractingDimensionsAttr(), dot.getRhsContractingDimensionsAttr(),
-          scatter.getReplicaGroupsAttr(), scatter.getGroupSizeAttr());
-      scatter.getResult(0).replaceAllUsesWith(fused.getResult(0));
-      scatter.erase();
-      dot.erase();
-    }
+// A dot_general whose lhs is an all_gather along dim 0, its only user,
+// becomes brt.all_gather_matmul; the all_gather goes.
+struct GatherIntoDot : mlir::OpRewritePattern<DotGeneralOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(DotGeneralOp dot,
+                                      mlir::PatternRewriter& rewriter) const override {
+    auto gather = dot.getInputs()[0].getDefiningOp<AllGatherOp>();
+    if (!FusableDot(dot) || !gather || !gather->hasOneUse() || gather.getAllGatherDim() != 0)
+      return mlir::failure();
+    // The fused op takes the dot's contraction and the collective's groups.
+    auto fused = AllGatherMatmulOp::create(
+        rewriter, dot.getLoc(), dot->getResultTypes(),
+        mlir::ValueRange{gather.getInputs()[0], dot.getInputs()[1]}, rewriter.getI64IntegerAttr(0),
+        dot.getLhsContractingDimensionsAttr(), dot.getRhsContractingDimensionsAttr(),
+        gather.getReplicaGroupsAttr(), gather.getGroupSizeAttr());
+    rewriter.replaceOp(dot, fused);
+    rewriter.eraseOp(gather);
+    return mlir::success();
   }
+};
+
+// An add reduce_scatter along dim 0 of a dot_general, its only user, becomes
+// brt.matmul_reduce_scatter; the dot goes. A dot that GatherIntoDot fused is
+// no dot_general by then. Rooted at the reduce_scatter, which follows the
+// dot: a walk may erase the op it visits and those before it, not those
+// after.
+struct DotIntoScatter : mlir::OpRewritePattern<ReduceScatterOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(ReduceScatterOp scatter,
+                                      mlir::PatternRewriter& rewriter) const override {
+    auto dot = scatter.getInputs()[0].getDefiningOp<DotGeneralOp>();
+    if (!dot || !FusableDot(dot) || !dot->hasOneUse() || scatter.getReducer() != "add" ||
+        scatter.getScatterDimension() != 0)
+      return mlir::failure();
+    // The fused op takes the dot's contraction and the collective's groups.
+    auto fused = MatmulReduceScatterOp::create(
+        rewriter, scatter.getLoc(), scatter->getResultTypes(), dot.getInputs(),
+        rewriter.getI64IntegerAttr(0), dot.getLhsContractingDimensionsAttr(),
+        dot.getRhsContractingDimensionsAttr(), scatter.getReplicaGroupsAttr(),
+        scatter.getGroupSizeAttr());
+    rewriter.replaceOp(scatter, fused);
+    rewriter.eraseOp(dot);
+    return mlir::success();
+  }
+};
+
+struct FuseCollectiveMatmulPass : impl::FuseCollectiveMatmulBase<FuseCollectiveMatmulPass> {
+  mlir::LogicalResult initialize(mlir::MLIRContext* ctx) override {
+    mlir::RewritePatternSet set(ctx);
+    set.add<GatherIntoDot, DotIntoScatter>(ctx);
+    patterns_ = std::move(set);
+    return mlir::success();
+  }
+
+  void runOnOperation() override { mlir::walkAndApplyPatterns(getOperation(), patterns_); }
+
+  mlir::FrozenRewritePatternSet patterns_;
 };
 
 }  // namespace

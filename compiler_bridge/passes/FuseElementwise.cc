@@ -8,6 +8,8 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "ops/op_plans.h"
 #include "passes/Passes.h"
 #include "passes/Patterns.h"
@@ -35,6 +37,104 @@ bool IsFusable(BrtOp k) {
     if (!is_float(v.getType()) && !(mlir::isa<SelectOp>(k) && is_pred(v.getType()))) return false;
   return true;
 }
+
+// The groups to fuse, each by its root: its ops in block order, the root last.
+using Groups = llvm::DenseMap<mlir::Operation*, llvm::SmallVector<BrtOp>>;
+
+// A group's root becomes one brt.fused_elementwise, which reads what the
+// group reads from outside it; the group's other ops, which the walk has
+// visited before the root, go.
+struct FuseGroup : mlir::OpInterfaceRewritePattern<BrtOp> {
+  FuseGroup(mlir::MLIRContext* ctx, const Groups& groups)
+      : OpInterfaceRewritePattern(ctx), groups(groups) {}
+
+  mlir::LogicalResult matchAndRewrite(BrtOp root, mlir::PatternRewriter& rewriter) const override {
+    auto group = groups.find(root);
+    if (group == groups.end()) return mlir::failure();
+    const llvm::ArrayRef<BrtOp> ops = group->second;
+    llvm::DenseSet<mlir::Operation*> in_group;
+    for (BrtOp k : ops) in_group.insert(k);
+    // The program's last instruction must compute the root. A convert is no
+    // instruction: it passes its operand's register on.
+    mlir::Operation* computed = root;
+    while (mlir::isa<ConvertOp>(computed) &&
+           in_group.count(computed->getOperand(0).getDefiningOp()))
+      computed = computed->getOperand(0).getDefiningOp();
+    mlir::Operation* last = nullptr;
+    for (BrtOp k : ops)
+      if (!mlir::isa<ConvertOp>(k)) last = k;
+    if (last != computed) return mlir::failure();
+    llvm::DenseMap<mlir::Value, int64_t> reg;  // value -> register
+    llvm::SetVector<mlir::Value> inputs;
+    llvm::SmallVector<double> constants;
+    llvm::SmallVector<std::pair<mlir::Value, double>> constant_values;
+    const auto out_shape = TypeOf(root->getResult(0)).getShape();
+    llvm::DenseMap<mlir::Value, mlir::Value> aligned;
+    // Operands from outside: scalar constants become immediates; NumPy
+    // broadcasts are read at their source, and so are broadcasts that keep
+    // their dims in order (a per-channel vector over NCHW, as batch norm
+    // writes it), through a reshape that aligns the source NumPy-style
+    // ([64] -> [64, 1, 1] against [n, 64, h, w]).
+    auto outside = [&](mlir::Value v) -> mlir::Value {
+      if (ScalarConstant(v)) return v;
+      mlir::Value src = v;
+      while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
+      if (src != v) return src;
+      if (auto it = aligned.find(v); it != aligned.end()) return it->second;
+      if (TypeOf(v).getShape() != out_shape) return v;
+      mlir::Value reshaped = AlignInOrderBroadcast(rewriter, root.getLoc(), v);
+      return reshaped ? aligned[v] = reshaped : v;
+    };
+    for (BrtOp k : ops)
+      for (mlir::Value v : k.getInputs()) {
+        if (in_group.count(v.getDefiningOp())) continue;
+        if (auto c = ScalarConstant(v)) {
+          if (!llvm::any_of(constant_values, [&](auto& p) { return p.first == v; }))
+            constant_values.push_back({v, *c});
+          continue;
+        }
+        mlir::Value src = outside(v);
+        if (TypeOf(src).getRank() > static_cast<int64_t>(out_shape.size())) src = v;
+        inputs.insert(src);
+      }
+    if (inputs.empty()) return mlir::failure();  // constants only: nothing to stream
+    for (auto [i, v] : llvm::enumerate(inputs)) reg[v] = static_cast<int64_t>(i);
+    for (auto& [v, c] : constant_values) {
+      reg[v] = static_cast<int64_t>(inputs.size() + constants.size());
+      constants.push_back(c);
+    }
+    auto lookup = [&](mlir::Value v) -> int64_t {
+      if (auto it = reg.find(v); it != reg.end()) return it->second;
+      return reg.lookup(outside(v));
+    };
+    std::string names;
+    llvm::SmallVector<int64_t> program;
+    int64_t next = static_cast<int64_t>(inputs.size() + constants.size());
+    for (BrtOp k : ops) {
+      if (mlir::isa<ConvertOp>(k)) {  // float to float: computed in f32 anyway
+        reg[k->getResult(0)] = lookup(k.getInputs()[0]);
+        continue;
+      }
+      std::string name = k.getKind().str();
+      if (auto compare = mlir::dyn_cast<CompareOp>(k.getOperation()))
+        name += "_" + compare.getComparisonDirection().str();
+      names += (names.empty() ? "" : ",") + name;
+      for (int slot = 0; slot < 3; ++slot)
+        program.push_back(
+            slot < static_cast<int>(k.getInputs().size()) ? lookup(k.getInputs()[slot]) : -1);
+      reg[k->getResult(0)] = next++;
+    }
+    auto fused = FusedElementwiseOp::create(
+        rewriter, root.getLoc(), mlir::TypeRange{root->getResult(0).getType()},
+        inputs.getArrayRef(), rewriter.getStringAttr(names), rewriter.getDenseI64ArrayAttr(program),
+        constants.empty() ? nullptr : rewriter.getDenseF64ArrayAttr(constants), nullptr);
+    rewriter.replaceOp(root, fused);
+    for (BrtOp k : llvm::reverse(ops.drop_back())) rewriter.eraseOp(k);
+    return mlir::success();
+  }
+
+  const Groups& groups;
+};
 
 struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
@@ -97,6 +197,7 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
     }
     llvm::MapVector<mlir::Operation*, llvm::SmallVector<BrtOp>> members;
     for (BrtOp k : order) members[groups.getLeaderValue(k)].push_back(k);
+    Groups to_fuse;
     for (auto& [leader, ops] : members) {
       BrtOp root = ops.back();  // block order: the root comes last
       // One op alone is worth fusing when it then reads a broadcast operand
@@ -107,83 +208,11 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
       if ((ops.size() < 2 && !reads_broadcast) ||
           !mlir::isa<mlir::FloatType>(TypeOf(root->getResult(0)).getElementType()))
         continue;
-      Fuse(ops, root);
+      to_fuse[root] = std::move(ops);
     }
-  }
-
-  void Fuse(llvm::ArrayRef<BrtOp> ops, BrtOp root) {
-    llvm::DenseMap<mlir::Value, int64_t> reg;  // value -> register
-    llvm::SetVector<mlir::Value> inputs;
-    llvm::SmallVector<double> constants;
-    llvm::SmallVector<std::pair<mlir::Value, double>> constant_values;
-    llvm::DenseSet<mlir::Operation*> in_group;
-    for (BrtOp k : ops) in_group.insert(k);
-    const auto out_shape = TypeOf(root->getResult(0)).getShape();
-    mlir::OpBuilder builder(root);
-    llvm::DenseMap<mlir::Value, mlir::Value> aligned;
-    // Operands from outside: scalar constants become immediates; NumPy
-    // broadcasts are read at their source, and so are broadcasts that keep
-    // their dims in order (a per-channel vector over NCHW, as batch norm
-    // writes it), through a reshape that aligns the source NumPy-style
-    // ([64] -> [64, 1, 1] against [n, 64, h, w]).
-    auto outside = [&](mlir::Value v) -> mlir::Value {
-      if (ScalarConstant(v)) return v;
-      mlir::Value src = v;
-      while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
-      if (src != v) return src;
-      if (auto it = aligned.find(v); it != aligned.end()) return it->second;
-      if (TypeOf(v).getShape() != out_shape) return v;
-      mlir::Value reshaped = AlignInOrderBroadcast(builder, root.getLoc(), v);
-      return reshaped ? aligned[v] = reshaped : v;
-    };
-    for (BrtOp k : ops)
-      for (mlir::Value v : k.getInputs()) {
-        if (in_group.count(v.getDefiningOp())) continue;
-        if (auto c = ScalarConstant(v)) {
-          if (!llvm::any_of(constant_values, [&](auto& p) { return p.first == v; }))
-            constant_values.push_back({v, *c});
-          continue;
-        }
-        mlir::Value src = outside(v);
-        if (TypeOf(src).getRank() > static_cast<int64_t>(out_shape.size())) src = v;
-        inputs.insert(src);
-      }
-    if (inputs.empty()) return;  // constants only: nothing to stream, leave it alone
-    for (auto [i, v] : llvm::enumerate(inputs)) reg[v] = static_cast<int64_t>(i);
-    for (auto& [v, c] : constant_values) {
-      reg[v] = static_cast<int64_t>(inputs.size() + constants.size());
-      constants.push_back(c);
-    }
-    auto lookup = [&](mlir::Value v) -> int64_t {
-      if (auto it = reg.find(v); it != reg.end()) return it->second;
-      return reg.lookup(outside(v));
-    };
-    std::string names;
-    llvm::SmallVector<int64_t> program;
-    int64_t next = static_cast<int64_t>(inputs.size() + constants.size());
-    for (BrtOp k : ops) {
-      if (mlir::isa<ConvertOp>(k)) {  // float to float: computed in f32 anyway
-        reg[k->getResult(0)] = lookup(k.getInputs()[0]);
-        continue;
-      }
-      std::string name = k.getKind().str();
-      if (auto compare = mlir::dyn_cast<CompareOp>(k.getOperation()))
-        name += "_" + compare.getComparisonDirection().str();
-      names += (names.empty() ? "" : ",") + name;
-      for (int slot = 0; slot < 3; ++slot)
-        program.push_back(
-            slot < static_cast<int>(k.getInputs().size()) ? lookup(k.getInputs()[slot]) : -1);
-      reg[k->getResult(0)] = next++;
-    }
-    if (names.empty() || reg.lookup(root->getResult(0)) != next - 1)
-      return;  // root must be the last instruction
-    mlir::OpBuilder b(root);
-    auto fused = FusedElementwiseOp::create(
-        b, root.getLoc(), mlir::TypeRange{root->getResult(0).getType()}, inputs.getArrayRef(),
-        b.getStringAttr(names), b.getDenseI64ArrayAttr(program),
-        constants.empty() ? nullptr : b.getDenseF64ArrayAttr(constants), nullptr);
-    root->getResult(0).replaceAllUsesWith(fused.getResult(0));
-    for (BrtOp k : llvm::reverse(ops)) k->erase();
+    mlir::RewritePatternSet set(&getContext());
+    set.add<FuseGroup>(&getContext(), to_fuse);
+    mlir::walkAndApplyPatterns(getOperation(), mlir::FrozenRewritePatternSet(std::move(set)));
   }
 };
 

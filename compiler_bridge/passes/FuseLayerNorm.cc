@@ -4,6 +4,8 @@
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "passes/Passes.h"
 #include "passes/Patterns.h"
 
@@ -58,56 +60,67 @@ bool IsVarianceOf(mlir::Value var, mlir::Value x, mlir::Value d) {
          IsMeanOverLast(StripBroadcasts(sub64.getInputs()[1]), wide.getResult(0));
 }
 
-struct FuseLayerNormPass : impl::FuseLayerNormBase<FuseLayerNormPass> {
-  // add(multiply(multiply(d, B(rsqrt(add(var, B(eps))))), B(g)), B(b)) with
-  // d = x - B(mean(x)), var the variance of x (IsVarianceOf), over the last
-  // dimension.
-  void runOnOperation() override {
-    llvm::SmallVector<AddOp> adds;
-    getOperation().walk([&](AddOp add) { adds.push_back(add); });
-    for (AddOp add : adds) {
-      mlir::Value x, scale, shift;
-      double eps = 0;
-      auto normalized = [&](mlir::Value v) {  // multiply(d, B(rsqrt(var + eps)))
-        return Commuted(v.getDefiningOp<MulOp>(), [&](mlir::Value d, mlir::Value r) {
-          auto sub = d.getDefiningOp<SubOp>();
-          auto rsqrt = StripBroadcasts(r).getDefiningOp<RsqrtOp>();
-          if (!sub || !rsqrt) return false;
-          return Commuted(
-              rsqrt.getInputs()[0].getDefiningOp<AddOp>(), [&](mlir::Value var, mlir::Value e) {
-                auto eps_value = ScalarConstant(e);
-                if (!eps_value || !IsVarianceOf(var, sub.getInputs()[0], d)) return false;
-                if (!IsMeanOverLast(StripBroadcasts(sub.getInputs()[1]), sub.getInputs()[0]))
-                  return false;
-                x = sub.getInputs()[0], eps = *eps_value;
-                return true;
-              });
-        });
-      };
-      auto is_vector = [&](mlir::Value v) {
-        auto t = TypeOf(v);
-        return t.getRank() == 1 && t.getElementType().isF32();
-      };
-      const bool matched = Commuted(add, [&](mlir::Value scaled, mlir::Value b) {
-        return Commuted(scaled.getDefiningOp<MulOp>(), [&](mlir::Value n, mlir::Value g) {
-          if (!normalized(n) || !is_vector(StripBroadcasts(g)) || !is_vector(StripBroadcasts(b)))
-            return false;
-          scale = StripBroadcasts(g), shift = StripBroadcasts(b);
-          return true;
-        });
+// add(multiply(multiply(d, B(rsqrt(add(var, B(eps))))), B(g)), B(b)) with
+// d = x - B(mean(x)), var the variance of x (IsVarianceOf), over the last
+// dimension, becomes brt.layer_norm(x, g, b).
+struct AddToLayerNorm : mlir::OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(AddOp add, mlir::PatternRewriter& rewriter) const override {
+    mlir::Value x, scale, shift;
+    double eps = 0;
+    auto normalized = [&](mlir::Value v) {  // multiply(d, B(rsqrt(var + eps)))
+      return Commuted(v.getDefiningOp<MulOp>(), [&](mlir::Value d, mlir::Value r) {
+        auto sub = d.getDefiningOp<SubOp>();
+        auto rsqrt = StripBroadcasts(r).getDefiningOp<RsqrtOp>();
+        if (!sub || !rsqrt) return false;
+        return Commuted(
+            rsqrt.getInputs()[0].getDefiningOp<AddOp>(), [&](mlir::Value var, mlir::Value e) {
+              auto eps_value = ScalarConstant(e);
+              if (!eps_value || !IsVarianceOf(var, sub.getInputs()[0], d)) return false;
+              if (!IsMeanOverLast(StripBroadcasts(sub.getInputs()[1]), sub.getInputs()[0]))
+                return false;
+              x = sub.getInputs()[0], eps = *eps_value;
+              return true;
+            });
       });
-      if (!matched || TypeOf(x) != TypeOf(add.getResult(0)) ||
-          !TypeOf(x).getElementType().isF32() ||
-          TypeOf(scale).getShape()[0] != TypeOf(x).getShape().back() ||
-          TypeOf(shift) != TypeOf(scale))
-        continue;
-      mlir::OpBuilder b(add);
-      auto fused = LayerNormOp::create(b, add.getLoc(), mlir::TypeRange{add.getResult(0).getType()},
-                                       mlir::ValueRange{x, scale, shift}, b.getF64FloatAttr(eps));
-      add.getResult(0).replaceAllUsesWith(fused.getResult(0));
-      add->erase();
-    }
+    };
+    auto is_vector = [&](mlir::Value v) {
+      auto t = TypeOf(v);
+      return t.getRank() == 1 && t.getElementType().isF32();
+    };
+    const bool matched = Commuted(add, [&](mlir::Value scaled, mlir::Value b) {
+      return Commuted(scaled.getDefiningOp<MulOp>(), [&](mlir::Value n, mlir::Value g) {
+        if (!normalized(n) || !is_vector(StripBroadcasts(g)) || !is_vector(StripBroadcasts(b)))
+          return false;
+        scale = StripBroadcasts(g), shift = StripBroadcasts(b);
+        return true;
+      });
+    });
+    if (!matched || TypeOf(x) != TypeOf(add.getResult(0)) || !TypeOf(x).getElementType().isF32() ||
+        TypeOf(scale).getShape()[0] != TypeOf(x).getShape().back() ||
+        TypeOf(shift) != TypeOf(scale))
+      return mlir::failure();
+    rewriter.setInsertionPoint(add);
+    auto fused =
+        LayerNormOp::create(rewriter, add.getLoc(), mlir::TypeRange{add.getResult(0).getType()},
+                            mlir::ValueRange{x, scale, shift}, rewriter.getF64FloatAttr(eps));
+    rewriter.replaceOp(add, fused.getResults());
+    return mlir::success();
   }
+};
+
+struct FuseLayerNormPass : impl::FuseLayerNormBase<FuseLayerNormPass> {
+  mlir::LogicalResult initialize(mlir::MLIRContext* ctx) override {
+    mlir::RewritePatternSet set(ctx);
+    set.add<AddToLayerNorm>(ctx);
+    patterns_ = std::move(set);
+    return mlir::success();
+  }
+
+  void runOnOperation() override { mlir::walkAndApplyPatterns(getOperation(), patterns_); }
+
+  mlir::FrozenRewritePatternSet patterns_;
 };
 
 }  // namespace

@@ -4,10 +4,13 @@
 // zero_masked_rows. For the CPU, whose brt.softmax (oneDNN's) takes f32 and
 // bf16 only, an f16 or f64 softmax stays as it is.
 #include <limits>
+#include <optional>
 
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "passes/Passes.h"
 #include "passes/Patterns.h"
 
@@ -18,66 +21,117 @@ namespace brt::bridge {
 
 namespace {
 
+// What a softmax reads: x, normalized over `axis`.
+struct SoftmaxInput {
+  mlir::Value x;
+  int64_t axis;
+};
+
+// divide(e, B(reduce_add(e))) with e = exp(subtract(x, B([maximum(c,] reduce_max(x)[)]))),
+// e used by the sum and the divide only, in a type the target's brt.softmax
+// takes: its x and axis.
+std::optional<SoftmaxInput> MatchSoftmax(DivOp div, bool cpu) {
+  auto exp = div.getInputs()[0].getDefiningOp<ExpOp>();
+  if (!exp) return std::nullopt;
+  auto sum = StripBroadcasts(div.getInputs()[1]).getDefiningOp<ReduceOp>();
+  auto sub = exp.getInputs()[0].getDefiningOp<SubOp>();
+  if (!sum || !sub || sum.getInputs()[0] != exp.getResult(0)) return std::nullopt;
+  if (sum.getDimensions().size() != 1) return std::nullopt;
+  const int64_t axis = sum.getDimensions()[0];
+  mlir::Value x = sub.getInputs()[0];
+  mlir::Value max = StripBroadcasts(sub.getInputs()[1]);
+  if (auto guard = max.getDefiningOp<MaxOp>()) max = guard.getInputs()[1];  // max(-inf, m)
+  auto reduce_max = max.getDefiningOp<ReduceOp>();
+  if (!ReducesOver(sum, "add", axis) || !ReducesOver(reduce_max, "max", axis) ||
+      reduce_max.getInputs()[0] != x || !ScalarConstant(sum.getInputs()[1]) ||
+      *ScalarConstant(sum.getInputs()[1]) != 0.0)
+    return std::nullopt;
+  // exp's value is used by the sum and the divide only (else it must stay).
+  if (!llvm::all_of(exp->getUsers(), [&](mlir::Operation* u) { return u == sum || u == div; }))
+    return std::nullopt;
+  if (TypeOf(x) != TypeOf(div.getResult(0))) return std::nullopt;
+  const mlir::Type element = TypeOf(x).getElementType();
+  if (cpu && !element.isF32() && !element.isBF16()) return std::nullopt;
+  return SoftmaxInput{x, axis};
+}
+
+// PyTorch's safe softmax (scaled_dot_product_attention): a line of x that is
+// all -inf gives zeros, not NaN. select(B(reduce_and(compare(x, B(-inf)) EQ
+// over axis)), B(0), softmax) as softmax's only user, or null.
+SelectOp SafeSelect(DivOp softmax, const SoftmaxInput& in) {
+  if (!softmax->hasOneUse()) return nullptr;
+  auto select = mlir::dyn_cast<SelectOp>(*softmax->getUsers().begin());
+  if (!select || select.getInputs()[2] != softmax.getResult(0) ||
+      ScalarConstant(select.getInputs()[1]) != 0.0)
+    return nullptr;
+  auto all = StripBroadcasts(select.getInputs()[0]).getDefiningOp<ReduceOp>();
+  if (!ReducesOver(all, "and", in.axis)) return nullptr;
+  auto eq = all.getInputs()[0].getDefiningOp<CompareOp>();
+  if (!eq || eq.getComparisonDirection() != "EQ" || eq.getInputs()[0] != in.x ||
+      ScalarConstant(eq.getInputs()[1]) != -std::numeric_limits<double>::infinity())
+    return nullptr;
+  return select;
+}
+
+// brt.softmax of `in` in place of `replaced`, made before it.
+void ReplaceWithSoftmax(mlir::PatternRewriter& rewriter, mlir::Operation* replaced,
+                        const SoftmaxInput& in, bool zero_masked_rows) {
+  rewriter.setInsertionPoint(replaced);
+  auto fused = SoftmaxOp::create(
+      rewriter, replaced->getLoc(), mlir::TypeRange{replaced->getResult(0).getType()},
+      mlir::ValueRange{in.x}, rewriter.getI64IntegerAttr(in.axis),
+      zero_masked_rows ? rewriter.getI64IntegerAttr(1) : mlir::IntegerAttr());
+  rewriter.replaceOp(replaced, fused.getResults());
+}
+
+// The softmax's divide becomes brt.softmax, unless a safe select follows it
+// (SelectToSoftmax's, at the select).
+struct DivToSoftmax : mlir::OpRewritePattern<DivOp> {
+  DivToSoftmax(mlir::MLIRContext* ctx, bool cpu) : OpRewritePattern(ctx), cpu(cpu) {}
+
+  mlir::LogicalResult matchAndRewrite(DivOp div, mlir::PatternRewriter& rewriter) const override {
+    const std::optional<SoftmaxInput> in = MatchSoftmax(div, cpu);
+    if (!in || SafeSelect(div, *in)) return mlir::failure();
+    ReplaceWithSoftmax(rewriter, div, *in, /*zero_masked_rows=*/false);
+    return mlir::success();
+  }
+
+  bool cpu;
+};
+
+// The safe softmax's select becomes brt.softmax with zero_masked_rows, its
+// divide goes. Rooted at the select, which follows the divide: the walk
+// steps past the op it visits before rewriting it, so a pattern may erase
+// that op and ops before it, never ops after it.
+struct SelectToSoftmax : mlir::OpRewritePattern<SelectOp> {
+  SelectToSoftmax(mlir::MLIRContext* ctx, bool cpu) : OpRewritePattern(ctx), cpu(cpu) {}
+
+  mlir::LogicalResult matchAndRewrite(SelectOp select,
+                                      mlir::PatternRewriter& rewriter) const override {
+    auto div = select.getInputs()[2].getDefiningOp<DivOp>();
+    const std::optional<SoftmaxInput> in = div ? MatchSoftmax(div, cpu) : std::nullopt;
+    if (!in || SafeSelect(div, *in) != select) return mlir::failure();
+    ReplaceWithSoftmax(rewriter, select, *in, /*zero_masked_rows=*/true);
+    rewriter.eraseOp(div);
+    return mlir::success();
+  }
+
+  bool cpu;
+};
+
 struct FuseSoftmaxPass : impl::FuseSoftmaxBase<FuseSoftmaxPass> {
   using FuseSoftmaxBase::FuseSoftmaxBase;
 
-  // divide(e, B(reduce_add(e))) with e = exp(subtract(x, B([maximum(c,] reduce_max(x)[)])))
-  void runOnOperation() override {
-    llvm::SmallVector<DivOp> divides;
-    getOperation().walk([&](DivOp div) { divides.push_back(div); });
-    for (DivOp div : divides) {
-      auto exp = div.getInputs()[0].getDefiningOp<ExpOp>();
-      if (!exp) continue;
-      auto sum = StripBroadcasts(div.getInputs()[1]).getDefiningOp<ReduceOp>();
-      auto sub = exp.getInputs()[0].getDefiningOp<SubOp>();
-      if (!sum || !sub || sum.getInputs()[0] != exp.getResult(0)) continue;
-      if (sum.getDimensions().size() != 1) continue;
-      const int64_t axis = sum.getDimensions()[0];
-      mlir::Value x = sub.getInputs()[0];
-      mlir::Value max = StripBroadcasts(sub.getInputs()[1]);
-      if (auto guard = max.getDefiningOp<MaxOp>()) max = guard.getInputs()[1];  // max(-inf, m)
-      auto reduce_max = max.getDefiningOp<ReduceOp>();
-      if (!ReducesOver(sum, "add", axis) || !ReducesOver(reduce_max, "max", axis) ||
-          reduce_max.getInputs()[0] != x || !ScalarConstant(sum.getInputs()[1]) ||
-          *ScalarConstant(sum.getInputs()[1]) != 0.0)
-        continue;
-      // exp's value is used by the sum and the divide only (else it must stay).
-      if (!llvm::all_of(exp->getUsers(), [&](mlir::Operation* u) { return u == sum || u == div; }))
-        continue;
-      if (TypeOf(x) != TypeOf(div.getResult(0))) continue;
-      const mlir::Type element = TypeOf(x).getElementType();
-      if (target == "cpu" && !element.isF32() && !element.isBF16()) continue;
-      // PyTorch's safe softmax (scaled_dot_product_attention): a line of x
-      // that is all -inf gives zeros, not NaN.
-      SelectOp safe = SafeSelect(div, x, axis);
-      mlir::Operation* replaced = safe ? safe.getOperation() : div.getOperation();
-      mlir::OpBuilder b(replaced);
-      auto fused = SoftmaxOp::create(b, replaced->getLoc(),
-                                     mlir::TypeRange{replaced->getResult(0).getType()},
-                                     mlir::ValueRange{x}, b.getI64IntegerAttr(axis),
-                                     safe ? b.getI64IntegerAttr(1) : mlir::IntegerAttr());
-      replaced->getResult(0).replaceAllUsesWith(fused.getResult(0));
-      replaced->erase();
-      if (safe && div->use_empty()) div->erase();
-    }
+  mlir::LogicalResult initialize(mlir::MLIRContext* ctx) override {
+    mlir::RewritePatternSet set(ctx);
+    set.add<DivToSoftmax, SelectToSoftmax>(ctx, target == "cpu");
+    patterns_ = std::move(set);
+    return mlir::success();
   }
 
-  // select(B(reduce_and(compare(x, B(-inf)) EQ over axis)), B(0), softmax)
-  // as softmax's only user, or null.
-  static SelectOp SafeSelect(DivOp softmax, mlir::Value x, int64_t axis) {
-    if (!softmax->hasOneUse()) return nullptr;
-    auto select = mlir::dyn_cast<SelectOp>(*softmax->getUsers().begin());
-    if (!select || select.getInputs()[2] != softmax.getResult(0) ||
-        ScalarConstant(select.getInputs()[1]) != 0.0)
-      return nullptr;
-    auto all = StripBroadcasts(select.getInputs()[0]).getDefiningOp<ReduceOp>();
-    if (!ReducesOver(all, "and", axis)) return nullptr;
-    auto eq = all.getInputs()[0].getDefiningOp<CompareOp>();
-    if (!eq || eq.getComparisonDirection() != "EQ" || eq.getInputs()[0] != x ||
-        ScalarConstant(eq.getInputs()[1]) != -std::numeric_limits<double>::infinity())
-      return nullptr;
-    return select;
-  }
+  void runOnOperation() override { mlir::walkAndApplyPatterns(getOperation(), patterns_); }
+
+  mlir::FrozenRewritePatternSet patterns_;
 };
 
 }  // namespace

@@ -10,6 +10,8 @@
 
 #include "BrtDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "passes/Passes.h"
 #include "passes/Patterns.h"
 
@@ -98,8 +100,9 @@ llvm::ArrayRef<int64_t> BatchingDims(std::optional<llvm::ArrayRef<int64_t>> dims
 // dot_general over batch dims along which the rhs is only broadcast (torch's
 // bmm of a weight expanded to the batch: [b, m, k] x broadcast([k, n])) is
 // one matmul of the unbroadcast rhs by the lhs rows; the result has the same
-// layout when the lhs batch dims lead. Returns the unbatched op, or null.
-DotGeneralOp UnbroadcastDot(DotGeneralOp k) {
+// layout when the lhs batch dims lead. Returns the unbatched op, made at b's
+// insertion point, or null.
+DotGeneralOp UnbroadcastDot(mlir::OpBuilder& b, DotGeneralOp k) {
   auto broadcast = k.getInputs()[1].getDefiningOp<BroadcastInDimOp>();
   if (!broadcast) return nullptr;
   const llvm::ArrayRef<int64_t> dims = broadcast.getBroadcastDimensions(),
@@ -123,7 +126,6 @@ DotGeneralOp UnbroadcastDot(DotGeneralOp k) {
     if (it == dims.end()) return nullptr;
     contracting.push_back(it - dims.begin());
   }
-  mlir::OpBuilder b(k);
   return DotGeneralOp::create(b, k.getLoc(), k->getResultTypes(),
                               mlir::ValueRange{k.getInputs()[0], source},
                               k.getLhsContractingDimensions(), contracting,
@@ -149,8 +151,8 @@ int64_t MergedLeadingDims(mlir::Value v) {
 // makes an operand can then fold into the dot. Both operands merge the same
 // dims; or one merges those of a transpose and the other is split the same
 // way (JAX's q @ k^T at batch 1 merges [1, h] on k^T's side only).
-// Returns the replacement, or null.
-mlir::Value UnmergeBatchDims(DotGeneralOp k) {
+// Returns the replacement, made at builder's insertion point, or null.
+mlir::Value UnmergeBatchDims(mlir::OpBuilder& builder, DotGeneralOp k) {
   if (BatchingDims(k.getLhsBatchingDimensions()) != llvm::ArrayRef<int64_t>{0} ||
       BatchingDims(k.getRhsBatchingDimensions()) != llvm::ArrayRef<int64_t>{0})
     return nullptr;
@@ -168,7 +170,6 @@ mlir::Value UnmergeBatchDims(DotGeneralOp k) {
                      : static_cast<bool>(source(n_lhs ? lhs : rhs).getDefiningOp<TransposeOp>());
   if (!agree) return nullptr;
   const llvm::SmallVector<int64_t> batch_shape(dims.begin(), dims.end());
-  mlir::OpBuilder builder(k);
   // Each operand with its batch split: a merging reshape's input, or a new reshape.
   auto unmerged = [&](mlir::Value v, int64_t merged) -> mlir::Value {
     if (merged) return source(v);
@@ -199,8 +200,8 @@ mlir::Value UnmergeBatchDims(DotGeneralOp k) {
 // transpose(dot_general(a, b)) that swaps the blocks of lhs and rhs free
 // dims is dot_general(b, a): JAX's backward writes a weight's gradient as
 // x^T dy turned around. Not when b is a constant, whose matmul the runtime
-// packs once. Returns the swapped op, or null.
-DotGeneralOp SwappedDot(TransposeOp transpose) {
+// packs once. Returns the swapped op, made at b's insertion point, or null.
+DotGeneralOp SwappedDot(mlir::OpBuilder& b, TransposeOp transpose) {
   auto dot = transpose.getInputs()[0].getDefiningOp<DotGeneralOp>();
   if (!dot || !dot->hasOneUse() || dot.getInputs()[1].getDefiningOp<ConstantOp>()) return nullptr;
   const llvm::ArrayRef<int64_t> perm = transpose.getPermutation(),
@@ -214,7 +215,6 @@ DotGeneralOp SwappedDot(TransposeOp transpose) {
   for (int64_t d = 0; d < rhs_free; ++d) swapped.push_back(batch + lhs_free + d);
   for (int64_t d = 0; d < lhs_free; ++d) swapped.push_back(batch + d);
   if (lhs_free == 0 || rhs_free == 0 || perm != llvm::ArrayRef<int64_t>(swapped)) return nullptr;
-  mlir::OpBuilder b(transpose);
   // lhs and rhs dimension numbers trade places (an absent pair stays absent).
   return DotGeneralOp::create(
       b, dot.getLoc(), transpose->getResultTypes(),
@@ -226,13 +226,13 @@ DotGeneralOp SwappedDot(TransposeOp transpose) {
 // multiply(transpose(x), scalar) -> transpose(multiply(x, scalar)): the
 // scaled value keeps x's layout, so the transpose can fold into a dot that
 // reads it (PyTorch scales attention's q and k after splitting the heads).
-mlir::Value ScaleBeforeTranspose(MulOp k) {
+// Returns the new transpose, made at b's insertion point, or null.
+mlir::Value ScaleBeforeTranspose(mlir::OpBuilder& b, MulOp k) {
   for (int side = 0; side < 2; ++side) {
     auto t = k.getInputs()[side].getDefiningOp<TransposeOp>();
     const mlir::Value scale = k.getInputs()[1 - side];
     if (!t || !t->hasOneUse() || !ScalarConstant(scale)) continue;
     const mlir::Value x = t.getInputs()[0];
-    mlir::OpBuilder b(k);
     mlir::Value scalar = StripBroadcasts(scale);
     if (TypeOf(scalar).getRank() != 0) continue;
     mlir::Value operands[2];
@@ -246,104 +246,205 @@ mlir::Value ScaleBeforeTranspose(MulOp k) {
   return nullptr;
 }
 
-// What `k` can be replaced by, or null. May instead rewrite `k` in place
-// (reading through a chain) and set `changed`.
-mlir::Value Simplified(BrtOp k, bool& changed) {
-  if (k->getNumResults() != 1 || k.getInputs().empty()) return nullptr;
-  const mlir::Value in = k.getInputs()[0], out = k->getResult(0);
-  if (mlir::isa<ReshapeOp, ConvertOp>(k)) {
-    if (in.getType() == out.getType()) return in;
-    if (auto inner = in.getDefiningOp<ReshapeOp>(); inner && mlir::isa<ReshapeOp>(k)) {
-      k->setOperand(0, inner.getInputs()[0]);
-      changed = true;
-    }
-    return nullptr;
+// Replaces the uses of op's result by `v`, or fails when v is null. The op
+// stays until the pass's sweep after the walk, so the rest of the walk
+// still counts it among its operands' users.
+mlir::LogicalResult ReplaceUses(mlir::PatternRewriter& rewriter, mlir::Operation* op,
+                                mlir::Value v) {
+  if (!v) return mlir::failure();
+  rewriter.replaceAllOpUsesWith(op, v);
+  return mlir::success();
+}
+
+// A reshape to its operand's type is the operand; one of a reshape reads
+// what that one reshapes.
+struct SimplifyReshape : mlir::OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(ReshapeOp k, mlir::PatternRewriter& rewriter) const override {
+    const mlir::Value in = k.getInputs()[0];
+    if (in.getType() == k.getResult(0).getType()) return ReplaceUses(rewriter, k, in);
+    auto inner = in.getDefiningOp<ReshapeOp>();
+    if (!inner) return mlir::failure();
+    rewriter.modifyOpInPlace(k, [&] { k->setOperand(0, inner.getInputs()[0]); });
+    return mlir::success();
   }
-  // A select on a constant predicate (a lax.cond whose predicate folded,
-  // as one on an unrolled loop's counter does) is the operand it picks.
-  if (mlir::isa<SelectOp>(k)) {
-    auto c = StripBroadcasts(in).getDefiningOp<ConstantOp>();
+};
+
+// A convert to its operand's type is the operand.
+struct SimplifyConvert : mlir::OpRewritePattern<ConvertOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(ConvertOp k, mlir::PatternRewriter& rewriter) const override {
+    const mlir::Value in = k.getInputs()[0];
+    return ReplaceUses(rewriter, k, in.getType() == k.getResult(0).getType() ? in : nullptr);
+  }
+};
+
+// A select on a constant predicate (a lax.cond whose predicate folded, as
+// one on an unrolled loop's counter does) is the operand it picks.
+struct SimplifySelect : mlir::OpRewritePattern<SelectOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(SelectOp k, mlir::PatternRewriter& rewriter) const override {
+    auto c = StripBroadcasts(k.getInputs()[0]).getDefiningOp<ConstantOp>();
     auto pred = c ? mlir::dyn_cast<mlir::DenseIntElementsAttr>(c.getValue()) : nullptr;
-    if (!pred || !pred.isSplat() || !pred.getElementType().isInteger(1)) return nullptr;
+    if (!pred || !pred.isSplat() || !pred.getElementType().isInteger(1)) return mlir::failure();
     mlir::Value picked = k.getInputs()[pred.getSplatValue<bool>() ? 1 : 2];
-    return picked.getType() == out.getType() ? picked : nullptr;
+    return ReplaceUses(rewriter, k,
+                       picked.getType() == k.getResult(0).getType() ? picked : nullptr);
   }
-  if (auto broadcast = mlir::dyn_cast<BroadcastInDimOp>(k.getOperation())) {
+};
+
+// A broadcast that moves nothing is its operand. One of a reshape that only
+// adds or drops unit dims before it (torch's keepdim reductions:
+// [n, 12, 128] -> [n, 12, 128, 1]) broadcasts what the reshape reshapes.
+struct SimplifyBroadcast : mlir::OpRewritePattern<BroadcastInDimOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(BroadcastInDimOp broadcast,
+                                      mlir::PatternRewriter& rewriter) const override {
+    const mlir::Value in = broadcast.getInputs()[0];
     const llvm::ArrayRef<int64_t> dims = broadcast.getBroadcastDimensions();
-    if (in.getType() == out.getType() && IsIdentity(dims)) return in;
-    // A reshape that only adds or drops unit dims before it (torch's
-    // keepdim reductions: [n, 12, 128] -> [n, 12, 128, 1]): broadcast what it
-    // reshapes.
+    if (in.getType() == broadcast.getResult(0).getType() && IsIdentity(dims))
+      return ReplaceUses(rewriter, broadcast, in);
     auto reshape = in.getDefiningOp<ReshapeOp>();
-    if (!reshape) return nullptr;
+    if (!reshape) return mlir::failure();
     auto from = TypeOf(reshape.getInputs()[0]).getShape(), to = TypeOf(in).getShape();
     llvm::SmallVector<int64_t> mapped;  // per dim of `from`: its dim in `to`
     size_t j = 0;
     for (int64_t size : from) {
       while (j < to.size() && to[j] != size && to[j] == 1) ++j;
-      if (j == to.size() || to[j] != size) return nullptr;
+      if (j == to.size() || to[j] != size) return mlir::failure();
       mapped.push_back(dims[j++]);
     }
     for (; j < to.size(); ++j)
-      if (to[j] != 1) return nullptr;
-    if (!llvm::is_sorted(mapped)) return nullptr;
-    broadcast.setBroadcastDimensionsAttr(mlir::DenseI64ArrayAttr::get(k->getContext(), mapped));
-    broadcast->setOperand(0, reshape.getInputs()[0]);
-    changed = true;
-    return nullptr;
+      if (to[j] != 1) return mlir::failure();
+    if (!llvm::is_sorted(mapped)) return mlir::failure();
+    rewriter.modifyOpInPlace(broadcast, [&] {
+      broadcast.setBroadcastDimensionsAttr(rewriter.getDenseI64ArrayAttr(mapped));
+      broadcast->setOperand(0, reshape.getInputs()[0]);
+    });
+    return mlir::success();
   }
-  if (auto transpose = mlir::dyn_cast<TransposeOp>(k.getOperation())) {
+};
+
+// A transpose that moves nothing is its operand, one of a matmul may be the
+// matmul swapped (SwappedDot), and one of a transpose transposes what that
+// one does by the two permutations composed.
+struct SimplifyTranspose : mlir::OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(TransposeOp transpose,
+                                      mlir::PatternRewriter& rewriter) const override {
+    const mlir::Value in = transpose.getInputs()[0];
     const llvm::ArrayRef<int64_t> perm = transpose.getPermutation();
-    if (IsIdentity(perm)) return in;
-    if (DotGeneralOp dot = SwappedDot(transpose)) return dot.getResult(0);
+    if (IsIdentity(perm)) return ReplaceUses(rewriter, transpose, in);
+    if (DotGeneralOp dot = SwappedDot(rewriter, transpose))
+      return ReplaceUses(rewriter, transpose, dot.getResult(0));
     auto inner = in.getDefiningOp<TransposeOp>();
-    if (!inner) return nullptr;
+    if (!inner) return mlir::failure();
     // Result dim i is the inner result's dim perm[i], which is x's dim
     // inner_perm[perm[i]].
     const llvm::ArrayRef<int64_t> inner_perm = inner.getPermutation();
     llvm::SmallVector<int64_t> composed;
     for (int64_t d : perm) composed.push_back(inner_perm[d]);
-    transpose.setPermutationAttr(mlir::DenseI64ArrayAttr::get(k->getContext(), composed));
-    transpose->setOperand(0, inner.getInputs()[0]);
-    changed = true;
-    return IsIdentity(composed) ? inner.getInputs()[0] : nullptr;
+    rewriter.modifyOpInPlace(transpose, [&] {
+      transpose.setPermutationAttr(rewriter.getDenseI64ArrayAttr(composed));
+      transpose->setOperand(0, inner.getInputs()[0]);
+    });
+    if (IsIdentity(composed)) rewriter.replaceAllOpUsesWith(transpose, inner.getInputs()[0]);
+    return mlir::success();
   }
-  if (auto clamp = mlir::dyn_cast<ClampOp>(k.getOperation());
-      clamp && mlir::isa<mlir::FloatType>(TypeOf(out).getElementType())) {
-    if (mlir::Value x = ErfArgument(clamp)) {
-      mlir::OpBuilder b(clamp);
-      return ErfOp::create(b, clamp.getLoc(), mlir::TypeRange{out.getType()}, mlir::ValueRange{x})
-          .getResult(0);
-    }
-    return nullptr;
+};
+
+// XLA's erf approximation (ErfArgument) is the erf op.
+struct SimplifyClamp : mlir::OpRewritePattern<ClampOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(ClampOp clamp,
+                                      mlir::PatternRewriter& rewriter) const override {
+    const mlir::Value out = clamp.getResult(0);
+    if (!mlir::isa<mlir::FloatType>(TypeOf(out).getElementType())) return mlir::failure();
+    const mlir::Value x = ErfArgument(clamp);
+    if (!x) return mlir::failure();
+    auto erf = ErfOp::create(rewriter, clamp.getLoc(), mlir::TypeRange{out.getType()},
+                             mlir::ValueRange{x});
+    return ReplaceUses(rewriter, clamp, erf.getResult(0));
   }
-  if (auto dot = mlir::dyn_cast<DotGeneralOp>(k.getOperation())) {
-    if (DotGeneralOp unbatched = UnbroadcastDot(dot)) return unbatched.getResult(0);
-    return UnmergeBatchDims(dot);
+};
+
+// A dot_general batched over a broadcast rhs (UnbroadcastDot), or over
+// merged leading dims (UnmergeBatchDims).
+struct SimplifyDot : mlir::OpRewritePattern<DotGeneralOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(DotGeneralOp dot,
+                                      mlir::PatternRewriter& rewriter) const override {
+    if (DotGeneralOp unbatched = UnbroadcastDot(rewriter, dot))
+      return ReplaceUses(rewriter, dot, unbatched.getResult(0));
+    return ReplaceUses(rewriter, dot, UnmergeBatchDims(rewriter, dot));
   }
-  if (auto multiply = mlir::dyn_cast<MulOp>(k.getOperation()))
-    if (mlir::Value moved = ScaleBeforeTranspose(multiply)) return moved;
-  // x * 1 and x / 1 are x, NaN and infinities included.
-  if (mlir::isa<MulOp, DivOp>(k)) {
-    for (int side = mlir::isa<MulOp>(k) ? 0 : 1; side < 2; ++side) {
-      const mlir::Value other = k.getInputs()[1 - side];
-      if (ScalarConstant(k.getInputs()[side]) == 1.0 && other.getType() == out.getType())
-        return other;
-    }
+};
+
+// x * 1, 1 * x and x / 1 are x, NaN and infinities included. The other
+// operand of multiply or divide `k` when operand `first` or a later one is a
+// one (a divide's from 1 on: only its divisor), or null.
+mlir::Value OtherThanOne(BrtOp k, int first) {
+  for (int side = first; side < 2; ++side) {
+    const mlir::Value other = k.getInputs()[1 - side];
+    if (ScalarConstant(k.getInputs()[side]) == 1.0 && other.getType() == k->getResult(0).getType())
+      return other;
   }
   return nullptr;
 }
 
+// A multiply of a transpose by a scalar scales first (ScaleBeforeTranspose);
+// one by one is its other operand.
+struct SimplifyMul : mlir::OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(MulOp k, mlir::PatternRewriter& rewriter) const override {
+    if (mlir::Value moved = ScaleBeforeTranspose(rewriter, k))
+      return ReplaceUses(rewriter, k, moved);
+    return ReplaceUses(rewriter, k, OtherThanOne(k, 0));
+  }
+};
+
+// A divide by one is its dividend.
+struct SimplifyDiv : mlir::OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(DivOp k, mlir::PatternRewriter& rewriter) const override {
+    return ReplaceUses(rewriter, k, OtherThanOne(k, 1));
+  }
+};
+
+// Whether a walk changed anything: every match replaces an op's uses or
+// modifies an op in place, and the rewriter says so here.
+struct ChangeListener final : mlir::RewriterBase::Listener {
+  void notifyOperationModified(mlir::Operation*) override { changed = true; }
+  void notifyOperationReplaced(mlir::Operation*, mlir::ValueRange) override { changed = true; }
+
+  bool changed = false;
+};
+
 struct SimplifyPass : impl::SimplifyBase<SimplifyPass> {
+  mlir::LogicalResult initialize(mlir::MLIRContext* ctx) override {
+    mlir::RewritePatternSet set(ctx);
+    set.add<SimplifyReshape, SimplifyConvert, SimplifySelect, SimplifyBroadcast, SimplifyTranspose,
+            SimplifyClamp, SimplifyDot, SimplifyMul, SimplifyDiv>(ctx);
+    patterns_ = std::move(set);
+    return mlir::success();
+  }
+
+  // One walk of the patterns and a sweep of the ops left unused, until a
+  // walk changes nothing: each rewrite can make another possible.
   void runOnOperation() override {
     for (bool changed = true; changed;) {
-      changed = false;
-      getOperation().walk([&](BrtOp k) {
-        if (mlir::Value replacement = Simplified(k, changed)) {
-          k->getResult(0).replaceAllUsesWith(replacement);
-          changed = true;
-        }
-      });
+      ChangeListener listener;
+      mlir::walkAndApplyPatterns(getOperation(), patterns_, &listener);
+      changed = listener.changed;
       // What no longer has users goes; canonicalize would too, but the
       // fusion passes that follow count users.
       llvm::SmallVector<BrtOp> ops;
@@ -352,6 +453,8 @@ struct SimplifyPass : impl::SimplifyBase<SimplifyPass> {
         if (k->use_empty()) k->erase();
     }
   }
+
+  mlir::FrozenRewritePatternSet patterns_;
 };
 
 }  // namespace
