@@ -5,6 +5,10 @@
 // each convolution moves down through the elementwise ops, pooling and
 // reductions after it until it meets the transpose before the next
 // convolution and cancels, so an NCHW network is transposed at its edges only.
+// It is one propagation over the function, not local rewrites (so no
+// patterns): only the transposes this pass makes move down, a program's own
+// stay, each taken in turn from a worklist; a last sweep drops the transposes
+// left unused.
 #include <numeric>
 
 #include "BrtDialect.h"

@@ -10,6 +10,8 @@
 #include "BrtDialect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "passes/Passes.h"
 #include "passes/Patterns.h"
 
@@ -69,33 +71,59 @@ std::string Describe(BrtOp k) {
   return k.getKind().str() + " at " + where;
 }
 
-struct CheckIndicesPass : impl::CheckIndicesBase<CheckIndicesPass> {
-  void runOnOperation() override {
-    getOperation().walk([&](BrtOp k) {
-      auto gather = mlir::dyn_cast<GatherOp>(k.getOperation());
-      auto scatter = mlir::dyn_cast<ScatterOp>(k.getOperation());
-      if (!gather && !scatter) return;
-      mlir::Value indices = k.getInputs()[1];
-      mlir::RankedTensorType type = TypeOf(indices);
-      const std::optional<uint64_t> vector_dim =
-          gather ? gather.getIndexVectorDim() : scatter.getIndexVectorDim();
-      std::optional<llvm::SmallVector<int64_t>> bounds = Bounds(k);
-      if (!bounds || bounds->empty() || !vector_dim ||
-          !(type.getElementType().isSignlessInteger(32) ||
-            type.getElementType().isSignlessInteger(64)))
-        return;
-      const auto ivd = static_cast<int64_t>(*vector_dim);
-      const bool along_last = type.getRank() > 0 && ivd == type.getRank() - 1;
-      if (bounds->size() != 1 && !along_last) return;
-      if (ivd == type.getRank() - 1 &&
-          type.getShape().back() != static_cast<int64_t>(bounds->size()))
-        return;
-      mlir::OpBuilder b(k);
-      auto check = CheckIndicesOp::create(b, k.getLoc(), mlir::TypeRange{type},
-                                          mlir::ValueRange{indices}, *bounds, Describe(k));
-      k->setOperand(1, check.getResult(0));
-    });
+// A brt.check_indices of k's indices (operand 1) before k, which then reads
+// them through it, if its index vectors are ones this pass checks.
+mlir::LogicalResult CheckIndicesOf(BrtOp k, std::optional<uint64_t> vector_dim,
+                                   mlir::PatternRewriter& rewriter) {
+  mlir::Value indices = k.getInputs()[1];
+  mlir::RankedTensorType type = TypeOf(indices);
+  std::optional<llvm::SmallVector<int64_t>> bounds = Bounds(k);
+  if (!bounds || bounds->empty() || !vector_dim ||
+      !(type.getElementType().isSignlessInteger(32) || type.getElementType().isSignlessInteger(64)))
+    return mlir::failure();
+  const auto ivd = static_cast<int64_t>(*vector_dim);
+  const bool along_last = type.getRank() > 0 && ivd == type.getRank() - 1;
+  if (bounds->size() != 1 && !along_last) return mlir::failure();
+  if (ivd == type.getRank() - 1 && type.getShape().back() != static_cast<int64_t>(bounds->size()))
+    return mlir::failure();
+  rewriter.setInsertionPoint(k);
+  auto check = CheckIndicesOp::create(rewriter, k.getLoc(), mlir::TypeRange{type},
+                                      mlir::ValueRange{indices}, *bounds, Describe(k));
+  rewriter.modifyOpInPlace(k, [&] { k->setOperand(1, check.getResult(0)); });
+  return mlir::success();
+}
+
+struct CheckGather : mlir::OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(GatherOp gather,
+                                      mlir::PatternRewriter& rewriter) const override {
+    return CheckIndicesOf(gather, gather.getIndexVectorDim(), rewriter);
   }
+};
+
+struct CheckScatter : mlir::OpRewritePattern<ScatterOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(ScatterOp scatter,
+                                      mlir::PatternRewriter& rewriter) const override {
+    return CheckIndicesOf(scatter, scatter.getIndexVectorDim(), rewriter);
+  }
+};
+
+// Each op is visited once and its check made before it, so the walk neither
+// sees the check nor checks an op twice.
+struct CheckIndicesPass : impl::CheckIndicesBase<CheckIndicesPass> {
+  mlir::LogicalResult initialize(mlir::MLIRContext* ctx) override {
+    mlir::RewritePatternSet set(ctx);
+    set.add<CheckGather, CheckScatter>(ctx);
+    patterns_ = std::move(set);
+    return mlir::success();
+  }
+
+  void runOnOperation() override { mlir::walkAndApplyPatterns(getOperation(), patterns_); }
+
+  mlir::FrozenRewritePatternSet patterns_;
 };
 
 }  // namespace

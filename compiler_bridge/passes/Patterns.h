@@ -95,16 +95,15 @@ inline mlir::Value StripBroadcasts(mlir::Value v) {
   }
 }
 
-// The [output features] vector that broadcast `v` spreads over the output
-// feature dim of convolution `conv` (a bias, batch norm's mean or scale),
-// followed through each broadcast; a source with unit dims around the
-// features ([C, 1, 1]) is reshaped to [C] at b's insertion point. Null if v
-// is not one.
-inline mlir::Value OutputFeatureVector(mlir::OpBuilder& b, ConvolutionOp conv, mlir::Value v) {
+// The value holding just the [output features] vector (a bias, batch norm's
+// mean or scale) that broadcast `v` spreads over the output feature dim of
+// convolution `conv`, followed back through each broadcast: the deepest such
+// value on the way (a scalar broadcast to [C] is one, the scalar is not), of
+// rank 1 or with unit dims around the features ([C, 1, 1]). Null if v is not
+// one. Creates nothing.
+inline mlir::Value FindOutputFeatureVector(ConvolutionOp conv, mlir::Value v) {
   const int64_t feature_dim = conv.getOutputFeatureDimension();
   const int64_t features = TypeOf(conv.getResult(0)).getShape()[feature_dim];
-  // The deepest value on the way that holds just the features (a scalar
-  // broadcast to [C] is one, the scalar is not).
   mlir::Value found;
   for (int64_t pos = feature_dim;;) {
     const auto shape = TypeOf(v).getShape();
@@ -116,11 +115,18 @@ inline mlir::Value OutputFeatureVector(mlir::OpBuilder& b, ConvolutionOp conv, m
     const llvm::ArrayRef<int64_t> dims =
         bc ? bc.getBroadcastDimensions() : llvm::ArrayRef<int64_t>();
     const auto it = llvm::find(dims, pos);
-    if (it == dims.end()) break;
+    if (it == dims.end()) return found;
     pos = it - dims.begin();
     v = bc.getInputs()[0];
   }
+}
+
+// FindOutputFeatureVector's value as a [C] vector: one with unit dims around
+// the features is reshaped at b's insertion point.
+inline mlir::Value OutputFeatureVector(mlir::OpBuilder& b, ConvolutionOp conv, mlir::Value v) {
+  mlir::Value found = FindOutputFeatureVector(conv, v);
   if (!found || TypeOf(found).getRank() == 1) return found;
+  const int64_t features = TypeOf(conv.getResult(0)).getShape()[conv.getOutputFeatureDimension()];
   return Reshape(b, found.getLoc(), found, {features});
 }
 
