@@ -117,13 +117,21 @@ Expected<const LoadedProvider*> Session::Impl::CollectivesProviderFor(
     int32_t device, const SessionOptions& options) {
   for (const auto& p : providers)
     if (ServesCollectivesOn(*p->api, device)) return p.get();
-  auto found = core::FindProvider(
-      options.search_paths,
-      [device](const BrtProviderApi& api) { return ServesCollectivesOn(api, device); },
-      "declares collectives on " + DeviceName(device));
-  if (!found.ok()) return found.status();
-  providers.push_back(*found);
-  return providers.back().get();
+  std::string tried;
+  for (const std::string& name : options.collective_providers) {
+    auto p = core::LoadProvider(name, options.search_paths);
+    if (p.ok() && ServesCollectivesOn(*(*p)->api, device)) {
+      providers.push_back(*p);
+      return providers.back().get();
+    }
+    tried += "\n  " + name + ": " +
+             (p.ok() ? "its table does not declare collectives on " + DeviceName(device)
+                     : p.status().message());
+  }
+  return Status(StatusCode::kNotFound,
+                "no provider declares collectives on " + DeviceName(device) +
+                    (tried.empty() ? " (SessionOptions::collective_providers is empty)"
+                                   : "; SessionOptions::collective_providers tried:" + tried));
 }
 
 Status Session::Impl::LoadCollectiveProviders(const SessionOptions& options) {

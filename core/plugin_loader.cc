@@ -3,10 +3,8 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <mutex>
 
@@ -112,34 +110,6 @@ Expected<std::shared_ptr<const LoadedProvider>> LoadProvider(
   }
   return Status(StatusCode::kNotFound, "provider '" + name + "': " + file + " not found in " +
                                            tried + " (set BRT_PROVIDER_PATH or pass a path)");
-}
-
-Expected<std::shared_ptr<const LoadedProvider>> FindProvider(
-    const std::vector<std::string>& search_paths,
-    const std::function<bool(const BrtProviderApi&)>& wanted, const std::string& what) {
-  namespace fs = std::filesystem;
-  std::string looked_at, directories;
-  for (const std::string& dir : SearchDirectories(search_paths)) {
-    directories += (directories.empty() ? "" : ", ") + dir;
-    std::vector<std::string> plugins;
-    std::error_code ec;
-    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-      const std::string file = e.path().filename().string();
-      if (file.starts_with("libbrt_provider_") && file.ends_with(".so") && IsFile(e.path()))
-        plugins.push_back(e.path().string());
-    }
-    std::sort(plugins.begin(), plugins.end());
-    for (const std::string& path : plugins) {
-      auto p = OpenPlugin(path);
-      if (p.ok() && wanted(*(*p)->api)) return p;
-      looked_at += "\n  " + path + (p.ok() ? "" : ": " + p.status().message());
-    }
-  }
-  return Status(StatusCode::kNotFound,
-                "no provider plugin " + what + " in " + directories +
-                    (looked_at.empty() ? " (there are none)" : "; looked at:" + looked_at) +
-                    "\n(set BRT_PROVIDER_PATH, or name such a provider in "
-                    "SessionOptions::providers)");
 }
 
 }  // namespace brt::core

@@ -2,7 +2,6 @@
 // then next to libbrt (docs/writing-a-provider.md).
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,13 +22,5 @@ struct LoadedProvider {
 // path containing '/'. Plugins stay loaded for the life of the process.
 Expected<std::shared_ptr<const LoadedProvider>> LoadProvider(
     const std::string& name, const std::vector<std::string>& search_paths);
-
-// The first plugin (libbrt_provider_*.so, directory by directory in the
-// order LoadProvider searches, by name within one) whose table `wanted`
-// takes; plugins that do not load are passed over. NotFound otherwise, saying
-// that no plugin `what` and listing each plugin looked at.
-Expected<std::shared_ptr<const LoadedProvider>> FindProvider(
-    const std::vector<std::string>& search_paths,
-    const std::function<bool(const BrtProviderApi&)>& wanted, const std::string& what);
 
 }  // namespace brt::core

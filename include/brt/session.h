@@ -63,6 +63,13 @@ struct SessionOptions {
   // a .so. Earlier providers are preferred when several can run an op.
   std::vector<std::string> providers = {"cpu"};
   std::vector<std::string> search_paths;
+  // Collectives (all_reduce, ...): the first of `providers` whose plugin table
+  // declares the device they run on (collective_devices) runs them; when none
+  // does, these are loaded in turn (found like `providers`) and the first
+  // that declares it runs them. Only these are loaded for it: loading every
+  // plugin to read its table would map the CUDA provider's libraries into a
+  // CPU program.
+  std::vector<std::string> collective_providers = {"mpi", "nccl"};
 
   // Multi-rank programs (docs/distributed.md). This process's rank and the
   // number of ranks; -1: from the launcher's environment (BRT_RANK /

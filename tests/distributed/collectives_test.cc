@@ -355,8 +355,8 @@ TEST(RankDiscovery, AWorldOfOneRunsWithoutALauncher) {
   auto session = LoadBuilt(b, options);
   ASSERT_TRUE(session.ok()) << session.status().message();
   EXPECT_EQ((*session)->world_size(), 1);
-  // Only cpu was named: the plugin whose table declares the CPU's
-  // collectives was found in the search path and loaded.
+  // Only cpu was named: the first of collective_providers whose table
+  // declares the CPU's collectives was loaded for them.
   EXPECT_EQ((*session)->provider_names(), (std::vector<std::string>{"cpu", "mpi"}));
   std::vector<float> in = {1.5f, -2.0f, 3.25f}, out(3, 0.0f);
   auto ctx = (*session)->NewRequest();
@@ -365,6 +365,27 @@ TEST(RankDiscovery, AWorldOfOneRunsWithoutALauncher) {
   ASSERT_TRUE((*ctx)->Bind("y", Tensor::Borrow(out.data(), DType::kF32, {3})).ok());
   ASSERT_TRUE((*ctx)->Run().ok());
   EXPECT_EQ(out, in);
+}
+
+// Candidates that do not declare the device are passed over, and when none
+// does the error names each one and why.
+TEST(RankDiscovery, CollectiveProvidersThatDoNotDeclareTheDeviceAreNamed) {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE")) GTEST_SKIP() << "runs outside mpirun";
+  ExecutableBuilder b;
+  auto& f = b.AddFunction("main");
+  auto x = f.Input("x", DType::kF32, {3});
+  f.Output("y", f.Op("all_reduce", {x}, {{DType::kF32, {3}}}, {{"reducer", "add"}})[0]);
+  SessionOptions options;
+  options.rank = 0;
+  options.world_size = 1;
+  options.collective_providers = {"no_such_plugin", "cpu"};
+  ExpectError(LoadBuilt(b, options).status(),
+              {"no provider declares collectives on cpu", "no_such_plugin:", "not found",
+               "cpu: its table does not declare collectives on cpu"});
+  options.collective_providers = {"cpu", "mpi"};
+  auto session = LoadBuilt(b, options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  EXPECT_EQ((*session)->provider_names(), (std::vector<std::string>{"cpu", "mpi"}));
 }
 
 // Shapes and attributes a group of ranks cannot satisfy are refused at load,
