@@ -2,6 +2,7 @@
 // decoded to plain ones, and the dispatch of each source op by name.
 #include "import/Importer.h"
 
+#include "OpKinds.h"
 #include "import/OpaqueAttrs.h"
 #include "import/PerRank.h"
 #include "llvm/Support/SourceMgr.h"

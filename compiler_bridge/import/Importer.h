@@ -13,7 +13,6 @@
 #include <string>
 
 #include "BrtDialect.h"
-#include "OpKinds.h"
 #include "RuntimeTypes.h"
 #include "import/ChloExpansions.h"
 #include "import/Import.h"

@@ -1,7 +1,6 @@
 // brt-fold-transpose-into-dot: dot_general reads a transposed operand
 // directly, with its dimension numbers remapped.
 #include "BrtDialect.h"
-#include "OpKinds.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"

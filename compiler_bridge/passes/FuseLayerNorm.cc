@@ -2,7 +2,6 @@
 // last dim becomes one brt.layer_norm (the variance as JAX writes it, or in
 // f64 as PyTorch's decomposition does; brt.layer_norm computes it in f32).
 #include "BrtDialect.h"
-#include "OpKinds.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"

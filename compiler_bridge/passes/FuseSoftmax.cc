@@ -7,7 +7,6 @@
 #include <optional>
 
 #include "BrtDialect.h"
-#include "OpKinds.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"

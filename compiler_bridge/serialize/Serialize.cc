@@ -4,7 +4,6 @@
 #include <set>
 
 #include "BrtDialect.h"
-#include "OpKinds.h"
 #include "RuntimeTypes.h"
 #include "brt/op_registry.h"
 #include "codegen/CudaCodegen.h"

@@ -1,7 +1,7 @@
 // brt's own CUDA kernels for data movement (strided copies, fill, iota) and
 // gather / scatter.
-#include "ops/philox.h"
 #include "kernel_support.cuh"
+#include "ops/philox.h"
 
 namespace brt::cuda {
 namespace {

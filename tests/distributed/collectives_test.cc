@@ -342,16 +342,21 @@ TEST(RankDiscovery, OptionsAndEnvironmentMustAgree) {
   unsetenv("BRT_WORLD_SIZE");
 }
 
+// An all_reduce of an f32[3] "x" into "y", and options for a world of one.
+void AllReduceInAWorldOfOne(ExecutableBuilder& b, SessionOptions& options) {
+  auto& f = b.AddFunction("main");
+  auto x = f.Input("x", DType::kF32, {3});
+  f.Output("y", f.Op("all_reduce", {x}, {{DType::kF32, {3}}}, {{"reducer", "add"}})[0]);
+  options.rank = 0;
+  options.world_size = 1;
+}
+
 // A single process is a world of one: MPI starts as a singleton.
 TEST(RankDiscovery, AWorldOfOneRunsWithoutALauncher) {
   if (std::getenv("OMPI_COMM_WORLD_SIZE")) GTEST_SKIP() << "runs outside mpirun";
   ExecutableBuilder b;
-  auto& f = b.AddFunction("main");
-  auto x = f.Input("x", DType::kF32, {3});
-  f.Output("y", f.Op("all_reduce", {x}, {{DType::kF32, {3}}}, {{"reducer", "add"}})[0]);
   SessionOptions options;
-  options.rank = 0;
-  options.world_size = 1;
+  AllReduceInAWorldOfOne(b, options);
   auto session = LoadBuilt(b, options);
   ASSERT_TRUE(session.ok()) << session.status().message();
   EXPECT_EQ((*session)->world_size(), 1);
@@ -372,12 +377,8 @@ TEST(RankDiscovery, AWorldOfOneRunsWithoutALauncher) {
 TEST(RankDiscovery, CollectiveProvidersThatDoNotDeclareTheDeviceAreNamed) {
   if (std::getenv("OMPI_COMM_WORLD_SIZE")) GTEST_SKIP() << "runs outside mpirun";
   ExecutableBuilder b;
-  auto& f = b.AddFunction("main");
-  auto x = f.Input("x", DType::kF32, {3});
-  f.Output("y", f.Op("all_reduce", {x}, {{DType::kF32, {3}}}, {{"reducer", "add"}})[0]);
   SessionOptions options;
-  options.rank = 0;
-  options.world_size = 1;
+  AllReduceInAWorldOfOne(b, options);
   options.collective_providers = {"no_such_plugin", "cpu"};
   ExpectError(LoadBuilt(b, options).status(),
               {"no provider declares collectives on cpu", "no_such_plugin:", "not found",

@@ -77,7 +77,8 @@ TEST(Format, TypedBuilderOpsWriteTheRegistryAttributes) {
     FunctionBuilder& f = b.AddFunction("main");
     ValueId x = f.Input("x", DType::kF32, {4});
     const std::vector<TensorType> result = {{DType::kF32, {2}}};
-    f.Output("y", typed ? f.Op(SliceAttrs{.start_indices = {1}, .limit_indices = {4},
+    f.Output("y", typed ? f.Op(SliceAttrs{.start_indices = {1},
+                                          .limit_indices = {4},
                                           .strides = std::vector<int64_t>{2}},
                                {x}, result)[0]
                         : f.Op("slice", {x}, result,
