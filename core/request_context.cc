@@ -203,6 +203,13 @@ Expected<Tensor> RequestContext::Output(ArgRef ref) const {
   return impl_->outputs[*arg];
 }
 
+Expected<Tensor> RequestContext::OutputOnHost(ArgRef ref) const {
+  auto out = Output(ref);
+  if (!out.ok()) return out.status();
+  auto arg = impl_->Find(ref);
+  return impl_->OnHost(*arg, *out);
+}
+
 Expected<Tensor> RequestContext::State(ArgRef ref) const {
   auto arg = impl_->Find(ref);
   if (!arg.ok()) return arg.status();

@@ -41,6 +41,8 @@ std::string Summary(const brt::Tensor& t) {
   std::string s = std::string(brt::DTypeName(t.dtype())) + brt::FormatShape(t.shape());
   const int64_t n = t.num_elements();
   if (n == 0) return s + " (empty)";
+  if (t.device().kind != brt::DeviceKind::kCpu)
+    return s + " (on " + brt::DeviceKindName(t.device().kind) + ", not read)";
   double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
   auto visit = [&](auto* p) {
     for (int64_t i = 0; i < n; ++i) {
@@ -219,7 +221,7 @@ int main(int argc, char** argv) {
   if (!run.ok()) return Fail(1, run.message());
   if (!out_dir.empty()) ::mkdir(out_dir.c_str(), 0755);
   for (size_t i = 0; i < fn.output_indices.size(); ++i) {
-    auto t = (*ctx)->Output(fn.output_indices[i]);
+    auto t = (*ctx)->OutputOnHost(fn.output_indices[i]);
     if (!t.ok()) return Fail(1, t.status().message());
     if (!quiet)
       std::printf("%sout%zu %s: %s\n", prefix.c_str(), i,

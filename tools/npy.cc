@@ -84,6 +84,10 @@ Expected<Tensor> ReadNpy(const std::string& path) {
 }
 
 Status WriteNpy(const std::string& path, const Tensor& t) {
+  if (t.device().kind != DeviceKind::kCpu)
+    return Status(StatusCode::kInvalidArgument,
+                  std::string("cannot write a tensor on ") + DeviceKindName(t.device().kind) +
+                      " as .npy: copy it to the host first (RequestContext::OutputOnHost)");
   const char* descr = nullptr;
   for (const Descr& d : kDescrs)
     if (d.dtype == t.dtype()) descr = d.text;

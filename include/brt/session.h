@@ -181,6 +181,10 @@ class RequestContext {
   Expected<Tensor> Output(ArgRef arg) const;
   // All outputs in result order.
   Expected<std::vector<Tensor>> Outputs() const;
+  // The output in host memory: Output() itself when it is on the CPU, else a
+  // copy of it made through its device's provider (a GPU output's data
+  // pointer is device memory, which the host must not read).
+  Expected<Tensor> OutputOnHost(ArgRef arg) const;
 
   // Train state (docs/training.md). A state argument is a value each run
   // updates in place: a donated argument of a JAX train step (parameters,

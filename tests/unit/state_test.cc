@@ -234,6 +234,30 @@ TEST(TrainState, LoadStateRefusesAFileThatDoesNotFitAndKeepsTheState) {
   ExpectError(ctx->State("g").status(), {"'g'", "input, not state"});
 }
 
+// An output the runtime allocates lives on the function's device; a host
+// reader (brt-run writing .npy) must take it through OutputOnHost, which
+// copies it from a GPU.
+TEST(Outputs, OutputOnHostCopiesADeviceOutputToTheHost) {
+  ExecutableBuilder b("brt-unit-test");
+  FunctionBuilder& f = b.AddFunction("main");
+  ValueId x = f.Input("x", DType::kF32, {6}, TestDevice());
+  f.Output("y", f.Op("negate", {x}, {{DType::kF32, {6}}}, {}, TestDevice())[0]);
+  auto session = LoadBuilt(b, TestOptions());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto ctx = std::move((*session)->NewRequest()).value();
+  HostTensor in = Random(DType::kF32, {6}, Rng());
+  ASSERT_TRUE(ctx->Bind("x", in.view()).ok());
+  ASSERT_TRUE(ctx->Run().ok());
+  auto on_device = ctx->Output("y");
+  ASSERT_TRUE(on_device.ok());
+  EXPECT_EQ(on_device->device(), TestDevice());
+  auto host = ctx->OutputOnHost("y");
+  ASSERT_TRUE(host.ok()) << host.status().ToString();
+  EXPECT_EQ(host->device().kind, DeviceKind::kCpu);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(host->data_as<float>()[i], -in.as<float>()[i]);
+  ExpectError(ctx->OutputOnHost("x").status(), {"'x'", "not an output"});
+}
+
 TEST(Safetensors, EveryElementTypeRoundTrips) {
   std::vector<NamedTensor> tensors;
   std::vector<HostTensor> keep;
