@@ -213,6 +213,13 @@ int32_t Copy(int32_t ordinal, void* dst, const void* src, size_t bytes, int32_t 
 
 int32_t BeginCapture(void* queue, BrtErrorBuffer* e) {
   return Guard(e, [&] {
+    // CUDA refuses to capture the legacy default stream (handle 0, PyTorch's
+    // default stream): refused here without asking it.
+    const cudaStream_t stream = static_cast<Queue*>(queue)->stream;
+    if (stream == nullptr || stream == cudaStreamLegacy)
+      throw Error(BRT_ERROR_UNSUPPORTED,
+                  "the legacy default stream (handle 0) cannot be recorded into a CUDA graph; "
+                  "set a stream of your own (e.g. torch.cuda.Stream()) to replay graphs");
     UseDevice(static_cast<Queue*>(queue)->device);
     Check(cudaStreamBeginCapture(static_cast<Queue*>(queue)->stream,
                                  cudaStreamCaptureModeThreadLocal),

@@ -23,11 +23,15 @@ namespace brt::cuda {
 // edge by Guard (common/abi_guard.h).
 using Error = ops::AbiError;
 
-// Out of device memory stays out of memory for the caller.
+// Out of device memory stays out of memory for the caller. A failed call
+// also leaves its error as the thread's last error, which the next launch's
+// cudaGetLastError() would report as its own: it is cleared here.
 inline void Check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
     throw Error(e == cudaErrorMemoryAllocation ? BRT_ERROR_RESOURCE_EXHAUSTED : BRT_ERROR_INTERNAL,
                 std::string(what) + ": " + cudaGetErrorString(e));
+  }
 }
 inline void Check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)

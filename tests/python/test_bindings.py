@@ -252,8 +252,7 @@ def test_run_releases_the_gil(tmp_path):
     assert rel(ctx.outputs()[0], ref) <= 1e-4
 
 
-def test_cuda_tensors_bind_without_copy(tmp_path):
-    """PyTorch CUDA tensors in and DLPack CUDA arrays out, on the caller's stream."""
+def _cuda_session(tmp_path):
     try:
         import torch
     except ImportError as e:
@@ -266,24 +265,53 @@ def test_cuda_tensors_bind_without_copy(tmp_path):
         jnp = pytest.importorskip("jax.numpy")
         path = brt.compile(lambda a, b: jnp.tanh(a @ b) + a, jnp.zeros((64, 64), jnp.float32),
                            jnp.zeros((64, 64), jnp.float32), target="cuda", path=str(tmp_path / "m.brtx"))
-    s = brt.Session(path, providers=["cuda"])
+    return torch, brt.Session(path, providers=["cuda"])
+
+
+def test_cuda_tensors_bind_without_copy(tmp_path):
+    """PyTorch CUDA tensors in and DLPack CUDA arrays out, on the caller's
+    (non-default) stream, whose third run replays a recorded graph."""
+    torch, s = _cuda_session(tmp_path)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        ctx = s.new_request()
+        ctx.set_stream(stream.cuda_stream)
+        a = torch.randn(64, 64, device="cuda")
+        b = torch.randn(64, 64, device="cuda") / 8
+        ctx.bind(0, a)
+        ctx.bind(1, b)
+        ctx.run()
+        out = torch.from_dlpack(ctx.outputs()[0])
+        assert out.device.type == "cuda"
+        ref = torch.tanh(a.double() @ b.double()) + a.double()
+        assert float((out.double() - ref).norm() / ref.norm()) <= 1e-5
+        y = torch.empty(64, 64, device="cuda")
+        ctx.bind(2, y)
+        ctx.run()
+        assert float((y.double() - ref).norm() / ref.norm()) <= 1e-5  # written in place: zero copy
+        y.fill_(float("nan"))
+        ctx.run()
+        assert ctx.last_run_replayed_graph
+        assert float((y.double() - ref).norm() / ref.norm()) <= 1e-5
+
+
+def test_cuda_default_stream_runs_op_by_op_every_time(tmp_path):
+    """PyTorch's default stream (handle 0, CUDA's legacy stream) cannot be
+    recorded into a graph: the context runs op by op, and the refused capture
+    must not fail the runs after it."""
+    torch, s = _cuda_session(tmp_path)
     ctx = s.new_request()
-    ctx.set_stream(torch.cuda.current_stream().cuda_stream)
-    a = torch.randn(64, 64, device="cuda")
-    b = torch.randn(64, 64, device="cuda") / 8
-    ctx.bind(0, a)
-    ctx.bind(1, b)
-    ctx.run()
-    out = torch.from_dlpack(ctx.outputs()[0])
-    assert out.device.type == "cuda"
-    ref = torch.tanh(a.double() @ b.double()) + a.double()
-    assert float((out.double() - ref).norm() / ref.norm()) <= 1e-5
-    y = torch.empty(64, 64, device="cuda")
-    ctx.bind(2, y)
-    ctx.run()
-    assert float((y.double() - ref).norm() / ref.norm()) <= 1e-5  # written in place: zero copy
-    ctx.run()
-    assert ctx.last_run_replayed_graph
+    ctx.set_stream(torch.cuda.default_stream().cuda_stream)
+    for _ in range(4):
+        a = torch.randn(64, 64, device="cuda")
+        b = torch.randn(64, 64, device="cuda") / 8
+        ctx.bind(0, a)
+        ctx.bind(1, b)
+        ctx.run()
+        out = torch.from_dlpack(ctx.outputs()[0])
+        ref = torch.tanh(a.double() @ b.double()) + a.double()
+        assert float((out.double() - ref).norm() / ref.norm()) <= 1e-5
+        assert not ctx.last_run_replayed_graph
 
 
 def test_empty_arrays_bind_whatever_their_strides():
