@@ -77,10 +77,8 @@ class GeneratedKernel final : public Kernel {
     if (!Driver().complete())
       throw Error(BRT_ERROR_UNSUPPORTED,
                   "generated kernels need the CUDA driver API, which this driver does not offer");
-    Check(cudaFree(nullptr), "creating the primary context");  // makes it current
-    Check(Driver().module_load_data(&module_, ptx.c_str()), "cuModuleLoadData");
-    Check(Driver().module_get_function(&function_, module_, op->kernel_name),
-          "cuModuleGetFunction");
+    // The op's own checks come before the module loads: a bad block_size is
+    // reported as such whatever the PTX is, as the host emulation does.
     const ops::GeneratedLaunch launch = ops::PlanGeneratedLaunch(OpInfo(*op));
     block_ = launch.block, grid_ = launch.grid;
     num_buffers_ = op->num_operands + op->num_results;
@@ -88,6 +86,15 @@ class GeneratedKernel final : public Kernel {
       throw Error(BRT_ERROR_UNSUPPORTED, std::string("kernel '") + op->kernel_name + "' takes " +
                                              std::to_string(num_buffers_) + " buffers; at most " +
                                              std::to_string(kMaxBuffers) + " are supported");
+    Check(cudaFree(nullptr), "creating the primary context");  // makes it current
+    Check(Driver().module_load_data(&module_, ptx.c_str()), "cuModuleLoadData");
+    // A throwing constructor runs no destructor: the module goes here.
+    if (const CUresult r = Driver().module_get_function(&function_, module_, op->kernel_name);
+        r != CUDA_SUCCESS) {
+      Driver().module_unload(module_);
+      module_ = nullptr;
+      Check(r, "cuModuleGetFunction");
+    }
   }
   ~GeneratedKernel() override {
     if (module_) Driver().module_unload(module_);
