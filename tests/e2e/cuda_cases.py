@@ -8,7 +8,9 @@
                                               # the CUDA provider and compare
 
 scripts/gpu_pack.sh and scripts/gpu_suite.sh call it. The comparison is
-test_jax.py's."""
+test_jax.py's (output_check.py). `check` needs only NumPy: the GPU machine
+has neither brt's Python extension nor the JAX version test_jax.py is
+written for."""
 import os
 import pathlib
 import subprocess
@@ -18,11 +20,12 @@ import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-os.environ.setdefault("JAX_PLATFORMS", "cpu")  # references in float64-capable, exact CPU math
-from test_jax import CASES, brt, check_outputs, expected_outputs  # noqa: E402
+from output_check import check_outputs  # noqa: E402
 
 
 def pack(out):
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")  # references in float64-capable, exact CPU math
+    from test_jax import CASES, brt, expected_outputs
     for name, (fn, args) in sorted(CASES.items()):
         d = pathlib.Path(out) / name
         d.mkdir(parents=True, exist_ok=True)

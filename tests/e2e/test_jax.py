@@ -17,9 +17,9 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(ROOT / "tests"))
 import brt  # noqa: E402
-from conftest import brt_run  # noqa: E402
 from gpu_expectation import skip_or_fail  # noqa: E402
 from jax_models import cnn, encoder_args, encoder_block, mlp  # noqa: E402
+from output_check import check_outputs  # noqa: E402
 
 from conftest import brt_run, nvrtc_built_in  # noqa: E402
 
@@ -270,23 +270,6 @@ def compare_with_jax(fn, args, tmp_path):
 def expected_outputs(fn, args):
     expected = fn(*[jnp.asarray(a) for a in args])
     return [np.asarray(e) for e in (expected if isinstance(expected, (tuple, list)) else [expected])]
-
-
-def check_outputs(expected, out_dir):
-    """brt-run's outputs in out_dir against JAX's: exact for integers and
-    booleans, relative error at most 1e-4 for floats; NaN and infinities
-    where JAX has them, and nowhere else."""
-    for i, e in enumerate(expected):
-        out = np.load(pathlib.Path(out_dir) / f"out{i}.npy")
-        assert out.shape == e.shape and out.dtype == e.dtype, (out.shape, out.dtype, e.shape, e.dtype)
-        if e.dtype.kind in "biu":
-            np.testing.assert_array_equal(out, e)
-        else:
-            ref = e.astype(np.float64)
-            finite = np.isfinite(ref)
-            np.testing.assert_array_equal(out[~finite], ref[~finite], err_msg=f"output {i}: non-finite values")
-            err = np.linalg.norm(out[finite] - ref[finite]) / max(np.linalg.norm(ref[finite]), 1e-30)
-            assert err <= 1e-4, f"output {i}: relative error {err:.2e}"
 
 
 def test_bad_inputs_give_one_clear_line(have_compiler, tmp_path):
