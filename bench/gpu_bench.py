@@ -15,7 +15,9 @@ synchronised with CUDA events.
      GPU machine's 64 MiB transfer): the executables take the parameters as
      inputs after the token ids and the mask, bound once from PyTorch's copy
 
-`--sections 1,3` runs some of them. Each prints as soon as it ends; one that
+`--sections 1,3` runs some of them. `--quick` is the form a first contact with
+a lent GPU affords (scripts/gpu_suite.sh --budget): 20 timed runs each, and
+MiniLM at f32 batch 1 and f16 batch 32 only. Each prints as soon as it ends; one that
 fails is reported in its place while the others go on, and the exit status
 is then 1.
 
@@ -23,6 +25,7 @@ Where brt-compile cannot run (the GPU machine lacks its MLIR), `--prepare DIR`
 compiles the executables elsewhere and `--models DIR` uses them.
 """
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -36,6 +39,9 @@ try:  # the benchmarks need it; --prepare (on the build machine) does not
 except ImportError:
     torch = None
 
+# JAX would take most of the GPU's memory at its first use, leaving too
+# little for PyTorch's and brt's sections after it.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 sys.path.insert(0, "examples")
 import jax_models as m  # noqa: E402
 
@@ -85,6 +91,7 @@ def models():
 MINILM = dict(vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
               intermediate_size=1536, max_position_embeddings=512)
 MINILM_RUNS = [(dtype, batch) for dtype in ("float32", "float16") for batch in (1, 32)]
+MINILM_QUICK_RUNS = [("float32", 1), ("float16", 32)]
 
 
 def minilm(dtype):
@@ -117,7 +124,6 @@ def minilm_inputs(batch):
 
 def compiled_minilm(dtype, batch, directory):
     path = f"{directory}/minilm_{dtype}_{batch}.brtx"
-    import os
     if not os.path.exists(path):
         module, _, parameters = minilm(dtype)
         brt.compile_torch(module, *minilm_inputs(batch), *parameters, target="cuda", path=path)
@@ -126,7 +132,6 @@ def compiled_minilm(dtype, batch, directory):
 
 def compiled(name, opts, tmp):
     """The executable for a model: precompiled in --models, else compiled now."""
-    import os
     if opts.models and os.path.exists(f"{opts.models}/{name}.brtx"):
         return f"{opts.models}/{name}.brtx"
     fn, args = models()[name]
@@ -224,7 +229,7 @@ def bert(opts, tmp):
     """MiniLM's BERT, brt vs PyTorch eager and torch.compile, same weights."""
     lines = ["| MiniLM BERT x128 | brt ms | PyTorch eager ms | torch.compile ms | brt / faster | "
              "brt rel. error vs eager |", "|---|---|---|---|---|---|"]
-    for dtype, batch in MINILM_RUNS:
+    for dtype, batch in (MINILM_QUICK_RUNS if opts.quick else MINILM_RUNS):
         _, model, _ = minilm(dtype)
         model = model.cuda()
         ids, mask = (t.cuda() for t in minilm_inputs(batch))
@@ -248,13 +253,16 @@ SECTIONS = [bandwidth, matmul, encoder, chain, bert]
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--quick", action="store_true",
+                    help="20 timed runs each and two MiniLM configurations (a first contact's budget)")
     ap.add_argument("--prepare", metavar="DIR", help="only compile the executables into DIR")
     ap.add_argument("--models", metavar="DIR", help="use the executables --prepare made")
     ap.add_argument("--sections", default=",".join(str(i + 1) for i in range(len(SECTIONS))),
                     help="which benchmarks to run, by number (default: all), e.g. 1,2,5")
     opts = ap.parse_args()
+    if opts.quick:
+        opts.runs = min(opts.runs, 20)
     if opts.prepare:
-        import os
         os.makedirs(opts.prepare, exist_ok=True)
         for name, (fn, args) in models().items():
             brt.compile(fn, *args, target="cuda", path=f"{opts.prepare}/{name}.brtx")
@@ -271,6 +279,10 @@ def main():
     if torch is None or not torch.cuda.is_available():
         sys.exit("gpu_bench.py: the benchmarks need PyTorch with a CUDA device")
     print(f"device: {torch.cuda.get_device_name()}\n", flush=True)
+    # Everything runs on one stream of its own: PyTorch's default stream is
+    # CUDA's legacy stream, which cannot be recorded into a graph, so brt
+    # would run op by op on it and the graph rows would not mean what they say.
+    torch.cuda.set_stream(torch.cuda.Stream())
     tmp = tempfile.mkdtemp()
     failed = []
     # Each section prints as soon as it ends, and one that fails leaves the

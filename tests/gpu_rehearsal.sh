@@ -9,7 +9,9 @@
 #      with BRT_EXPECT_GPU=1 ("a GPU is visible but the provider is broken"),
 #      and must fail, naming why, in no more files than a device call brings
 #      back;
-#   4. one stage with a 1 s step limit must fail, saying it timed out.
+#   4. one stage with a 1 s step limit must fail, saying it timed out;
+#   5. --budget: the first contact's form passes within 420 s, and stages the
+#      budget cannot hold are reported "not run" and fail the suite.
 #   tests/gpu_rehearsal.sh BUILD
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -21,8 +23,9 @@ echo "== every kernel brt-compile generated assembles for sm_80 and sm_90 (ptxas
 nvcc=$(grep -m1 '^CMAKE_CUDA_COMPILER:' "$build/CMakeCache.txt" | cut -d= -f2)
 python3 tests/ptx_check.py --ptxas "$(dirname "$nvcc")/ptxas" "$work/gpu"
 echo "== the suite against the emulated provider (must pass)"
-BRT_GPU_PACK="$work/gpu" BRT_PROVIDER_PATH="$build/tests/emulated_cuda" BRT_EXPECT_GPU=0 \
-  OUT="$work/emulated" scripts/gpu_suite.sh
+# Without PYTHONPATH: the GPU machine has no brt module until the python stage builds one.
+env -u PYTHONPATH BRT_GPU_PACK="$work/gpu" BRT_PROVIDER_PATH="$build/tests/emulated_cuda" \
+  BRT_EXPECT_GPU=0 OUT="$work/emulated" scripts/gpu_suite.sh
 echo "== the suite with a visible GPU and a provider that cannot run (must fail)"
 if BRT_GPU_PACK="$work/gpu" BRT_EXPECT_GPU=1 OUT="$work/broken" scripts/gpu_suite.sh; then
   echo "FAILED: gpu_suite.sh passed although the provider cannot run" >&2
@@ -44,4 +47,22 @@ if BRT_GPU_PACK="$work/gpu" BRT_PROVIDER_PATH="$build/tests/emulated_cuda" BRT_E
 fi
 grep -q "timed out after 1 s" "$work/slow/gpu-results.md" ||
   { echo "FAILED: the report does not say the step timed out" >&2; exit 1; }
-echo "gpu rehearsal: the emulated suite passed; the broken-provider and timed-out suites failed as they must"
+echo "== the first contact's form, --budget 420 (must pass)"
+env -u PYTHONPATH BRT_GPU_PACK="$work/gpu" BRT_PROVIDER_PATH="$build/tests/emulated_cuda" \
+  BRT_EXPECT_GPU=0 OUT="$work/budget" scripts/gpu_suite.sh --budget 420
+grep -q "budget: 420 s, used" "$work/budget/gpu-results.md"
+echo "== a budget too small for the stages (must fail, reporting them not run)"
+if BRT_GPU_PACK="$work/gpu" BRT_PROVIDER_PATH="$build/tests/emulated_cuda" BRT_EXPECT_GPU=0 \
+  OUT="$work/small" scripts/gpu_suite.sh --budget 50 tests e2e; then
+  echo "FAILED: gpu_suite.sh passed although its stages did not run" >&2
+  exit 1
+fi
+for stage in tests e2e; do
+  grep -q -- "- $stage: not run (.* of the 50 s budget left; it needs about" "$work/small/gpu-results.md" ||
+    { echo "FAILED: the report does not say that $stage was not run" >&2; exit 1; }
+done
+if grep -q passed "$work/small/gpu-results.md"; then
+  echo "FAILED: a stage that did not run is reported passed" >&2
+  exit 1
+fi
+echo "gpu rehearsal: the emulated suite passed, in full and in its budgeted form; the broken-provider, timed-out and over-budget suites failed as they must"
