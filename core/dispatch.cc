@@ -17,6 +17,7 @@ Status RequestContext::Impl::BuildDispatch() {
   graph_queue = nullptr;
   ran_eagerly = false;
   graph_off_reason.clear();
+  first_device_provider = last_device_provider = nullptr;
   const size_t n = spec->ops.size();
   std::vector<QueueSlot*> slots(n, nullptr);
   for (size_t i = 0; i < n; ++i) {
@@ -43,6 +44,7 @@ Status RequestContext::Impl::BuildDispatch() {
           std::any_of(unsynced.begin(), unsynced.end(), [&](size_t j) { return HostWaits(i, j); });
     if (sync) unsynced.clear(), pending = nullptr;
     if (slot) unsynced.push_back(i), pending = slot->provider;
+    if (slot && !first_device_provider) first_device_provider = slot->provider;
     DispatchEntry e{spec->ops[i].kernel.run, instances[i],
                     buffers.data() + spec->ops[i].buffers_begin, slot ? slot->queue : nullptr,
                     sync};
@@ -56,6 +58,7 @@ Status RequestContext::Impl::BuildDispatch() {
       graph_off_reason =
           "op #" + std::to_string(i) + " '" + fs->ops[i].kind + "' cannot be recorded into a graph";
   }
+  last_device_provider = pending;
   const bool several_streams =
       std::any_of(queues.begin(), queues.end(), [](const auto& q) { return q->stream != 0; });
   if (several_streams) BRT_RETURN_IF_ERROR(OrderStreams(slots));
@@ -72,11 +75,13 @@ Status RequestContext::Impl::BuildDispatch() {
   return Status::Ok();
 }
 
-Status RequestContext::Impl::Synchronize() {
-  for (auto& q : queues)
+Status RequestContext::Impl::Synchronize(const LoadedProvider* only) {
+  for (auto& q : queues) {
+    if (only && q->provider != only) continue;
     if (const int32_t rc = q->provider->api->synchronize_queue(q->queue, &error); rc != BRT_OK)
       return core::ProviderError(rc, "function '" + fs->info.name + "': waiting for '" +
                                          q->provider->name() + "': " + error.message);
+  }
   return Status::Ok();
 }
 
@@ -93,13 +98,17 @@ Status RequestContext::Impl::Execute() {
 Status RequestContext::Impl::ExecuteHere() {
   replayed = false;
   Status status = RunTransfers(before);
-  // Host ops read what came from a device: wait for it first.
-  if (status.ok() &&
-      std::any_of(before.begin(), before.end(), [](const Transfer& t) { return t.direction == 1; }))
-    status = Synchronize();
+  // Host ops read what came from a device: wait for it first. Otherwise wait
+  // only where the first device op is another provider's than the copies'.
+  if (status.ok())
+    status = std::any_of(before.begin(), before.end(),
+                         [](const Transfer& t) { return t.direction == 1; })
+                 ? Synchronize()
+                 : OrderCopies(before, first_device_provider, true);
   if (status.ok()) status = Order(fork);
   if (status.ok()) status = RunOps();
   if (status.ok()) status = Order(join);
+  if (status.ok()) status = OrderCopies(after, last_device_provider, false);
   if (status.ok()) status = RunTransfers(after);
   Status synced = Synchronize();
   if (status.ok() && synced.ok())

@@ -276,7 +276,21 @@ struct RequestContext::Impl {
   Status AddTransfer(std::vector<Transfer>& list, Device dst_device, void* dst, Device src_device,
                      const void* src, size_t bytes);
   Status RunTransfers(const std::vector<Transfer>& list);
-  Status Synchronize();
+  // Copies go through the first provider of their device; the device's other
+  // providers (nccl beside cuda) run ops on queues of their own, which no
+  // provider's events order against those copies. The provider of the first
+  // device op (it may read staged inputs) and the one whose queues hold the
+  // last ops the host has not waited for (they may write what is copied
+  // back), set by BuildDispatch; null when there are none.
+  const LoadedProvider* first_device_provider = nullptr;
+  const LoadedProvider* last_device_provider = nullptr;
+  // The host waits for the copies in `list` before provider `ops` runs (or,
+  // `copies_first` false, for `ops`'s queues before the copies) where the
+  // copies go through another provider.
+  Status OrderCopies(const std::vector<Transfer>& list, const LoadedProvider* ops,
+                     bool copies_first);
+  // Waits for every queue, or only for those of provider `only`.
+  Status Synchronize(const LoadedProvider* only = nullptr);
 
   // CUDA graphs: the recorded ops and the buffer addresses they were recorded with.
   bool graphs_enabled = true;

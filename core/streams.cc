@@ -1,7 +1,8 @@
 // Work queues and transfers of a RequestContext: one queue per provider and
 // stream (stream 0 may be the caller's), events ordering ops across streams
 // only where their memory meets, and staged copies of host bindings of
-// device arguments through page-locked buffers.
+// device arguments through page-locked buffers, which the host orders against
+// ops of another provider of the device.
 #include "session_impl.h"
 
 #include <algorithm>
@@ -205,6 +206,24 @@ Status RequestContext::Impl::RunTransfers(const std::vector<Transfer>& list) {
       return core::ProviderError(
           rc, "function '" + fs->info.name + "': copying " + std::to_string(t.bytes) + " bytes " +
                   (t.direction ? "to" : "from") + " the host: " + error.message);
+  }
+  return Status::Ok();
+}
+
+// Events order one provider's queues only (and a collectives provider may
+// have none), so between copies on one provider's queue and ops on another's
+// the host waits: for the copies in (each copying provider's queues) before
+// that provider's first op, or for its last ops before the copies back.
+Status RequestContext::Impl::OrderCopies(const std::vector<Transfer>& list,
+                                         const LoadedProvider* ops, bool copies_first) {
+  if (!ops) return Status::Ok();
+  const LoadedProvider* waited = nullptr;
+  for (const Transfer& t : list) {
+    const LoadedProvider* copier = t.slot->provider;
+    if (!t.bytes || copier == ops || copier == waited) continue;
+    if (!copies_first) return Synchronize(ops);
+    BRT_RETURN_IF_ERROR(Synchronize(copier));
+    waited = copier;
   }
   return Status::Ok();
 }

@@ -2,7 +2,8 @@
 // (plugins/queued_device_plugin.cc, whose queues defer work until
 // synchronize): host<->device staging of bindings, device weights, graph
 // capture, replay and re-capture, the fallback for an op that cannot be
-// captured, a caller-supplied queue, and ops on several streams.
+// captured, a caller-supplied queue, ops on several streams, and ops of a
+// second provider of the device (plugins/queued_peer_plugin.cc).
 #include <dlfcn.h>
 
 #include <mutex>
@@ -270,6 +271,50 @@ TEST(DeviceQueue, StreamsAreOrderedByEventsWhereOpsDepend) {
     EXPECT_EQ(after[kEventsWaited] - before[kEventsWaited], 6);
   }
   EXPECT_FALSE(ctx->last_run_replayed_graph());
+}
+
+// The first and last device ops of a function run on another provider of the
+// device, with queues of its own (as a collective runs on the nccl provider's
+// streams while bindings are staged through the cuda provider's queue): the
+// staged input must be in before that op reads it, and its result complete
+// before the copy back reads it. The stand-ins' queues are ordered only by
+// the host waiting. "alone": y = peer_scale(x), an op alone in a function
+// (the nccl test's overlapped matmul); "chain": y = peer_scale(-peer_scale(x)),
+// an op of the copying provider between.
+TEST(DeviceQueue, CopiesWaitForAnotherProvidersQueue) {
+  ExecutableBuilder b;
+  const TensorType t{DType::kF32, {6}};
+  {
+    FunctionBuilder& f = b.AddFunction("alone");
+    ValueId x = f.Input("x", DType::kF32, {6}, kDev);
+    f.Output("y", f.Op("test.peer_scale", {x}, {t}, {}, kDev)[0]);
+  }
+  {
+    FunctionBuilder& f = b.AddFunction("chain");
+    ValueId x = f.Input("x", DType::kF32, {6}, kDev);
+    ValueId a = f.Op("test.peer_scale", {x}, {t}, {}, kDev)[0];
+    ValueId c = f.Op("negate", {a}, {t}, {}, kDev)[0];
+    f.Output("y", f.Op("test.peer_scale", {c}, {t}, {}, kDev)[0]);
+  }
+  SessionOptions o;
+  o.providers = {BRT_TEST_QUEUED_DEVICE_PLUGIN, BRT_TEST_QUEUED_PEER_PLUGIN};
+  auto session = LoadBuilt(b, o);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  for (const auto& [fn, factor] :
+       {std::pair<const char*, float>{"alone", 2.0f}, {"chain", -4.0f}}) {
+    auto ctx = std::move((*session)->NewRequest(fn).value());
+    for (int run = 0; run < 3; ++run) {
+      HostTensor xs = Random(DType::kF32, {6}, Rng()), ys(DType::kF32, {6});
+      for (int i = 0; i < 6; ++i) ys.as<float>()[i] = NAN;
+      ASSERT_TRUE(ctx->Bind("x", xs.view()).ok());
+      ASSERT_TRUE(ctx->Bind("y", ys.view()).ok());
+      const Status ran = ctx->Run();
+      ASSERT_TRUE(ran.ok()) << ran.ToString();
+      for (int i = 0; i < 6; ++i)
+        EXPECT_EQ(ys.as<float>()[i], factor * xs.as<float>()[i])
+            << fn << " run " << run << " element " << i;
+    }
+  }
 }
 
 TEST(DeviceQueue, StreamOutsideTheFormatsRangeIsRejected) {
