@@ -44,38 +44,6 @@ TEST(Gather, WindowsWithIndexVectorFirst) {
   }
 }
 
-// brt.check_indices passes its indices through when each component is
-// within its bound, and fails the run at the first one that is not, naming
-// it, where it is, the range of valid indices and `what`. The CPU runs it
-// (no kCuda: brt-compile makes it for --target=cpu only).
-TEST(CheckIndices, PassesIndicesInRangeAndRefusesTheRest) {
-  if (TestDevice().kind == DeviceKind::kCuda) GTEST_SKIP() << "a CPU op";
-  for (DType dtype : {DType::kI32, DType::kI64}) {
-    const std::vector<double> values = {0, 1, 4, 0, 2, 1};  // (row, column) pairs, bounds 5 and 2
-    HostTensor in_range = HostTensor::FromDouble(dtype, {3, 2}, values);
-    const std::vector<Attribute> attrs = {{"bounds", std::vector<int64_t>{5, 2}},
-                                          {"what", std::string("gather at model.py:7")}};
-    auto out = MustRunOp({"brt.check_indices", {in_range}, {{dtype, {3, 2}}}, attrs});
-    EXPECT_EQ(out[0].ToDouble(), values);
-    for (auto [at, value, where] : {std::tuple{3, 2.0, "[1, 1]"}, std::tuple{4, 5.0, "[2, 0]"},
-                                    std::tuple{0, -1.0, "[0, 0]"}}) {
-      HostTensor bad = in_range;
-      bad.Set(at, value);
-      auto r = RunOp({"brt.check_indices", {bad}, {{dtype, {3, 2}}}, attrs});
-      ASSERT_FALSE(r.ok()) << "index " << value << " at " << where;
-      ExpectError(r.status(),
-                  {"index " + std::to_string(static_cast<int>(value)) + " (at " + where,
-                   "not in [0, " + std::string(at % 2 ? "2" : "5") + "): gather at model.py:7"});
-    }
-  }
-  auto one_bound = RunOp({"brt.check_indices",
-                          {HostTensor::FromDouble(DType::kI32, {4}, {0, 3, 2, 9})},
-                          {{DType::kI32, {4}}},
-                          {{"bounds", std::vector<int64_t>{9}}, {"what", std::string("scatter")}}});
-  ASSERT_FALSE(one_bound.ok());
-  ExpectError(one_bound.status(), {"index 9 (at [3] of the indices) is not in [0, 9): scatter"});
-}
-
 TEST(Scatter, AddAccumulatesDuplicatesAndSkipsOutOfBounds) {
   HostTensor x = Random(DType::kF32, {5, 3}, Rng());
   HostTensor idx = HostTensor::FromDouble(DType::kI32, {4, 1}, {1, 3, 1, 7});

@@ -1,6 +1,8 @@
-// reduce_precision against hand-computed cases (rounding ties, overflow to
-// inf, flushed denormals, NaN) and against the hardware's f32 -> f16
-// conversion on random values of f16's normal range.
+// The ops only the CPU provider runs (placed on the CPU under --target=cuda
+// too), so these tests have no CUDA variant: reduce_precision against
+// hand-computed cases (rounding ties, overflow to inf, flushed denormals, NaN)
+// and against the hardware's f32 -> f16 conversion on random values of f16's
+// normal range; brt.check_indices, which brt-compile makes for --target=cpu.
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -80,6 +82,36 @@ TEST(ReducePrecision, BadAttributesAndTypesAreNamed) {
                      {{"exponent_bits", int64_t{5}}, {"mantissa_bits", int64_t{3}}}})
                   .status(),
               {"reduce_precision", "i32"});
+}
+
+// brt.check_indices passes its indices through when each component is
+// within its bound, and fails the run at the first one that is not, naming
+// it, where it is, the range of valid indices and `what`.
+TEST(CheckIndices, PassesIndicesInRangeAndRefusesTheRest) {
+  for (DType dtype : {DType::kI32, DType::kI64}) {
+    const std::vector<double> values = {0, 1, 4, 0, 2, 1};  // (row, column) pairs, bounds 5 and 2
+    HostTensor in_range = HostTensor::FromDouble(dtype, {3, 2}, values);
+    const std::vector<Attribute> attrs = {{"bounds", std::vector<int64_t>{5, 2}},
+                                          {"what", std::string("gather at model.py:7")}};
+    auto out = MustRunOp({"brt.check_indices", {in_range}, {{dtype, {3, 2}}}, attrs});
+    EXPECT_EQ(out[0].ToDouble(), values);
+    for (auto [at, value, where] : {std::tuple{3, 2.0, "[1, 1]"}, std::tuple{4, 5.0, "[2, 0]"},
+                                    std::tuple{0, -1.0, "[0, 0]"}}) {
+      HostTensor bad = in_range;
+      bad.Set(at, value);
+      auto r = RunOp({"brt.check_indices", {bad}, {{dtype, {3, 2}}}, attrs});
+      ASSERT_FALSE(r.ok()) << "index " << value << " at " << where;
+      ExpectError(r.status(),
+                  {"index " + std::to_string(static_cast<int>(value)) + " (at " + where,
+                   "not in [0, " + std::string(at % 2 ? "2" : "5") + "): gather at model.py:7"});
+    }
+  }
+  auto one_bound = RunOp({"brt.check_indices",
+                          {HostTensor::FromDouble(DType::kI32, {4}, {0, 3, 2, 9})},
+                          {{DType::kI32, {4}}},
+                          {{"bounds", std::vector<int64_t>{9}}, {"what", std::string("scatter")}}});
+  ASSERT_FALSE(one_bound.ok());
+  ExpectError(one_bound.status(), {"index 9 (at [3] of the indices) is not in [0, 9): scatter"});
 }
 
 }  // namespace
