@@ -27,7 +27,9 @@ for t in ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test 
 done
 cp "$build/bin/brt-run" "$pack/bin/"
 # Built where NCCL and the benchmarks are (gpu_suite.sh reports it missing).
-[ ! -f "$build/bench/chunked_gemm_bench" ] || cp "$build/bench/chunked_gemm_bench" "$pack/bin/"
+for b in chunked_gemm_bench flagged_gemm_bench; do
+  [ ! -f "$build/bench/$b" ] || cp "$build/bench/$b" "$pack/bin/"
+done
 strip --strip-unneeded "$pack"/bin/* "$pack"/install/lib/*.so*
 export PYTHONPATH=$build/python:python:examples
 python3 tests/e2e/cuda_cases.py pack "$pack/cases"

@@ -13,7 +13,8 @@
 #              vs PyTorch eager, torch.compile and JAX/XLA, graph replay vs
 #              stream launches, MiniLM's BERT vs PyTorch eager and
 #              torch.compile) and bench/chunked_gemm_bench (the overlapped
-#              ops' chunk GEMMs at FLUX's shapes against one GEMM: alpha)
+#              ops' chunk GEMMs at FLUX's shapes against one GEMM: alpha) and
+#              bench/flagged_gemm_bench (the fine-grained AG+GEMM on two streams)
 #   memcheck   op tests under compute-sanitizer memcheck
 #   racecheck  the same under racecheck
 # Without --budget every stage runs (default: all, in the order above).
@@ -214,14 +215,20 @@ stage_bench() {
   cat "$logs/gpu_bench.md" >>"$report" 2>/dev/null
   [ "$result" = passed ] || echo "- gpu_bench: $result (see gpu_bench.log)" >>"$report"
   echo >>"$report"
-  if [ ! -x $gpu/bin/chunked_gemm_bench ]; then
-    echo "- chunked_gemm_bench: not packed (built with NCCL and the benchmarks): FAILED" >>"$report"
-    status=1
-  else
-    step chunked_gemm_bench "$step_timeout" bash -c '"$0" $2 >"$1"' $gpu/bin/chunked_gemm_bench "$logs/chunked_gemm_bench.md" "$iters"
-    cat "$logs/chunked_gemm_bench.md" >>"$report" 2>/dev/null
-    [ "$result" = passed ] || echo "- chunked_gemm_bench: $result (see chunked_gemm_bench.log)" >>"$report"
-  fi
+  # alpha at FLUX's shapes, and the fine-grained AG+GEMM on two streams.
+  for b in chunked_gemm_bench flagged_gemm_bench; do
+    if [ ! -x $gpu/bin/$b ]; then
+      echo "- $b: not packed (built with NCCL and the benchmarks): FAILED" >>"$report"
+      status=1
+      continue
+    fi
+    local args=$iters
+    [ "$b" = flagged_gemm_bench ] && [ -n "$budget" ] && args="--iters 5"
+    step $b "$step_timeout" bash -c '"$0" $2 >"$1"' $gpu/bin/$b "$logs/$b.md" "$args"
+    cat "$logs/$b.md" >>"$report" 2>/dev/null
+    echo >>"$report"
+    [ "$result" = passed ] || echo "- $b: $result (see $b.log)" >>"$report"
+  done
 }
 
 for s in $stages; do

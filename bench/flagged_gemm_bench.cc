@@ -1,0 +1,300 @@
+// The fine-grained AG+GEMM on one GPU, two "ranks" as two streams: a copy
+// stream lands the other ranks' chunks of the gathered rows (device-to-device
+// copies standing in for the peers' pushes) and raises each chunk's flag
+// with a stream memory write; the flagged GEMM (providers/nccl/
+// flagged_gemm.cu) runs at the same time, each tile waiting for its chunk.
+// At FLUX's AG+GEMM shape for TP=8 (M=4096 gathered rows, K=12288,
+// N=49152/8), each row is a median of --iters runs (CUDA events):
+//   cuBLASLt          one GEMM, no waiting (the reference for speed and values)
+//   flagged, no flags the own GEMM without waiting
+//   flagged, flags up the own GEMM with every flag already raised: the
+//                     waits' own cost
+//   copies            the chunks' copies and flag writes alone
+//   serial            copies, then the GEMM
+//   overlapped        the GEMM while the chunks land
+// and the flagged GEMM's relative error against cuBLASLt's output.
+//   build/bench/flagged_gemm_bench [--iters 20] [--tp 8] [--dtype bf16,f16]
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "brt/provider_abi.h"
+#include "nccl/flagged_gemm.h"
+#include "nccl/row_gemm.h"
+
+namespace {
+
+void Check(cudaError_t rc, const char* what) {
+  if (rc != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
+}
+
+struct Device {
+  void* p = nullptr;
+  explicit Device(size_t bytes) { Check(cudaMalloc(&p, bytes), "cudaMalloc"); }
+  ~Device() { cudaFree(p); }
+  char* c() const { return static_cast<char*>(p); }
+};
+
+float HalfToFloat(uint16_t h, int32_t dtype) {
+  uint32_t bits;
+  if (dtype == BRT_DTYPE_BF16) {
+    bits = static_cast<uint32_t>(h) << 16;
+  } else {  // f16, normal and subnormal values and zero
+    const uint32_t sign = (h >> 15) << 31, exponent = (h >> 10) & 31, mantissa = h & 1023;
+    if (exponent == 0) {
+      const float v = std::ldexp(static_cast<float>(mantissa), -24);
+      return sign ? -v : v;
+    }
+    bits = exponent == 31 ? sign | 0x7F800000u | (mantissa << 13)
+                          : sign | ((exponent + 112) << 23) | (mantissa << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t FloatToHalf(float f, int32_t dtype) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if (dtype == BRT_DTYPE_BF16)
+    return static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
+  // f16 for values in (-2, 2) scaled small enough to stay normal or zero.
+  const uint32_t sign = (bits >> 16) & 0x8000;
+  const int exponent = static_cast<int>((bits >> 23) & 255) - 127 + 15;
+  if (exponent <= 0) return static_cast<uint16_t>(sign);
+  return static_cast<uint16_t>(sign | (exponent << 10) | ((bits >> 13) & 1023));
+}
+
+// Random values in [-1, 1) of `dtype` (f16 or bf16), also returned as floats.
+std::vector<float> FillRandom(void* dst, size_t elements, int32_t dtype, unsigned seed) {
+  std::vector<uint16_t> bits(elements);
+  std::vector<float> values(elements);
+  uint64_t x = 0x9E3779B97F4A7C15ull * (seed + 1);
+  for (size_t i = 0; i < elements; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    bits[i] = FloatToHalf(static_cast<float>((x >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f, dtype);
+    values[i] = HalfToFloat(bits[i], dtype);
+  }
+  Check(cudaMemcpy(dst, bits.data(), elements * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
+  return values;
+}
+
+std::vector<float> Download(const void* src, size_t elements, int32_t dtype) {
+  std::vector<uint16_t> bits(elements);
+  Check(cudaMemcpy(bits.data(), src, elements * 2, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  std::vector<float> out(elements);
+  for (size_t i = 0; i < elements; ++i) out[i] = HalfToFloat(bits[i], dtype);
+  return out;
+}
+
+double MedianMs(int iters, cudaStream_t stream, const std::function<void()>& body) {
+  cudaEvent_t a, b;
+  Check(cudaEventCreate(&a), "cudaEventCreate");
+  Check(cudaEventCreate(&b), "cudaEventCreate");
+  for (int i = 0; i < 3; ++i) body();
+  std::vector<double> ms;
+  for (int i = 0; i < iters; ++i) {
+    Check(cudaEventRecord(a, stream), "cudaEventRecord");
+    body();
+    Check(cudaEventRecord(b, stream), "cudaEventRecord");
+    Check(cudaEventSynchronize(b), "cudaEventSynchronize");
+    float t = 0;
+    Check(cudaEventElapsedTime(&t, a, b), "cudaEventElapsedTime");
+    ms.push_back(t);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// cuStreamWriteValue32 through the runtime's entry points (no libcuda link):
+// the flag is written by the stream itself, after the copies before it,
+// with no SM needed while the GEMM's blocks hold them all.
+decltype(&::cuStreamWriteValue32) StreamWriteValue32() {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  Check(cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &p, 12000, cudaEnableDefault,
+                                         &found),
+        "cudaGetDriverEntryPointByVersion");
+  if (found != cudaDriverEntryPointSuccess)
+    throw std::runtime_error("the driver has no cuStreamWriteValue32");
+  return reinterpret_cast<decltype(&::cuStreamWriteValue32)>(p);
+}
+
+int RunCase(int tp, int32_t dtype, int iters) {
+  using brt::nccl::FlaggedGemmShape;
+  const int64_t m = 4096, k = 12288, n = 49152 / tp;
+  const FlaggedGemmShape shape{m, k, n, tp, 0};
+  if (std::string why = brt::nccl::FlaggedGemmRefusal(dtype, shape); !why.empty())
+    throw std::runtime_error(why);
+  const size_t chunk_bytes = m / tp * k * 2;
+  Device source(m * k * 2), landed(m * k * 2), rhs(k * n * 2), out(m * n * 2), ref(m * n * 2),
+      flags(tp * sizeof(uint32_t)), workspace(brt::nccl::RowGemm::kWorkspaceBytes);
+  FillRandom(source.p, m * k, dtype, 1);
+  FillRandom(rhs.p, k * n, dtype, 2);
+  Check(cudaMemcpy(landed.p, source.p, m * k * 2, cudaMemcpyDeviceToDevice), "cudaMemcpy");
+  Check(cudaMemset(flags.p, 0, tp * sizeof(uint32_t)), "cudaMemset");
+  brt::nccl::RowGemm whole;
+  whole.Prepare(dtype, m, k, n, false);
+  cublasLtHandle_t lt;
+  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasLtCreate");
+  cudaStream_t compute, copy;
+  Check(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), "cudaStreamCreate");
+  Check(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking), "cudaStreamCreate");
+  cudaEvent_t start, copied;
+  Check(cudaEventCreateWithFlags(&start, cudaEventDisableTiming), "cudaEventCreate");
+  Check(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming), "cudaEventCreate");
+  const auto write_value = StreamWriteValue32();
+  const auto* flag = static_cast<const uint32_t*>(flags.p);
+  uint32_t epoch = 0;
+
+  auto gemm = [&](const uint32_t* f) {
+    Check(brt::nccl::LaunchFlaggedGemm(dtype, landed.p, rhs.p, out.p, shape, f, epoch, compute),
+          "LaunchFlaggedGemm");
+  };
+  // The chunks land in ring order after the own one (chunk 0), each raising
+  // its flag; the own chunk's flag goes up first.
+  auto land = [&](cudaStream_t s) {
+    for (int64_t i = 0; i < tp; ++i) {
+      if (i > 0)
+        Check(cudaMemcpyAsync(landed.c() + i * chunk_bytes, source.c() + i * chunk_bytes,
+                              chunk_bytes, cudaMemcpyDeviceToDevice, s),
+              "cudaMemcpyAsync");
+      if (write_value(s, reinterpret_cast<CUdeviceptr>(flag + i), epoch, 0) != CUDA_SUCCESS)
+        throw std::runtime_error("cuStreamWriteValue32 failed");
+    }
+  };
+  auto overlapped = [&] {
+    ++epoch;
+    Check(cudaEventRecord(start, compute), "cudaEventRecord");
+    Check(cudaStreamWaitEvent(copy, start, 0), "cudaStreamWaitEvent");
+    land(copy);
+    gemm(flag);
+    Check(cudaEventRecord(copied, copy), "cudaEventRecord");
+    Check(cudaStreamWaitEvent(compute, copied, 0), "cudaStreamWaitEvent");
+  };
+
+  // Values first: cuBLASLt's product against the flagged GEMM's, both over
+  // the landed rows, the output poisoned (0xFFFF is NaN in f16 and bf16).
+  whole.Run(lt, landed.p, rhs.p, ref.p, false, workspace.p, compute);
+  Check(cudaMemsetAsync(out.p, 0xFF, m * n * 2, compute), "cudaMemsetAsync");
+  Check(cudaMemsetAsync(landed.p, 0xFF, m * k * 2, compute), "cudaMemsetAsync");
+  Check(cudaMemcpyAsync(landed.p, source.p, chunk_bytes, cudaMemcpyDeviceToDevice, compute),
+        "cudaMemcpyAsync");  // the own chunk is there from the start
+  overlapped();
+  Check(cudaStreamSynchronize(compute), "cudaStreamSynchronize");
+  const std::vector<float> got = Download(out.p, m * n, dtype),
+                           want = Download(ref.p, m * n, dtype);
+  double num = 0, den = 0;
+  size_t nan = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(got[i])) ++nan;
+    num += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+    den += double(want[i]) * want[i];
+  }
+  const double rel = std::sqrt(num / den);
+
+  const double cublas_ms = MedianMs(
+      iters, compute, [&] { whole.Run(lt, landed.p, rhs.p, ref.p, false, workspace.p, compute); });
+  const double plain_ms = MedianMs(iters, compute, [&] { gemm(nullptr); });
+  const double flagged_ms = MedianMs(iters, compute, [&] { gemm(flag); });  // all up at epoch
+  const double copies_ms = MedianMs(iters, copy, [&] {
+    ++epoch;
+    land(copy);
+  });
+  const double serial_ms = MedianMs(iters, compute, [&] {
+    ++epoch;
+    land(compute);
+    gemm(flag);
+  });
+  const double overlapped_ms = MedianMs(iters, compute, overlapped);
+  const double flops = 2.0 * m * k * n;
+  std::printf(
+      "| %d | %s | %lldx%lldx%lld | %.3f (%.0f) | %.3f (%.0f) | %.3f | %.3f | %.3f | %.3f | %.3f | "
+      "%.2f | %.1e%s |\n",
+      tp, brt_dtype_name(dtype), static_cast<long long>(m), static_cast<long long>(k),
+      static_cast<long long>(n), cublas_ms, flops / cublas_ms / 1e9, plain_ms,
+      flops / plain_ms / 1e9, flagged_ms / plain_ms, copies_ms, serial_ms, overlapped_ms,
+      overlapped_ms / std::max(plain_ms, copies_ms), overlapped_ms / cublas_ms, rel,
+      nan ? " (NaN!)" : "");
+  std::fflush(stdout);
+  cudaEventDestroy(start);
+  cudaEventDestroy(copied);
+  cudaStreamDestroy(compute);
+  cudaStreamDestroy(copy);
+  cublasLtDestroy(lt);
+  // bf16 and f16 outputs of two f32-accumulating GEMMs differ by rounding.
+  return nan == 0 && rel < 1e-2 ? 0 : 1;
+}
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t start = 0;;) {
+    const size_t comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int iters = 20;
+  std::vector<std::string> tps = {"8"}, dtypes = {"bf16", "f16"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--iters" && has_value)
+      iters = std::atoi(argv[++i]);
+    else if (a == "--tp" && has_value)
+      tps = Split(argv[++i]);
+    else if (a == "--dtype" && has_value)
+      dtypes = Split(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: flagged_gemm_bench [--iters N] [--tp 8] [--dtype bf16,f16]\n");
+      return 2;
+    }
+  }
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "flagged_gemm_bench: no CUDA device\n");
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  std::printf("### Fine-grained AG+GEMM on one GPU (%s, medians of %d runs)\n\n", prop.name, iters);
+  std::printf(
+      "| tp | dtype | MxKxN | cuBLASLt ms (TFLOP/s) | flagged, no flags ms (TFLOP/s) | flags up / "
+      "no flags | copies ms | serial ms | overlapped ms | overlapped / max(GEMM, copies) | "
+      "overlapped / cuBLASLt | rel. error vs cuBLASLt |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  int failed = 0;
+  for (const std::string& d : dtypes)
+    for (const std::string& t : tps) {
+      const int32_t dtype = d == "bf16" ? BRT_DTYPE_BF16 : d == "f16" ? BRT_DTYPE_F16 : -1;
+      if (dtype < 0) {
+        std::fprintf(stderr, "flagged_gemm_bench: --dtype takes bf16 or f16, got '%s'\n",
+                     d.c_str());
+        return 2;
+      }
+      try {
+        failed |= RunCase(std::atoi(t.c_str()), dtype, iters);
+      } catch (const std::exception& e) {
+        std::printf("| %s | %s | FAILED: %s |\n", t.c_str(), d.c_str(), e.what());
+        failed = 1;
+      }
+    }
+  return failed;
+}
