@@ -154,9 +154,16 @@ bool GenerateRowReduce(ReduceOp op, const std::string& name, CudaKernel* out) {
   for (size_t i = 0; i < sorted.size(); ++i)
     if (sorted[i] != rank - static_cast<int64_t>(sorted.size()) + static_cast<int64_t>(i))
       return false;
-  int64_t row = 1;
-  for (int64_t d : sorted) row *= in.getShape()[d];
-  const int64_t rows = in.getNumElements() / std::max<int64_t>(row, 1);
+  // rows: the kept dims' product, not numel / row, which is 0 for an empty
+  // row: every output element is written (the init alone when row is 0).
+  const int64_t kept_rank = rank - static_cast<int64_t>(sorted.size());
+  int64_t row = 1, rows = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d < kept_rank)
+      rows *= in.getShape()[d];
+    else
+      row *= in.getShape()[d];
+  }
   // Each thread starts from the reducer's identity; `init` joins once, in
   // thread 0, so a non-identity init is not counted once per thread.
   const char *combine, *identity;

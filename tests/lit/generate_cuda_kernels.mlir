@@ -23,3 +23,14 @@ func.func @fused_on_cuda(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<4x
   %e = brt.exponential(%a) {brt.device = "cuda"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %f, %g, %e : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// A row reduction over an empty row still writes every output element (the
+// init): the kernel loops over the 4 kept rows, not over numel / row = 0.
+// CHECK-LABEL: func.func @reduce_empty_rows
+// CHECK: brt.reduce
+// CHECK-SAME: brt.generated_kernel = {block_size = 256 : i64,
+// CHECK-SAME: source = "{{.*}}row < 4LL; row += gridDim.x{{.*}}j < 0LL;
+func.func @reduce_empty_rows(%a: tensor<4x0xf32>, %init: tensor<f32>) -> tensor<4xf32> {
+  %r = brt.reduce(%a, %init) {brt.device = "cuda", dimensions = array<i64: 1>, reducer = "add"} : (tensor<4x0xf32>, tensor<f32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -147,6 +147,36 @@ TEST(Reduce, BooleanAndIntegers) {
             (std::vector<double>{13}));
 }
 
+// A reduction over an axis of length 0 is its init value at every result
+// element: rows (the innermost axis empty), columns (an outer axis empty),
+// an empty middle axis, and every reducer, in floats, halves and integers.
+TEST(Reduce, EmptyAxisGivesTheInitEverywhere) {
+  struct Shape {
+    std::vector<int64_t> in, dims, kept;
+  };
+  const Shape shapes[] = {{{3, 0}, {1}, {3}},
+                          {{0, 5}, {0}, {5}},
+                          {{2, 0, 3}, {1}, {2, 3}},
+                          {{4, 2, 0}, {1, 2}, {4}},
+                          {{0}, {0}, {}}};
+  const std::pair<const char*, double> reducers[] = {
+      {"add", 2.5}, {"mul", -3}, {"max", 7}, {"min", -4}};
+  for (DType t : {DType::kF32, DType::kF16, DType::kI32, DType::kI8}) {
+    for (const Shape& s : shapes) {
+      for (const auto& [reducer, init] : reducers) {
+        const double v = t == DType::kI32 || t == DType::kI8 ? std::trunc(init) : init;
+        auto out = MustRunOp({"reduce",
+                              {HostTensor(t, s.in), HostTensor::FromDouble(t, {}, {v})},
+                              {{t, Dims(s.kept)}},
+                              {{"dimensions", s.dims}, {"reducer", reducer}}});
+        EXPECT_EQ(out[0].ToDouble(), std::vector<double>(NumElements(s.kept).value(), v))
+            << DTypeName(t) << " " << reducer << " over " << FormatShape(s.dims) << " of "
+            << FormatShape(s.in);
+      }
+    }
+  }
+}
+
 TEST(ReduceWindow, MaxPoolWithPaddingAndSumWithDilation) {
   const std::vector<int64_t> shape = {1, 5, 6, 2};  // NHWC
   HostTensor x = Random(DType::kF32, shape, Rng());
