@@ -113,10 +113,16 @@ struct IndexingParams {
 IndexingParams MakeIndexing(const ops::IndexPlan& plan);
 cudaError_t LaunchGather(const IndexingParams& p, size_t elem_size, const void* operand,
                          const void* indices, void* out, cudaStream_t stream);
-// `out` already holds the operand; updates are stored ("replace") or added
-// atomically ("add").
+// `out` (out_bytes) already holds the operand; updates are stored
+// ("replace") or added atomically ("add"). A 1-byte add needs `scratch` of
+// ByteAddScratchBytes(dtype), per context: no access leaves `out`
+// (kernels_data.cu, AtomicAddByte).
 cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool add, const void* indices,
-                          const void* updates, void* out, cudaStream_t stream);
+                          const void* updates, void* out, size_t out_bytes, void* scratch,
+                          cudaStream_t stream);
+// The scratch a 1-byte atomic add (scatter add, select_and_scatter) needs; 0
+// for other dtypes.
+size_t ByteAddScratchBytes(int32_t dtype);
 
 // reduce: the operand seen as kept dims (the result, row-major) x reduced
 // dims, each with its operand stride. With splits > 1 each output's reduced
@@ -152,7 +158,8 @@ cudaError_t LaunchReduceWindow(const ReduceWindowParams& p, int32_t dtype, const
 
 // select_and_scatter: the result filled with init, then a thread per source
 // element walks its window (as reduce_window's), picks as
-// ops::SelectAndScatterPlan says and adds its source value there atomically.
+// ops::SelectAndScatterPlan says and adds its source value there atomically
+// (1-byte types with `scratch` of ByteAddScratchBytes, as scatter's).
 struct SelectAndScatterParams {
   ReduceWindowParams windows;
   ops::Cmp select = ops::Cmp::kGe;
@@ -161,7 +168,7 @@ struct SelectAndScatterParams {
 SelectAndScatterParams MakeSelectAndScatter(const ops::SelectAndScatterPlan& plan);
 cudaError_t LaunchSelectAndScatter(const SelectAndScatterParams& p, int32_t dtype,
                                    const void* operand, const void* source, const void* init,
-                                   void* out, cudaStream_t stream);
+                                   void* out, void* scratch, cudaStream_t stream);
 
 // dot_general / brt.matmul for any layout: a thread per result element sums
 // over the contracting dims; with bias, result element o adds bias[o % n_free]

@@ -134,29 +134,79 @@ __global__ void GatherKernel(IndexingParams p, const T* operand, const void* ind
   }
 }
 
-// Atomic add for types without a native one: compare-and-swap on the aligned
-// 32-bit word holding the element.
+// 1-byte atomic adds. CUDA has no 8-bit atomics: a byte is added by a
+// compare-and-swap on the aligned 32-bit word holding it, which writes its
+// three neighbours back unchanged (atomically, so a concurrent store to them
+// is not lost). But the word may reach past the tensor: a byte in a partial
+// word at either end of [begin, begin + bytes) (at most 3 at each end; the
+// end only, for the 64-byte aligned tensors the runtime makes) would be read
+// and swapped outside the buffer the kernel was given, which compute-sanitizer
+// reports and which may be another allocation. Those bytes' adds go to 32-bit
+// counters instead (`edges`, per-context scratch; a sum mod 256 is the low
+// byte of the 32-bit sum), zeroed before and added into their bytes after by
+// one thread (FinishEdgeAdds), so no access leaves the tensor. A 16-bit CAS
+// would not do: the last byte at an even offset has no aligned 2- or 4-byte
+// window inside the tensor. 2-byte types take the native atomicAdd (__half on
+// sm_70+, __nv_bfloat16 on sm_80+; this provider builds for sm_80 and up).
+constexpr int kEdgeSlots = 6;  // 3 bytes at each end of a tensor
+
+struct ByteSpan {
+  unsigned char* begin = nullptr;
+  long long bytes = 0;
+  unsigned int* edges = nullptr;  // kEdgeSlots counters
+};
+
+// The counter of a byte whose aligned word leaves the span; -1 for a byte
+// whose word lies inside it.
+__device__ int EdgeSlot(const ByteSpan& s, uintptr_t a) {
+  const uintptr_t b = reinterpret_cast<uintptr_t>(s.begin), e = b + s.bytes;
+  const uintptr_t word = a & ~uintptr_t{3};
+  if (word >= b && word + 4 <= e) return -1;
+  const uintptr_t head_end = (b + 3) & ~uintptr_t{3};
+  return a < head_end ? static_cast<int>(a - b) : 3 + static_cast<int>(a - (e & ~uintptr_t{3}));
+}
+
 template <typename T>
-__device__ void AtomicAddNarrow(T* address, T value) {
-  auto* word =
-      reinterpret_cast<unsigned int*>(reinterpret_cast<uintptr_t>(address) & ~uintptr_t{3});
-  const unsigned shift = (reinterpret_cast<uintptr_t>(address) & 3) * 8;
+__device__ void AtomicAddByte(T* address, T value, const ByteSpan& s) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(address);
+  const unsigned char add = static_cast<unsigned char>(value);
+  if (const int slot = EdgeSlot(s, a); slot >= 0) {
+    atomicAdd(s.edges + slot, static_cast<unsigned int>(add));
+    return;
+  }
+  auto* word = reinterpret_cast<unsigned int*>(a & ~uintptr_t{3});
+  const unsigned shift = (a & 3) * 8;
   unsigned int old = *word, assumed;
   do {
     assumed = old;
-    const T current = static_cast<T>((assumed >> shift) & 0xFFu);
-    const unsigned char sum = static_cast<unsigned char>(static_cast<unsigned char>(current) +
-                                                         static_cast<unsigned char>(value));
+    const unsigned char sum = static_cast<unsigned char>(((assumed >> shift) & 0xFFu) + add);
     const unsigned int next =
         (assumed & ~(0xFFu << shift)) | (static_cast<unsigned int>(sum) << shift);
     old = atomicCAS(word, assumed, next);
   } while (assumed != old);
 }
 
+__global__ void ZeroEdgesKernel(ByteSpan s) {
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    for (int k = 0; k < kEdgeSlots; ++k) s.edges[k] = 0;
+}
+
+// After the adds, in stream order: each edge byte gets its counter's sum.
+__global__ void FinishEdgeAdds(ByteSpan s) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  const uintptr_t b = reinterpret_cast<uintptr_t>(s.begin), e = b + s.bytes;
+  for (int k = 0; k < kEdgeSlots; ++k) {
+    const uintptr_t a = k < 3 ? b + k : (e & ~uintptr_t{3}) + (k - 3);
+    if (a < b || a >= e || EdgeSlot(s, a) != k) continue;
+    unsigned char* byte = reinterpret_cast<unsigned char*>(a);
+    *byte = static_cast<unsigned char>(*byte + static_cast<unsigned char>(s.edges[k]));
+  }
+}
+
 template <typename T>
-__device__ void AtomicAddTo(T* address, T value) {
+__device__ void AtomicAddTo(T* address, T value, const ByteSpan& bytes) {
   if constexpr (sizeof(T) == 1) {
-    AtomicAddNarrow(address, value);
+    AtomicAddByte(address, value, bytes);
   } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>) {
     atomicAdd(reinterpret_cast<unsigned long long*>(address),
               static_cast<unsigned long long>(value));  // wraps, as the CPU's sums do
@@ -167,21 +217,36 @@ __device__ void AtomicAddTo(T* address, T value) {
 
 template <typename T>
 __global__ void ScatterKernel(IndexingParams p, bool add, const void* indices, const T* updates,
-                              T* out) {
+                              T* out, ByteSpan bytes) {
   BRT_GRID_STRIDE(e, p.n) {
     long long at = 0;
     if (!IndexedOffset(p, indices, e, false, &at)) continue;
     if (add) {
-      if constexpr (!std::is_same_v<T, Bool8>) AtomicAddTo(out + at, updates[e]);
+      if constexpr (!std::is_same_v<T, Bool8>) AtomicAddTo(out + at, updates[e], bytes);
     } else {
       out[at] = updates[e];
     }
   }
 }
 
+// Runs `adds` (the kernel adding into `out`), bracketed for 1-byte types by
+// the edge counters' zeroing and finish; they need `scratch` (kEdgeSlots
+// counters, ByteAddScratchBytes).
+template <typename T, typename F>
+cudaError_t WithByteSpan(void* out, long long bytes, void* scratch, cudaStream_t stream, F&& adds) {
+  ByteSpan s{static_cast<unsigned char*>(out), bytes, static_cast<unsigned int*>(scratch)};
+  if constexpr (sizeof(T) == 1) {
+    if (!scratch) return cudaErrorInvalidValue;
+    Launch(&ZeroEdgesKernel, 1, 1, stream, s);
+  }
+  adds(s);
+  if constexpr (sizeof(T) == 1) Launch(&FinishEdgeAdds, 1, 1, stream, s);
+  return cudaSuccess;
+}
+
 template <typename T>
 __global__ void SelectAndScatterKernel(SelectAndScatterParams p, const T* operand, const T* source,
-                                       T* out) {
+                                       T* out, ByteSpan bytes) {
   using C = typename Num<T>::C;
   const ReduceWindowParams& w = p.windows;
   BRT_GRID_STRIDE(o, w.out_n) {
@@ -196,7 +261,7 @@ __global__ void SelectAndScatterKernel(SelectAndScatterParams p, const T* operan
       const C v = Num<T>::Load(operand[off]);
       if (picked < 0 || !ops::ApplyCmp<C>(p.select, best, v)) picked = off, best = v;
     }
-    if (picked >= 0) AtomicAddTo(out + picked, source[o]);
+    if (picked >= 0) AtomicAddTo(out + picked, source[o], bytes);
   }
 }
 
@@ -213,18 +278,28 @@ SelectAndScatterParams MakeSelectAndScatter(const ops::SelectAndScatterPlan& pla
 
 cudaError_t LaunchSelectAndScatter(const SelectAndScatterParams& p, int32_t dtype,
                                    const void* operand, const void* source, const void* init,
-                                   void* out, cudaStream_t stream) {
-  if (const cudaError_t e = LaunchFill(p.operand_n, brt_dtype_size(dtype), init, out, stream);
-      e != cudaSuccess)
+                                   void* out, void* scratch, cudaStream_t stream) {
+  const size_t es = brt_dtype_size(dtype);
+  if (const cudaError_t e = LaunchFill(p.operand_n, es, init, out, stream); e != cudaSuccess)
     return e;
   if (p.windows.out_n == 0) return cudaSuccess;
+  cudaError_t status = cudaSuccess;
   const bool known = Dispatch(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
     if constexpr (!std::is_same_v<T, Bool8>)
-      Launch(&SelectAndScatterKernel<T>, Blocks(p.windows.out_n), kThreads, stream, p,
-             static_cast<const T*>(operand), static_cast<const T*>(source), static_cast<T*>(out));
+      status = WithByteSpan<T>(out, p.operand_n * static_cast<long long>(es), scratch, stream,
+                               [&](const ByteSpan& s) {
+                                 Launch(&SelectAndScatterKernel<T>, Blocks(p.windows.out_n),
+                                        kThreads, stream, p, static_cast<const T*>(operand),
+                                        static_cast<const T*>(source), static_cast<T*>(out), s);
+                               });
   });
-  return known ? LastError() : cudaErrorInvalidValue;
+  if (!known) return cudaErrorInvalidValue;
+  return status != cudaSuccess ? status : LastError();
+}
+
+size_t ByteAddScratchBytes(int32_t dtype) {
+  return dtype == BRT_DTYPE_I8 || dtype == BRT_DTYPE_U8 ? kEdgeSlots * sizeof(unsigned int) : 0;
 }
 
 cudaError_t LaunchStridedCopy(const CopyParams& p, size_t elem_size, const void* src, void* dst,
@@ -305,14 +380,23 @@ cudaError_t LaunchGather(const IndexingParams& p, size_t elem_size, const void* 
 }
 
 cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool add, const void* indices,
-                          const void* updates, void* out, cudaStream_t stream) {
+                          const void* updates, void* out, size_t out_bytes, void* scratch,
+                          cudaStream_t stream) {
   if (p.n == 0) return cudaSuccess;
+  cudaError_t status = cudaSuccess;
   const bool known = Dispatch(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
-    Launch(&ScatterKernel<T>, Blocks(p.n), kThreads, stream, p, add, indices,
-           static_cast<const T*>(updates), static_cast<T*>(out));
+    auto scatter = [&](const ByteSpan& s) {
+      Launch(&ScatterKernel<T>, Blocks(p.n), kThreads, stream, p, add, indices,
+             static_cast<const T*>(updates), static_cast<T*>(out), s);
+    };
+    if (add && !std::is_same_v<T, Bool8>)
+      status = WithByteSpan<T>(out, static_cast<long long>(out_bytes), scratch, stream, scatter);
+    else
+      scatter(ByteSpan{});
   });
-  return known ? LastError() : cudaErrorInvalidValue;
+  if (!known) return cudaErrorInvalidValue;
+  return status != cudaSuccess ? status : LastError();
 }
 
 ReduceParams MakeReduce(const ops::ReducePlan& plan) {

@@ -307,6 +307,18 @@ class GatherKernel final : public Kernel {
   size_t es_;
 };
 
+// A context's scratch for a kernel's 1-byte atomic adds (LaunchScatter).
+template <typename K>
+class WithByteScratch final : public Runnable {
+ public:
+  explicit WithByteScratch(const K& k) : k_(k), scratch_(k.scratch_bytes_) {}
+  void Run(void* const* b, Queue* q) override { k_.Launch(b, q, scratch_.get()); }
+
+ private:
+  const K& k_;
+  DeviceBuffer scratch_;
+};
+
 class ScatterKernel final : public Kernel {
  public:
   explicit ScatterKernel(const OpInfo& op) {
@@ -315,16 +327,23 @@ class ScatterKernel final : public Kernel {
     add_ = plan.add;
     operand_bytes_ = plan.operand_bytes;
     dtype_ = op.out[0].dtype;
+    scratch_bytes_ = add_ ? ByteAddScratchBytes(dtype_) : 0;
   }
-  void Run(void* const* b, Queue* q) override {
-    if (operand_bytes_ && b[3] != b[0]) CopyAsync(b[3], b[0], operand_bytes_, q->stream);
-    Check(LaunchScatter(p_, dtype_, add_, b[1], b[2], b[3], q->stream), "scatter");
+  Runnable* NewInstance() const override {
+    return scratch_bytes_ ? new WithByteScratch<ScatterKernel>(*this) : nullptr;
   }
+  void Run(void* const* b, Queue* q) override { Launch(b, q, nullptr); }
 
  private:
+  friend class WithByteScratch<ScatterKernel>;
+  void Launch(void* const* b, Queue* q, void* scratch) const {
+    if (operand_bytes_ && b[3] != b[0]) CopyAsync(b[3], b[0], operand_bytes_, q->stream);
+    Check(LaunchScatter(p_, dtype_, add_, b[1], b[2], b[3], operand_bytes_, scratch, q->stream),
+          "scatter");
+  }
   IndexingParams p_;
   bool add_ = false;
-  size_t operand_bytes_ = 0;
+  size_t operand_bytes_ = 0, scratch_bytes_ = 0;
   int32_t dtype_ = 0;
 };
 
@@ -373,15 +392,23 @@ class ReduceWindowKernel final : public Kernel {
 class SelectAndScatterKernel final : public Kernel {
  public:
   explicit SelectAndScatterKernel(const OpInfo& op)
-      : p_(MakeSelectAndScatter(ops::PlanSelectAndScatter(op))), dtype_(op.out[0].dtype) {}
-  void Run(void* const* b, Queue* q) override {
-    Check(LaunchSelectAndScatter(p_, dtype_, b[0], b[1], b[2], b[3], q->stream),
-          "select_and_scatter");
+      : p_(MakeSelectAndScatter(ops::PlanSelectAndScatter(op))),
+        dtype_(op.out[0].dtype),
+        scratch_bytes_(ByteAddScratchBytes(dtype_)) {}
+  Runnable* NewInstance() const override {
+    return scratch_bytes_ ? new WithByteScratch<SelectAndScatterKernel>(*this) : nullptr;
   }
+  void Run(void* const* b, Queue* q) override { Launch(b, q, nullptr); }
 
  private:
+  friend class WithByteScratch<SelectAndScatterKernel>;
+  void Launch(void* const* b, Queue* q, void* scratch) const {
+    Check(LaunchSelectAndScatter(p_, dtype_, b[0], b[1], b[2], b[3], scratch, q->stream),
+          "select_and_scatter");
+  }
   SelectAndScatterParams p_;
   int32_t dtype_;
+  size_t scratch_bytes_ = 0;
 };
 
 class SoftmaxKernel final : public Kernel {

@@ -84,6 +84,66 @@ TEST(Scatter, AddAccumulatesDuplicatesAndSkipsOutOfBounds) {
   EXPECT_EQ(out[0].ToDouble(), ref);
 }
 
+// Scatter-add into 1- and 2-byte tensors whose byte size is not a multiple of
+// 4, many updates to the last elements among them: integer sums wrap as the
+// type does; small integers keep f16 and bf16 sums exact. On CUDA the 1-byte
+// adds must stay inside the tensor (kernels_data.cu, AtomicAddByte); the
+// emulation runs one thread, so it checks the values, not the atomicity.
+TEST(Scatter, AddIntoNarrowTensorsOfOddByteSizes) {
+  auto wrap = [](DType t, double v) {
+    const int64_t i = static_cast<int64_t>(v);
+    if (t == DType::kU8) return static_cast<double>(static_cast<uint8_t>(i));
+    if (t == DType::kI8) return static_cast<double>(static_cast<int8_t>(static_cast<uint8_t>(i)));
+    return v;
+  };
+  const std::vector<Attribute> attrs = {{"update_window_dims", std::vector<int64_t>{}},
+                                        {"inserted_window_dims", std::vector<int64_t>{0}},
+                                        {"scatter_dims_to_operand_dims", std::vector<int64_t>{0}},
+                                        {"index_vector_dim", 1},
+                                        {"mode", "add"}};
+  for (DType t : {DType::kU8, DType::kI8, DType::kF16, DType::kBF16}) {
+    for (int64_t n : {1, 2, 3, 5, 6, 7, 13, 66}) {
+      const bool small = t == DType::kF16 || t == DType::kBF16;
+      auto ints = [&](int64_t count, int64_t bound) {
+        std::uniform_int_distribution<int64_t> v(t == DType::kU8 ? 0 : -bound, bound);
+        std::vector<double> r(count);
+        for (double& e : r) e = static_cast<double>(v(Rng()));
+        return HostTensor::FromDouble(t, {count}, r);
+      };
+      HostTensor x = ints(n, small ? 8 : 100);
+      const int64_t m = 4 * n + 40;
+      std::vector<double> at(m);
+      std::uniform_int_distribution<int64_t> pick(0, n - 1);
+      for (int64_t i = 0; i < m; ++i)  // a third at the last element, one in 16 out of bounds
+        at[i] = i % 16 == 15 ? n + 1 : (i % 3 == 0 ? n - 1 : pick(Rng()));
+      HostTensor idx = HostTensor::FromDouble(DType::kI32, {m, 1}, at);
+      HostTensor upd = ints(m, small ? 4 : 90);
+      auto out = MustRunOp({"scatter", {x, idx, upd}, {{t, {n}}}, attrs});
+      std::vector<double> ref = x.ToDouble();
+      for (int64_t i = 0; i < m; ++i)
+        if (at[i] < n) ref[static_cast<int64_t>(at[i])] += upd.Get(i);
+      for (double& r : ref) r = wrap(t, r);
+      EXPECT_EQ(out[0].ToDouble(), ref) << DTypeName(t) << " n " << n;
+    }
+  }
+  // select_and_scatter adds the same way: windows of 3, stride 2, over 9
+  // increasing bytes select elements 2, 4, 6 and 8, the last alone in its word.
+  for (DType t : {DType::kU8, DType::kI8}) {
+    HostTensor x = HostTensor::FromDouble(t, {9}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+    HostTensor source = HostTensor::FromDouble(t, {4}, {100, 101, 102, 103});
+    auto out = MustRunOp({"select_and_scatter",
+                          {x, source, HostTensor::FromDouble(t, {}, {60})},
+                          {{t, {9}}},
+                          {{"window_dimensions", std::vector<int64_t>{3}},
+                           {"window_strides", std::vector<int64_t>{2}},
+                           {"select", "GE"},
+                           {"scatter", "add"}}});
+    std::vector<double> ref(9, 60);
+    for (int64_t o = 0; o < 4; ++o) ref[2 * o + 2] = wrap(t, 60 + 100 + o);
+    EXPECT_EQ(out[0].ToDouble(), ref) << DTypeName(t);
+  }
+}
+
 TEST(Reduce, EveryReducerOverSeveralAxes) {
   const std::vector<int64_t> shape = {3, 4, 5, 2};
   HostTensor x = Random(DType::kF32, shape, Rng(), 0.5, 1.5);
