@@ -9,6 +9,7 @@
 #include <nccl.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,16 @@ namespace brt::nccl {
 
 using namespace brt::ops;  // NOLINT: the op view shared with other providers
 
+// NCCL lets one thread at a time issue work on a communicator, and a rank's
+// calls on it must come in one order: request contexts of a Session share
+// its communicators, so each kernel's whole enqueue (a collective, a
+// ncclGroupStart..End group, an overlapped op's ring steps) holds `use`
+// (RunKernel, Kernel::LockComm). Across ranks the order is still the
+// caller's to keep (docs/distributed.md).
 struct Comm {
   ncclComm_t comm = nullptr;
   int rank = 0, size = 1;
+  mutable std::mutex use;
 };
 
 void CheckNccl(ncclResult_t rc, const std::string& what);
@@ -41,6 +49,11 @@ class Kernel {
   // Enqueues the op on `stream` (the request's nccl queue).
   virtual void Run(void* const* buffers, cudaStream_t stream, Resources* own) const = 0;
   void Attach(const BrtOpDesc& desc) { comm_ = static_cast<const Comm*>(desc.comm); }
+  // Held across Run: no other context enqueues on this communicator meanwhile
+  // (an empty lock for a kernel without one).
+  std::unique_lock<std::mutex> LockComm() const {
+    return comm_ ? std::unique_lock<std::mutex>(comm_->use) : std::unique_lock<std::mutex>();
+  }
 
  protected:
   const Comm* comm_ = nullptr;

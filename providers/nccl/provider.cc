@@ -253,6 +253,8 @@ void ReleaseInstance(void* instance) { delete static_cast<Instance*>(instance); 
 int32_t RunKernel(void* instance, void* const* buffers, void* queue, BrtErrorBuffer* error) {
   return AbiGuard(error, [&] {
     auto* inst = static_cast<Instance*>(instance);
+    // Concurrent request contexts share the communicator (kernels.h, Comm).
+    const std::unique_lock<std::mutex> lock = inst->kernel->LockComm();
     inst->kernel->Run(buffers, static_cast<cudaStream_t>(queue), inst->own.get());
   });
 }
@@ -375,9 +377,13 @@ int32_t CommCreate(const BrtCommConfig* config, void** out, BrtErrorBuffer* erro
 int32_t CommSplit(void* parent, int32_t color, int32_t key, void** out, BrtErrorBuffer* error) {
   return AbiGuard(error, [&] {
     auto comm = std::make_unique<Comm>();
-    CheckNccl(ncclCommSplit(static_cast<Comm*>(parent)->comm,
-                            color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &comm->comm, nullptr),
-              "ncclCommSplit");
+    auto* from = static_cast<Comm*>(parent);
+    {
+      const std::lock_guard<std::mutex> lock(from->use);
+      CheckNccl(ncclCommSplit(from->comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &comm->comm,
+                              nullptr),
+                "ncclCommSplit");
+    }
     *out = nullptr;
     if (!comm->comm) return;
     CheckNccl(ncclCommUserRank(comm->comm, &comm->rank), "ncclCommUserRank");

@@ -1,6 +1,9 @@
 // The nccl provider on one GPU (a world of one: NCCL refuses two ranks on
 // one device): every collective and both overlapped matmuls around CUDA
 // compute, against host references. Skips, saying why, without a GPU.
+#include <atomic>
+#include <thread>
+
 #include "../unit/test_util.h"
 
 namespace brt::test {
@@ -122,6 +125,54 @@ TEST(Nccl, OverlappedMatmulsOfAWorldOfOneOnTheGpu) {
       }
     }
   }
+}
+
+// Request contexts of one Session share its communicator; NCCL takes one
+// thread at a time on it (the provider's per-communicator lock, kernels.h).
+// Four threads, each its own context, run a chain of grouped and plain
+// collectives over and over, every result checked.
+TEST(Nccl, ConcurrentRequestContextsShareTheCommunicator) {
+  const std::vector<int64_t> shape = {4, 64};
+  ExecutableBuilder b;
+  auto& f = b.AddFunction("main");
+  auto v = f.Input("x", DType::kF32, Dims(shape), kGpu);
+  v = f.Op("all_to_all", {v}, {{DType::kF32, Dims(shape)}},
+           {{"split_dimension", int64_t{0}},
+            {"concat_dimension", int64_t{0}},
+            {"split_count", int64_t{1}}},
+           kGpu)[0];
+  v = f.Op("collective_permute", {v}, {{DType::kF32, Dims(shape)}},
+           {{"source_target_pairs", std::vector<int64_t>{0, 0}}}, kGpu)[0];
+  v = f.Op("all_reduce", {v}, {{DType::kF32, Dims(shape)}}, {{"reducer", "add"}}, kGpu)[0];
+  f.Output("y", f.Op("negate", {v}, {{DType::kF32, Dims(shape)}}, {}, kGpu)[0]);
+  SessionOptions options;
+  options.providers = {"cuda"};
+  options.rank = 0;
+  options.world_size = 1;
+  auto session = LoadBuilt(b, options);
+  if (!session.ok() && session.status().message().find("sees no cuda device") != std::string::npos)
+    GTEST_SKIP() << "no usable CUDA device";
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  std::atomic<int> wrong{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      auto ctx = (*session)->NewRequest();
+      if (!ctx.ok()) return void(++failed);
+      std::vector<float> in(256), out(256);
+      for (int run = 0; run < 200; ++run) {
+        for (int i = 0; i < 256; ++i) in[i] = static_cast<float>(t * 100000 + run * 256 + i);
+        if (!(*ctx)->Bind("x", Tensor::Borrow(in.data(), DType::kF32, shape)).ok() ||
+            !(*ctx)->Bind("y", Tensor::Borrow(out.data(), DType::kF32, shape)).ok() ||
+            !(*ctx)->Run().ok())
+          return void(++failed);
+        for (int i = 0; i < 256; ++i)
+          if (out[i] != -in[i]) return void(++wrong);
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 }  // namespace
