@@ -5,6 +5,8 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 
+#include <algorithm>
+
 #include "brt/provider_abi.h"
 #include "nccl/flagged_gemm.h"
 #include "nccl/tile_flags.h"
@@ -35,72 +37,77 @@ __global__ void __launch_bounds__(kThreads)
   using namespace nvcuda;
   __shared__ __align__(128) T a_tile[kStages][kTileM][kTileK + kPad];
   __shared__ __align__(128) T b_tile[kStages][kTileK][kTileN + kPad];
-  const TileSchedule::Tile tile = schedule.At(blockIdx.x);
-  if (flags) {
-    if (threadIdx.x == 0) WaitForChunk(flags, tile.chunk, epoch);
-    __syncthreads();
+  // One tile per block, or tiles strided by the grid when it is smaller
+  // (leaving room on the SMs for other work).
+  for (int64_t linear = blockIdx.x; linear < schedule.TileCount(); linear += gridDim.x) {
+    const TileSchedule::Tile tile = schedule.At(linear);
+    if (flags) {
+      if (threadIdx.x == 0) WaitForChunk(flags, tile.chunk, epoch);
+      __syncthreads();
+    }
+    const T* a_rows = a + tile.m * kTileM * k;
+    const T* b_cols = b + tile.n * kTileN;
+    const int thread = threadIdx.x, warp = thread / 32, lane = thread % 32;
+    const int warp_m = warp / 4, warp_n = warp % 4;  // 2 x 4 warps, each 64 x 32 of the tile
+
+    // One K step's tiles: a 128 x 32 and b 32 x 128, 512 pieces of 16 bytes
+    // each, two per thread.
+    auto load = [&](int stage, int64_t k0) {
+      for (int i = 0; i < 2; ++i) {
+        const int piece = thread + i * kThreads;
+        const int row = piece / (kTileK / 8), col = piece % (kTileK / 8) * 8;
+        CopyAsync16(&a_tile[stage][row][col], a_rows + row * k + k0 + col);
+      }
+      for (int i = 0; i < 2; ++i) {
+        const int piece = thread + i * kThreads;
+        const int row = piece / (kTileN / 8), col = piece % (kTileN / 8) * 8;
+        CopyAsync16(&b_tile[stage][row][col], b_cols + (k0 + row) * n + col);
+      }
+      CommitCopies();
+    };
+
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];
+    for (auto& row : acc)
+      for (auto& f : row) wmma::fill_fragment(f, 0.0f);
+    const int64_t steps = k / kTileK;
+    load(0, 0);
+    for (int64_t s = 0; s < steps; ++s) {
+      const int stage = s % kStages;
+      if (s + 1 < steps) {
+        load((s + 1) % kStages, (s + 1) * kTileK);
+        WaitCopies<1>();
+      } else {
+        WaitCopies<0>();
+      }
+      __syncthreads();
+      for (int kk = 0; kk < kTileK; kk += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa[4];
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fb[2];
+        for (int i = 0; i < 4; ++i)
+          wmma::load_matrix_sync(fa[i], &a_tile[stage][warp_m * 64 + i * 16][kk], kTileK + kPad);
+        for (int j = 0; j < 2; ++j)
+          wmma::load_matrix_sync(fb[j], &b_tile[stage][kk][warp_n * 32 + j * 16], kTileN + kPad);
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+      }
+      __syncthreads();  // the stage is overwritten by the load two steps on
+    }
+
+    // Each warp passes its fragments through 1 KiB of the (now idle) a tiles
+    // to convert them and write rows of 8 elements.
+    float* staging = reinterpret_cast<float*>(&a_tile[0][0][0]) + warp * 256;
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 2; ++j) {
+        wmma::store_matrix_sync(staging, acc[i][j], 16, wmma::mem_row_major);
+        __syncwarp();
+        const int row = lane / 2, col = lane % 2 * 8;
+        T* dst = out + (tile.m * kTileM + warp_m * 64 + i * 16 + row) * n + tile.n * kTileN +
+                 warp_n * 32 + j * 16 + col;
+        for (int e = 0; e < 8; ++e) dst[e] = static_cast<T>(staging[row * 16 + col + e]);
+        __syncwarp();
+      }
+    __syncthreads();  // the staging area is the next tile's a tile
   }
-  const T* a_rows = a + tile.m * kTileM * k;
-  const T* b_cols = b + tile.n * kTileN;
-  const int thread = threadIdx.x, warp = thread / 32, lane = thread % 32;
-  const int warp_m = warp / 4, warp_n = warp % 4;  // 2 x 4 warps, each 64 x 32 of the tile
-
-  // One K step's tiles: a 128 x 32 and b 32 x 128, 512 pieces of 16 bytes
-  // each, two per thread.
-  auto load = [&](int stage, int64_t k0) {
-    for (int i = 0; i < 2; ++i) {
-      const int piece = thread + i * kThreads;
-      const int row = piece / (kTileK / 8), col = piece % (kTileK / 8) * 8;
-      CopyAsync16(&a_tile[stage][row][col], a_rows + row * k + k0 + col);
-    }
-    for (int i = 0; i < 2; ++i) {
-      const int piece = thread + i * kThreads;
-      const int row = piece / (kTileN / 8), col = piece % (kTileN / 8) * 8;
-      CopyAsync16(&b_tile[stage][row][col], b_cols + (k0 + row) * n + col);
-    }
-    CommitCopies();
-  };
-
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];
-  for (auto& row : acc)
-    for (auto& f : row) wmma::fill_fragment(f, 0.0f);
-  const int64_t steps = k / kTileK;
-  load(0, 0);
-  for (int64_t s = 0; s < steps; ++s) {
-    const int stage = s % kStages;
-    if (s + 1 < steps) {
-      load((s + 1) % kStages, (s + 1) * kTileK);
-      WaitCopies<1>();
-    } else {
-      WaitCopies<0>();
-    }
-    __syncthreads();
-    for (int kk = 0; kk < kTileK; kk += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa[4];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fb[2];
-      for (int i = 0; i < 4; ++i)
-        wmma::load_matrix_sync(fa[i], &a_tile[stage][warp_m * 64 + i * 16][kk], kTileK + kPad);
-      for (int j = 0; j < 2; ++j)
-        wmma::load_matrix_sync(fb[j], &b_tile[stage][kk][warp_n * 32 + j * 16], kTileN + kPad);
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
-    }
-    __syncthreads();  // the stage is overwritten by the load two steps on
-  }
-
-  // Each warp passes its fragments through 1 KiB of the (now idle) a tiles
-  // to convert them and write rows of 8 elements.
-  float* staging = reinterpret_cast<float*>(&a_tile[0][0][0]) + warp * 256;
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 2; ++j) {
-      wmma::store_matrix_sync(staging, acc[i][j], 16, wmma::mem_row_major);
-      __syncwarp();
-      const int row = lane / 2, col = lane % 2 * 8;
-      T* dst = out + (tile.m * kTileM + warp_m * 64 + i * 16 + row) * n + tile.n * kTileN +
-               warp_n * 32 + j * 16 + col;
-      for (int e = 0; e < 8; ++e) dst[e] = static_cast<T>(staging[row * 16 + col + e]);
-      __syncwarp();
-    }
 }
 
 }  // namespace
@@ -121,10 +128,11 @@ std::string FlaggedGemmRefusal(int32_t dtype, const FlaggedGemmShape& s) {
 
 cudaError_t LaunchFlaggedGemm(int32_t dtype, const void* a, const void* b, void* out,
                               const FlaggedGemmShape& s, const uint32_t* flags, uint32_t epoch,
-                              cudaStream_t stream) {
+                              int64_t max_blocks, cudaStream_t stream) {
   if (!FlaggedGemmRefusal(dtype, s).empty()) return cudaErrorInvalidValue;
   const TileSchedule schedule = MakeTileSchedule(s.m, s.n, s.chunks, s.own_chunk, kTileM, kTileN);
-  const dim3 grid(static_cast<unsigned>(schedule.TileCount()));
+  const int64_t tiles = schedule.TileCount();
+  const dim3 grid(static_cast<unsigned>(max_blocks > 0 ? std::min(max_blocks, tiles) : tiles));
   if (dtype == BRT_DTYPE_F16)
     FlaggedGemmKernel<__half><<<grid, kThreads, 0, stream>>>(
         static_cast<const __half*>(a), static_cast<const __half*>(b), static_cast<__half*>(out),

@@ -26,9 +26,10 @@ std::string FlaggedGemmRefusal(int32_t dtype, const FlaggedGemmShape& shape);
 
 // Launches on `stream`. flags == nullptr: no waiting (every chunk is there).
 // Else flags[c] (device memory) must reach `epoch` before chunk c's tiles
-// read a. a and b 16-byte aligned.
+// read a. a and b 16-byte aligned. max_blocks > 0 caps the grid (blocks then
+// take several tiles each), leaving SMs to whatever lands the chunks.
 cudaError_t LaunchFlaggedGemm(int32_t dtype, const void* a, const void* b, void* out,
                               const FlaggedGemmShape& shape, const uint32_t* flags, uint32_t epoch,
-                              cudaStream_t stream);
+                              int64_t max_blocks, cudaStream_t stream);
 
 }  // namespace brt::nccl
