@@ -39,6 +39,11 @@ std::vector<double> Random(size_t count, std::mt19937_64& rng) {
   return v;
 }
 
+// How the blocks take tiles: as a GPU schedules one block per tile (the next
+// free worker takes the next tile), or as a grid capped at `workers` blocks,
+// each striding over the tiles (LaunchFlaggedGemm's max_blocks).
+enum class Grid { kBlockPerTile, kStrided };
+
 // One emulated GEMM: `workers` threads run the blocks; the copier lands the
 // chunks after the own one in ring order, each after `hold` lets it go (so a
 // test can stop the copies), and raises each chunk's flag to `epoch`.
@@ -51,7 +56,7 @@ struct EmulatedRun {
 EmulatedRun Emulate(const Problem& p, const std::vector<double>& a, const std::vector<double>& b,
                     std::vector<double>& landed, std::vector<uint32_t>& flags, uint32_t epoch,
                     int workers, const std::function<void(int64_t)>& before_chunk,
-                    std::atomic<int64_t>* finished = nullptr) {
+                    std::atomic<int64_t>* finished = nullptr, Grid grid = Grid::kBlockPerTile) {
   const TileSchedule schedule = MakeTileSchedule(p.m(), p.n, p.chunks, p.own, kTileM, kTileN);
   EmulatedRun r{std::vector<double>(p.m() * p.n, NAN),
                 std::vector<int64_t>(schedule.TileCount(), -1)};
@@ -71,8 +76,11 @@ EmulatedRun Emulate(const Problem& p, const std::vector<double>& a, const std::v
   std::atomic<int64_t> next{0};
   std::vector<std::thread> pool;
   for (int w = 0; w < workers; ++w)
-    pool.emplace_back([&] {
-      for (int64_t block; (block = next.fetch_add(1)) < schedule.TileCount();) {
+    pool.emplace_back([&, w] {
+      auto take = [&](int64_t previous) {
+        return grid == Grid::kStrided ? (previous < 0 ? w : previous + workers) : next.fetch_add(1);
+      };
+      for (int64_t block = take(-1); block < schedule.TileCount(); block = take(block)) {
         const TileSchedule::Tile t = schedule.At(block);
         WaitForChunk(flags.data(), t.chunk, epoch);
         r.chunk_of_block[block] = t.chunk;
@@ -136,7 +144,9 @@ TEST(TileFlags, TilesReadOnlyLandedRowsOverSeveralEpochs) {
     auto jitter = [&](int64_t) {
       std::this_thread::sleep_for(std::chrono::microseconds(delays() % 300));
     };
-    const EmulatedRun r = Emulate(p, a, b, landed, flags, epoch, 4, jitter);
+    // Odd epochs take a tile per block, even ones a strided capped grid.
+    const EmulatedRun r = Emulate(p, a, b, landed, flags, epoch, 4, jitter, nullptr,
+                                  epoch % 2 ? Grid::kBlockPerTile : Grid::kStrided);
     const std::vector<double> ref = Reference(p, a, b);
     for (size_t i = 0; i < ref.size(); ++i)
       ASSERT_NEAR(r.out[i], ref[i], 1e-12) << "epoch " << epoch << " element " << i;
