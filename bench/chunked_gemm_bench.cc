@@ -24,78 +24,14 @@
 #include <vector>
 
 #include "brt/provider_abi.h"
+#include "cuda_bench_util.h"
 #include "nccl/row_gemm.h"
 
+namespace brt {
 namespace {
 
-void Check(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
-}
-
-struct Device {
-  void* p = nullptr;
-  explicit Device(size_t bytes) { Check(cudaMalloc(&p, bytes), "cudaMalloc"); }
-  ~Device() { cudaFree(p); }
-  char* c() const { return static_cast<char*>(p); }
-};
-
-// Random values in [-1, 1): a pseudo-random bit pattern turned into a float
-// by a small kernel-free route (host fill, one copy).
-void FillRandom(void* dst, size_t elements, int32_t dtype, unsigned seed) {
-  std::vector<uint16_t> half;
-  std::vector<float> full(elements);
-  uint64_t x = 0x9E3779B97F4A7C15ull * (seed + 1);
-  for (float& v : full) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    v = static_cast<float>((x >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f;
-  }
-  if (dtype == BRT_DTYPE_F32) {
-    Check(cudaMemcpy(dst, full.data(), elements * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
-    return;
-  }
-  half.resize(elements);
-  for (size_t i = 0; i < elements; ++i) {  // bf16: the high half of the f32
-    uint32_t bits;
-    std::memcpy(&bits, &full[i], 4);
-    half[i] = static_cast<uint16_t>(bits >> 16);
-  }
-  Check(cudaMemcpy(dst, half.data(), elements * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
-}
-
-// Median milliseconds of `iters` runs of `body` on `stream`.
-double MedianMs(int iters, cudaStream_t stream, const std::function<void()>& body) {
-  cudaEvent_t a, b;
-  Check(cudaEventCreate(&a), "cudaEventCreate");
-  Check(cudaEventCreate(&b), "cudaEventCreate");
-  for (int i = 0; i < 3; ++i) body();
-  std::vector<double> ms;
-  for (int i = 0; i < iters; ++i) {
-    Check(cudaEventRecord(a, stream), "cudaEventRecord");
-    body();
-    Check(cudaEventRecord(b, stream), "cudaEventRecord");
-    Check(cudaEventSynchronize(b), "cudaEventSynchronize");
-    float t = 0;
-    Check(cudaEventElapsedTime(&t, a, b), "cudaEventElapsedTime");
-    ms.push_back(t);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t comma = s.find(',', start);
-    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
+using bench::Check;
+using bench::MedianMs;
 
 struct Case {
   const char* op;
@@ -107,10 +43,10 @@ void RunCase(const Case& c, int tp, int32_t dtype, int iters) {
   using brt::nccl::RowGemm;
   const size_t e = brt_dtype_size(dtype);
   const int64_t chunk_rows = c.rows / tp;
-  Device lhs(c.rows * c.k * e), rhs(c.k * c.n * e), out(c.rows * c.n * e), landed(c.rows * c.k * e),
-      workspace(RowGemm::kWorkspaceBytes);
-  FillRandom(lhs.p, c.rows * c.k, dtype, 1);
-  FillRandom(rhs.p, c.k * c.n, dtype, 2);
+  bench::DeviceBuffer lhs(c.rows * c.k * e), rhs(c.k * c.n * e), out(c.rows * c.n * e),
+      landed(c.rows * c.k * e), workspace(RowGemm::kWorkspaceBytes);
+  bench::FillRandom(lhs.p, c.rows * c.k, dtype, 1);
+  bench::FillRandom(rhs.p, c.k * c.n, dtype, 2);
   Check(cudaMemset(out.p, 0, c.rows * c.n * e), "cudaMemset");
   RowGemm whole, chunk;
   whole.Prepare(dtype, c.rows, c.k, c.n, false);
@@ -170,6 +106,7 @@ void RunCase(const Case& c, int tp, int32_t dtype, int iters) {
 }
 
 }  // namespace
+}  // namespace brt
 
 int main(int argc, char** argv) {
   int iters = 20;
@@ -180,9 +117,9 @@ int main(int argc, char** argv) {
     if (a == "--iters" && has_value)
       iters = std::atoi(argv[++i]);
     else if (a == "--tp" && has_value)
-      tps = Split(argv[++i]);
+      tps = brt::bench::SplitCommas(argv[++i]);
     else if (a == "--dtype" && has_value)
-      dtypes = Split(argv[++i]);
+      dtypes = brt::bench::SplitCommas(argv[++i]);
     else {
       std::fprintf(stderr,
                    "usage: chunked_gemm_bench [--iters N] [--tp 2,4,8] [--dtype bf16,f32]\n");
@@ -209,9 +146,9 @@ int main(int argc, char** argv) {
         const int tp = std::atoi(t.c_str());
         if (tp < 1 || 4096 % tp) throw std::runtime_error("--tp must divide 4096, not " + t);
         // AG+GEMM: the gathered rows times this rank's column slice.
-        RunCase({"AG+GEMM", 4096, 12288, 49152 / tp, false}, tp, dtype, iters);
+        brt::RunCase({"AG+GEMM", 4096, 12288, 49152 / tp, false}, tp, dtype, iters);
         // GEMM+RS: all rows times this rank's K slice, summed over ranks.
-        RunCase({"GEMM+RS", 4096, 49152 / tp, 12288, true}, tp, dtype, iters);
+        brt::RunCase({"GEMM+RS", 4096, 49152 / tp, 12288, true}, tp, dtype, iters);
       }
     }
   } catch (const std::exception& ex) {

@@ -33,95 +33,15 @@
 #include <vector>
 
 #include "brt/provider_abi.h"
+#include "cuda_bench_util.h"
 #include "nccl/flagged_gemm.h"
 #include "nccl/row_gemm.h"
 
+namespace brt {
 namespace {
 
-void Check(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
-}
-
-struct Device {
-  void* p = nullptr;
-  explicit Device(size_t bytes) { Check(cudaMalloc(&p, bytes), "cudaMalloc"); }
-  ~Device() { cudaFree(p); }
-  char* c() const { return static_cast<char*>(p); }
-};
-
-float HalfToFloat(uint16_t h, int32_t dtype) {
-  uint32_t bits;
-  if (dtype == BRT_DTYPE_BF16) {
-    bits = static_cast<uint32_t>(h) << 16;
-  } else {  // f16, normal and subnormal values and zero
-    const uint32_t sign = (h >> 15) << 31, exponent = (h >> 10) & 31, mantissa = h & 1023;
-    if (exponent == 0) {
-      const float v = std::ldexp(static_cast<float>(mantissa), -24);
-      return sign ? -v : v;
-    }
-    bits = exponent == 31 ? sign | 0x7F800000u | (mantissa << 13)
-                          : sign | ((exponent + 112) << 23) | (mantissa << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t FloatToHalf(float f, int32_t dtype) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if (dtype == BRT_DTYPE_BF16)
-    return static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
-  // f16 for values in (-2, 2) scaled small enough to stay normal or zero.
-  const uint32_t sign = (bits >> 16) & 0x8000;
-  const int exponent = static_cast<int>((bits >> 23) & 255) - 127 + 15;
-  if (exponent <= 0) return static_cast<uint16_t>(sign);
-  return static_cast<uint16_t>(sign | (exponent << 10) | ((bits >> 13) & 1023));
-}
-
-// Random values in [-1, 1) of `dtype` (f16 or bf16), also returned as floats.
-std::vector<float> FillRandom(void* dst, size_t elements, int32_t dtype, unsigned seed) {
-  std::vector<uint16_t> bits(elements);
-  std::vector<float> values(elements);
-  uint64_t x = 0x9E3779B97F4A7C15ull * (seed + 1);
-  for (size_t i = 0; i < elements; ++i) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    bits[i] = FloatToHalf(static_cast<float>((x >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f, dtype);
-    values[i] = HalfToFloat(bits[i], dtype);
-  }
-  Check(cudaMemcpy(dst, bits.data(), elements * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
-  return values;
-}
-
-std::vector<float> Download(const void* src, size_t elements, int32_t dtype) {
-  std::vector<uint16_t> bits(elements);
-  Check(cudaMemcpy(bits.data(), src, elements * 2, cudaMemcpyDeviceToHost), "cudaMemcpy");
-  std::vector<float> out(elements);
-  for (size_t i = 0; i < elements; ++i) out[i] = HalfToFloat(bits[i], dtype);
-  return out;
-}
-
-double MedianMs(int iters, cudaStream_t stream, const std::function<void()>& body) {
-  cudaEvent_t a, b;
-  Check(cudaEventCreate(&a), "cudaEventCreate");
-  Check(cudaEventCreate(&b), "cudaEventCreate");
-  for (int i = 0; i < 3; ++i) body();
-  std::vector<double> ms;
-  for (int i = 0; i < iters; ++i) {
-    Check(cudaEventRecord(a, stream), "cudaEventRecord");
-    body();
-    Check(cudaEventRecord(b, stream), "cudaEventRecord");
-    Check(cudaEventSynchronize(b), "cudaEventSynchronize");
-    float t = 0;
-    Check(cudaEventElapsedTime(&t, a, b), "cudaEventElapsedTime");
-    ms.push_back(t);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
+using bench::Check;
+using bench::MedianMs;
 
 // cuStreamWriteValue32 through the runtime's entry points (no libcuda link):
 // the flag is written by the stream itself, after the copies before it,
@@ -144,10 +64,10 @@ int RunCase(int tp, int32_t dtype, int iters) {
   if (std::string why = brt::nccl::FlaggedGemmRefusal(dtype, shape); !why.empty())
     throw std::runtime_error(why);
   const size_t chunk_bytes = m / tp * k * 2;
-  Device source(m * k * 2), landed(m * k * 2), rhs(k * n * 2), out(m * n * 2), ref(m * n * 2),
-      flags(tp * sizeof(uint32_t)), workspace(brt::nccl::RowGemm::kWorkspaceBytes);
-  FillRandom(source.p, m * k, dtype, 1);
-  FillRandom(rhs.p, k * n, dtype, 2);
+  bench::DeviceBuffer source(m * k * 2), landed(m * k * 2), rhs(k * n * 2), out(m * n * 2),
+      ref(m * n * 2), flags(tp * sizeof(uint32_t)), workspace(brt::nccl::RowGemm::kWorkspaceBytes);
+  bench::FillRandom(source.p, m * k, dtype, 1);
+  bench::FillRandom(rhs.p, k * n, dtype, 2);
   Check(cudaMemcpy(landed.p, source.p, m * k * 2, cudaMemcpyDeviceToDevice), "cudaMemcpy");
   Check(cudaMemset(flags.p, 0, tp * sizeof(uint32_t)), "cudaMemset");
   brt::nccl::RowGemm whole;
@@ -214,7 +134,7 @@ int RunCase(int tp, int32_t dtype, int iters) {
   // bf16) against cuBLASLt's over the same rows, the other chunks' rows
   // poisoned too until they land.
   whole.Run(lt, landed.p, rhs.p, ref.p, false, workspace.p, compute);
-  const std::vector<float> want = Download(ref.p, m * n, dtype);
+  const std::vector<float> want = bench::DownloadSmallFloats(ref.p, m * n, dtype);
   auto error_of = [&](const char* variant, const std::function<void()>& run) {
     Check(cudaMemsetAsync(out.p, 0xFF, m * n * 2, compute), "cudaMemsetAsync");
     Check(cudaMemsetAsync(landed.p, 0xFF, m * k * 2, compute), "cudaMemsetAsync");
@@ -227,7 +147,7 @@ int RunCase(int tp, int32_t dtype, int iters) {
       std::fflush(stdout);
       std::_Exit(3);
     }
-    const std::vector<float> got = Download(out.p, m * n, dtype);
+    const std::vector<float> got = bench::DownloadSmallFloats(out.p, m * n, dtype);
     double num = 0, den = 0;
     for (size_t i = 0; i < got.size(); ++i) {
       num += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);  // NaN stays NaN
@@ -271,17 +191,8 @@ int RunCase(int tp, int32_t dtype, int iters) {
   return worst < 1e-2 ? 0 : 1;
 }
 
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  for (size_t start = 0;;) {
-    const size_t comma = s.find(',', start);
-    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
 }  // namespace
+}  // namespace brt
 
 int main(int argc, char** argv) {
   int iters = 20;
@@ -292,9 +203,9 @@ int main(int argc, char** argv) {
     if (a == "--iters" && has_value)
       iters = std::atoi(argv[++i]);
     else if (a == "--tp" && has_value)
-      tps = Split(argv[++i]);
+      tps = brt::bench::SplitCommas(argv[++i]);
     else if (a == "--dtype" && has_value)
-      dtypes = Split(argv[++i]);
+      dtypes = brt::bench::SplitCommas(argv[++i]);
     else {
       std::fprintf(stderr, "usage: flagged_gemm_bench [--iters N] [--tp 8] [--dtype bf16,f16]\n");
       return 2;
@@ -324,7 +235,7 @@ int main(int argc, char** argv) {
         return 2;
       }
       try {
-        failed |= RunCase(std::atoi(t.c_str()), dtype, iters);
+        failed |= brt::RunCase(std::atoi(t.c_str()), dtype, iters);
       } catch (const std::exception& e) {
         std::printf("| %s | %s | FAILED: %s |\n", t.c_str(), d.c_str(), e.what());
         failed = 1;
