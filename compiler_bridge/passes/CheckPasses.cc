@@ -356,10 +356,9 @@ CheckPassesReport CheckPasses(mlir::ModuleOp imported, std::vector<PipelineStep>
   return report;
 }
 
-std::vector<PipelineStep> CheckedPipeline(const std::string& target,
-                                          int64_t all_reduce_bucket_bytes) {
-  std::vector<PipelineStep> steps = CompilerPipeline(target, "compute_80", all_reduce_bucket_bytes);
-  if (target == "cuda")
+std::vector<PipelineStep> CheckedPipeline(const PipelineOptions& options) {
+  std::vector<PipelineStep> steps = CompilerPipeline(options);
+  if (options.target == "cuda")
     steps.erase(std::find_if(steps.begin(), steps.end(),
                              [](const PipelineStep& s) { return s.name == "place"; }),
                 steps.end());

@@ -59,8 +59,7 @@ CheckPassesReport CheckPasses(mlir::ModuleOp imported, std::vector<PipelineStep>
 
 // The steps brt-compile --check-passes checks for `target`: CompilerPipeline's;
 // for cuda those before 'place', which puts ops on the GPU.
-std::vector<PipelineStep> CheckedPipeline(const std::string& target,
-                                          int64_t all_reduce_bucket_bytes);
+std::vector<PipelineStep> CheckedPipeline(const PipelineOptions& options);
 
 // "results change after pass 'simplify' (step 4): output 'result0' element
 // [3, 1]: 0.25 before, -0.25 after (max abs difference 0.5; inputs from seed 0)"

@@ -4,7 +4,9 @@
 // layer's output) becomes brt.matmul_reduce_scatter: the collectives
 // provider then overlaps the transfers with the GEMM. Fused when the
 // collective works along dimension 0, the lhs contracts its last dimension
-// with one dimension of a 2-D rhs, and everything is f32.
+// with one dimension of a 2-D rhs, everything is f32, and the rank's own
+// block has at least `min-rows-per-rank` rows: below that, decomposing the
+// GEMM costs more than the transfer it hides, and the serial path stays.
 #include "BrtDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -32,15 +34,24 @@ bool FusableDot(DotGeneralOp dot) {
          TypeOf(dot.getResult(0)).getElementType().isF32();
 }
 
+// Rows of a [rows..., last] tensor: the product of all but its last dimension.
+int64_t Rows(mlir::Value v) {
+  int64_t rows = 1;
+  for (int64_t d : TypeOf(v).getShape().drop_back()) rows *= d;
+  return rows;
+}
+
 // A dot_general whose lhs is an all_gather along dim 0, its only user,
 // becomes brt.all_gather_matmul; the all_gather goes.
 struct GatherIntoDot : mlir::OpRewritePattern<DotGeneralOp> {
-  using OpRewritePattern::OpRewritePattern;
+  GatherIntoDot(mlir::MLIRContext* ctx, int64_t min_rows)
+      : OpRewritePattern(ctx), min_rows_(min_rows) {}
 
   mlir::LogicalResult matchAndRewrite(DotGeneralOp dot,
                                       mlir::PatternRewriter& rewriter) const override {
     auto gather = dot.getInputs()[0].getDefiningOp<AllGatherOp>();
-    if (!FusableDot(dot) || !gather || !gather->hasOneUse() || gather.getAllGatherDim() != 0)
+    if (!FusableDot(dot) || !gather || !gather->hasOneUse() || gather.getAllGatherDim() != 0 ||
+        Rows(gather.getInputs()[0]) < min_rows_)
       return mlir::failure();
     // The fused op takes the dot's contraction and the collective's groups.
     auto fused = AllGatherMatmulOp::create(
@@ -52,6 +63,8 @@ struct GatherIntoDot : mlir::OpRewritePattern<DotGeneralOp> {
     rewriter.eraseOp(gather);
     return mlir::success();
   }
+
+  int64_t min_rows_;
 };
 
 // An add reduce_scatter along dim 0 of a dot_general, its only user, becomes
@@ -60,13 +73,14 @@ struct GatherIntoDot : mlir::OpRewritePattern<DotGeneralOp> {
 // dot: a walk may erase the op it visits and those before it, not those
 // after.
 struct DotIntoScatter : mlir::OpRewritePattern<ReduceScatterOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DotIntoScatter(mlir::MLIRContext* ctx, int64_t min_rows)
+      : OpRewritePattern(ctx), min_rows_(min_rows) {}
 
   mlir::LogicalResult matchAndRewrite(ReduceScatterOp scatter,
                                       mlir::PatternRewriter& rewriter) const override {
     auto dot = scatter.getInputs()[0].getDefiningOp<DotGeneralOp>();
     if (!dot || !FusableDot(dot) || !dot->hasOneUse() || scatter.getReducer() != "add" ||
-        scatter.getScatterDimension() != 0)
+        scatter.getScatterDimension() != 0 || Rows(scatter->getResult(0)) < min_rows_)
       return mlir::failure();
     // The fused op takes the dot's contraction and the collective's groups.
     auto fused = MatmulReduceScatterOp::create(
@@ -78,12 +92,16 @@ struct DotIntoScatter : mlir::OpRewritePattern<ReduceScatterOp> {
     rewriter.eraseOp(dot);
     return mlir::success();
   }
+
+  int64_t min_rows_;
 };
 
 struct FuseCollectiveMatmulPass : impl::FuseCollectiveMatmulBase<FuseCollectiveMatmulPass> {
+  using FuseCollectiveMatmulBase::FuseCollectiveMatmulBase;
+
   mlir::LogicalResult initialize(mlir::MLIRContext* ctx) override {
     mlir::RewritePatternSet set(ctx);
-    set.add<GatherIntoDot, DotIntoScatter>(ctx);
+    set.add<GatherIntoDot, DotIntoScatter>(ctx, minRowsPerRank.getValue());
     patterns_ = std::move(set);
     return mlir::success();
   }

@@ -30,10 +30,20 @@ struct PipelineStep {
   std::string name;
   std::unique_ptr<mlir::Pass> pass;
 };
-// all_reduce_bucket_bytes: brt-bucket-all-reduce's bucket size (0: one all_reduce each).
-std::vector<PipelineStep> CompilerPipeline(const std::string& target,
-                                           const std::string& cuda_arch = "compute_80",
-                                           int64_t all_reduce_bucket_bytes = 65536);
+struct PipelineOptions {
+  std::string target = "cpu";
+  std::string cuda_arch = "compute_80";
+  // brt-bucket-all-reduce's bucket size (0: one all_reduce each).
+  int64_t all_reduce_bucket_bytes = 65536;
+  // brt-fuse-collective-matmul's min-rows-per-rank; < 0: the target's
+  // default (kOverlapMinRowsCuda on cuda, 0 on cpu).
+  int64_t overlap_min_rows = -1;
+};
+// Below this many rows per rank a GPU's AG+GEMM and GEMM+RS stay serial:
+// where published async-TP measurements put the decomposition's break-even
+// (brt's own awaits a multi-GPU run).
+inline constexpr int64_t kOverlapMinRowsCuda = 512;
+std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options);
 
 // Runs one step's pass on `module` (nested on its functions unless the pass
 // is a module pass), consuming it. Returns "" on success, else the first

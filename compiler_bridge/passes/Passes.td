@@ -43,6 +43,9 @@ def FoldTransposeIntoDot : Pass<"brt-fold-transpose-into-dot", "mlir::func::Func
 def FuseCollectiveMatmul : Pass<"brt-fuse-collective-matmul", "mlir::func::FuncOp"> {
   let summary = "Fuse all_gather into the matmul it feeds and a matmul into the reduce_scatter "
                 "it feeds, so the communication overlaps the GEMM";
+  let options = [Option<"minRowsPerRank", "min-rows-per-rank", "int64_t", /*default=*/"0",
+                        "rows of the rank's own block below which the collective and the GEMM "
+                        "stay apart (the serial path)">];
 }
 
 def FuseSoftmax : Pass<"brt-fuse-softmax", "mlir::func::FuncOp"> {

@@ -14,8 +14,11 @@ namespace brt::bridge {
 
 void RegisterPasses() { registerBrtPasses(); }
 
-std::vector<PipelineStep> CompilerPipeline(const std::string& target, const std::string& cuda_arch,
-                                           int64_t all_reduce_bucket_bytes) {
+std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options) {
+  const std::string& target = options.target;
+  const int64_t overlap_min_rows = options.overlap_min_rows >= 0 ? options.overlap_min_rows
+                                   : target == "cuda"            ? kOverlapMinRowsCuda
+                                                                 : 0;
   std::vector<PipelineStep> steps;
   steps.push_back({"verify", createVerify()});
   steps.push_back({"fold-constants", createFoldConstants()});
@@ -27,7 +30,8 @@ std::vector<PipelineStep> CompilerPipeline(const std::string& target, const std:
   steps.push_back({"fold-constants", createFoldConstants()});
   steps.push_back({"channels-last", createChannelsLast(ChannelsLastOptions{target})});
   steps.push_back({"fold-transpose-into-dot", createFoldTransposeIntoDot()});
-  steps.push_back({"fuse-collective-matmul", createFuseCollectiveMatmul()});
+  steps.push_back({"fuse-collective-matmul",
+                   createFuseCollectiveMatmul(FuseCollectiveMatmulOptions{overlap_min_rows})});
   steps.push_back({"fuse-softmax", createFuseSoftmax(FuseSoftmaxOptions{target})});
   steps.push_back({"fuse-layer-norm", createFuseLayerNorm()});
   steps.push_back({"fuse-epilogues", createFuseEpilogues(FuseEpiloguesOptions{target})});
@@ -36,11 +40,11 @@ std::vector<PipelineStep> CompilerPipeline(const std::string& target, const std:
   steps.push_back({"fuse-elementwise", createFuseElementwise()});
   steps.push_back({"cleanup", mlir::createCanonicalizerPass()});
   steps.push_back({"bucket-all-reduce",
-                   createBucketAllReduce(BucketAllReduceOptions{all_reduce_bucket_bytes})});
+                   createBucketAllReduce(BucketAllReduceOptions{options.all_reduce_bucket_bytes})});
   steps.push_back({"place", createPlace(PlaceOptions{target})});
   if (target == "cuda")
     steps.push_back({"generate-cuda-kernels",
-                     createGenerateCudaKernels(GenerateCudaKernelsOptions{cuda_arch})});
+                     createGenerateCudaKernels(GenerateCudaKernelsOptions{options.cuda_arch})});
   return steps;
 }
 

@@ -29,13 +29,16 @@ namespace {
 
 const char kUsage[] =
     "usage: brt-compile in.mlir -o out.brtx [--target=cpu|cuda] [--dump-after-each DIR] "
-    "[--stats] [--all-reduce-bucket-bytes=N] [--check-passes [--check-seed=N]] "
-    "[--check-indices]\n"
+    "[--stats] [--all-reduce-bucket-bytes=N] [--overlap-min-rows=N] "
+    "[--check-passes [--check-seed=N]] [--check-indices]\n"
     "       brt-compile NAME=in.mlir [NAME2=in2.mlir ...] -o out.brtx [options]\n"
     "                               one function NAME per input (its main), equal weights\n"
     "                               stored once\n"
     "  --all-reduce-bucket-bytes=N  pack all_reduces of gradients made one after another into\n"
     "                               buckets of about N bytes (default 65536; 0: one each)\n"
+    "  --overlap-min-rows=N         fuse an all_gather or reduce_scatter with its matmul (to\n"
+    "                               overlap them) only from N rows per rank (default: 512\n"
+    "                               for cuda, 0 for cpu)\n"
     "  --check-passes               run the program on the CPU provider on random inputs after\n"
     "                               import and after each pass, name the first pass that\n"
     "                               changes a result and exit 1 (--target=cuda: the passes\n"
@@ -71,10 +74,18 @@ struct Input {
 struct Options {
   std::string target = "cpu";
   long long bucket_bytes = 65536;
+  long long overlap_min_rows = -1;  // the target's default
   bool check_passes = false;
   uint64_t check_seed = 0;
   bool check_indices = false;
 };
+
+brt::bridge::PipelineOptions PipelineOf(const Options& options) {
+  return {.target = options.target,
+          .cuda_arch = kCudaArch,
+          .all_reduce_bucket_bytes = options.bucket_bytes,
+          .overlap_min_rows = options.overlap_min_rows};
+}
 
 // --check-passes on the imported `module`: a line per step on stdout;
 // returns false, having said why on stderr, when a step changes a result or
@@ -88,8 +99,7 @@ bool CheckPassesOf(mlir::ModuleOp module, const Options& options, const std::str
         "'generate-cuda-kernels' are not checked\n",
         prefix.c_str());
   brt::bridge::CheckPassesReport report = brt::bridge::CheckPasses(
-      module, brt::bridge::CheckedPipeline(options.target, options.bucket_bytes),
-      options.check_seed);
+      module, brt::bridge::CheckedPipeline(PipelineOf(options)), options.check_seed);
   if (report.runtime_ops)
     std::printf("%safter import: %d runtime ops, inputs from seed %" PRIu64 "\n", prefix.c_str(),
                 report.runtime_ops, options.check_seed);
@@ -132,8 +142,7 @@ mlir::OwningOpRef<mlir::ModuleOp> Compile(mlir::MLIRContext& context, const Inpu
   if (options.check_passes && !CheckPassesOf(*imported.module, options, function)) return nullptr;
   std::vector<brt::bridge::PipelineStep> steps;
   if (options.check_indices) steps.push_back({"check-indices", brt::bridge::createCheckIndices()});
-  for (brt::bridge::PipelineStep& step :
-       brt::bridge::CompilerPipeline(options.target, kCudaArch, options.bucket_bytes))
+  for (brt::bridge::PipelineStep& step : brt::bridge::CompilerPipeline(PipelineOf(options)))
     steps.push_back(std::move(step));
   int step_number = 1;
   for (brt::bridge::PipelineStep& step : steps) {
@@ -179,6 +188,11 @@ int main(int argc, char** argv) {
       if (a.size() == 26 || *end != '\0' || compile.bucket_bytes < 0)
         return Usage("--all-reduce-bucket-bytes needs a byte count >= 0, got '" + a.substr(26) +
                      "'");
+    } else if (a.rfind("--overlap-min-rows=", 0) == 0) {
+      char* end = nullptr;
+      compile.overlap_min_rows = std::strtoll(a.c_str() + 19, &end, 10);
+      if (a.size() == 19 || *end != '\0' || compile.overlap_min_rows < 0)
+        return Usage("--overlap-min-rows needs a row count >= 0, got '" + a.substr(19) + "'");
     } else if (a.rfind("--check-seed=", 0) == 0) {
       char* end = nullptr;
       compile.check_seed = std::strtoull(a.c_str() + 13, &end, 10);

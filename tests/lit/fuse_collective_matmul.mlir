@@ -1,4 +1,15 @@
 // RUN: brt-opt %s --brt-fuse-collective-matmul | FileCheck %s
+// RUN: brt-opt %s --brt-fuse-collective-matmul="min-rows-per-rank=4" | FileCheck %s
+// RUN: brt-opt %s --brt-fuse-collective-matmul="min-rows-per-rank=5" | FileCheck %s --check-prefix=SERIAL
+
+// Below min-rows-per-rank rows of the rank's own block (4 here), the
+// collective and the GEMM stay apart.
+// SERIAL-LABEL: func.func @all_gather_matmul
+// SERIAL-NEXT: brt.all_gather(
+// SERIAL-NEXT: brt.dot_general(
+// SERIAL-LABEL: func.func @matmul_reduce_scatter
+// SERIAL-NEXT: brt.dot_general(
+// SERIAL-NEXT: brt.reduce_scatter(
 
 // Column-parallel input: all_gather along rows feeding the matmul's lhs.
 // CHECK-LABEL: func.func @all_gather_matmul

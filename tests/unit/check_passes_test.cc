@@ -63,10 +63,10 @@ class CheckPassesTest : public ::testing::Test {
 TEST_F(CheckPassesTest, RealPipelineKeepsTheResults) {
   auto module = Import(kProgram);
   ASSERT_TRUE(module);
-  const CheckPassesReport report = CheckPasses(*module, CheckedPipeline("cpu", 65536), 0);
+  const CheckPassesReport report = CheckPasses(*module, CheckedPipeline({.target = "cpu"}), 0);
   ASSERT_TRUE(report.error.empty()) << report.error;
   EXPECT_FALSE(report.change) << Describe(*report.change, 0);
-  EXPECT_EQ(report.steps.size(), CompilerPipeline("cpu").size());
+  EXPECT_EQ(report.steps.size(), CompilerPipeline({.target = "cpu"}).size());
   EXPECT_EQ(report.steps.back().name, "place");
   // The subtract, matmul with relu and add end as fewer runtime ops.
   EXPECT_LT(report.steps.back().runtime_ops, report.runtime_ops);
@@ -75,7 +75,7 @@ TEST_F(CheckPassesTest, RealPipelineKeepsTheResults) {
 TEST_F(CheckPassesTest, NamesThePlantedPass) {
   auto module = Import(kProgram);
   ASSERT_TRUE(module);
-  std::vector<PipelineStep> steps = CheckedPipeline("cpu", 65536);
+  std::vector<PipelineStep> steps = CheckedPipeline({.target = "cpu"});
   auto simplify = std::find_if(steps.begin(), steps.end(),
                                [](const PipelineStep& s) { return s.name == "simplify"; });
   ASSERT_NE(simplify, steps.end());
@@ -112,7 +112,7 @@ TEST_F(CheckPassesTest, RefusesCollectives) {
 }) : () -> ()
 )mlir");
   ASSERT_TRUE(module);
-  const CheckPassesReport report = CheckPasses(*module, CheckedPipeline("cpu", 65536), 0);
+  const CheckPassesReport report = CheckPasses(*module, CheckedPipeline({.target = "cpu"}), 0);
   EXPECT_FALSE(report.passed());
   EXPECT_NE(report.error.find("cannot check this program: 'partition_id' at "), std::string::npos)
       << report.error;
@@ -120,7 +120,7 @@ TEST_F(CheckPassesTest, RefusesCollectives) {
 }
 
 TEST_F(CheckPassesTest, CudaTargetChecksTheStepsBeforePlace) {
-  std::vector<PipelineStep> steps = CheckedPipeline("cuda", 65536);
+  std::vector<PipelineStep> steps = CheckedPipeline({.target = "cuda"});
   ASSERT_FALSE(steps.empty());
   EXPECT_EQ(steps.back().name, "bucket-all-reduce");
 }
