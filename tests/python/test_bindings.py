@@ -268,6 +268,21 @@ def _cuda_session(tmp_path):
     return torch, brt.Session(path, providers=["cuda"])
 
 
+def _run_on_random_inputs(torch, ctx):
+    """Binds random CUDA inputs, runs, checks the DLPack output against
+    float64 and returns the reference (tanh(a @ b) + a)."""
+    a = torch.randn(64, 64, device="cuda")
+    b = torch.randn(64, 64, device="cuda") / 8
+    ctx.bind(0, a)
+    ctx.bind(1, b)
+    ctx.run()
+    out = torch.from_dlpack(ctx.outputs()[0])
+    assert out.device.type == "cuda"
+    ref = torch.tanh(a.double() @ b.double()) + a.double()
+    assert float((out.double() - ref).norm() / ref.norm()) <= 1e-5
+    return ref
+
+
 def test_cuda_tensors_bind_without_copy(tmp_path):
     """PyTorch CUDA tensors in and DLPack CUDA arrays out, on the caller's
     (non-default) stream, whose third run replays a recorded graph."""
@@ -276,15 +291,7 @@ def test_cuda_tensors_bind_without_copy(tmp_path):
     with torch.cuda.stream(stream):
         ctx = s.new_request()
         ctx.set_stream(stream.cuda_stream)
-        a = torch.randn(64, 64, device="cuda")
-        b = torch.randn(64, 64, device="cuda") / 8
-        ctx.bind(0, a)
-        ctx.bind(1, b)
-        ctx.run()
-        out = torch.from_dlpack(ctx.outputs()[0])
-        assert out.device.type == "cuda"
-        ref = torch.tanh(a.double() @ b.double()) + a.double()
-        assert float((out.double() - ref).norm() / ref.norm()) <= 1e-5
+        ref = _run_on_random_inputs(torch, ctx)
         y = torch.empty(64, 64, device="cuda")
         ctx.bind(2, y)
         ctx.run()
@@ -303,14 +310,7 @@ def test_cuda_default_stream_runs_op_by_op_every_time(tmp_path):
     ctx = s.new_request()
     ctx.set_stream(torch.cuda.default_stream().cuda_stream)
     for _ in range(4):
-        a = torch.randn(64, 64, device="cuda")
-        b = torch.randn(64, 64, device="cuda") / 8
-        ctx.bind(0, a)
-        ctx.bind(1, b)
-        ctx.run()
-        out = torch.from_dlpack(ctx.outputs()[0])
-        ref = torch.tanh(a.double() @ b.double()) + a.double()
-        assert float((out.double() - ref).norm() / ref.norm()) <= 1e-5
+        _run_on_random_inputs(torch, ctx)
         assert not ctx.last_run_replayed_graph
 
 
