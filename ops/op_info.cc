@@ -14,6 +14,11 @@ bool IsFloat(int32_t dtype) {
          dtype == BRT_DTYPE_F64;
 }
 
+bool IsInteger(int32_t dtype) {
+  return dtype == BRT_DTYPE_I8 || dtype == BRT_DTYPE_I32 || dtype == BRT_DTYPE_I64 ||
+         dtype == BRT_DTYPE_U8 || dtype == BRT_DTYPE_U32 || dtype == BRT_DTYPE_U64;
+}
+
 std::string FormatDims(const std::vector<int64_t>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);

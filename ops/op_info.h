@@ -24,6 +24,8 @@ struct UnsupportedError : std::runtime_error {
 
 inline const char* DTypeName(int32_t dtype) { return brt_dtype_name(dtype); }
 bool IsFloat(int32_t dtype);
+// i8, i32, i64, u8, u32 or u64 (not i1).
+bool IsInteger(int32_t dtype);
 std::string FormatDims(const std::vector<int64_t>& dims);
 
 struct TensorInfo {

@@ -281,8 +281,8 @@ DynamicSlicePlan PlanDynamicSlice(const OpInfo& op) {
   op.Require(out.dtype == in.dtype, "result dtype differs from operand dtype");
   for (int d = 0; d < p.rank; ++d) {
     const TensorInfo& idx = op.in[p.first_index + d];
-    op.Require(idx.rank() == 0 && (idx.dtype == BRT_DTYPE_I32 || idx.dtype == BRT_DTYPE_I64),
-               "start index " + std::to_string(d) + " must be an i32 or i64 scalar");
+    op.Require(idx.rank() == 0 && IsInteger(idx.dtype),
+               "start index " + std::to_string(d) + " must be an integer scalar");
     p.index_dtypes[d] = idx.dtype;
   }
   std::vector<int64_t> window;

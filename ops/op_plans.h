@@ -81,8 +81,9 @@ struct SortPlan {
 SortPlan PlanSort(const OpInfo& op);
 
 // dynamic_slice(operand, i0, i1, ...) and dynamic_update_slice(operand,
-// update, i0, ...): start index d is read from operand first_index + d,
-// clamped to [0, max_start[d]], and offsets by operand_strides[d]. `copy`
+// update, i0, ...): start index d, a scalar of any integer type, is read
+// from operand first_index + d, clamped to [0, max_start[d]] (ClampedStart),
+// and offsets by operand_strides[d]. `copy`
 // moves the window: operand -> result for a slice, update -> result (a copy
 // of the operand) for an update.
 struct DynamicSlicePlan {
@@ -95,6 +96,35 @@ struct DynamicSlicePlan {
   size_t operand_bytes = 0;
 };
 DynamicSlicePlan PlanDynamicSlice(const OpInfo& op);
+
+// The start index at `index`, a scalar of integer dtype `dtype` (BRT_DTYPE_*),
+// clamped to [0, max] as StableHLO clamps dynamic_slice's: an unsigned one
+// beyond every signed value clamps to max, not below 0. Host and device.
+BRT_HD inline long long ClampedStart(const void* index, int32_t dtype, long long max) {
+  long long s = 0;
+  switch (dtype) {
+    case BRT_DTYPE_I8:
+      s = *static_cast<const int8_t*>(index);
+      break;
+    case BRT_DTYPE_I32:
+      s = *static_cast<const int32_t*>(index);
+      break;
+    case BRT_DTYPE_I64:
+      s = *static_cast<const int64_t*>(index);
+      break;
+    case BRT_DTYPE_U8:
+      s = *static_cast<const uint8_t*>(index);
+      break;
+    case BRT_DTYPE_U32:
+      s = *static_cast<const uint32_t*>(index);
+      break;
+    case BRT_DTYPE_U64: {
+      const uint64_t u = *static_cast<const uint64_t*>(index);
+      return u > static_cast<uint64_t>(max) ? max : static_cast<long long>(u);
+    }
+  }
+  return s < 0 ? 0 : (s > max ? max : s);
+}
 
 // gather and scatter iterate a tensor (gather: the result, scatter: the
 // updates) of `dims`. For iterated index i, the index vector starts at

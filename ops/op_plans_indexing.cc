@@ -289,11 +289,11 @@ ReduceWindowPlan PlanReduceWindow(const OpInfo& op) {
   const ReduceWindowAttrs attrs = Decode<ReduceWindowAttrs>(op);
   ReduceWindowPlan p = PlanWindows(op, attrs, in, op.out[0], "result");
   const std::string& name = attrs.reducer;
-  op.Require(
-      ParseReducer(name, &p.reducer) &&
-          (p.reducer == Reducer::kAdd || p.reducer == Reducer::kMax || p.reducer == Reducer::kMin),
-      "reducer '" + name + "' is not add, max or min");
-  if (in.dtype == BRT_DTYPE_I1) throw UnsupportedError("reduce_window: not defined for i1");
+  op.Require(ParseReducer(name, &p.reducer),
+             "reducer '" + name + "' is not add, mul, max, min, and or or");
+  if (!ReducerDefinedFor(p.reducer, in.dtype))
+    throw UnsupportedError("reduce_window: reducer '" + name + "' is not defined for " +
+                           DTypeName(in.dtype));
   return p;
 }
 

@@ -111,13 +111,15 @@ enum class Binary {
 };
 
 // Which element types an elementwise op takes (the registry's domain column).
-enum class Domain { kFloat, kNumeric, kAll, kIntegral, kInteger };
+enum class Domain { kFloat, kSigned, kNumeric, kAll, kIntegral, kInteger };
 
 constexpr bool TakesFloats(Domain d) { return d != Domain::kIntegral && d != Domain::kInteger; }
 
 template <typename V>
 constexpr bool InDomain(Domain d) {
   if constexpr (std::is_same_v<V, bool>) return d == Domain::kAll || d == Domain::kIntegral;
+  if constexpr (kIsInt<V> && std::is_unsigned_v<V>)
+    return d != Domain::kFloat && d != Domain::kSigned;
   if constexpr (kIsInt<V>) return d != Domain::kFloat;
   return TakesFloats(d);
 }
@@ -161,7 +163,8 @@ BRT_HD inline V ApplyUnary(V x) {
 template <Binary OP, typename V>
 BRT_HD inline V ApplyBinary(V a, V b) {
   if constexpr (std::is_same_v<V, bool>) {
-    if constexpr (OP == Binary::kAnd || OP == Binary::kMin) return a && b;
+    // multiply is and, add or: XLA's pred arithmetic (StableHLO's booleans).
+    if constexpr (OP == Binary::kAnd || OP == Binary::kMin || OP == Binary::kMul) return a && b;
     if constexpr (OP == Binary::kXor) return a != b;
     return a || b;
   } else {

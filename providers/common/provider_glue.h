@@ -140,14 +140,14 @@ void SetKernelTable(BrtProviderApi& api) {
   };
 }
 
-// The dtypes an elementwise op of the registry takes, from its domain. The
-// unsigned types take binary arithmetic but not negate, abs or sign.
-inline std::vector<int32_t> ElementwiseDTypes(Domain domain, bool unary) {
+// The dtypes an elementwise op of the registry takes, from its domain (the
+// same as InDomain's, so a listed dtype always has a loop).
+inline std::vector<int32_t> ElementwiseDTypes(Domain domain) {
   const std::vector<int32_t> floats = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64};
   std::vector<int32_t> out = TakesFloats(domain) ? floats : std::vector<int32_t>{};
   if (domain == Domain::kAll || domain == Domain::kIntegral) out.push_back(BRT_DTYPE_I1);
   if (domain != Domain::kFloat) out.insert(out.end(), {BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64});
-  if (domain != Domain::kFloat && !(unary && domain == Domain::kNumeric))
+  if (domain != Domain::kFloat && domain != Domain::kSigned)
     out.insert(out.end(), {BRT_DTYPE_U8, BRT_DTYPE_U32, BRT_DTYPE_U64});
   return out;
 }

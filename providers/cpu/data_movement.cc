@@ -118,10 +118,6 @@ class ConstantKernel final : public CpuKernel {
   std::vector<uint8_t> bytes_;
 };
 
-int64_t ReadIndex(const void* p, int32_t dtype) {
-  return dtype == BRT_DTYPE_I32 ? *static_cast<const int32_t*>(p) : *static_cast<const int64_t*>(p);
-}
-
 // dynamic_slice and dynamic_update_slice: start indices are scalars, clamped
 // so the window stays inside the operand (StableHLO semantics).
 class DynamicSliceKernel final : public CpuKernel {
@@ -130,9 +126,8 @@ class DynamicSliceKernel final : public CpuKernel {
   void Run(void* const* b) override {
     int64_t offset = 0;
     for (int d = 0; d < p_.rank; ++d) {
-      int64_t start = ReadIndex(b[p_.first_index + d], p_.index_dtypes[d]);
-      start = std::clamp<int64_t>(start, 0, p_.max_start[d]);
-      offset += start * p_.operand_strides[d];
+      offset += ClampedStart(b[p_.first_index + d], p_.index_dtypes[d], p_.max_start[d]) *
+                p_.operand_strides[d];
     }
     const int64_t es = static_cast<int64_t>(p_.copy.elem_size);
     char* out = static_cast<char*>(b[p_.first_index + p_.rank]);

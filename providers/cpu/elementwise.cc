@@ -540,9 +540,9 @@ std::vector<int32_t> Without(std::vector<int32_t> types, int32_t drop) {
 void RegisterElementwise(std::vector<KernelDef>& defs) {
   const std::vector<int32_t> numeric = Without(kAllTypes, BRT_DTYPE_I1);
   for (const UnaryKind& u : kUnaryKinds)
-    defs.push_back({u.kind, ElementwiseDTypes(u.domain, true), &Make<UnaryKernel>});
+    defs.push_back({u.kind, ElementwiseDTypes(u.domain), &Make<UnaryKernel>});
   for (const BinaryKind& b : kBinaryKinds)
-    defs.push_back({b.kind, ElementwiseDTypes(b.domain, false), &Make<BinaryKernel>});
+    defs.push_back({b.kind, ElementwiseDTypes(b.domain), &Make<BinaryKernel>});
   defs.push_back({"compare", kAllTypes, &Make<CompareKernel>, true});
   defs.push_back({"select", kAllTypes, &Make<TernaryKernel>});
   defs.push_back({"clamp", numeric, &Make<TernaryKernel>});

@@ -186,10 +186,25 @@ class ReduceWindowKernel final : public CpuKernel {
     const Reducer reducer = p_.reducer;
     DispatchType(in.dtype, [&](auto t) {
       using T = decltype(t);
-      if constexpr (!std::is_same_v<T, Bool8>) {
-        if (reducer == Reducer::kAdd) fn_ = &Window<Reducer::kAdd, T>;
-        if (reducer == Reducer::kMax) fn_ = &Window<Reducer::kMax, T>;
-        if (reducer == Reducer::kMin) fn_ = &Window<Reducer::kMin, T>;
+      switch (reducer) {
+        case Reducer::kAdd:
+          fn_ = &Window<Reducer::kAdd, T>;
+          break;
+        case Reducer::kMul:
+          fn_ = &Window<Reducer::kMul, T>;
+          break;
+        case Reducer::kMax:
+          fn_ = &Window<Reducer::kMax, T>;
+          break;
+        case Reducer::kMin:
+          fn_ = &Window<Reducer::kMin, T>;
+          break;
+        case Reducer::kAnd:
+          fn_ = &Window<Reducer::kAnd, T>;
+          break;
+        case Reducer::kOr:
+          fn_ = &Window<Reducer::kOr, T>;
+          break;
       }
     });
     dnnl_ = MakeDnnlPooling(op);
@@ -315,10 +330,7 @@ class SelectAndScatterKernel final : public CpuKernel {
 
 void RegisterReductions(std::vector<KernelDef>& defs) {
   defs.push_back({"reduce", kAllTypes, &Make<ReduceKernel>});
-  defs.push_back(
-      {"reduce_window",
-       {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I32, BRT_DTYPE_I64},
-       &Make<ReduceWindowKernel>});
+  defs.push_back({"reduce_window", kAllTypes, &Make<ReduceWindowKernel>});
   defs.push_back({"select_and_scatter",
                   {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I8,
                    BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8, BRT_DTYPE_U32, BRT_DTYPE_U64},

@@ -66,7 +66,7 @@ struct CopyParams {
   int num_starts = 0;
   bool starts_offset_dst = false;
   const void* starts[kMaxRank] = {};
-  bool start_is_i64[kMaxRank] = {};
+  int32_t start_dtypes[kMaxRank] = {};  // BRT_DTYPE_*: any integer type
   long long start_max[kMaxRank] = {}, start_strides[kMaxRank] = {};
 };
 CopyParams MakeCopy(const ops::StridedCopy& c);

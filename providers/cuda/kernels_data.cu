@@ -12,10 +12,7 @@ template <typename T>
 __global__ void StridedCopyKernel(CopyParams p, const T* src, T* dst) {
   long long start = 0;
   for (int d = 0; d < p.num_starts; ++d) {
-    long long s = p.start_is_i64[d] ? *static_cast<const long long*>(p.starts[d])
-                                    : *static_cast<const int*>(p.starts[d]);
-    s = s < 0 ? 0 : (s > p.start_max[d] ? p.start_max[d] : s);
-    start += s * p.start_strides[d];
+    start += ops::ClampedStart(p.starts[d], p.start_dtypes[d], p.start_max[d]) * p.start_strides[d];
   }
   if (p.starts_offset_dst)
     dst += start;

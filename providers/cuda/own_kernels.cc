@@ -271,7 +271,7 @@ class DynamicSliceKernel final : public Kernel {
     p_.num_starts = plan_.rank;
     p_.starts_offset_dst = plan_.update;
     for (int d = 0; d < plan_.rank; ++d) {
-      p_.start_is_i64[d] = plan_.index_dtypes[d] == BRT_DTYPE_I64;
+      p_.start_dtypes[d] = plan_.index_dtypes[d];
       p_.start_max[d] = plan_.max_start[d];
       p_.start_strides[d] = plan_.operand_strides[d];
     }
@@ -542,9 +542,9 @@ ops::KernelEntryPoints EntryPoints(PrepareFn prepare) {
 std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
   std::vector<TableRow> t;
   for (const ops::UnaryKind& u : ops::kUnaryKinds)
-    t.push_back({u.kind, ops::ElementwiseDTypes(u.domain, true), &Make<ElementwiseKernel>});
+    t.push_back({u.kind, ops::ElementwiseDTypes(u.domain), &Make<ElementwiseKernel>});
   for (const ops::BinaryKind& b : ops::kBinaryKinds)
-    t.push_back({b.kind, ops::ElementwiseDTypes(b.domain, false), &Make<ElementwiseKernel>});
+    t.push_back({b.kind, ops::ElementwiseDTypes(b.domain), &Make<ElementwiseKernel>});
   t.push_back({"compare", kAll, &Make<ElementwiseKernel>, true});
   t.push_back({"select", kAll, &Make<ElementwiseKernel>});
   t.push_back({"clamp", kNumeric, &Make<ElementwiseKernel>});
@@ -562,10 +562,7 @@ std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
   t.push_back({"gather", kAll, &Make<GatherKernel>});
   t.push_back({"scatter", kAll, &Make<ScatterKernel>});
   t.push_back({"reduce", kAll, &Make<ReduceKernel>, false, true, true});
-  t.push_back(
-      {"reduce_window",
-       {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I32, BRT_DTYPE_I64},
-       &Make<ReduceWindowKernel>});
+  t.push_back({"reduce_window", kAll, &Make<ReduceWindowKernel>});
   t.push_back({"select_and_scatter",
                {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I8,
                 BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8, BRT_DTYPE_U32, BRT_DTYPE_U64},

@@ -3,6 +3,9 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
 
 #include "test_util.h"
 
@@ -206,6 +209,79 @@ TEST(DynamicUpdateSlice, WritesClampedWindow) {
   HostTensor j = HostTensor::FromDouble(DType::kI32, {}, {1});
   auto out = MustRunOp({"dynamic_update_slice", {x, u, i, j}, {{DType::kF32, {3, 4}}}});
   EXPECT_EQ(out[0].ToDouble(), (std::vector<double>{0, 1, 2, 3, 4, -1, -2, 7, 8, -3, -4, 11}));
+}
+
+// Start indices of every integer type (StableHLO takes any; JAX passes
+// unsigned ones through), clamped into [0, operand - window] as StableHLO
+// clamps them: a signed one below 0 to 0, an unsigned one above the largest
+// start to it, also where its bits read as signed would be negative (u8 255,
+// u64 2^63). The edges, then random bits, against the clamp in the index type.
+template <typename I>
+HostTensor StartIndex(DType dtype, I value) {
+  HostTensor h(dtype, {});
+  std::memcpy(h.data(), &value, sizeof(I));
+  return h;
+}
+
+template <typename I>
+int64_t ClampedReference(I value, int64_t max) {
+  if constexpr (std::is_signed_v<I>)
+    return std::clamp<int64_t>(static_cast<int64_t>(value), 0, max);
+  else
+    return static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(value), max));
+}
+
+template <typename I>
+void CheckStartIndices(DType dtype) {
+  // dim 0: 6 rows, window 3 (largest start 3); dim 1: 5 columns, window 2
+  // (largest start 3), its start always i32 so the two dtypes mix.
+  HostTensor x = Random(DType::kI32, {6, 5}, Rng(), -1000, 1000);
+  HostTensor u = Random(DType::kI32, {3, 2}, Rng(), -1000, 1000);
+  std::vector<I> rows = {I(0),
+                         I(2),
+                         I(3),
+                         I(4),
+                         std::numeric_limits<I>::max(),
+                         std::numeric_limits<I>::min(),
+                         static_cast<I>(-1),
+                         static_cast<I>(std::numeric_limits<I>::max() / 2 + 1)};
+  for (int k = 0; k < 8; ++k) rows.push_back(static_cast<I>(Rng()()));
+  for (I row : rows) {
+    const int32_t col = static_cast<int32_t>(Rng()() % 9) - 2;
+    const int64_t r0 = ClampedReference(row, 3), c0 = ClampedReference(col, 3);
+    HostTensor i = StartIndex(dtype, row), j = StartIndex(DType::kI32, col);
+    auto sliced = MustRunOp({"dynamic_slice",
+                             {x, i, j},
+                             {{DType::kI32, {3, 2}}},
+                             {{"slice_sizes", std::vector<int64_t>{3, 2}}}});
+    auto updated = MustRunOp({"dynamic_update_slice", {x, u, i, j}, {{DType::kI32, {6, 5}}}});
+    std::vector<double> want_slice, want_update = x.ToDouble();
+    for (int64_t a = 0; a < 3; ++a)
+      for (int64_t b = 0; b < 2; ++b) {
+        want_slice.push_back(x.Get((r0 + a) * 5 + c0 + b));
+        want_update[(r0 + a) * 5 + c0 + b] = u.Get(a * 2 + b);
+      }
+    const std::string what = std::string(DTypeName(dtype)) + " start " + std::to_string(+row) +
+                             ", " + std::to_string(col);
+    EXPECT_EQ(sliced[0].ToDouble(), want_slice) << what;
+    EXPECT_EQ(updated[0].ToDouble(), want_update) << what;
+  }
+}
+
+TEST(DynamicSlice, StartIndicesOfEveryIntegerTypeClampAsStableHlo) {
+  CheckStartIndices<int8_t>(DType::kI8);
+  CheckStartIndices<uint8_t>(DType::kU8);
+  CheckStartIndices<int32_t>(DType::kI32);
+  CheckStartIndices<uint32_t>(DType::kU32);
+  CheckStartIndices<int64_t>(DType::kI64);
+  CheckStartIndices<uint64_t>(DType::kU64);
+  // i1 is no integer: refused, naming the operand.
+  HostTensor x = Random(DType::kF32, {4}, Rng());
+  auto bad = RunOp({"dynamic_slice",
+                    {x, HostTensor::FromDouble(DType::kI1, {}, {1})},
+                    {{DType::kF32, {2}}},
+                    {{"slice_sizes", std::vector<int64_t>{2}}}});
+  ExpectError(bad.status(), {"start index 0", "integer"});
 }
 
 // rng_bit_generator (Philox4x32-10). Random123's known answers for

@@ -257,6 +257,37 @@ TEST(BinaryOps, BooleanAndOr) {
             (std::vector<double>{0, 1, 1, 1}));
 }
 
+// add and multiply on i1 are or and and (StableHLO's booleans, XLA's pred),
+// on random predicates with every broadcast form of the float cases.
+TEST(BinaryOps, BooleanAddIsOrAndMultiplyIsAnd) {
+  for (const auto& [ls, rs, os] : kBroadcastShapes) {
+    HostTensor a = Random(DType::kI1, ls, Rng(), 0, 1);
+    HostTensor b = Random(DType::kI1, rs, Rng(), 0, 1);
+    auto sum = MustRunOp({"add", {a, b}, {{DType::kI1, Dims(os)}}});
+    auto product = MustRunOp({"multiply", {a, b}, {{DType::kI1, Dims(os)}}});
+    std::vector<double> any, all;
+    for (int64_t i = 0; i < NumElements(os).value(); ++i) {
+      auto idx = Unravel(i, os);
+      auto pick = [&](const HostTensor& t) {
+        std::vector<int64_t> sub;
+        for (size_t d = 0; d < t.shape.size(); ++d)
+          sub.push_back(t.shape[d] == 1 ? 0 : idx[idx.size() - t.shape.size() + d]);
+        return t.Get(Ravel(sub, t.shape)) != 0;
+      };
+      any.push_back(pick(a) || pick(b));
+      all.push_back(pick(a) && pick(b));
+    }
+    EXPECT_EQ(sum[0].ToDouble(), any) << FormatShape(ls) << " + " << FormatShape(rs);
+    EXPECT_EQ(product[0].ToDouble(), all) << FormatShape(ls) << " * " << FormatShape(rs);
+    // Every result byte is 0 or 1, as i1 is stored.
+    for (int64_t i = 0; i < sum[0].numel(); ++i)
+      EXPECT_LE(sum[0].as<uint8_t>()[i] | product[0].as<uint8_t>()[i], 1);
+  }
+  // subtract and divide take no i1 (StableHLO defines them on numbers only).
+  HostTensor p = HostTensor::FromDouble(DType::kI1, {2}, {0, 1});
+  ExpectError(RunOp({"subtract", {p, p}, {{DType::kI1, {2}}}}).status(), {"subtract", "i1"});
+}
+
 TEST(BinaryOps, HalfPrecisionAdd) {
   for (DType t : {DType::kF16, DType::kBF16}) {
     HostTensor a = Random(t, {3, 8}, Rng()), b = Random(t, {8}, Rng());
@@ -440,6 +471,30 @@ void CheckUnsigned(DType dtype) {
 TEST(UnsignedOps, U32AndU64WrapShiftAndCompareLikeStableHlo) {
   CheckUnsigned<uint32_t>(DType::kU32);
   CheckUnsigned<uint64_t>(DType::kU64);
+}
+
+// StableHLO's negate takes every integer type: an unsigned one negates
+// modulo 2^n (what jnp.negative gives on uint8). abs and sign take signed
+// integers only, so the unsigned ones are refused at load, naming the dtype.
+template <typename T>
+void CheckUnsignedNegate(DType dtype) {
+  std::vector<T> x = {0, 1, std::numeric_limits<T>::max(),
+                      T(std::numeric_limits<T>::max() / 2 + 1)};
+  for (int i = 0; i < 60; ++i) x.push_back(static_cast<T>(Rng()()));
+  auto out = MustRunOp({"negate", {Raw(dtype, x)}, {{dtype, {static_cast<int64_t>(x.size())}}}});
+  std::vector<T> want;
+  for (T v : x) want.push_back(static_cast<T>(T(0) - v));
+  EXPECT_EQ(Values<T>(out[0]), want) << DTypeName(dtype);
+  for (const char* kind : {"abs", "sign"})
+    ExpectError(
+        RunOp({kind, {Raw(dtype, x)}, {{dtype, {static_cast<int64_t>(x.size())}}}}).status(),
+        {kind, DTypeName(dtype)});
+}
+
+TEST(UnsignedOps, NegateWrapsModuloTwoToTheWidth) {
+  CheckUnsignedNegate<uint8_t>(DType::kU8);
+  CheckUnsignedNegate<uint32_t>(DType::kU32);
+  CheckUnsignedNegate<uint64_t>(DType::kU64);
 }
 
 TEST(IntegerOps, SignedShiftsAndXor) {

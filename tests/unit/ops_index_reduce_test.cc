@@ -1,7 +1,10 @@
 // gather, scatter, reduce, reduce_window and select_and_scatter against loop
 // references. Over 500 lines: one file per op family, so its _cuda run
 // covers the whole family.
+#include <cstring>
+#include <limits>
 #include <map>
+#include <type_traits>
 
 #include "test_util.h"
 
@@ -316,6 +319,111 @@ TEST(ReduceWindow, NchwPoolingAndNonIdentityInit) {
     }
     EXPECT_EQ(out[0].ToDouble(), ref) << "init " << init;
   }
+}
+
+// reduce_window with every reducer on integers of each width and signedness
+// and on i1 (add and mul wrap modulo 2^n; on i1 add is or and mul is and,
+// as XLA computes pred), over random bits with strides, padding and both
+// dilations and an init that is no identity, against a loop in T.
+template <typename T>
+void CheckIntegerWindows(DType dtype) {
+  const std::vector<int64_t> shape = {5, 6}, window = {2, 3}, strides = {2, 1}, base_dil = {1, 2},
+                             win_dil = {2, 1}, pad = {1, 0, 2, 1};
+  std::vector<int64_t> out_shape;
+  for (int d = 0; d < 2; ++d) {
+    const int64_t padded = (shape[d] - 1) * base_dil[d] + 1 + pad[2 * d] + pad[2 * d + 1];
+    out_shape.push_back((padded - ((window[d] - 1) * win_dil[d] + 1)) / strides[d] + 1);
+  }
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  auto random_value = [] {
+    const uint64_t bits = Rng()();
+    if constexpr (kBool) return (bits & 1) != 0;
+    T v;
+    std::memcpy(&v, &bits, sizeof(T));
+    return v;
+  };
+  HostTensor x(dtype, shape), init(dtype, {});
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<T>()[i] = random_value();
+  using U =
+      std::conditional_t<kBool, bool, std::make_unsigned_t<std::conditional_t<kBool, int, T>>>;
+  const std::pair<const char*, std::function<T(T, T)>> reducers[] = {
+      {"add", [](T a, T b) { return kBool ? T(a || b) : T(U(U(a) + U(b))); }},
+      {"mul", [](T a, T b) { return kBool ? T(a && b) : T(U(uint64_t(U(a)) * uint64_t(U(b)))); }},
+      {"max", [](T a, T b) { return std::max(a, b); }},
+      {"min", [](T a, T b) { return std::min(a, b); }},
+      {"and", [](T a, T b) { return kBool ? T(a && b) : T(a & b); }},
+      {"or", [](T a, T b) { return kBool ? T(a || b) : T(a | b); }},
+  };
+  for (const auto& [reducer, f] : reducers) {
+    init.as<T>()[0] = random_value();
+    auto out = MustRunOp({"reduce_window",
+                          {x, init},
+                          {{dtype, Dims(out_shape)}},
+                          {{"window_dimensions", window},
+                           {"window_strides", strides},
+                           {"base_dilations", base_dil},
+                           {"window_dilations", win_dil},
+                           {"padding", pad},
+                           {"reducer", reducer}}});
+    std::vector<T> want;
+    for (int64_t o = 0; o < NumElements(out_shape).value(); ++o) {
+      auto oi = Unravel(o, out_shape);
+      T acc = init.as<T>()[0];
+      for (int64_t w = 0; w < NumElements(window).value(); ++w) {
+        auto wi = Unravel(w, window);
+        std::vector<int64_t> ii(2);
+        bool inside = true;
+        for (int d = 0; d < 2; ++d) {
+          const int64_t pos = oi[d] * strides[d] + wi[d] * win_dil[d] - pad[2 * d];
+          inside = inside && pos >= 0 && pos % base_dil[d] == 0 && pos / base_dil[d] < shape[d];
+          ii[d] = pos / base_dil[d];
+        }
+        if (inside) acc = f(acc, x.as<T>()[Ravel(ii, shape)]);
+      }
+      want.push_back(acc);
+    }
+    EXPECT_EQ(std::vector<T>(out[0].template as<T>(), out[0].template as<T>() + out[0].numel()),
+              want)
+        << reducer << " on " << DTypeName(dtype);
+  }
+}
+
+TEST(ReduceWindow, EveryReducerOnEveryIntegerTypeAndBoolean) {
+  CheckIntegerWindows<int8_t>(DType::kI8);
+  CheckIntegerWindows<uint8_t>(DType::kU8);
+  CheckIntegerWindows<int32_t>(DType::kI32);
+  CheckIntegerWindows<uint32_t>(DType::kU32);
+  CheckIntegerWindows<int64_t>(DType::kI64);
+  CheckIntegerWindows<uint64_t>(DType::kU64);
+  CheckIntegerWindows<bool>(DType::kI1);
+}
+
+// A multiply body (lax.reduce_window with lax.mul, a cumulative product) in
+// floats, against a float64 loop; and/or are refused on floats by name.
+TEST(ReduceWindow, ProductInFloatsAndNoBitwiseReducers) {
+  const std::vector<int64_t> shape = {4, 9};
+  for (DType t : {DType::kF32, DType::kF64, DType::kBF16}) {
+    HostTensor x = Random(t, shape, Rng(), 0.5, 1.5);
+    HostTensor init = HostTensor::FromDouble(t, {}, {1});
+    auto out = MustRunOp({"reduce_window",
+                          {x, init},
+                          {{t, {4, 9}}},
+                          {{"window_dimensions", std::vector<int64_t>{1, 9}},
+                           {"padding", std::vector<int64_t>{0, 0, 8, 0}},
+                           {"reducer", "mul"}}});
+    std::vector<double> ref;
+    for (int64_t r = 0; r < 4; ++r) {
+      double acc = 1;
+      for (int64_t c = 0; c < 9; ++c) ref.push_back(acc *= x.Get(r * 9 + c));
+    }
+    EXPECT_LE(RelError(out[0].ToDouble(), ref), t == DType::kBF16 ? 2e-2 : 1e-6) << DTypeName(t);
+  }
+  HostTensor x = Random(DType::kF32, shape, Rng());
+  auto bad = RunOp({"reduce_window",
+                    {x, HostTensor::FromDouble(DType::kF32, {}, {0})},
+                    {{DType::kF32, {4, 9}}},
+                    {{"window_dimensions", std::vector<int64_t>{1, 1}}, {"reducer", "and"}}});
+  ExpectError(bad.status(), {"reduce_window", "'and'", "f32"});
 }
 
 // Max windows over inputs with -inf and NaN, and windows wholly in the
