@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Rehearses the GPU machine's path on this one, so that every step that needs
 # no GPU is known to work before device time is spent:
-#   1. scripts/gpu_pack.sh packs BUILD, and every PTX kernel brt-compile
+#   1. scripts/gpu_pack.sh packs BUILD, the pack and the tracked tree fit the
+#      64 MiB a device call carries, and every PTX kernel brt-compile
 #      generated into the pack assembles with ptxas (tests/ptx_check.py);
 #   2. scripts/gpu_suite.sh runs from the pack against the emulated CUDA
 #      provider (BRT_PROVIDER_PATH) and must pass;
@@ -19,6 +20,13 @@ cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 scripts/gpu_pack.sh "$build" "$work/gpu"
+echo "== the pack and the working tree fit a device call (64 MiB carried in all)"
+pack_bytes=$(du -sb "$work/gpu" | cut -f1)
+tree_bytes=$(git ls-files -z 2>/dev/null | xargs -0 -r du -cb 2>/dev/null | tail -1 | cut -f1)
+tree_bytes=${tree_bytes:-0}
+echo "pack $((pack_bytes >> 20)) MiB + tracked tree $((tree_bytes >> 20)) MiB"
+[ $((pack_bytes + tree_bytes)) -lt $((64 << 20)) ] ||
+  { echo "FAILED: the pack and the tree take more than the 64 MiB a device call carries" >&2; exit 1; }
 echo "== every kernel brt-compile generated assembles for sm_80 and sm_90 (ptxas)"
 nvcc=$(grep -m1 '^CMAKE_CUDA_COMPILER:' "$build/CMakeCache.txt" | cut -d= -f2)
 python3 tests/ptx_check.py --ptxas "$(dirname "$nvcc")/ptxas" "$work/gpu"
