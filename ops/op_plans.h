@@ -97,32 +97,35 @@ struct DynamicSlicePlan {
 };
 DynamicSlicePlan PlanDynamicSlice(const OpInfo& op);
 
+// Element `at` of an index tensor of integer dtype `dtype` (BRT_DTYPE_*), as
+// a signed value: a u64 above every i64 reads as the largest i64, which is
+// beyond every bound an index is checked against or clamped to. Host and
+// device.
+BRT_HD inline long long IndexValue(const void* indices, int32_t dtype, long long at = 0) {
+  switch (dtype) {
+    case BRT_DTYPE_I8:
+      return static_cast<const int8_t*>(indices)[at];
+    case BRT_DTYPE_I32:
+      return static_cast<const int32_t*>(indices)[at];
+    case BRT_DTYPE_I64:
+      return static_cast<const int64_t*>(indices)[at];
+    case BRT_DTYPE_U8:
+      return static_cast<const uint8_t*>(indices)[at];
+    case BRT_DTYPE_U32:
+      return static_cast<const uint32_t*>(indices)[at];
+    case BRT_DTYPE_U64: {
+      const uint64_t u = static_cast<const uint64_t*>(indices)[at];
+      return u > 0x7fffffffffffffffull ? 0x7fffffffffffffffll : static_cast<long long>(u);
+    }
+  }
+  return 0;
+}
+
 // The start index at `index`, a scalar of integer dtype `dtype` (BRT_DTYPE_*),
 // clamped to [0, max] as StableHLO clamps dynamic_slice's: an unsigned one
 // beyond every signed value clamps to max, not below 0. Host and device.
 BRT_HD inline long long ClampedStart(const void* index, int32_t dtype, long long max) {
-  long long s = 0;
-  switch (dtype) {
-    case BRT_DTYPE_I8:
-      s = *static_cast<const int8_t*>(index);
-      break;
-    case BRT_DTYPE_I32:
-      s = *static_cast<const int32_t*>(index);
-      break;
-    case BRT_DTYPE_I64:
-      s = *static_cast<const int64_t*>(index);
-      break;
-    case BRT_DTYPE_U8:
-      s = *static_cast<const uint8_t*>(index);
-      break;
-    case BRT_DTYPE_U32:
-      s = *static_cast<const uint32_t*>(index);
-      break;
-    case BRT_DTYPE_U64: {
-      const uint64_t u = *static_cast<const uint64_t*>(index);
-      return u > static_cast<uint64_t>(max) ? max : static_cast<long long>(u);
-    }
-  }
+  const long long s = IndexValue(index, dtype);
   return s < 0 ? 0 : (s > max ? max : s);
 }
 
@@ -132,7 +135,8 @@ BRT_HD inline long long ClampedStart(const void* index, int32_t dtype, long long
 // k * vector_stride; the operand element is
 //   sum_k start_k * start_strides[k] + sum_d i_d * window_strides[d]
 // with start_k clamped to [0, start_max[k]] (gather) or the whole window
-// skipped when outside it (scatter, as in XLA).
+// skipped when outside it (scatter, as in XLA). Indices of any integer
+// dtype (IndexValue).
 struct IndexPlan {
   std::vector<int64_t> dims, batch_strides, window_strides, start_strides, start_max;
   int64_t vector_stride = 0, numel = 0;
@@ -140,8 +144,13 @@ struct IndexPlan {
   int rank() const { return static_cast<int>(dims.size()); }
 };
 IndexPlan PlanGather(const OpInfo& op);
+// scatter's mode: "replace" stores an update (one of several to an element,
+// unspecified which), a reducer (add, mul, max or min; ops::Combine, so on
+// i1 add and max are or, mul and min are and) combines each update into the
+// element, duplicates included, in an unspecified order.
 struct ScatterPlan : IndexPlan {
-  bool add = false;  // mode "add", else "replace"
+  bool replace = true;
+  Reducer reducer = Reducer::kAdd;  // when !replace
   size_t operand_bytes = 0;
 };
 ScatterPlan PlanScatter(const OpInfo& op);

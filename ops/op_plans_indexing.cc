@@ -53,8 +53,8 @@ IndexPlan PlanGather(const OpInfo& op) {
   const TensorInfo& indices = op.in[1];
   const TensorInfo& out = op.out[0];
   op.Require(out.dtype == operand.dtype, "result dtype differs from operand dtype");
-  op.Require(indices.dtype == BRT_DTYPE_I32 || indices.dtype == BRT_DTYPE_I64,
-             "indices must be i32 or i64");
+  op.Require(IsInteger(indices.dtype),
+             std::string("indices must be integers, not ") + DTypeName(indices.dtype));
   const GatherAttrs attrs = Decode<GatherAttrs>(op);
   op.Require(attrs.operand_batching_dims.value_or(std::vector<int64_t>{}).empty(),
              "operand_batching_dims are not supported yet");
@@ -124,15 +124,18 @@ ScatterPlan PlanScatter(const OpInfo& op) {
   op.Require(out.dtype == operand.dtype && updates.dtype == operand.dtype,
              "operand, updates and result dtypes differ");
   op.Require(out.dims == operand.dims, "result shape differs from operand shape");
-  op.Require(indices.dtype == BRT_DTYPE_I32 || indices.dtype == BRT_DTYPE_I64,
-             "indices must be i32 or i64");
+  op.Require(IsInteger(indices.dtype),
+             std::string("indices must be integers, not ") + DTypeName(indices.dtype));
   const ScatterAttrs attrs = Decode<ScatterAttrs>(op);
   op.Require(attrs.input_batching_dims.value_or(std::vector<int64_t>{}).empty(),
              "input_batching_dims are not supported yet");
   op.Require(updates.rank() <= kMaxRank && operand.rank() <= kMaxRank, "rank above 16");
   const std::string& mode = attrs.mode;
-  op.Require(mode == "add" || mode == "replace", "mode '" + mode + "' is not 'add' or 'replace'");
-  op.Require(mode == "replace" || out.dtype != BRT_DTYPE_I1, "mode 'add' is not defined for i1");
+  ScatterPlan p;
+  p.replace = mode == "replace";
+  op.Require(p.replace || (ParseReducer(mode, &p.reducer) && p.reducer != Reducer::kAnd &&
+                           p.reducer != Reducer::kOr),
+             "mode '" + mode + "' is not replace, add, mul, max or min");
   const std::vector<int64_t>& window_dims = attrs.update_window_dims;
   const std::vector<int64_t>& inserted = attrs.inserted_window_dims;
   const std::vector<int64_t>& to_operand = attrs.scatter_dims_to_operand_dims;
@@ -140,8 +143,6 @@ ScatterPlan PlanScatter(const OpInfo& op) {
   op.RequireDims(window_dims, updates.rank(), "update_window_dims");
   op.RequireDims(inserted, operand.rank(), "inserted_window_dims");
   op.RequireDims(to_operand, operand.rank(), "scatter_dims_to_operand_dims");
-  ScatterPlan p;
-  p.add = mode == "add";
   p.batch_strides = BatchStrides(op, indices, ivd, window_dims, updates.rank(), to_operand.size(),
                                  "scatter_dims_to_operand_dims", &p.vector_stride);
   const std::vector<int64_t> ostr = operand.Strides();

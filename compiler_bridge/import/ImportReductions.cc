@@ -21,17 +21,32 @@ bool Importer::Reducer(Operation& op, llvm::StringRef kind,
   for (Operation& inner : body) ops.push_back(&inner);
   auto name_of = [](Operation* o) { return o->getName().getStringRef(); };
   if (kind == "scatter") {
-    // replace: return the update; add: return add(old, update)
+    // replace: return the update; otherwise return op(old, update) (either
+    // order: add, multiply, maximum and minimum are commutative).
     if (ops.size() == 1 && ops[0]->getNumOperands() == 1 &&
         ops[0]->getOperand(0) == body.getArgument(1)) {
       params.push_back(b_.getNamedAttr("mode", b_.getStringAttr("replace")));
       return true;
     }
-    if (ops.size() == 2 && name_of(ops[0]) == "stablehlo.add") {
-      params.push_back(b_.getNamedAttr("mode", b_.getStringAttr("add")));
-      return true;
+    static const std::pair<const char*, const char*> kCombiners[] = {{"stablehlo.add", "add"},
+                                                                     {"stablehlo.multiply", "mul"},
+                                                                     {"stablehlo.maximum", "max"},
+                                                                     {"stablehlo.minimum", "min"}};
+    if (ops.size() == 2 && ops[0]->getNumOperands() == 2 && ops[0]->getNumResults() == 1 &&
+        ops[1]->getNumOperands() == 1 && ops[1]->getOperand(0) == ops[0]->getResult(0) &&
+        body.getNumArguments() == 2) {
+      const Value a = ops[0]->getOperand(0), b = ops[0]->getOperand(1);
+      const Value old = body.getArgument(0), update = body.getArgument(1);
+      if ((a == old && b == update) || (a == update && b == old))
+        for (auto [name, mode] : kCombiners)
+          if (name_of(ops[0]) == name) {
+            params.push_back(b_.getNamedAttr("mode", b_.getStringAttr(mode)));
+            return true;
+          }
     }
-    return Fail(op, "scatter computations other than replace and add are not supported");
+    return Fail(op,
+                "scatter computations other than replace, add, multiply, maximum and minimum of "
+                "the old value and the update are not supported");
   }
   static const std::pair<const char*, const char*> kReducers[] = {
       {"stablehlo.add", "add"},     {"stablehlo.multiply", "mul"}, {"stablehlo.maximum", "max"},

@@ -78,8 +78,8 @@ mlir::LogicalResult CheckIndicesOf(BrtOp k, std::optional<uint64_t> vector_dim,
   mlir::Value indices = k.getInputs()[1];
   mlir::RankedTensorType type = TypeOf(indices);
   std::optional<llvm::SmallVector<int64_t>> bounds = Bounds(k);
-  if (!bounds || bounds->empty() || !vector_dim ||
-      !(type.getElementType().isSignlessInteger(32) || type.getElementType().isSignlessInteger(64)))
+  auto element = mlir::dyn_cast<mlir::IntegerType>(type.getElementType());
+  if (!bounds || bounds->empty() || !vector_dim || !element || element.getWidth() == 1)
     return mlir::failure();
   const auto ivd = static_cast<int64_t>(*vector_dim);
   const bool along_last = type.getRank() > 0 && ivd == type.getRank() - 1;

@@ -1,6 +1,7 @@
 // gather and scatter with StableHLO dimension numbers (batching dims are not
-// supported yet). Start indices of gather are clamped into the operand; a
-// scatter window that does not fit is skipped whole, as in XLA.
+// supported yet), indices of any integer type. Start indices of gather are
+// clamped into the operand; a scatter window that does not fit is skipped
+// whole, as in XLA.
 #include <algorithm>
 #include <type_traits>
 
@@ -15,9 +16,7 @@ struct IndexVectors {
   int32_t dtype;
   int64_t vector_stride;  // elements between components of one index vector
   int64_t Read(int64_t offset, int64_t k) const {
-    const int64_t at = offset + k * vector_stride;
-    return dtype == BRT_DTYPE_I32 ? reinterpret_cast<const int32_t*>(data)[at]
-                                  : reinterpret_cast<const int64_t*>(data)[at];
+    return IndexValue(data, dtype, offset + k * vector_stride);
   }
 };
 
@@ -88,10 +87,25 @@ class ScatterKernel final : public CpuKernel {
     p_ = PlanScatter(op);
     DispatchType(op.out[0].dtype, [&](auto t) {
       using T = decltype(t);
-      if (!p_.add) {
+      if (p_.replace) {
         apply_ = &Replace<T>;
-      } else if constexpr (!std::is_same_v<T, Bool8>) {
-        apply_ = &Add<T>;
+        return;
+      }
+      switch (p_.reducer) {
+        case Reducer::kAdd:
+          apply_ = &Combined<Reducer::kAdd, T>;
+          break;
+        case Reducer::kMul:
+          apply_ = &Combined<Reducer::kMul, T>;
+          break;
+        case Reducer::kMax:
+          apply_ = &Combined<Reducer::kMax, T>;
+          break;
+        case Reducer::kMin:
+          apply_ = &Combined<Reducer::kMin, T>;
+          break;
+        default:
+          break;  // and/or: refused by PlanScatter
       }
     });
   }
@@ -115,20 +129,17 @@ class ScatterKernel final : public CpuKernel {
     const T* upd = reinterpret_cast<const T*>(updv) + e;
     for (int64_t i = 0; i < n; ++i) out[i * step] = upd[i];
   }
-  template <typename T>
-  static void Add(char* outv, int64_t at, int64_t step, const char* updv, int64_t e, int64_t n) {
+  // Combines each update into its element as ops::Combine does (integer sums
+  // and products wrap; 16-bit floats compute in f32 and round each step).
+  template <Reducer R, typename T>
+  static void Combined(char* outv, int64_t at, int64_t step, const char* updv, int64_t e,
+                       int64_t n) {
     using C = Compute<T>;
     T* out = reinterpret_cast<T*>(outv) + at;
     const T* upd = reinterpret_cast<const T*>(updv) + e;
     for (int64_t i = 0; i < n; ++i) {
       T& dst = out[i * step];
-      const C u = C(upd[i]);
-      if constexpr (std::is_integral_v<C>) {
-        using U = std::make_unsigned_t<C>;  // integer sums wrap instead of overflowing
-        dst = T(static_cast<C>(static_cast<U>(C(dst)) + static_cast<U>(u)));
-      } else {
-        dst = T(static_cast<C>(C(dst) + u));
-      }
+      dst = T(Combine<R, C>(C(dst), C(upd[i])));
     }
   }
   ScatterPlan p_;
@@ -144,8 +155,8 @@ class CheckIndicesKernel final : public CpuKernel {
     bounds_ = std::move(attrs.bounds);
     what_ = std::move(attrs.what);
     const TensorInfo& in = op.in[0];
-    op.Require(in.dtype == BRT_DTYPE_I32 || in.dtype == BRT_DTYPE_I64,
-               std::string("indices must be i32 or i64, got ") + DTypeName(in.dtype));
+    op.Require(IsInteger(in.dtype),
+               std::string("indices must be integers, got ") + DTypeName(in.dtype));
     op.Require(in.dtype == op.out[0].dtype && in.numel == op.out[0].numel,
                "the result must have the operand's dtype and size");
     op.Require(!bounds_.empty() &&
@@ -153,35 +164,37 @@ class CheckIndicesKernel final : public CpuKernel {
                     (!in.dims.empty() && in.dims.back() == static_cast<int64_t>(bounds_.size()))),
                "bounds needs one entry, or one per element of the indices' last dim");
     shape_ = in.dims;
-    wide_ = in.dtype == BRT_DTYPE_I64;
+    dtype_ = in.dtype;
     numel_ = in.numel;
   }
   void Run(void* const* b) override {
     const int64_t components = static_cast<int64_t>(bounds_.size());
     for (int64_t i = 0; i < numel_; ++i) {
-      const int64_t v =
-          wide_ ? static_cast<const int64_t*>(b[0])[i] : static_cast<const int32_t*>(b[0])[i];
+      const int64_t v = IndexValue(b[0], dtype_, i);
       const int64_t bound = bounds_[i % components];
-      if (v < 0 || v >= bound) throw KernelError(Describe(i, v, bound));
+      if (v < 0 || v >= bound) throw KernelError(Describe(i, bound, b[0]));
     }
-    if (b[1] != b[0]) std::memcpy(b[1], b[0], static_cast<size_t>(numel_) * (wide_ ? 8 : 4));
+    if (b[1] != b[0]) std::memcpy(b[1], b[0], static_cast<size_t>(numel_) * brt_dtype_size(dtype_));
   }
 
  private:
   // "index 7 (at [1, 0] of the indices) is not in [0, 5): <what>", the range of
   // valid start indices (the extent less the window, plus one).
-  std::string Describe(int64_t i, int64_t v, int64_t bound) const {
+  std::string Describe(int64_t i, int64_t bound, const void* indices) const {
+    const std::string v = dtype_ == BRT_DTYPE_U64
+                              ? std::to_string(static_cast<const uint64_t*>(indices)[i])
+                              : std::to_string(IndexValue(indices, dtype_, i));
     std::string at;
     for (int d = static_cast<int>(shape_.size()) - 1; d >= 0; --d) {
       at = std::to_string(i % shape_[d]) + (at.empty() ? "" : ", ") + at;
       i /= shape_[d];
     }
-    return "index " + std::to_string(v) + " (at [" + at + "] of the indices) is not in [0, " +
+    return "index " + v + " (at [" + at + "] of the indices) is not in [0, " +
            std::to_string(bound) + "): " + what_;
   }
   std::vector<int64_t> bounds_, shape_;
   std::string what_;
-  bool wide_ = false;
+  int32_t dtype_ = BRT_DTYPE_I32;
   int64_t numel_ = 0;
 };
 
@@ -190,7 +203,7 @@ class CheckIndicesKernel final : public CpuKernel {
 void RegisterIndexing(std::vector<KernelDef>& defs) {
   defs.push_back({"gather", kAllTypes, &Make<GatherKernel>});
   defs.push_back({"scatter", kAllTypes, &Make<ScatterKernel>});
-  defs.push_back({"brt.check_indices", {BRT_DTYPE_I32, BRT_DTYPE_I64}, &Make<CheckIndicesKernel>});
+  defs.push_back({"brt.check_indices", kIntTypes, &Make<CheckIndicesKernel>});
 }
 
 }  // namespace brt::cpu

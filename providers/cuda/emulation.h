@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace brt::cuda::emulation {
 
@@ -54,8 +55,25 @@ T atomicAdd(T* address, T value) {
   return old;
 }
 
-inline unsigned int atomicCAS(unsigned int* address, unsigned int compare, unsigned int value) {
-  const unsigned int old = *address;
+template <typename T>
+T atomicCAS(T* address, T compare, T value) {
+  static_assert(std::is_same_v<T, unsigned short> || std::is_same_v<T, unsigned int> ||
+                std::is_same_v<T, unsigned long long>);
+  const T old = *address;
   if (old == compare) *address = value;
+  return old;
+}
+
+template <typename T>
+T atomicMax(T* address, T value) {
+  const T old = *address;
+  if (value > old) *address = value;
+  return old;
+}
+
+template <typename T>
+T atomicMin(T* address, T value) {
+  const T old = *address;
+  if (value < old) *address = value;
   return old;
 }

@@ -108,21 +108,22 @@ struct IndexingParams {
   long long n = 0, vector_stride = 0;
   long long dims[kMaxRank] = {}, batch_strides[kMaxRank] = {}, window_strides[kMaxRank] = {};
   long long start_strides[kMaxRank] = {}, start_max[kMaxRank] = {};
-  bool index_i64 = false;
+  int32_t index_dtype = BRT_DTYPE_I32;  // any integer type (ops::IndexValue)
 };
 IndexingParams MakeIndexing(const ops::IndexPlan& plan);
 cudaError_t LaunchGather(const IndexingParams& p, size_t elem_size, const void* operand,
                          const void* indices, void* out, cudaStream_t stream);
 // `out` (out_bytes) already holds the operand; updates are stored
-// ("replace") or added atomically ("add"). A 1-byte add needs `scratch` of
-// ByteAddScratchBytes(dtype), per context: no access leaves `out`
-// (kernels_data.cu, AtomicAddByte).
-cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool add, const void* indices,
-                          const void* updates, void* out, size_t out_bytes, void* scratch,
-                          cudaStream_t stream);
-// The scratch a 1-byte atomic add (scatter add, select_and_scatter) needs; 0
-// for other dtypes.
-size_t ByteAddScratchBytes(int32_t dtype);
+// (`replace`) or combined into it atomically by `reducer` (add, mul, max or
+// min, as ops::Combine). A 1-byte type's combining needs `scratch` of
+// ByteAtomicScratchBytes(dtype), per context: no access leaves `out`
+// (kernels_data.cu, AtomicCombineByte).
+cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool replace,
+                          ops::Reducer reducer, const void* indices, const void* updates, void* out,
+                          size_t out_bytes, void* scratch, cudaStream_t stream);
+// The scratch a 1-byte atomic update (scatter's combiners, select_and_scatter)
+// needs; 0 for other dtypes.
+size_t ByteAtomicScratchBytes(int32_t dtype);
 
 // reduce: the operand seen as kept dims (the result, row-major) x reduced
 // dims, each with its operand stride. With splits > 1 each output's reduced
@@ -159,7 +160,7 @@ cudaError_t LaunchReduceWindow(const ReduceWindowParams& p, int32_t dtype, const
 // select_and_scatter: the result filled with init, then a thread per source
 // element walks its window (as reduce_window's), picks as
 // ops::SelectAndScatterPlan says and adds its source value there atomically
-// (1-byte types with `scratch` of ByteAddScratchBytes, as scatter's).
+// (1-byte types with `scratch` of ByteAtomicScratchBytes, as scatter's).
 struct SelectAndScatterParams {
   ReduceWindowParams windows;
   ops::Cmp select = ops::Cmp::kGe;

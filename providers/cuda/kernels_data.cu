@@ -94,10 +94,6 @@ bool BySize(size_t elem_size, F&& f) {
 
 // --- gather / scatter ------------------------------------------------------------------
 
-__device__ long long ReadIndex(const void* indices, bool i64, long long at) {
-  return i64 ? static_cast<const long long*>(indices)[at] : static_cast<const int*>(indices)[at];
-}
-
 // The operand offset of iterated element e; false when a scatter window
 // falls outside the operand (gather clamps instead).
 __device__ bool IndexedOffset(const IndexingParams& p, const void* indices, long long e, bool clamp,
@@ -111,7 +107,7 @@ __device__ bool IndexedOffset(const IndexingParams& p, const void* indices, long
   }
   long long soff = 0;
   for (int k = 0; k < p.num_starts; ++k) {
-    long long s = ReadIndex(indices, p.index_i64, ioff + k * p.vector_stride);
+    long long s = ops::IndexValue(indices, p.index_dtype, ioff + k * p.vector_stride);
     if (clamp)
       s = s < 0 ? 0 : (s > p.start_max[k] ? p.start_max[k] : s);
     else if (s < 0 || s > p.start_max[k])
@@ -131,21 +127,51 @@ __global__ void GatherKernel(IndexingParams p, const T* operand, const void* ind
   }
 }
 
-// 1-byte atomic adds. CUDA has no 8-bit atomics: a byte is added by a
-// compare-and-swap on the aligned 32-bit word holding it, which writes its
-// three neighbours back unchanged (atomically, so a concurrent store to them
-// is not lost). But the word may reach past the tensor: a byte in a partial
-// word at either end of [begin, begin + bytes) (at most 3 at each end; the
-// end only, for the 64-byte aligned tensors the runtime makes) would be read
-// and swapped outside the buffer the kernel was given, which compute-sanitizer
-// reports and which may be another allocation. Those bytes' adds go to 32-bit
-// counters instead (`edges`, per-context scratch; a sum mod 256 is the low
-// byte of the 32-bit sum), zeroed before and added into their bytes after by
-// one thread (FinishEdgeAdds), so no access leaves the tensor. A 16-bit CAS
+// The bits of a value of T, and T from its bits.
+template <typename B, typename T>
+__device__ B BitsOf(T x) {
+  static_assert(sizeof(B) == sizeof(T));
+  B b;
+  memcpy(&b, &x, sizeof(T));
+  return b;
+}
+template <typename T, typename B>
+__device__ T FromBits(B b) {
+  static_assert(sizeof(B) == sizeof(T));
+  T x;
+  memcpy(static_cast<void*>(&x), &b, sizeof(T));
+  return x;
+}
+
+// The bits of reducer R combining the 1-byte values with bits a and b
+// (ops::Combine: integers wrap; on i1 add is or, mul and, max or, min and).
+template <Reducer R, typename T>
+__device__ unsigned char CombineBytes(unsigned char a, unsigned char b) {
+  using C = typename Num<T>::C;
+  const C r = ops::Combine<R, C>(Num<T>::Load(FromBits<T>(a)), Num<T>::Load(FromBits<T>(b)));
+  return BitsOf<unsigned char>(Num<T>::Store(r));
+}
+
+// 1-byte atomics (add, mul, max, min; i8, u8 and i1). CUDA has no 8-bit
+// atomics: a byte is combined by a compare-and-swap on the aligned 32-bit word
+// holding it, which writes its three neighbours back unchanged (atomically,
+// so a concurrent store to them is not lost). But the word may reach past the
+// tensor: a byte in a partial word at either end of [begin, begin + bytes)
+// (at most 3 at each end; the end only, for the 64-byte aligned tensors the
+// runtime makes) would be read and swapped outside the buffer the kernel was
+// given, which compute-sanitizer reports and which may be another
+// allocation. Those bytes' updates are combined into 32-bit counters instead
+// (`edges`, per-context scratch: bit 8 says the low byte holds the combination
+// of the updates so far), zeroed before and combined into their bytes after
+// by one thread (FinishEdges), so no access leaves the tensor. Every reducer
+// here is associative and commutative on the bytes (sums and products
+// modulo 256, max, min, or, and), so the split changes nothing. A 16-bit CAS
 // would not do: the last byte at an even offset has no aligned 2- or 4-byte
-// window inside the tensor. 2-byte types take the native atomicAdd (__half on
-// sm_70+, __nv_bfloat16 on sm_80+; this provider builds for sm_80 and up).
+// window inside the tensor. 2-byte types take a 16-bit CAS or the native
+// atomicAdd (__half on sm_70+, __nv_bfloat16 on sm_80+; this provider builds
+// for sm_80 and up).
 constexpr int kEdgeSlots = 6;  // 3 bytes at each end of a tensor
+constexpr unsigned int kEdgeHeld = 0x100;
 
 struct ByteSpan {
   unsigned char* begin = nullptr;
@@ -163,12 +189,19 @@ __device__ int EdgeSlot(const ByteSpan& s, uintptr_t a) {
   return a < head_end ? static_cast<int>(a - b) : 3 + static_cast<int>(a - (e & ~uintptr_t{3}));
 }
 
-template <typename T>
-__device__ void AtomicAddByte(T* address, T value, const ByteSpan& s) {
+template <Reducer R, typename T>
+__device__ void AtomicCombineByte(T* address, T value, const ByteSpan& s) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(address);
-  const unsigned char add = static_cast<unsigned char>(value);
+  const unsigned char v = BitsOf<unsigned char>(value);
   if (const int slot = EdgeSlot(s, a); slot >= 0) {
-    atomicAdd(s.edges + slot, static_cast<unsigned int>(add));
+    unsigned int* counter = s.edges + slot;
+    unsigned int old = *counter, assumed;
+    do {
+      assumed = old;
+      const unsigned char held = static_cast<unsigned char>(assumed & 0xFFu);
+      const unsigned int next = kEdgeHeld | (assumed & kEdgeHeld ? CombineBytes<R, T>(held, v) : v);
+      old = atomicCAS(counter, assumed, next);
+    } while (assumed != old);
     return;
   }
   auto* word = reinterpret_cast<unsigned int*>(a & ~uintptr_t{3});
@@ -176,9 +209,11 @@ __device__ void AtomicAddByte(T* address, T value, const ByteSpan& s) {
   unsigned int old = *word, assumed;
   do {
     assumed = old;
-    const unsigned char sum = static_cast<unsigned char>(((assumed >> shift) & 0xFFu) + add);
+    const unsigned char now = static_cast<unsigned char>((assumed >> shift) & 0xFFu);
+    const unsigned char next_byte = CombineBytes<R, T>(now, v);
+    if (next_byte == now) return;  // a max or min that changes nothing
     const unsigned int next =
-        (assumed & ~(0xFFu << shift)) | (static_cast<unsigned int>(sum) << shift);
+        (assumed & ~(0xFFu << shift)) | (static_cast<unsigned int>(next_byte) << shift);
     old = atomicCAS(word, assumed, next);
   } while (assumed != old);
 }
@@ -188,56 +223,97 @@ __global__ void ZeroEdgesKernel(ByteSpan s) {
     for (int k = 0; k < kEdgeSlots; ++k) s.edges[k] = 0;
 }
 
-// After the adds, in stream order: each edge byte gets its counter's sum.
-__global__ void FinishEdgeAdds(ByteSpan s) {
+// After the updates, in stream order: each edge byte combined with its
+// counter's updates, if it had any.
+template <Reducer R, typename T>
+__global__ void FinishEdges(ByteSpan s) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
   const uintptr_t b = reinterpret_cast<uintptr_t>(s.begin), e = b + s.bytes;
   for (int k = 0; k < kEdgeSlots; ++k) {
     const uintptr_t a = k < 3 ? b + k : (e & ~uintptr_t{3}) + (k - 3);
-    if (a < b || a >= e || EdgeSlot(s, a) != k) continue;
+    if (a < b || a >= e || EdgeSlot(s, a) != k || !(s.edges[k] & kEdgeHeld)) continue;
     unsigned char* byte = reinterpret_cast<unsigned char*>(a);
-    *byte = static_cast<unsigned char>(*byte + static_cast<unsigned char>(s.edges[k]));
+    *byte = CombineBytes<R, T>(*byte, static_cast<unsigned char>(s.edges[k] & 0xFFu));
   }
 }
 
+// The unsigned type of a 2-, 4- or 8-byte T's bits, as atomicCAS takes them.
 template <typename T>
-__device__ void AtomicAddTo(T* address, T value, const ByteSpan& bytes) {
+using CasBits =
+    std::conditional_t<sizeof(T) == 2, unsigned short,
+                       std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>>;
+
+// *address = Combine<R>(*address, value), atomically. 1-byte types: above;
+// add: the native atomicAdd (64-bit integers as unsigned, so sums wrap as the
+// CPU's do); max and min of 4- and 8-byte integers: the native atomicMax and
+// atomicMin; the rest (float max and min, which must propagate NaN and order
+// -0 below +0, every product, 2-byte max and min): a compare-and-swap loop
+// on the element's bits, left early when the combination changes nothing.
+template <Reducer R, typename T>
+__device__ void AtomicCombine(T* address, T value, const ByteSpan& bytes) {
   if constexpr (sizeof(T) == 1) {
-    AtomicAddByte(address, value, bytes);
-  } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>) {
+    AtomicCombineByte<R>(address, value, bytes);
+  } else if constexpr (R == Reducer::kAdd && std::is_integral_v<T> && sizeof(T) == 8) {
     atomicAdd(reinterpret_cast<unsigned long long*>(address),
               static_cast<unsigned long long>(value));  // wraps, as the CPU's sums do
-  } else {
+  } else if constexpr (R == Reducer::kAdd) {
     atomicAdd(address, value);
+  } else if constexpr ((R == Reducer::kMax || R == Reducer::kMin) && std::is_integral_v<T>) {
+    using A =
+        std::conditional_t<sizeof(T) == 4,
+                           std::conditional_t<std::is_signed_v<T>, int, unsigned int>,
+                           std::conditional_t<std::is_signed_v<T>, long long, unsigned long long>>;
+    if constexpr (R == Reducer::kMax)
+      atomicMax(reinterpret_cast<A*>(address), static_cast<A>(value));
+    else
+      atomicMin(reinterpret_cast<A*>(address), static_cast<A>(value));
+  } else {
+    using B = CasBits<T>;
+    using C = typename Num<T>::C;
+    B* word = reinterpret_cast<B*>(address);
+    const C u = Num<T>::Load(value);
+    B old = *word, assumed;
+    do {
+      assumed = old;
+      const B next =
+          BitsOf<B>(Num<T>::Store(ops::Combine<R, C>(Num<T>::Load(FromBits<T>(assumed)), u)));
+      if (next == assumed) return;
+      old = atomicCAS(word, assumed, next);
+    } while (assumed != old);
   }
 }
 
 template <typename T>
-__global__ void ScatterKernel(IndexingParams p, bool add, const void* indices, const T* updates,
-                              T* out, ByteSpan bytes) {
+__global__ void ScatterReplaceKernel(IndexingParams p, const void* indices, const T* updates,
+                                     T* out) {
   BRT_GRID_STRIDE(e, p.n) {
     long long at = 0;
-    if (!IndexedOffset(p, indices, e, false, &at)) continue;
-    if (add) {
-      if constexpr (!std::is_same_v<T, Bool8>) AtomicAddTo(out + at, updates[e], bytes);
-    } else {
-      out[at] = updates[e];
-    }
+    if (IndexedOffset(p, indices, e, false, &at)) out[at] = updates[e];
   }
 }
 
-// Runs `adds` (the kernel adding into `out`), bracketed for 1-byte types by
-// the edge counters' zeroing and finish; they need `scratch` (kEdgeSlots
-// counters, ByteAddScratchBytes).
-template <typename T, typename F>
-cudaError_t WithByteSpan(void* out, long long bytes, void* scratch, cudaStream_t stream, F&& adds) {
+template <Reducer R, typename T>
+__global__ void ScatterCombineKernel(IndexingParams p, const void* indices, const T* updates,
+                                     T* out, ByteSpan bytes) {
+  BRT_GRID_STRIDE(e, p.n) {
+    long long at = 0;
+    if (IndexedOffset(p, indices, e, false, &at)) AtomicCombine<R>(out + at, updates[e], bytes);
+  }
+}
+
+// Runs `updates` (the kernel combining into `out` with reducer R),
+// bracketed for 1-byte types by the edge counters' zeroing and finish; they
+// need `scratch` (kEdgeSlots counters, ByteAtomicScratchBytes).
+template <Reducer R, typename T, typename F>
+cudaError_t WithByteSpan(void* out, long long bytes, void* scratch, cudaStream_t stream,
+                         F&& updates) {
   ByteSpan s{static_cast<unsigned char*>(out), bytes, static_cast<unsigned int*>(scratch)};
   if constexpr (sizeof(T) == 1) {
     if (!scratch) return cudaErrorInvalidValue;
     Launch(&ZeroEdgesKernel, 1, 1, stream, s);
   }
-  adds(s);
-  if constexpr (sizeof(T) == 1) Launch(&FinishEdgeAdds, 1, 1, stream, s);
+  updates(s);
+  if constexpr (sizeof(T) == 1) Launch(&FinishEdges<R, T>, 1, 1, stream, s);
   return cudaSuccess;
 }
 
@@ -258,7 +334,7 @@ __global__ void SelectAndScatterKernel(SelectAndScatterParams p, const T* operan
       const C v = Num<T>::Load(operand[off]);
       if (picked < 0 || !ops::ApplyCmp<C>(p.select, best, v)) picked = off, best = v;
     }
-    if (picked >= 0) AtomicAddTo(out + picked, source[o], bytes);
+    if (picked >= 0) AtomicCombine<Reducer::kAdd>(out + picked, source[o], bytes);
   }
 }
 
@@ -284,19 +360,19 @@ cudaError_t LaunchSelectAndScatter(const SelectAndScatterParams& p, int32_t dtyp
   const bool known = Dispatch(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
     if constexpr (!std::is_same_v<T, Bool8>)
-      status = WithByteSpan<T>(out, p.operand_n * static_cast<long long>(es), scratch, stream,
-                               [&](const ByteSpan& s) {
-                                 Launch(&SelectAndScatterKernel<T>, Blocks(p.windows.out_n),
-                                        kThreads, stream, p, static_cast<const T*>(operand),
-                                        static_cast<const T*>(source), static_cast<T*>(out), s);
-                               });
+      status = WithByteSpan<Reducer::kAdd, T>(
+          out, p.operand_n * static_cast<long long>(es), scratch, stream, [&](const ByteSpan& s) {
+            Launch(&SelectAndScatterKernel<T>, Blocks(p.windows.out_n), kThreads, stream, p,
+                   static_cast<const T*>(operand), static_cast<const T*>(source),
+                   static_cast<T*>(out), s);
+          });
   });
   if (!known) return cudaErrorInvalidValue;
   return status != cudaSuccess ? status : LastError();
 }
 
-size_t ByteAddScratchBytes(int32_t dtype) {
-  return dtype == BRT_DTYPE_I8 || dtype == BRT_DTYPE_U8 ? kEdgeSlots * sizeof(unsigned int) : 0;
+size_t ByteAtomicScratchBytes(int32_t dtype) {
+  return brt_dtype_size(dtype) == 1 ? kEdgeSlots * sizeof(unsigned int) : 0;
 }
 
 cudaError_t LaunchStridedCopy(const CopyParams& p, size_t elem_size, const void* src, void* dst,
@@ -355,7 +431,7 @@ IndexingParams MakeIndexing(const ops::IndexPlan& plan) {
   p.rank = plan.rank();
   p.n = plan.numel;
   p.vector_stride = plan.vector_stride;
-  p.index_i64 = plan.index_dtype == BRT_DTYPE_I64;
+  p.index_dtype = plan.index_dtype;
   for (int d = 0; d < p.rank; ++d)
     p.dims[d] = plan.dims[d], p.batch_strides[d] = plan.batch_strides[d],
     p.window_strides[d] = plan.window_strides[d];
@@ -376,21 +452,38 @@ cudaError_t LaunchGather(const IndexingParams& p, size_t elem_size, const void* 
   return known ? LastError() : cudaErrorInvalidValue;
 }
 
-cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool add, const void* indices,
-                          const void* updates, void* out, size_t out_bytes, void* scratch,
-                          cudaStream_t stream) {
+cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool replace, Reducer reducer,
+                          const void* indices, const void* updates, void* out, size_t out_bytes,
+                          void* scratch, cudaStream_t stream) {
   if (p.n == 0) return cudaSuccess;
   cudaError_t status = cudaSuccess;
   const bool known = Dispatch(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
-    auto scatter = [&](const ByteSpan& s) {
-      Launch(&ScatterKernel<T>, Blocks(p.n), kThreads, stream, p, add, indices,
-             static_cast<const T*>(updates), static_cast<T*>(out), s);
+    if (replace) {
+      Launch(&ScatterReplaceKernel<T>, Blocks(p.n), kThreads, stream, p, indices,
+             static_cast<const T*>(updates), static_cast<T*>(out));
+      return;
+    }
+    auto combine = [&](auto r) {
+      constexpr Reducer R = decltype(r)::value;
+      status = WithByteSpan<R, T>(
+          out, static_cast<long long>(out_bytes), scratch, stream, [&](const ByteSpan& s) {
+            Launch(&ScatterCombineKernel<R, T>, Blocks(p.n), kThreads, stream, p, indices,
+                   static_cast<const T*>(updates), static_cast<T*>(out), s);
+          });
     };
-    if (add && !std::is_same_v<T, Bool8>)
-      status = WithByteSpan<T>(out, static_cast<long long>(out_bytes), scratch, stream, scatter);
-    else
-      scatter(ByteSpan{});
+    switch (reducer) {
+      case Reducer::kAdd:
+        return combine(std::integral_constant<Reducer, Reducer::kAdd>{});
+      case Reducer::kMul:
+        return combine(std::integral_constant<Reducer, Reducer::kMul>{});
+      case Reducer::kMax:
+        return combine(std::integral_constant<Reducer, Reducer::kMax>{});
+      case Reducer::kMin:
+        return combine(std::integral_constant<Reducer, Reducer::kMin>{});
+      default:
+        status = cudaErrorInvalidValue;  // and/or: refused by PlanScatter
+    }
   });
   if (!known) return cudaErrorInvalidValue;
   return status != cudaSuccess ? status : LastError();

@@ -307,7 +307,7 @@ class GatherKernel final : public Kernel {
   size_t es_;
 };
 
-// A context's scratch for a kernel's 1-byte atomic adds (LaunchScatter).
+// A context's scratch for a kernel's 1-byte atomic updates (LaunchScatter).
 template <typename K>
 class WithByteScratch final : public Runnable {
  public:
@@ -324,10 +324,11 @@ class ScatterKernel final : public Kernel {
   explicit ScatterKernel(const OpInfo& op) {
     const ops::ScatterPlan plan = ops::PlanScatter(op);
     p_ = MakeIndexing(plan);
-    add_ = plan.add;
+    replace_ = plan.replace;
+    reducer_ = plan.reducer;
     operand_bytes_ = plan.operand_bytes;
     dtype_ = op.out[0].dtype;
-    scratch_bytes_ = add_ ? ByteAddScratchBytes(dtype_) : 0;
+    scratch_bytes_ = replace_ ? 0 : ByteAtomicScratchBytes(dtype_);
   }
   Runnable* NewInstance() const override {
     return scratch_bytes_ ? new WithByteScratch<ScatterKernel>(*this) : nullptr;
@@ -338,11 +339,13 @@ class ScatterKernel final : public Kernel {
   friend class WithByteScratch<ScatterKernel>;
   void Launch(void* const* b, Queue* q, void* scratch) const {
     if (operand_bytes_ && b[3] != b[0]) CopyAsync(b[3], b[0], operand_bytes_, q->stream);
-    Check(LaunchScatter(p_, dtype_, add_, b[1], b[2], b[3], operand_bytes_, scratch, q->stream),
+    Check(LaunchScatter(p_, dtype_, replace_, reducer_, b[1], b[2], b[3], operand_bytes_, scratch,
+                        q->stream),
           "scatter");
   }
   IndexingParams p_;
-  bool add_ = false;
+  bool replace_ = true;
+  ops::Reducer reducer_ = ops::Reducer::kAdd;
   size_t operand_bytes_ = 0, scratch_bytes_ = 0;
   int32_t dtype_ = 0;
 };
@@ -394,7 +397,7 @@ class SelectAndScatterKernel final : public Kernel {
   explicit SelectAndScatterKernel(const OpInfo& op)
       : p_(MakeSelectAndScatter(ops::PlanSelectAndScatter(op))),
         dtype_(op.out[0].dtype),
-        scratch_bytes_(ByteAddScratchBytes(dtype_)) {}
+        scratch_bytes_(ByteAtomicScratchBytes(dtype_)) {}
   Runnable* NewInstance() const override {
     return scratch_bytes_ ? new WithByteScratch<SelectAndScatterKernel>(*this) : nullptr;
   }

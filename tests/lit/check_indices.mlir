@@ -28,3 +28,13 @@ func.func @index_vector_first(%x: tensor<5x6xf32>, %i: tensor<2x3xi64>) -> tenso
   %g = brt.gather(%x, %i) {collapsed_slice_dims = array<i64>, index_vector_dim = 0 : i64, offset_dims = array<i64: 1, 2>, slice_sizes = array<i64: 2, 3>, start_index_map = array<i64: 0, 1>} : (tensor<5x6xf32>, tensor<2x3xi64>) -> tensor<3x2x3xf32>
   return %g : tensor<3x2x3xf32>
 }
+
+// Unsigned indices are checked as well (brt.check_indices takes every
+// integer type).
+// CHECK-LABEL: func.func @unsigned_indices
+// CHECK: %[[C:.*]] = brt.check_indices(%arg1) {bounds = array<i64: 5>, what = "gather at
+// CHECK: brt.gather(%arg0, %[[C]])
+func.func @unsigned_indices(%x: tensor<5x4xf32>, %i: tensor<3x1xui32>) -> tensor<3x4xf32> {
+  %g = brt.gather(%x, %i) {collapsed_slice_dims = array<i64: 0>, index_vector_dim = 1 : i64, offset_dims = array<i64: 1>, slice_sizes = array<i64: 1, 4>, start_index_map = array<i64: 0>} : (tensor<5x4xf32>, tensor<3x1xui32>) -> tensor<3x4xf32>
+  return %g : tensor<3x4xf32>
+}

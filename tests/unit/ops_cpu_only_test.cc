@@ -84,25 +84,33 @@ TEST(ReducePrecision, BadAttributesAndTypesAreNamed) {
               {"reduce_precision", "i32"});
 }
 
-// brt.check_indices passes its indices through when each component is
-// within its bound, and fails the run at the first one that is not, naming
-// it, where it is, the range of valid indices and `what`.
+// brt.check_indices passes its indices (of any integer type) through when
+// each component is within its bound, and fails the run at the first one that
+// is not, naming it, where it is, the range of valid indices and `what`.
 TEST(CheckIndices, PassesIndicesInRangeAndRefusesTheRest) {
-  for (DType dtype : {DType::kI32, DType::kI64}) {
+  for (DType dtype : {DType::kI32, DType::kI64, DType::kI8, DType::kU8, DType::kU32, DType::kU64}) {
     const std::vector<double> values = {0, 1, 4, 0, 2, 1};  // (row, column) pairs, bounds 5 and 2
     HostTensor in_range = HostTensor::FromDouble(dtype, {3, 2}, values);
     const std::vector<Attribute> attrs = {{"bounds", std::vector<int64_t>{5, 2}},
                                           {"what", std::string("gather at model.py:7")}};
     auto out = MustRunOp({"brt.check_indices", {in_range}, {{dtype, {3, 2}}}, attrs});
     EXPECT_EQ(out[0].ToDouble(), values);
-    for (auto [at, value, where] : {std::tuple{3, 2.0, "[1, 1]"}, std::tuple{4, 5.0, "[2, 0]"},
-                                    std::tuple{0, -1.0, "[0, 0]"}}) {
-      HostTensor bad = in_range;
-      bad.Set(at, value);
+    // Below 0 a signed index; an unsigned one at its type's largest value.
+    std::string low = "-1";
+    HostTensor low_bad = in_range;
+    if (dtype == DType::kU8) low = "255", low_bad.as<uint8_t>()[0] = 255;
+    if (dtype == DType::kU32) low = "4294967295", low_bad.as<uint32_t>()[0] = 0xffffffffu;
+    if (dtype == DType::kU64) low = "18446744073709551615", low_bad.as<uint64_t>()[0] = ~0ull;
+    if (low == "-1") low_bad.Set(0, -1);
+    for (auto [at, value, where] :
+         {std::tuple{3, std::string("2"), "[1, 1]"}, std::tuple{4, std::string("5"), "[2, 0]"},
+          std::tuple{0, low, "[0, 0]"}}) {
+      HostTensor bad = at == 0 ? low_bad : in_range;
+      if (at != 0) bad.Set(at, std::stod(value));
       auto r = RunOp({"brt.check_indices", {bad}, {{dtype, {3, 2}}}, attrs});
-      ASSERT_FALSE(r.ok()) << "index " << value << " at " << where;
+      ASSERT_FALSE(r.ok()) << "index " << value << " at " << where << " " << DTypeName(dtype);
       ExpectError(r.status(),
-                  {"index " + std::to_string(static_cast<int>(value)) + " (at " + where,
+                  {"index " + value + " (at " + where,
                    "not in [0, " + std::string(at % 2 ? "2" : "5") + "): gather at model.py:7"});
     }
   }

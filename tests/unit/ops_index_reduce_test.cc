@@ -90,7 +90,7 @@ TEST(Scatter, AddAccumulatesDuplicatesAndSkipsOutOfBounds) {
 // Scatter-add into 1- and 2-byte tensors whose byte size is not a multiple of
 // 4, many updates to the last elements among them: integer sums wrap as the
 // type does; small integers keep f16 and bf16 sums exact. On CUDA the 1-byte
-// adds must stay inside the tensor (kernels_data.cu, AtomicAddByte); the
+// adds must stay inside the tensor (kernels_data.cu, AtomicCombineByte); the
 // emulation runs one thread, so it checks the values, not the atomicity.
 TEST(Scatter, AddIntoNarrowTensorsOfOddByteSizes) {
   auto wrap = [](DType t, double v) {
@@ -144,6 +144,202 @@ TEST(Scatter, AddIntoNarrowTensorsOfOddByteSizes) {
     std::vector<double> ref(9, 60);
     for (int64_t o = 0; o < 4; ++o) ref[2 * o + 2] = wrap(t, 60 + 100 + o);
     EXPECT_EQ(out[0].ToDouble(), ref) << DTypeName(t);
+  }
+}
+
+// Scatter attributes for an operand of `rank` 1 (single elements) or 2 (rows,
+// the update windows) at index vectors of one component along dim 1.
+std::vector<Attribute> ScatterAttrs(int rank, const std::string& mode) {
+  return {{"update_window_dims", rank == 2 ? std::vector<int64_t>{1} : std::vector<int64_t>{}},
+          {"inserted_window_dims", std::vector<int64_t>{0}},
+          {"scatter_dims_to_operand_dims", std::vector<int64_t>{0}},
+          {"index_vector_dim", 1},
+          {"mode", mode}};
+}
+
+// m start indices into n rows: duplicates (a third at the last row), and out
+// of bounds below (-1, -2) and above (n, n + 1), as i32.
+std::vector<double> ScatterStarts(int64_t n, int64_t m) {
+  std::uniform_int_distribution<int64_t> pick(0, n - 1);
+  const double outside[] = {-1, static_cast<double>(n), -2, static_cast<double>(n + 1)};
+  std::vector<double> at(m);
+  for (int64_t i = 0; i < m; ++i)
+    at[i] = i % 11 == 10 ? outside[i / 11 % 4] : (i % 3 == 0 ? n - 1 : pick(Rng()));
+  return at;
+}
+
+// Scatter with every combiner (add, mul, max, min) on integers of each width
+// and signedness and on i1 (on i1 add is or, mul and, max or, min and, as
+// XLA computes pred): random bits, duplicate indices combining, out-of-bounds
+// ones dropped, into single elements and rows of 3 of operands whose byte
+// sizes are and are not multiples of 4 (on CUDA the 1-byte updates near the
+// ends take the edge counters of kernels_data.cu), against a loop in T.
+template <typename T>
+void CheckIntegerScatter(DType dtype) {
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  auto random_value = [] {
+    const uint64_t bits = Rng()();
+    if constexpr (kBool) return (bits & 1) != 0;
+    T v;
+    std::memcpy(&v, &bits, sizeof(T));
+    return v;
+  };
+  using U =
+      std::conditional_t<kBool, bool, std::make_unsigned_t<std::conditional_t<kBool, int, T>>>;
+  const std::pair<const char*, std::function<T(T, T)>> combiners[] = {
+      {"add", [](T a, T b) { return kBool ? T(a || b) : T(U(U(a) + U(b))); }},
+      {"mul", [](T a, T b) { return kBool ? T(a && b) : T(U(uint64_t(U(a)) * uint64_t(U(b)))); }},
+      {"max", [](T a, T b) { return std::max(a, b); }},
+      {"min", [](T a, T b) { return std::min(a, b); }},
+  };
+  for (int rank : {1, 2})
+    for (int64_t n : {1, 3, 5, 7, 13}) {
+      const int64_t row = rank == 2 ? 3 : 1, m = 3 * n + 11;
+      const std::vector<double> at = ScatterStarts(n, m);
+      HostTensor idx = HostTensor::FromDouble(DType::kI32, {m, 1}, at);
+      std::vector<int64_t> shape = {n}, upd_shape = {m};
+      if (rank == 2) shape.push_back(row), upd_shape.push_back(row);
+      HostTensor x(dtype, shape), upd(dtype, upd_shape);
+      for (int64_t i = 0; i < x.numel(); ++i) x.as<T>()[i] = random_value();
+      for (int64_t i = 0; i < upd.numel(); ++i) upd.as<T>()[i] = random_value();
+      for (const auto& [mode, f] : combiners) {
+        auto out =
+            MustRunOp({"scatter", {x, idx, upd}, {{dtype, Dims(shape)}}, ScatterAttrs(rank, mode)});
+        ASSERT_EQ(out.size(), 1u);
+        std::vector<T> want(x.as<T>(), x.as<T>() + x.numel());
+        for (int64_t i = 0; i < m; ++i)
+          if (at[i] >= 0 && at[i] < n)
+            for (int64_t c = 0; c < row; ++c) {
+              const int64_t k = static_cast<int64_t>(at[i]) * row + c;
+              want[k] = f(want[k], upd.as<T>()[i * row + c]);
+            }
+        EXPECT_EQ(std::vector<T>(out[0].template as<T>(), out[0].template as<T>() + x.numel()),
+                  want)
+            << mode << " on " << DTypeName(dtype) << " " << FormatShape(shape);
+      }
+    }
+}
+
+TEST(Scatter, EveryCombinerOnEveryIntegerTypeAndBoolean) {
+  CheckIntegerScatter<int8_t>(DType::kI8);
+  CheckIntegerScatter<uint8_t>(DType::kU8);
+  CheckIntegerScatter<int32_t>(DType::kI32);
+  CheckIntegerScatter<uint32_t>(DType::kU32);
+  CheckIntegerScatter<int64_t>(DType::kI64);
+  CheckIntegerScatter<uint64_t>(DType::kU64);
+  CheckIntegerScatter<bool>(DType::kI1);
+}
+
+// Scatter max, min and mul in every float type: random values with NaN, -inf,
+// +inf, -0 and +0 among the operand and the updates (max and min propagate
+// NaN and order -0 below +0, as StableHLO's maximum and minimum, and XLA's
+// scatter on the CPU, do), products of powers of two (exact in any order, so
+// the reference need not know the order a GPU combines duplicates in),
+// duplicate indices and out-of-bounds ones dropped; against a float64 loop,
+// zeros' signs included. mode "and" is refused.
+TEST(Scatter, MaxMinAndProductInEveryFloatType) {
+  auto max = [](double a, double b) -> double {
+    if (std::isnan(a) || std::isnan(b)) return NAN;
+    return a == b ? (std::signbit(a) ? b : a) : std::max(a, b);
+  };
+  auto min = [](double a, double b) -> double {
+    if (std::isnan(a) || std::isnan(b)) return NAN;
+    return a == b ? (std::signbit(a) ? a : b) : std::min(a, b);
+  };
+  const std::pair<const char*, std::function<double(double, double)>> combiners[] = {
+      {"max", max}, {"min", min}, {"mul", [](double a, double b) { return a * b; }}};
+  const double factors[] = {-2, -1, -0.5, 0.5, 1, 2, 0.25, -4};
+  const double edges[] = {NAN, -INFINITY, INFINITY, -0.0, 0.0, 0.0, -0.0};
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64})
+    for (int rank : {1, 2})
+      for (const auto& [mode, f] : combiners) {
+        const int64_t n = 7, row = rank == 2 ? 3 : 1, m = 4 * n;
+        const std::vector<double> at = ScatterStarts(n, m);
+        HostTensor idx = HostTensor::FromDouble(DType::kI32, {m, 1}, at);
+        std::vector<int64_t> shape = {n}, upd_shape = {m};
+        if (rank == 2) shape.push_back(row), upd_shape.push_back(row);
+        const bool product = std::string(mode) == "mul";
+        auto values = [&](const std::vector<int64_t>& s) {
+          HostTensor v = Random(t, s, Rng(), -4, 4);
+          std::uniform_int_distribution<int> pick(0, 7);
+          for (int64_t i = 0; i < v.numel(); ++i) {
+            if (product) v.Set(i, factors[pick(Rng())]);
+            if (!product && i % 5 == 2) v.Set(i, edges[(i / 5) % 7]);
+          }
+          return v;
+        };
+        HostTensor x = values(shape), upd = values(upd_shape);
+        auto run =
+            MustRunOp({"scatter", {x, idx, upd}, {{t, Dims(shape)}}, ScatterAttrs(rank, mode)});
+        ASSERT_EQ(run.size(), 1u);
+        const std::vector<double> out = run[0].ToDouble();
+        std::vector<double> want = x.ToDouble();
+        for (int64_t i = 0; i < m; ++i)
+          if (at[i] >= 0 && at[i] < n)
+            for (int64_t c = 0; c < row; ++c) {
+              double& w = want[static_cast<int64_t>(at[i]) * row + c];
+              w = f(w, upd.Get(i * row + c));
+            }
+        for (int64_t i = 0; i < x.numel(); ++i)
+          EXPECT_TRUE(std::isnan(want[i])
+                          ? std::isnan(out[i])
+                          : out[i] == want[i] && std::signbit(out[i]) == std::signbit(want[i]))
+              << mode << " on " << DTypeName(t) << " " << FormatShape(shape) << " at " << i << ": "
+              << out[i] << ", want " << want[i];
+      }
+  HostTensor x = Random(DType::kI32, {4}, Rng(), -9, 9);
+  auto bad = RunOp({"scatter",
+                    {x, HostTensor::FromDouble(DType::kI32, {1, 1}, {0}), x},
+                    {{DType::kI32, {4}}},
+                    {{"update_window_dims", std::vector<int64_t>{}},
+                     {"inserted_window_dims", std::vector<int64_t>{0}},
+                     {"scatter_dims_to_operand_dims", std::vector<int64_t>{0}},
+                     {"mode", "and"}}});
+  ExpectError(bad.status(), {"scatter", "mode 'and' is not replace, add, mul, max or min"});
+}
+
+// Indices of every integer type. gather clamps a start index into the
+// operand: the largest u8, u32 and u64 (above every i64) clamp to the last
+// row, a negative i8 to the first; scatter drops an update whose index is out
+// of range, the largest unsigned values included.
+TEST(Scatter, GatherAndScatterTakeIndicesOfEveryIntegerType) {
+  const int64_t n = 6;
+  HostTensor x = Random(DType::kF32, {n, 4}, Rng());
+  for (DType t : {DType::kI8, DType::kU8, DType::kI32, DType::kU32, DType::kI64, DType::kU64}) {
+    const bool is_unsigned = t == DType::kU8 || t == DType::kU32 || t == DType::kU64;
+    HostTensor idx = HostTensor::FromDouble(t, {5, 1}, {2, 5, 0, 2, 6});
+    // Element 3: the type's largest value (unsigned) or -3.
+    if (t == DType::kU8) idx.as<uint8_t>()[3] = 255;
+    if (t == DType::kU32) idx.as<uint32_t>()[3] = 0xffffffffu;
+    if (t == DType::kU64) idx.as<uint64_t>()[3] = ~uint64_t{0};
+    if (!is_unsigned) idx.Set(3, -3);
+    const int64_t clamped[] = {2, 5, 0, is_unsigned ? n - 1 : 0, n - 1};
+    auto gathered = MustRunOp({"gather",
+                               {x, idx},
+                               {{DType::kF32, {5, 4}}},
+                               {{"offset_dims", std::vector<int64_t>{1}},
+                                {"collapsed_slice_dims", std::vector<int64_t>{0}},
+                                {"start_index_map", std::vector<int64_t>{0}},
+                                {"index_vector_dim", 1},
+                                {"slice_sizes", std::vector<int64_t>{1, 4}}}});
+    ASSERT_EQ(gathered.size(), 1u);
+    for (int64_t i = 0; i < 20; ++i)
+      EXPECT_EQ(gathered[0].Get(i), x.Get(clamped[i / 4] * 4 + i % 4)) << DTypeName(t) << " " << i;
+    HostTensor upd = Random(DType::kF32, {5, 4}, Rng());
+    for (const char* mode : {"add", "max", "replace"}) {
+      auto out =
+          MustRunOp({"scatter", {x, idx, upd}, {{DType::kF32, {n, 4}}}, ScatterAttrs(2, mode)});
+      ASSERT_EQ(out.size(), 1u);
+      std::vector<double> want = x.ToDouble();
+      for (int64_t r : {0, 1, 2})  // rows 3 and 4 are out of range: dropped
+        for (int c = 0; c < 4; ++c) {
+          double& w = want[static_cast<int64_t>(idx.Get(r)) * 4 + c];
+          const double v = upd.Get(r * 4 + c);
+          w = std::string(mode) == "add" ? static_cast<float>(w + v)
+                                         : (std::string(mode) == "max" ? std::max(w, v) : v);
+        }
+      EXPECT_EQ(out[0].ToDouble(), want) << mode << " with " << DTypeName(t) << " indices";
+    }
   }
 }
 
