@@ -62,10 +62,15 @@ inline std::vector<float> FillRandom(void* dst, size_t elements, int32_t dtype, 
   return values;
 }
 
-// A 16-bit float tensor's values, in float.
-inline std::vector<float> DownloadSmallFloats(const void* src, size_t elements, int32_t dtype) {
+// A 16-bit float tensor's values, in float, once the work queued on
+// `stream` before is done (a plain cudaMemcpy is not ordered after a
+// non-blocking stream's work).
+inline std::vector<float> DownloadSmallFloats(const void* src, size_t elements, int32_t dtype,
+                                              cudaStream_t stream) {
   std::vector<uint16_t> bits(elements);
-  Check(cudaMemcpy(bits.data(), src, elements * 2, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  Check(cudaMemcpyAsync(bits.data(), src, elements * 2, cudaMemcpyDeviceToHost, stream),
+        "cudaMemcpyAsync");
+  Check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   std::vector<float> out(elements);
   for (size_t i = 0; i < elements; ++i) out[i] = SmallFloatToFloat(bits[i], dtype);
   return out;

@@ -23,10 +23,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -57,10 +59,58 @@ decltype(&::cuStreamWriteValue32) StreamWriteValue32() {
   return reinterpret_cast<decltype(&::cuStreamWriteValue32)>(p);
 }
 
+// Ends the program when a phase outlasts its limit: a flagged GEMM whose
+// chunks cannot land (their copies needing the SMs its blocks hold) never
+// finishes, and only the process's exit frees the GPU.
+class Watchdog {
+ public:
+  Watchdog() : thread_([this] { Watch(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  void Arm(const std::string& what, std::chrono::seconds limit) {
+    std::lock_guard<std::mutex> lock(mu_);
+    what_ = what;
+    limit_ = limit;
+    deadline_ = std::chrono::steady_clock::now() + limit;
+  }
+  void Disarm() {
+    std::lock_guard<std::mutex> lock(mu_);
+    deadline_ = std::chrono::steady_clock::time_point::max();
+  }
+
+ private:
+  void Watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      if (std::chrono::steady_clock::now() > deadline_) {
+        std::printf("| %s: DEADLOCK (not done in %lld s) |\n", what_.c_str(),
+                    static_cast<long long>(limit_.count()));
+        std::fflush(stdout);
+        std::_Exit(3);
+      }
+      wake_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::string what_;
+  std::chrono::seconds limit_{0};
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
+  std::thread thread_;
+};
+
 int RunCase(int tp, int32_t dtype, int iters) {
   using brt::nccl::FlaggedGemmShape;
   const int64_t m = 4096, k = 12288, n = 49152 / tp;
   const FlaggedGemmShape shape{m, k, n, tp, 0};
+  Watchdog dog;
   if (std::string why = brt::nccl::FlaggedGemmRefusal(dtype, shape); !why.empty())
     throw std::runtime_error(why);
   const size_t chunk_bytes = m / tp * k * 2;
@@ -70,13 +120,21 @@ int RunCase(int tp, int32_t dtype, int iters) {
   bench::FillRandom(rhs.p, k * n, dtype, 2);
   Check(cudaMemcpy(landed.p, source.p, m * k * 2, cudaMemcpyDeviceToDevice), "cudaMemcpy");
   Check(cudaMemset(flags.p, 0, tp * sizeof(uint32_t)), "cudaMemset");
+  // The streams below are non-blocking: nothing orders them after the copies above.
+  Check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   brt::nccl::RowGemm whole;
   whole.Prepare(dtype, m, k, n, false);
   cublasLtHandle_t lt;
   if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasLtCreate");
   cudaStream_t compute, copy;
   Check(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), "cudaStreamCreate");
-  Check(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking), "cudaStreamCreate");
+  // The copies get the highest priority: an SM that frees up goes to them
+  // before the GEMM's blocks still waiting to start.
+  int least_priority = 0, greatest_priority = 0;
+  Check(cudaDeviceGetStreamPriorityRange(&least_priority, &greatest_priority),
+        "cudaDeviceGetStreamPriorityRange");
+  Check(cudaStreamCreateWithPriority(&copy, cudaStreamNonBlocking, greatest_priority),
+        "cudaStreamCreateWithPriority");
   cudaEvent_t start, copied;
   Check(cudaEventCreateWithFlags(&start, cudaEventDisableTiming), "cudaEventCreate");
   Check(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming), "cudaEventCreate");
@@ -117,37 +175,20 @@ int RunCase(int tp, int32_t dtype, int iters) {
     Check(cudaEventRecord(copied, copy), "cudaEventRecord");
     Check(cudaStreamWaitEvent(compute, copied, 0), "cudaStreamWaitEvent");
   };
-  // Whether the work queued on compute finishes within 10 s: a GEMM whose
-  // blocks wait for chunks that cannot land (the copies needing the SMs the
-  // blocks hold) never does, and the process must end to free the GPU.
-  auto finishes = [&] {
-    Check(cudaEventRecord(copied, compute), "cudaEventRecord");
-    for (int i = 0; i < 1000; ++i) {
-      const cudaError_t q = cudaEventQuery(copied);
-      if (q == cudaSuccess) return true;
-      if (q != cudaErrorNotReady) Check(q, "cudaEventQuery");
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
-  };
   // Values: each variant's output (poisoned first: 0xFFFF is NaN in f16 and
   // bf16) against cuBLASLt's over the same rows, the other chunks' rows
   // poisoned too until they land.
   whole.Run(lt, landed.p, rhs.p, ref.p, false, workspace.p, compute);
-  const std::vector<float> want = bench::DownloadSmallFloats(ref.p, m * n, dtype);
+  const std::vector<float> want = bench::DownloadSmallFloats(ref.p, m * n, dtype, compute);
   auto error_of = [&](const char* variant, const std::function<void()>& run) {
     Check(cudaMemsetAsync(out.p, 0xFF, m * n * 2, compute), "cudaMemsetAsync");
     Check(cudaMemsetAsync(landed.p, 0xFF, m * k * 2, compute), "cudaMemsetAsync");
     Check(cudaMemcpyAsync(landed.p, source.p, chunk_bytes, cudaMemcpyDeviceToDevice, compute),
           "cudaMemcpyAsync");  // the own chunk is there from the start
+    dog.Arm(std::string(brt_dtype_name(dtype)) + " " + variant, std::chrono::seconds(10));
     run();
-    if (!finishes()) {
-      std::printf("| %d | %s | %s: DEADLOCK (no progress in 10 s) |\n", tp, brt_dtype_name(dtype),
-                  variant);
-      std::fflush(stdout);
-      std::_Exit(3);
-    }
-    const std::vector<float> got = bench::DownloadSmallFloats(out.p, m * n, dtype);
+    const std::vector<float> got = bench::DownloadSmallFloats(out.p, m * n, dtype, compute);
+    dog.Disarm();
     double num = 0, den = 0;
     for (size_t i = 0; i < got.size(); ++i) {
       num += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);  // NaN stays NaN
@@ -157,22 +198,40 @@ int RunCase(int tp, int32_t dtype, int iters) {
                  variant, std::sqrt(num / den));
     return std::sqrt(num / den);
   };
-  const double worst =
-      std::max({error_of("no flags", [&] { gemm(nullptr, 0); }), error_of("serial", serial),
-                error_of("overlapped, one block per SM", [&] { overlapped(sms); }),
-                error_of("overlapped, a block per tile", [&] { overlapped(0); })});
+  // The uncapped overlapped form last: it is the one that may deadlock.
+  double worst = 0;
+  for (double e : {error_of("no flags",
+                            [&] {
+                              Check(cudaMemcpyAsync(landed.p, source.p, m * k * 2,
+                                                    cudaMemcpyDeviceToDevice, compute),
+                                    "cudaMemcpyAsync");
+                              gemm(nullptr, 0);
+                            }),
+                   error_of("serial", serial),
+                   error_of("overlapped, one block per SM", [&] { overlapped(sms); }),
+                   error_of("overlapped, a block per tile", [&] { overlapped(0); })})
+    worst = std::isnan(e) || std::isnan(worst) ? NAN : std::max(worst, e);
 
-  const double cublas_ms = MedianMs(
-      iters, compute, [&] { whole.Run(lt, landed.p, rhs.p, ref.p, false, workspace.p, compute); });
-  const double plain_ms = MedianMs(iters, compute, [&] { gemm(nullptr, 0); });
-  const double flagged_ms = MedianMs(iters, compute, [&] { gemm(flag, 0); });  // all up
-  const double copies_ms = MedianMs(iters, copy, [&] {
+  // Each timing under the watchdog, said as it ends.
+  auto timed = [&](const char* what, cudaStream_t stream, const std::function<void()>& body) {
+    dog.Arm(std::string(brt_dtype_name(dtype)) + " timing " + what, std::chrono::seconds(30));
+    const double ms = MedianMs(iters, stream, body);
+    dog.Disarm();
+    std::fprintf(stderr, "flagged_gemm_bench: %s %s: %.3f ms\n", brt_dtype_name(dtype), what, ms);
+    return ms;
+  };
+  const double cublas_ms = timed("cuBLASLt", compute, [&] {
+    whole.Run(lt, landed.p, rhs.p, ref.p, false, workspace.p, compute);
+  });
+  const double plain_ms = timed("no flags", compute, [&] { gemm(nullptr, 0); });
+  const double flagged_ms = timed("flags up", compute, [&] { gemm(flag, 0); });
+  const double copies_ms = timed("copies", copy, [&] {
     ++epoch;
     land(copy);
   });
-  const double serial_ms = MedianMs(iters, compute, serial);
-  const double capped_ms = MedianMs(iters, compute, [&] { overlapped(sms); });
-  const double overlapped_ms = MedianMs(iters, compute, [&] { overlapped(0); });
+  const double serial_ms = timed("serial", compute, serial);
+  const double capped_ms = timed("overlapped, one block per SM", compute, [&] { overlapped(sms); });
+  const double overlapped_ms = timed("overlapped", compute, [&] { overlapped(0); });
   const double flops = 2.0 * m * k * n;
   std::printf(
       "| %d | %s | %lldx%lldx%lld | %.3f (%.0f) | %.3f (%.0f) | %.3f | %.3f | %.3f | %.3f | %.3f | "
