@@ -22,7 +22,8 @@ trap 'rm -rf "$work"' EXIT
 scripts/gpu_pack.sh "$build" "$work/gpu"
 echo "== the pack and the working tree fit a device call (64 MiB carried in all)"
 pack_bytes=$(du -sb "$work/gpu" | cut -f1)
-tree_bytes=$(git ls-files -z 2>/dev/null | xargs -0 -r du -cb 2>/dev/null | tail -1 | cut -f1)
+# Every "total" line: xargs may split the list over several du calls.
+tree_bytes=$(git ls-files -z 2>/dev/null | xargs -0 -r du -cb 2>/dev/null | awk '$2 == "total" { s += $1 } END { print s + 0 }') || true
 tree_bytes=${tree_bytes:-0}
 echo "pack $((pack_bytes >> 20)) MiB + tracked tree $((tree_bytes >> 20)) MiB"
 [ $((pack_bytes + tree_bytes)) -lt $((64 << 20)) ] ||
