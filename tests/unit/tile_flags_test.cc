@@ -192,5 +192,54 @@ TEST(TileFlags, TheOwnChunkFinishesWhileTheOthersAreStillInFlight) {
   for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(r.out[i], ref[i], 1e-12);
 }
 
+// On a GPU the copies that land the chunks may need an SM slot of their own,
+// queued behind the GEMM's blocks (the likeliest reason the first H100 run of
+// flagged_gemm_bench hung). Modelled here: `slots` threads take jobs in order
+// from one queue, the grid's blocks first (each striding over the tiles when
+// there are fewer blocks than tiles), then one copy job per chunk. Whether
+// every job ends within `limit`; a stuck run is freed from outside.
+bool FinishesWithCopiesQueuedBehindTheBlocks(const Problem& p, int slots, int64_t blocks,
+                                             std::chrono::milliseconds limit) {
+  const TileSchedule schedule = MakeTileSchedule(p.m(), p.n, p.chunks, p.own, kTileM, kTileN);
+  std::vector<uint32_t> flags(p.chunks, 0);
+  SignalChunk(flags.data(), p.own, 1);
+  std::vector<std::function<void()>> jobs;
+  for (int64_t block = 0; block < blocks; ++block)
+    jobs.push_back([&, block] {
+      for (int64_t tile = block; tile < schedule.TileCount(); tile += blocks)
+        WaitForChunk(flags.data(), schedule.At(tile).chunk, 1);
+    });
+  for (int64_t i = 1; i < p.chunks; ++i)
+    jobs.push_back([&, i] { SignalChunk(flags.data(), (p.own + i) % p.chunks, 1); });
+  std::atomic<size_t> next{0}, done{0};
+  std::vector<std::thread> pool;
+  for (int w = 0; w < slots; ++w)
+    pool.emplace_back([&] {
+      for (size_t job; (job = next.fetch_add(1)) < jobs.size(); ++done) jobs[job]();
+    });
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (done < jobs.size() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const bool finished = done == jobs.size();
+  for (int64_t c = 0; c < p.chunks; ++c) SignalChunk(flags.data(), c, 1);
+  for (auto& t : pool) t.join();
+  return finished;
+}
+
+TEST(TileFlags, AGridThatHoldsEverySlotStarvesTheCopiesAndACappedOneDoesNot) {
+  const Problem p{4, 0, 2, 8, 2 * kTileN};  // 16 tiles, 4 per chunk
+  const int slots = 4;
+  // A block per tile: the own chunk's 4 blocks finish, then chunk 1's fill
+  // every slot and wait for a copy queued behind the other blocks.
+  EXPECT_FALSE(
+      FinishesWithCopiesQueuedBehindTheBlocks(p, slots, 16, std::chrono::milliseconds(300)));
+  // As many blocks as slots: the same.
+  EXPECT_FALSE(
+      FinishesWithCopiesQueuedBehindTheBlocks(p, slots, slots, std::chrono::milliseconds(300)));
+  // Fewer blocks than slots: a slot is left for the copies.
+  EXPECT_TRUE(
+      FinishesWithCopiesQueuedBehindTheBlocks(p, slots, slots - 1, std::chrono::seconds(10)));
+}
+
 }  // namespace
 }  // namespace brt::nccl
