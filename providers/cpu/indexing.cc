@@ -47,7 +47,8 @@ void ForEachIndexed(const IndexPlan& p, const IndexVectors& iv, bool clamp, F&& 
         start = std::clamp<int64_t>(start, 0, p.start_max[k]);
       else
         inside = start >= 0 && start <= p.start_max[k];
-      soff += start * p.start_strides[k];
+      // An index out of range (a u64 near 2^64 too) is never multiplied.
+      if (inside) soff += start * p.start_strides[k];
     }
     if (inside) f(e, soff + woff, run, step);
     for (int d = outer - 1; d >= 0; --d) {
