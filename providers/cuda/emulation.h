@@ -50,6 +50,9 @@ T atomicAdd(T* address, T value) {
     *address = __float2half_rn(__half2float(old) + __half2float(value));
   else if constexpr (std::is_same_v<T, __nv_bfloat16>)
     *address = __float2bfloat16_rn(__bfloat162float(old) + __bfloat162float(value));
+  else if constexpr (std::is_integral_v<T>)  // wraps, as the GPU's does
+    *address = static_cast<T>(static_cast<std::make_unsigned_t<T>>(old) +
+                              static_cast<std::make_unsigned_t<T>>(value));
   else
     *address = old + value;
   return old;
