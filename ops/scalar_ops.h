@@ -100,6 +100,23 @@ BRT_HD inline V ShiftRightArithmetic(V a, V b) {
   return static_cast<V>(s >> static_cast<std::make_unsigned_t<V>>(b));
 }
 
+// The number of set bits of x's two's-complement representation
+// (stablehlo.popcnt): __popc/__popcll on the GPU, the GCC/Clang builtin on
+// the host (CUDA sources build as C++17, without std::popcount).
+template <typename V>
+BRT_HD inline V PopCount(V x) {
+  using U = std::make_unsigned_t<V>;
+  const U u = static_cast<U>(x);
+#ifdef __CUDA_ARCH__
+  if constexpr (sizeof(U) == 8)
+    return static_cast<V>(__popcll(static_cast<unsigned long long>(u)));
+  else
+    return static_cast<V>(__popc(static_cast<unsigned>(u)));
+#else
+  return static_cast<V>(__builtin_popcountll(static_cast<unsigned long long>(u)));
+#endif
+}
+
 // The unary and binary op kinds of the op registry (brt/ops.def).
 enum class Unary {
 #define BRT_UNARY(e, ...) e,

@@ -497,6 +497,41 @@ TEST(UnsignedOps, NegateWrapsModuloTwoToTheWidth) {
   CheckUnsignedNegate<uint64_t>(DType::kU64);
 }
 
+// popcnt (lax.population_count) counts the set bits of the two's-complement
+// representation, on every integer type; floats and i1 are refused at load.
+template <typename T>
+void CheckPopcnt(DType dtype) {
+  using U = std::make_unsigned_t<T>;
+  std::vector<T> x = {0,
+                      1,
+                      T(-1),
+                      std::numeric_limits<T>::min(),
+                      std::numeric_limits<T>::max(),
+                      T(0x55),
+                      T(U(~U(0)) - 1)};
+  for (int i = 0; i < 60; ++i) x.push_back(static_cast<T>(Rng()()));
+  auto out = MustRunOp({"popcnt", {Raw(dtype, x)}, {{dtype, {static_cast<int64_t>(x.size())}}}});
+  std::vector<T> want;
+  for (T v : x) {
+    T bits = 0;
+    for (U u = static_cast<U>(v); u != 0; u = static_cast<U>(u >> 1)) bits += u & 1;
+    want.push_back(bits);
+  }
+  EXPECT_EQ(Values<T>(out[0]), want) << DTypeName(dtype);
+}
+
+TEST(IntegerOps, PopcntCountsSetBitsOfEveryIntegerType) {
+  CheckPopcnt<int8_t>(DType::kI8);
+  CheckPopcnt<uint8_t>(DType::kU8);
+  CheckPopcnt<int32_t>(DType::kI32);
+  CheckPopcnt<uint32_t>(DType::kU32);
+  CheckPopcnt<int64_t>(DType::kI64);
+  CheckPopcnt<uint64_t>(DType::kU64);
+  for (DType t : {DType::kF32, DType::kI1})
+    ExpectError(RunOp({"popcnt", {HostTensor::FromDouble(t, {2}, {1, 0})}, {{t, {2}}}}).status(),
+                {"popcnt", DTypeName(t)});
+}
+
 TEST(IntegerOps, SignedShiftsAndXor) {
   HostTensor a = HostTensor::FromDouble(DType::kI32, {6}, {-8, -8, 5, -1, 12, 1});
   HostTensor s = HostTensor::FromDouble(DType::kI32, {6}, {1, 40, 2, 31, -1, 31});
