@@ -21,7 +21,7 @@ from gpu_expectation import skip_or_fail  # noqa: E402
 from jax_models import cnn, encoder_args, encoder_block, mlp  # noqa: E402
 from output_check import check_outputs  # noqa: E402
 
-from conftest import brt_run, nvrtc_built_in  # noqa: E402
+from conftest import brt_run, nvrtc_built_in, run_on_npy, target_env  # noqa: E402
 
 RNG = np.random.default_rng(2026)
 
@@ -296,24 +296,14 @@ ERFC_DTYPES = {"f32": (np.float32, 1e-37, 1e-5), "f16": (jnp.float16, 6.2e-5, 5e
 @pytest.mark.parametrize("target", ["cpu", "emulated_cuda"])
 def test_erfc_tail_against_scipy(target, fn, dtype, have_compiler, build_dir, tmp_path):
     import scipy.special
-    env = None
-    if target == "emulated_cuda":
-        emulated = build_dir / "tests" / "emulated_cuda"
-        if not nvrtc_built_in() or not (emulated / "libbrt_provider_cuda.so").exists():
-            pytest.skip("no emulated CUDA provider (built only where a CUDA toolkit is found)")
-        env = dict(os.environ, BRT_PROVIDER_PATH=str(emulated))
+    device, env = target_env(build_dir, target)
     dt, smallest, rtol = ERFC_DTYPES[dtype]
     x = ERFC_X.astype(np.float64 if dt == np.float64 else np.float32)
     if dtype in ("f16", "bf16"):
         fn = (lambda f: lambda v: f(v.astype(dt).reshape(11, 59)).reshape(-1).astype(jnp.float32))(fn)
     with jax.enable_x64(dtype == "f64"):
-        path = brt.compile(fn, x, target=target.removeprefix("emulated_"), path=tmp_path / "erfc.brtx")
-    np.save(tmp_path / "x.npy", x)
-    r = subprocess.run([str(build_dir / "bin" / "brt-run"), str(path), "--inputs", str(tmp_path / "x.npy"), "--out",
-                        str(tmp_path / "out"), "--provider", target.removeprefix("emulated_")],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr
-    got = np.load(tmp_path / "out" / "out0.npy")
+        path = brt.compile(fn, x, target=device, path=tmp_path / "erfc.brtx")
+    (got,) = run_on_npy(build_dir, path, [x], tmp_path, device, env)
     assert got.dtype == x.dtype
     x = x.astype(dt).astype(np.float64)
     got, ref = got.astype(np.float64), scipy.special.erfc(x)

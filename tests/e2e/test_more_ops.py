@@ -6,9 +6,7 @@ chlo.tan, which JAX before StableHLO had tan wrote) in f32, f64, f16 and bf16
 away from the poles and next to them, by relative error; and the cumulative
 reductions JAX writes as a reduce_window (jnp.cumprod, lax.cumprod, cummax,
 cummin), exact on integers and on products of powers of two."""
-import os
 import pathlib
-import subprocess
 import sys
 
 import numpy as np
@@ -21,7 +19,7 @@ from jax import lax  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 import brt  # noqa: E402
-from conftest import nvrtc_built_in  # noqa: E402
+from conftest import run_on_npy, target_env  # noqa: E402
 
 RNG = np.random.default_rng(3636)
 TARGETS = ["cpu", "emulated_cuda"]
@@ -71,22 +69,8 @@ CUMULATIVE_CASES = [
 
 def run(build_dir, tmp_path, target, name, compile_fn, args):
     """Compiles with compile_fn(device, path), runs brt-run on args, returns its outputs."""
-    env = None
-    if target == "emulated_cuda":
-        emulated = build_dir / "tests" / "emulated_cuda"
-        if not nvrtc_built_in() or not (emulated / "libbrt_provider_cuda.so").exists():
-            pytest.skip("no emulated CUDA provider (built only where a CUDA toolkit is found)")
-        env = dict(os.environ, BRT_PROVIDER_PATH=str(emulated))
-    device = target.removeprefix("emulated_")
-    path = compile_fn(device, tmp_path / f"{name}.brtx")
-    inputs = []
-    for i, a in enumerate(args):
-        inputs.append(tmp_path / f"in{i}.npy")
-        np.save(inputs[-1], np.asarray(a))
-    r = subprocess.run([str(build_dir / "bin" / "brt-run"), str(path), "--inputs", *map(str, inputs), "--out",
-                        str(tmp_path / "out"), "--provider", device], capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr
-    return [np.load(p) for p in sorted((tmp_path / "out").glob("out*.npy"), key=lambda p: int(p.stem[3:]))]
+    device, env = target_env(build_dir, target)
+    return run_on_npy(build_dir, compile_fn(device, tmp_path / f"{name}.brtx"), args, tmp_path, device, env)
 
 
 @pytest.mark.parametrize("target", TARGETS)

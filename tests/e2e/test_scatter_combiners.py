@@ -7,9 +7,7 @@ Duplicate indices combine, out-of-bounds updates are dropped (JAX's default
 FILL_OR_DROP: a window that does not fit is skipped whole), NaN propagates
 through max and min as XLA's does. Products use powers of two, so every order
 of the factors rounds alike; i32 products wrap."""
-import os
 import pathlib
-import subprocess
 import sys
 
 import numpy as np
@@ -22,7 +20,7 @@ from jax import lax  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 import brt  # noqa: E402
-from conftest import nvrtc_built_in  # noqa: E402
+from conftest import run_on_npy, target_env  # noqa: E402
 
 RNG = np.random.default_rng(36)
 FLOATS = {"f32": np.float32, "f16": np.float16, "bf16": jnp.bfloat16}
@@ -128,25 +126,14 @@ CASES = [
 @pytest.mark.parametrize("target", ["cpu", "emulated_cuda"])
 @pytest.mark.parametrize("name,fn,args", CASES, ids=[c[0] for c in CASES])
 def test_matches_jax(have_compiler, build_dir, tmp_path, target, name, fn, args):
-    env = None
-    if target == "emulated_cuda":
-        emulated = build_dir / "tests" / "emulated_cuda"
-        if not nvrtc_built_in() or not (emulated / "libbrt_provider_cuda.so").exists():
-            pytest.skip("no emulated CUDA provider (built only where a CUDA toolkit is found)")
-        env = dict(os.environ, BRT_PROVIDER_PATH=str(emulated))
-    device = target.removeprefix("emulated_")
+    device, env = target_env(build_dir, target)
     with jax.enable_x64(True):  # u64 indices stay 64-bit
         path = brt.compile(fn, *args, target=device, path=tmp_path / f"{name}.brtx")
         want = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
-    inputs = []
-    for i, a in enumerate(args):
-        inputs.append(tmp_path / f"in{i}.npy")
-        np.save(inputs[-1], np.asarray(a))
-    r = subprocess.run([str(build_dir / "bin" / "brt-run"), str(path), "--inputs", *map(str, inputs), "--out",
-                        str(tmp_path / "out"), "--provider", device], capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr
-    for i, w in enumerate(want):
-        got, w = np.load(tmp_path / "out" / f"out{i}.npy"), np.asarray(w)
+    outs = run_on_npy(build_dir, path, args, tmp_path, device, env)
+    assert len(outs) == len(want), name
+    for i, (got, w) in enumerate(zip(outs, want)):
+        w = np.asarray(w)
         assert got.dtype == w.dtype and got.shape == w.shape, name
         np.testing.assert_array_equal(got, w, err_msg=f"{name} result {i}")
         if np.issubdtype(w.dtype, np.floating):  # the sign of zero too
