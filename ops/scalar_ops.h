@@ -365,6 +365,27 @@ constexpr Binary ReducerOp(Reducer r) {
   return Binary::kOr;
 }
 
+// Calls f(std::integral_constant<Reducer, R>{}) for the runtime reducer r:
+// where a kernel takes R as a template argument, one instantiation each.
+template <typename F>
+decltype(auto) WithReducer(Reducer r, F&& f) {
+  switch (r) {
+    case Reducer::kAdd:
+      return f(std::integral_constant<Reducer, Reducer::kAdd>{});
+    case Reducer::kMul:
+      return f(std::integral_constant<Reducer, Reducer::kMul>{});
+    case Reducer::kMax:
+      return f(std::integral_constant<Reducer, Reducer::kMax>{});
+    case Reducer::kMin:
+      return f(std::integral_constant<Reducer, Reducer::kMin>{});
+    case Reducer::kAnd:
+      return f(std::integral_constant<Reducer, Reducer::kAnd>{});
+    case Reducer::kOr:
+      break;
+  }
+  return f(std::integral_constant<Reducer, Reducer::kOr>{});
+}
+
 template <Reducer R, typename C>
 BRT_HD inline C Combine(C a, C b) {
   // On i1, add reduces as or and multiply as and.

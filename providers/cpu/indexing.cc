@@ -92,22 +92,8 @@ class ScatterKernel final : public CpuKernel {
         apply_ = &Replace<T>;
         return;
       }
-      switch (p_.reducer) {
-        case Reducer::kAdd:
-          apply_ = &Combined<Reducer::kAdd, T>;
-          break;
-        case Reducer::kMul:
-          apply_ = &Combined<Reducer::kMul, T>;
-          break;
-        case Reducer::kMax:
-          apply_ = &Combined<Reducer::kMax, T>;
-          break;
-        case Reducer::kMin:
-          apply_ = &Combined<Reducer::kMin, T>;
-          break;
-        default:
-          break;  // and/or: refused by PlanScatter
-      }
+      // and/or are refused by PlanScatter.
+      WithReducer(p_.reducer, [&](auto r) { apply_ = &Combined<decltype(r)::value, T>; });
     });
   }
 

@@ -116,26 +116,7 @@ class ReduceKernel final : public CpuKernel {
     DispatchType(in.dtype, [&](auto t) {
       using T = decltype(t);
       wide_ = kIs16BitFloat<T>;
-      switch (p_.reducer) {
-        case Reducer::kAdd:
-          fn_ = &Reduce<Reducer::kAdd, T>;
-          break;
-        case Reducer::kMul:
-          fn_ = &Reduce<Reducer::kMul, T>;
-          break;
-        case Reducer::kMax:
-          fn_ = &Reduce<Reducer::kMax, T>;
-          break;
-        case Reducer::kMin:
-          fn_ = &Reduce<Reducer::kMin, T>;
-          break;
-        case Reducer::kAnd:
-          fn_ = &Reduce<Reducer::kAnd, T>;
-          break;
-        case Reducer::kOr:
-          fn_ = &Reduce<Reducer::kOr, T>;
-          break;
-      }
+      WithReducer(p_.reducer, [&](auto r) { fn_ = &Reduce<decltype(r)::value, T>; });
     });
     // Rows run faster on the loop below than on oneDNN 3.2's reduction (a
     // softmax's sums over [8, 8, 128, 128]: 0.09 ms against 0.65).
@@ -186,26 +167,7 @@ class ReduceWindowKernel final : public CpuKernel {
     const Reducer reducer = p_.reducer;
     DispatchType(in.dtype, [&](auto t) {
       using T = decltype(t);
-      switch (reducer) {
-        case Reducer::kAdd:
-          fn_ = &Window<Reducer::kAdd, T>;
-          break;
-        case Reducer::kMul:
-          fn_ = &Window<Reducer::kMul, T>;
-          break;
-        case Reducer::kMax:
-          fn_ = &Window<Reducer::kMax, T>;
-          break;
-        case Reducer::kMin:
-          fn_ = &Window<Reducer::kMin, T>;
-          break;
-        case Reducer::kAnd:
-          fn_ = &Window<Reducer::kAnd, T>;
-          break;
-        case Reducer::kOr:
-          fn_ = &Window<Reducer::kOr, T>;
-          break;
-      }
+      WithReducer(reducer, [&](auto r) { fn_ = &Window<decltype(r)::value, T>; });
     });
     dnnl_ = MakeDnnlPooling(op);
     identity_ = reducer == Reducer::kMax ? -INFINITY : 0.f;

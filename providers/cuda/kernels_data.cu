@@ -464,26 +464,18 @@ cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool replace, 
              static_cast<const T*>(updates), static_cast<T*>(out));
       return;
     }
-    auto combine = [&](auto r) {
+    ops::WithReducer(reducer, [&](auto r) {
       constexpr Reducer R = decltype(r)::value;
-      status = WithByteSpan<R, T>(
-          out, static_cast<long long>(out_bytes), scratch, stream, [&](const ByteSpan& s) {
-            Launch(&ScatterCombineKernel<R, T>, Blocks(p.n), kThreads, stream, p, indices,
-                   static_cast<const T*>(updates), static_cast<T*>(out), s);
-          });
-    };
-    switch (reducer) {
-      case Reducer::kAdd:
-        return combine(std::integral_constant<Reducer, Reducer::kAdd>{});
-      case Reducer::kMul:
-        return combine(std::integral_constant<Reducer, Reducer::kMul>{});
-      case Reducer::kMax:
-        return combine(std::integral_constant<Reducer, Reducer::kMax>{});
-      case Reducer::kMin:
-        return combine(std::integral_constant<Reducer, Reducer::kMin>{});
-      default:
-        status = cudaErrorInvalidValue;  // and/or: refused by PlanScatter
-    }
+      if constexpr (R == Reducer::kAnd || R == Reducer::kOr) {
+        status = cudaErrorInvalidValue;  // refused by PlanScatter
+      } else {
+        status = WithByteSpan<R, T>(
+            out, static_cast<long long>(out_bytes), scratch, stream, [&](const ByteSpan& s) {
+              Launch(&ScatterCombineKernel<R, T>, Blocks(p.n), kThreads, stream, p, indices,
+                     static_cast<const T*>(updates), static_cast<T*>(out), s);
+            });
+      }
+    });
   });
   if (!known) return cudaErrorInvalidValue;
   return status != cudaSuccess ? status : LastError();
