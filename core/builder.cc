@@ -44,6 +44,7 @@ struct FunctionBuilder::Data {
   std::vector<ArgRec> args;
   std::vector<OpRec> ops;
   std::vector<std::pair<std::string, int64_t>> mesh;
+  bool region = false;
   // Weights are appended to the executable's list when it is serialized.
   std::vector<std::shared_ptr<const std::vector<uint8_t>>> weights;
 
@@ -107,6 +108,8 @@ ValueId FunctionBuilder::Copy(ValueId value, Device to, int stream) {
 void FunctionBuilder::Output(std::string name, ValueId value, std::string alias_of) {
   data_->args.push_back({std::move(name), fb::ArgRole::Output, value, -1, std::move(alias_of), {}});
 }
+
+void FunctionBuilder::MarkRegion() { data_->region = true; }
 
 void FunctionBuilder::SetMesh(std::vector<std::pair<std::string, int64_t>> axes) {
   data_->mesh = std::move(axes);
@@ -291,7 +294,7 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
       mesh.push_back(fb::CreateMeshAxis(b, b.CreateString(axis), size));
     fns.push_back(fb::CreateFunction(b, b.CreateString(d.name), b.CreateVector(values),
                                      b.CreateVector(args), b.CreateVector(ops), plan,
-                                     mesh.empty() ? 0 : b.CreateVector(mesh)));
+                                     mesh.empty() ? 0 : b.CreateVector(mesh), d.region));
   }
   std::vector<flatbuffers::Offset<flatbuffers::String>> target_names;
   for (DeviceKind t : targets) target_names.push_back(b.CreateString(DeviceKindName(t)));
@@ -364,6 +367,8 @@ FunctionBuilder& ExecutableBuilder::AddFunction(std::string name) {
   impl_->functions.push_back(FunctionBuilder(std::move(name)));
   return impl_->functions.back();
 }
+
+int ExecutableBuilder::function_count() const { return static_cast<int>(impl_->functions.size()); }
 
 void ExecutableBuilder::AddKernel(std::string name, std::string target, std::vector<uint8_t> image,
                                   std::string source) {

@@ -63,7 +63,10 @@ Status RequestContext::Impl::BuildDispatch() {
       std::any_of(queues.begin(), queues.end(), [](const auto& q) { return q->stream != 0; });
   if (several_streams) BRT_RETURN_IF_ERROR(OrderStreams(slots));
   // Host work only, or a host-memory provider's queue: nothing to record.
-  if (!only || only->provider->api->device_kind == BRT_DEVICE_CPU) return Status::Ok();
+  if (!only || only->provider->api->device_kind == BRT_DEVICE_CPU) {
+    graph_off_reason.clear();
+    return Status::Ok();
+  }
   const BrtProviderApi* api = only->provider->api;
   if (!one_queue && graph_off_reason.empty())
     graph_off_reason = "its ops run on more than one queue or on the host";
@@ -139,7 +142,8 @@ Status RequestContext::Impl::RunOps() {
       const auto t1 = std::chrono::steady_clock::now();
       last_profile[i] = {static_cast<int>(i), fs->ops[i].kind.c_str(),
                          std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - start).count(),
-                         std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()};
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count(),
+                         fs->ops[i].control ? ControlFlowIterations(ops[i].instance) : -1};
     }
     return Status::Ok();
   }

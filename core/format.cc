@@ -132,9 +132,9 @@ Status CheckOp(const fb::Op& op, size_t index, std::string_view fn, size_t num_v
                    (schema->min_operands == schema->max_operands
                         ? std::to_string(schema->min_operands)
                         : "at least " + std::to_string(schema->min_operands)));
-  if (n_out != schema->ResultsFor(n_in))
+  if (!schema->TakesResults(n_in, n_out))
     return Invalid(where() + ": has " + std::to_string(n_out) + " results, expected " +
-                   std::to_string(schema->ResultsFor(n_in)));
+                   schema->ResultsText(n_in));
   for (size_t i = 0; i < Len(op.attrs()); ++i) {
     const fb::Attr* a = op.attrs()->Get(i);
     const AttrSchema* known = schema->FindAttr(Str(a->name()));

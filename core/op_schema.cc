@@ -5,7 +5,7 @@ namespace {
 
 using namespace op_flags;
 constexpr int ResultCount(unsigned flags) {
-  return flags & kResultPerOperand ? -1 : flags & kTwoResults ? 2 : 1;
+  return flags & kAnyResults ? -2 : flags & kResultPerOperand ? -1 : flags & kTwoResults ? 2 : 1;
 }
 // Each BRT_OP row's attributes, as k<Name>Attrs.
 #define BRT_REQUIRED(name, type) {#name, attr_types::type, true},

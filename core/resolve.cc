@@ -80,6 +80,14 @@ Status Session::Impl::ResolveOps(const fb::Function& fn, FunctionState* fs,
                        in_codes.data(),
                        static_cast<int32_t>(out_codes.size()),
                        out_codes.data()};
+    if (IsControlFlowKind(r.kind)) {
+      // The core runs it; LinkControlFlow finds its regions once all are loaded.
+      r.provider = ControlFlowProvider();
+      r.control = std::make_shared<ControlFlowOp>();
+      r.control->where = where + " op #" + std::to_string(i) + " '" + r.kind + "'";
+      fs->ops.push_back(std::move(r));
+      continue;
+    }
     if (!FindOpSchema(r.kind) && !AnyProviderDeclares(providers, r.kind))
       return Status(StatusCode::kInvalidExecutable,
                     where + " op #" + std::to_string(i) + " '" + r.kind +

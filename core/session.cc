@@ -89,10 +89,17 @@ Status Session::Impl::Init(const SessionOptions& options) {
   for (size_t i = 0; i < Len(root.functions()); ++i) {
     auto fs = std::make_unique<FunctionState>();
     BRT_RETURN_IF_ERROR(InitFunction(*root.functions()->Get(i), fs.get()));
-    infos.push_back(fs->info);
+    if (!root.functions()->Get(i)->region()) {
+      infos.push_back(fs->info);
+      info_functions.push_back(i);
+    }
     functions.push_back(std::move(fs));
   }
+  if (infos.empty() && !functions.empty())
+    return Status(StatusCode::kInvalidExecutable,
+                  "every function of the executable is a region: it has nothing to run");
   if (inspect_only) return Status::Ok();
+  BRT_RETURN_IF_ERROR(LinkControlFlow());
   BRT_RETURN_IF_ERROR(SetUpCollectives(options));
   // Static functions are prepared now, so every kernel error shows at load;
   // in the pool, where kernels size their work for its threads.
@@ -331,7 +338,7 @@ Expected<std::unique_ptr<RequestContext>> Session::NewRequest(std::string_view f
   auto ctx = std::make_unique<RequestContext::Impl>();
   ctx->session = shared_from_this();
   ctx->s = impl_.get();
-  ctx->fs = impl_->functions[index].get();
+  ctx->fs = impl_->functions[impl_->info_functions[index]].get();
   ctx->bindings.resize((*info)->arguments.size());
   ctx->outputs.resize((*info)->arguments.size());
   return std::unique_ptr<RequestContext>(new RequestContext(std::move(ctx)));

@@ -52,6 +52,9 @@ struct ValueMeta {
   Device device;
 };
 
+struct FunctionState;
+struct ControlFlowOp;
+
 struct ResolvedOp {
   std::string kind;
   const LoadedProvider* provider = nullptr;
@@ -63,7 +66,29 @@ struct ResolvedOp {
   bool collective = false;                // the registry's kCollective
   void* comm = nullptr;                   // a collective's group communicator
   int comm_rank = 0, comm_size = 1;
+  // A while's or case's regions: run by the core, not by a provider
+  // (control_flow.cc). Null for other ops.
+  std::shared_ptr<ControlFlowOp> control;
 };
+
+// A while or case op: the region functions it runs, checked against its
+// operands and results at load (Session::Impl::LinkControlFlow).
+struct ControlFlowOp {
+  Session::Impl* s = nullptr;
+  bool is_while = false;
+  std::string where;                    // "function 'main' op #3 'while'"
+  std::vector<int64_t> region_indices;  // in the executable: while's cond and body, or the branches
+  std::vector<FunctionState*> regions;
+  std::vector<Device> devices;  // of its operands, then its results
+};
+
+// The core's stand-in provider for control-flow ops: they run on the host
+// thread (no queue), whatever device their values live on.
+const core::LoadedProvider* ControlFlowProvider();
+bool IsControlFlowKind(const std::string& kind);
+// The iterations the last run of a control-flow op's instance took (a
+// while's trips, a case's branch), for the profile.
+int64_t ControlFlowIterations(const void* instance);
 
 // An op prepared for concrete shapes.
 struct PreparedOp {
@@ -123,7 +148,8 @@ struct Session::Impl {
   // so the communicators go last.
   std::vector<std::unique_ptr<Communicators>> comms;
   std::vector<std::unique_ptr<FunctionState>> functions;
-  std::vector<FunctionInfo> infos;
+  std::vector<FunctionInfo> infos;     // the functions callers may run (not regions)
+  std::vector<size_t> info_functions;  // per info: its index in `functions`
   std::shared_ptr<core::Allocator> host_allocator = std::make_shared<core::HostAllocator>();
   std::mutex allocators_mu;
   std::map<std::pair<int, int>, std::shared_ptr<core::Allocator>> device_allocators;
@@ -161,6 +187,9 @@ struct Session::Impl {
                                                     const BrtCommConfig& config,
                                                     const SessionOptions& options);
   Status InitFunction(const fb::Function& fn, FunctionState* fs);
+  // control_flow.cc: once every function is resolved, each control-flow
+  // op's regions found and checked against its operands and results.
+  Status LinkControlFlow();
   // Resolves each op of fn to the first provider whose table takes it.
   Status ResolveOps(const fb::Function& fn, FunctionState* fs, const std::string& where);
   Expected<std::shared_ptr<const Specialization>> Specialize(FunctionState& fs,

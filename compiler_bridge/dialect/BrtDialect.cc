@@ -33,8 +33,8 @@ mlir::LogicalResult VerifyRegistryArity(mlir::Operation* op, llvm::StringRef kin
                                      ? std::to_string(schema->min_operands)
                                      : "at least " + std::to_string(schema->min_operands))
                              << " operands, got " << n;
-  if (static_cast<int>(op->getNumResults()) != schema->ResultsFor(n))
-    return op->emitOpError() << "has " << schema->ResultsFor(n) << " result(s), got "
+  if (!schema->TakesResults(n, static_cast<int>(op->getNumResults())))
+    return op->emitOpError() << "has " << schema->ResultsText(n) << " result(s), got "
                              << op->getNumResults();
   return mlir::success();
 }

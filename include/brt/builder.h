@@ -95,6 +95,11 @@ class FunctionBuilder {
   // it is split over ("x", "x,y", or "" for whole), so callers can slice
   // global arrays and assemble results.
   void SetMesh(std::vector<std::pair<std::string, int64_t>> axes);
+  // Makes this function a region: a loop's condition or body, or a branch,
+  // which a `while` or `case` op of a function added before it names by
+  // its index (the order of AddFunction calls, from 0); not callable by
+  // name.
+  void MarkRegion();
   Status SetSharding(std::string_view argument, std::vector<std::string> per_dim);
 
   const TensorType& type(ValueId value) const;
@@ -128,6 +133,8 @@ class ExecutableBuilder {
   explicit ExecutableBuilder(std::string producer = "brt-builder");
   ~ExecutableBuilder();
   FunctionBuilder& AddFunction(std::string name);
+  // How many functions were added: the index the next one gets.
+  int function_count() const;
   void AddKernel(std::string name, std::string target, std::vector<uint8_t> image,
                  std::string source = {});
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "brt/provider_abi.h"
@@ -67,6 +68,7 @@ inline constexpr unsigned kInPlace = 64;
 // kInPlaceFirstOperand: over the first operand only; the kernel skips
 // copying it onto itself and writes the rest (scatter, dynamic_update_slice).
 inline constexpr unsigned kInPlaceFirstOperand = 128;
+inline constexpr unsigned kAnyResults = 256;  // any count: while's and case's, set by their regions
 }  // namespace op_flags
 
 struct OpSchema {
@@ -74,9 +76,16 @@ struct OpSchema {
   unsigned flags;  // op_flags::*
   int min_operands;
   int max_operands;         // -1: no limit
-  int num_results;          // -1: one per operand
+  int num_results;          // -1: one per operand; -2: any count
   const AttrSchema* attrs;  // every attribute a layer reads, terminated by a null name
-  int ResultsFor(int operands) const { return num_results < 0 ? operands : num_results; }
+  bool TakesResults(int operands, int results) const {
+    return num_results == -2 || results == (num_results == -1 ? operands : num_results);
+  }
+  // What TakesResults expects, for messages: "2", or "any number".
+  std::string ResultsText(int operands) const {
+    return num_results == -2 ? "any number"
+                             : std::to_string(num_results == -1 ? operands : num_results);
+  }
   // nullptr for an attribute the registry does not list for this kind.
   const AttrSchema* FindAttr(std::string_view name) const {
     for (const AttrSchema* a = attrs; a->name; ++a)

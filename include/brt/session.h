@@ -154,6 +154,8 @@ struct OpProfile {
   const char* kind;  // op kind (owned by the session)
   int64_t start_ns;  // from the start of the run
   int64_t duration_ns;
+  // A while's trip count, or the branch a case took; -1 for other ops.
+  int64_t iterations = -1;
 };
 
 class RequestContext {
@@ -228,9 +230,10 @@ class RequestContext {
   // The per-op times of the last profiled run, in execution order.
   const std::vector<OpProfile>& profile() const;
 
+  struct Impl;  // libbrt's own (a loop's regions run in contexts of their own)
+
  private:
   friend class Session;
-  struct Impl;
   explicit RequestContext(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
