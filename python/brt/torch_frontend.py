@@ -30,6 +30,10 @@ def export_torch_stablehlo(module, *example_args, dynamic_shapes=None):
         spec.arg.name for spec in program.graph_signature.input_specs
         if spec.kind == torch.export.graph_signature.InputKind.USER_INPUT
     ]
+    # Functional first (in-place ops and their aliasing gone), so that each
+    # view can become a reshape of the same value.
+    program = program.run_decompositions({})
+    _views_as_reshapes(program)
     program = program.run_decompositions(get_decomposition_table())
     keep_pytorch_meaning(program)
     # torch-mlir freezes buffers from the state dict, where torch.export
@@ -40,6 +44,22 @@ def export_torch_stablehlo(module, *example_args, dynamic_shapes=None):
     mlir_module = fx.export_and_import(program, output_type="stablehlo", decomposition_table={})
     _name_arguments(mlir_module, names, ir)
     return mlir_module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None, enable_debug_info=True)
+
+
+def _views_as_reshapes(program):
+    """Makes each `view` of a functional exported graph a `reshape`, in
+    place. A view was traced on the strides of eager kernels; a decomposition
+    can give its operand other strides (scaled_dot_product_attention's
+    math, under GPT-2's `x.view(-1, x.size(-1))`), where the view fails with
+    "Cannot view a tensor with shape ... and strides ...". A reshape copies
+    there instead; with no in-place op left, the value is the same, and
+    torch-mlir lowers both alike."""
+    import torch
+
+    for node in program.graph.nodes:
+        if node.op == "call_function" and node.target == torch.ops.aten.view.default:
+            node.target = torch.ops.aten.reshape.default
+    program.graph_module.recompile()
 
 
 def compile_torch(module, *example_args, target="cpu", path=None, stats=False, specializations=(), check=False,

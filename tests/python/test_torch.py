@@ -40,6 +40,30 @@ class CausalAttention(nn.Module):
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
+class AttentionThenView(nn.Module):
+    """GPT-2's attention output: sdpa, heads moved back, then `view`, which
+    the decomposition of sdpa into its math made fail (on other strides than
+    eager's)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(32, 32)
+
+    def forward(self, q, k, v):
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(2, 16, 32)
+        return self.proj(o.view(-1, 32))
+
+
+class InPlaceThroughView(nn.Module):
+    """An in-place op on a view writes its base (the view becomes a reshape
+    only after functionalization)."""
+
+    def forward(self, x):
+        y = x * 2
+        y.view(-1)[5:17].mul_(-1.0)
+        return y.transpose(0, 1).contiguous().view(-1) * 3
+
+
 class Embeddings(nn.Module):
     """BERT's input: word and token-type embeddings (integer gathers)."""
 
@@ -118,6 +142,8 @@ CASES = {
                                 (_randn(2, 4, 10, 10),)),
     "multi_head_attention": lambda: (SelfAttention(), (_randn(2, 8, 32),)),
     "causal_sdpa": lambda: (CausalAttention(), (_randn(2, 8, 32),)),
+    "attention_then_view": lambda: (AttentionThenView(), tuple(_randn(2, 4, 16, 8) for _ in range(3))),
+    "in_place_through_view": lambda: (InPlaceThroughView(), (_randn(4, 6),)),
     "embeddings": lambda: (Embeddings(), (torch.randint(0, 100, (2, 7)), torch.randint(0, 2, (2, 7)))),
     "max_and_avg_pool": lambda: (Pools(), (_randn(2, 3, 9, 9),)),
     "strided_conv_adaptive_pool": lambda: (nn.Sequential(nn.Conv2d(3, 4, 3, stride=2), nn.AdaptiveAvgPool2d(1),
