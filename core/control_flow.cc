@@ -15,7 +15,6 @@
 namespace brt {
 namespace {
 
-
 struct ValueType {
   DType dtype;
   std::vector<int64_t> shape;
@@ -109,6 +108,10 @@ int32_t RunWhile(ControlFlowInstance& in, void* const* buffers, BrtErrorBuffer* 
   for (;; ++in.iterations) {
     if (Status st = cond.ExecuteHere(); !st.ok()) return Fail(error, "condition", st);
     if (!in.predicate) break;
+    if (in.iterations == s.max_loop_iterations && s.max_loop_iterations > 0)
+      return Fail(error, "the loop ran " + std::to_string(in.iterations) +
+                             " iterations without its condition turning false "
+                             "(SessionOptions::max_loop_iterations)");
     if (Status st = body.ExecuteHere(); !st.ok()) return Fail(error, "body", st);
     for (size_t k = 0; k < carried; ++k)
       if (Status st = CopyOn(s, p.results[k].device, results[k],
@@ -291,15 +294,14 @@ Status Session::Impl::LinkControlFlow() {
       };
       op.s = this;
       op.is_while = r.kind == "while";
+      if (op.is_while) op.region_indices.assign(2, -1);  // cond, body
       for (const BrtAttr& a : r.attrs) {
         const std::string_view name = a.name;
         if (op.is_while && (name == "cond" || name == "body"))
-          op.region_indices.push_back(a.i);
+          op.region_indices[name == "body"] = a.i;
         else if (!op.is_while && name == "branches")
           op.region_indices.assign(a.ints, a.ints + a.num_ints);
       }
-      if (op.is_while && op.region_indices.size() != 2)
-        return bad("needs one 'cond' and one 'body' function");
       if (op.region_indices.empty()) return bad("has no branches");
       for (int64_t index : op.region_indices) {
         // Regions come after their user, so they cannot recurse.

@@ -72,6 +72,11 @@ void Session::Impl::Log(LogLevel level, const std::string& message) {
 
 Status Session::Impl::Init(const SessionOptions& options) {
   inspect_only = options.inspect_only;
+  if (options.max_loop_iterations < 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "SessionOptions.max_loop_iterations must be >= 0 (0: no limit), got " +
+                      std::to_string(options.max_loop_iterations));
+  max_loop_iterations = options.max_loop_iterations;
   log = options.log;
   if (!inspect_only) {
     if (options.providers.empty())

@@ -143,7 +143,8 @@ struct Session::Impl {
   std::string producer;
   std::vector<std::shared_ptr<const LoadedProvider>> providers;
   int rank = 0, world_size = 1;
-  bool inspect_only = false;  // SessionOptions::inspect_only
+  bool inspect_only = false;        // SessionOptions::inspect_only
+  int64_t max_loop_iterations = 0;  // SessionOptions::max_loop_iterations
   // Declared before `functions`: prepared collectives hold communicators,
   // so the communicators go last.
   std::vector<std::unique_ptr<Communicators>> comms;

@@ -7,6 +7,7 @@
 #include "import/PerRank.h"
 #include "llvm/Support/SourceMgr.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 
 namespace brt::bridge {
@@ -266,6 +267,7 @@ ImportResult Importer::Run() {
   for (mlir::Type t : type.getInputs())
     if (!CheckType(t, *main)) return result.error = error_, std::move(result);
   auto module = mlir::ModuleOp::create(b_.getUnknownLoc());
+  module_ = module;
   b_.setInsertionPointToEnd(module.getBody());
   auto fn = mlir::func::FuncOp::create(b_, main.getLoc(), "main", type);
   b_.setInsertionPointToEnd(fn.addEntryBlock());
@@ -326,12 +328,17 @@ void PrepareContext(mlir::MLIRContext& context) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::func::FuncDialect, BrtDialect>();
   context.appendDialectRegistry(registry);
+  // Function passes run on one function at a time: a program's functions
+  // (main and its loop and branch regions) would otherwise be run in
+  // parallel, and the passes keep state of their own (fold-constants' plugin
+  // sessions, patterns built in initialize()).
+  context.disableMultithreading();
   context.loadAllAvailableDialects();
   context.allowUnregisteredDialects(true);
 }
 
 ImportResult ImportStableHlo(mlir::MLIRContext& context, llvm::StringRef text,
-                             llvm::StringRef source_name) {
+                             llvm::StringRef source_name, const ImportOptions& options) {
   ImportResult result;
   std::string diagnostics;
   llvm::raw_string_ostream diag_os(diagnostics);
@@ -354,7 +361,14 @@ ImportResult ImportStableHlo(mlir::MLIRContext& context, llvm::StringRef text,
     result.error = diagnostics.empty() ? "cannot parse " + source_name.str() : diagnostics;
     return result;
   }
-  return Importer(context, *source).Run();
+  result = Importer(context, *source, options).Run();
+  // What the importer made must be valid brt ops (a missing required
+  // attribute would otherwise reach the passes, which read it).
+  if (result.module && mlir::failed(mlir::verify(*result.module))) {
+    result.module = nullptr;
+    result.error = diagnostics.empty() ? "the imported program does not verify" : diagnostics;
+  }
+  return result;
 }
 
 }  // namespace brt::bridge

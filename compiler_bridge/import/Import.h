@@ -15,7 +15,8 @@ namespace brt::bridge {
 void PrepareContext(mlir::MLIRContext& context);
 
 struct ImportResult {
-  mlir::OwningOpRef<mlir::ModuleOp> module;  // one func.func @main of brt ops
+  // func.func @main of brt ops, then the regions of its control flow
+  mlir::OwningOpRef<mlir::ModuleOp> module;
   int source_ops = 0;  // StableHLO/CHLO ops read (calls inlined, loops unrolled)
   std::string error;   // "<location>: <message>" on failure
 };
@@ -30,6 +31,17 @@ inline constexpr const char* kAliasOutputAttr = "brt.aliasing_output";
 // and pytree path, e.g. "params.dense.w"). Without it: "arg<i>".
 inline constexpr const char* kArgNameAttr = "brt.name";
 
+// On a function of the imported module other than `main`: it is a region
+// (a loop's condition or body, a branch), which a brt while or case op names
+// by its position in the module (main is 0; regions follow their user).
+inline constexpr const char* kRegionAttr = "brt.region";
+
+struct ImportOptions {
+  // A stablehlo.while whose trip count is known at compile time is unrolled
+  // when trips x its body's ops is at most this; any other runs as a loop.
+  int64_t unroll_max_ops = 256;
+};
+
 // The StableHLO and CHLO ops the importer takes ("stablehlo.add", ...),
 // sorted: the registry's kinds flagged kStableHlo or kChlo, and those it
 // rewrites (stablehlo.while, chlo.erfc, ...).
@@ -38,6 +50,6 @@ std::vector<std::string> ImportedOpNames();
 // Parses `text` and imports its public function `main` (or the only public
 // function), inlining func.call.
 ImportResult ImportStableHlo(mlir::MLIRContext& context, llvm::StringRef text,
-                             llvm::StringRef source_name);
+                             llvm::StringRef source_name, const ImportOptions& options = {});
 
 }  // namespace brt::bridge

@@ -39,7 +39,8 @@ std::string CompareDirection(mlir::Operation* compare);
 
 class Importer {
  public:
-  Importer(mlir::MLIRContext& ctx, mlir::ModuleOp source) : ctx_(ctx), source_(source), b_(&ctx) {}
+  Importer(mlir::MLIRContext& ctx, mlir::ModuleOp source, const ImportOptions& options)
+      : ctx_(ctx), source_(source), b_(&ctx), options_(options) {}
 
   ImportResult Run();
 
@@ -54,6 +55,11 @@ class Importer {
                    const llvm::DenseMap<mlir::Value, mlir::Value>* outer = nullptr);
   bool ImportWhile(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
                    llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportRegion(mlir::Operation& op, mlir::Block& block, const std::string& name,
+                    mlir::TypeRange inputs, mlir::TypeRange results,
+                    llvm::ArrayRef<unsigned> block_args, llvm::ArrayRef<mlir::Value> captured,
+                    unsigned first_captured, llvm::ArrayRef<unsigned> returned, int depth,
+                    int64_t* index);
   bool ImportCollective(mlir::Operation& op, llvm::StringRef kind,
                         llvm::ArrayRef<mlir::Value> operands,
                         llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
@@ -117,6 +123,9 @@ class Importer {
   mlir::MLIRContext& ctx_;
   mlir::ModuleOp source_;
   mlir::OpBuilder b_;
+  ImportOptions options_;
+  mlir::ModuleOp module_;  // the brt module being made
+  int regions_ = 0;        // control-flow ops made into regions so far, for their names
   std::string error_;
   int source_ops_ = 0;
 };

@@ -135,8 +135,18 @@ bool DecodeOpaqueAttr(mlir::OpaqueAttr attr, mlir::Builder& b,
   if (attr.getDialectNamespace() != "stablehlo") return fail();
   Text t(data);
   const StringRef mnemonic = t.Identifier();
-  if (mnemonic == "dot" || mnemonic == "gather" || mnemonic == "scatter")
-    return (t.Eat("<") && KeyValues(t, b, out)) || fail();
+  if (mnemonic == "dot" || mnemonic == "gather" || mnemonic == "scatter") {
+    const size_t first = out.size();
+    if (!t.Eat("<") || !KeyValues(t, b, out)) return fail();
+    // StableHLO prints no empty list: #stablehlo.dot<> is an outer product
+    // (JAX's gradient of a vector-matrix product), contracting nothing.
+    if (mnemonic == "dot")
+      for (StringRef required : {"lhs_contracting_dimensions", "rhs_contracting_dimensions"})
+        if (std::none_of(out.begin() + first, out.end(),
+                         [&](const mlir::NamedAttribute& a) { return a.getName() == required; }))
+          out.push_back(b.getNamedAttr(required, b.getDenseI64ArrayAttr({})));
+    return true;
+  }
   if (mnemonic == "conv") return (t.Eat("<") && ConvLayout(t, b, out)) || fail();
   if (mnemonic == "comparison_direction" || mnemonic == "rng_algorithm") {
     const StringRef value = t.Identifier();

@@ -23,6 +23,10 @@
 namespace brt::bridge {
 namespace {
 
+// A loop still running after this many iterations on the random inputs
+// stops the check with an error naming it.
+constexpr int64_t kCheckedLoopIterations = 100000;
+
 bool IsFloat(DType d) {
   return d == DType::kF32 || d == DType::kF64 || d == DType::kF16 || d == DType::kBF16;
 }
@@ -185,7 +189,10 @@ Expected<Results> Run(mlir::ModuleOp module, Inputs& inputs, std::mt19937_64& rn
   SerializeOptions options;  // everything on the CPU, as --target=cpu places it
   auto bytes = SerializeModulesToMemory({{"main", module}}, "brt-compile --check-passes", options);
   if (!bytes.ok()) return bytes.status();
-  auto session = Session::LoadMemory(*bytes);
+  // Random inputs may keep a data-dependent loop running for ever.
+  SessionOptions session_options;
+  session_options.max_loop_iterations = kCheckedLoopIterations;
+  auto session = Session::LoadMemory(*bytes, session_options);
   if (!session.ok()) return session.status();
   auto ctx = (*session)->NewRequest();
   if (!ctx.ok()) return ctx.status();

@@ -173,7 +173,10 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
     for (BrtOp k : ops) {
       // Broadcasts stay: a broadcast scalar is cheaper than the constant tensor
       // it would fold into, and fusion reads the scalar as an immediate.
-      if (mlir::isa<ConstantOp, CopyOp, BroadcastInDimOp>(k) || k.getInputs().empty()) continue;
+      // Control flow would need its regions, which a one-op program lacks.
+      if (mlir::isa<ConstantOp, CopyOp, BroadcastInDimOp, WhileOp, CaseOp>(k) ||
+          k.getInputs().empty())
+        continue;
       if (FoldOnScalars(k) || !llvm::all_of(k.getInputs(), IsConstant)) continue;
       auto folded = Evaluate(k);
       if (!folded) continue;

@@ -74,7 +74,10 @@ struct PlacePass : impl::PlaceBase<PlacePass> {
     fn.walk([&](mlir::Operation* op) {
       if (auto k = mlir::dyn_cast<BrtOp>(op)) {
         if (mlir::isa<CopyOp>(op)) return;
-        auto device = cuda_kinds_.contains(k.getKind()) ? target_attr : b.getStringAttr("cpu");
+        // Control flow runs where its regions' arguments live: on the target.
+        const bool on_target =
+            cuda_kinds_.contains(k.getKind()) || k.getKind() == "while" || k.getKind() == "case";
+        auto device = on_target ? target_attr : b.getStringAttr("cpu");
         k->setAttr(kDeviceAttr, device);
         for (mlir::OpOperand& use : k->getOpOperands()) use.set(on(use.get(), device, op));
       } else if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {

@@ -67,15 +67,16 @@ bool WritableInPlace(mlir::Value value, mlir::Value donor) {
                        dead_after) >= 0;
 }
 
-// Adds the module's @main to `builder` as function `name`. Generated kernels
-// get `kernel_prefix` in front of their names, which are unique only within
-// one module.
-Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::ModuleOp module,
+// Adds `main` (a module's @main, or one of its regions) to `builder` as
+// function `name`. Generated kernels get `kernel_prefix` in front of their
+// names, which are unique only within one function. Control-flow ops name
+// their regions by position in the module; in the executable that is
+// `first_function` further on, where the module's @main went.
+Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::func::FuncOp main,
                    const std::string& kernel_prefix, const SerializeOptions& options,
-                   SerializeReport* serialized) {
-  auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
-  if (!main) return Status(StatusCode::kInvalidArgument, "module has no function 'main'");
+                   SerializeReport* serialized, int first_function, int module_functions) {
   FunctionBuilder& f = builder.AddFunction(name);
+  if (main->hasAttr(kRegionAttr)) f.MarkRegion();
   llvm::DenseMap<mlir::Value, ValueId> ids;
   const Device target{options.target == "cuda" ? DeviceKind::kCuda : DeviceKind::kCpu, 0};
   // Arguments keep the names the importer carried (unique, else "arg<i>").
@@ -215,6 +216,23 @@ Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::Mo
                       Where(op.getLoc()) + ": attribute '" + na.getName().str() + "' of '" +
                           k.getKind().str() + "' cannot be serialized");
     if (auto g = k->getAttrOfType<mlir::DictionaryAttr>(kGeneratedKernelAttr)) embed(k, g, attrs);
+    if (k.getKind() == "while" || k.getKind() == "case")
+      for (Attribute& a : attrs) {
+        auto shift = [&](int64_t& index) {
+          if (index <= 0 || index >= module_functions) return false;
+          index += first_function;
+          return true;
+        };
+        bool fits = true;
+        if (auto* i = std::get_if<int64_t>(&a.value)) fits = shift(*i);
+        if (auto* list = std::get_if<std::vector<int64_t>>(&a.value))
+          for (int64_t& i : *list) fits = fits && shift(i);
+        if (!fits)
+          return Status(StatusCode::kInvalidArgument,
+                        Where(op.getLoc()) + ": '" + k.getKind().str() + "''s attribute '" +
+                            a.name + "' names no region of the module (it has " +
+                            std::to_string(module_functions - 1) + ")");
+      }
     std::vector<ValueId> out =
         mlir::isa<CopyOp>(op)
             ? std::vector<ValueId>{f.Copy(operands.at(0), device_of(k))}
@@ -225,14 +243,31 @@ Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::Mo
   return Status::Ok();
 }
 
-// Adds every (name, module) to `builder`.
+// Adds every (name, module) to `builder`: its @main as `name`, then its
+// regions as "<name>.<region>" (e.g. "main.while0.body").
 Status AddFunctions(ExecutableBuilder& builder,
                     const std::vector<std::pair<std::string, mlir::ModuleOp>>& functions,
                     const SerializeOptions& options, SerializeReport* serialized) {
-  for (const auto& [name, module] : functions)
-    BRT_RETURN_IF_ERROR(AddFunction(builder, name, module,
-                                    functions.size() > 1 ? name + "." : std::string(), options,
-                                    serialized));
+  for (const auto& [name, entry] : functions) {
+    mlir::ModuleOp module = entry;
+    auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
+    if (!main) return Status(StatusCode::kInvalidArgument, "module has no function 'main'");
+    std::vector<mlir::func::FuncOp> fns = {main};
+    for (auto fn : module.getOps<mlir::func::FuncOp>())
+      if (fn != main) fns.push_back(fn);
+    if (*module.getOps<mlir::func::FuncOp>().begin() != main)
+      return Status(StatusCode::kInvalidArgument,
+                    "module '" + name + "': @main must come first (regions are named by position)");
+    const int first = builder.function_count();
+    for (auto [i, fn] : llvm::enumerate(fns)) {
+      const std::string fn_name = i == 0 ? name : name + "." + fn.getSymName().str();
+      const std::string prefix = i > 0                  ? fn_name + "."
+                                 : functions.size() > 1 ? name + "."
+                                                        : std::string();
+      BRT_RETURN_IF_ERROR(AddFunction(builder, fn_name, fn, prefix, options, serialized, first,
+                                      static_cast<int>(fns.size())));
+    }
+  }
   return Status::Ok();
 }
 

@@ -29,7 +29,7 @@ namespace {
 
 const char kUsage[] =
     "usage: brt-compile in.mlir -o out.brtx [--target=cpu|cuda] [--dump-after-each DIR] "
-    "[--stats] [--all-reduce-bucket-bytes=N] [--overlap-min-rows=N] "
+    "[--stats] [--all-reduce-bucket-bytes=N] [--overlap-min-rows=N] [--unroll-max-ops=N] "
     "[--check-passes [--check-seed=N]] [--check-indices]\n"
     "       brt-compile NAME=in.mlir [NAME2=in2.mlir ...] -o out.brtx [options]\n"
     "                               one function NAME per input (its main), equal weights\n"
@@ -39,6 +39,9 @@ const char kUsage[] =
     "  --overlap-min-rows=N         fuse an all_gather or reduce_scatter with its matmul (to\n"
     "                               overlap them) only from N rows per rank (default: 512\n"
     "                               for cuda, 0 for cpu)\n"
+    "  --unroll-max-ops=N           unroll a while loop whose trip count is known when trips x\n"
+    "                               its body's ops is at most N (default 256); any other\n"
+    "                               loop runs as a loop\n"
     "  --check-passes               run the program on the CPU provider on random inputs after\n"
     "                               import and after each pass, name the first pass that\n"
     "                               changes a result and exit 1 (--target=cuda: the passes\n"
@@ -64,6 +67,17 @@ bool Dump(const std::string& dir, const std::string& name, mlir::ModuleOp module
   return true;
 }
 
+// "--name=N" with N a count >= 0 (`what` says of what) into *value; else
+// says so with the usage and returns false.
+bool CountOption(const std::string& arg, const char* what, long long* value) {
+  const size_t eq = arg.find('=') + 1;
+  char* end = nullptr;
+  *value = std::strtoll(arg.c_str() + eq, &end, 10);
+  if (arg.size() > eq && *end == '\0' && *value >= 0) return true;
+  Usage(arg.substr(0, eq - 1) + " needs " + what + " >= 0, got '" + arg.substr(eq) + "'");
+  return false;
+}
+
 const char kCudaArch[] = "compute_80";  // PTX runs on sm_80 and newer
 
 // One input: the function's name and the file of its StableHLO.
@@ -75,6 +89,7 @@ struct Options {
   std::string target = "cpu";
   long long bucket_bytes = 65536;
   long long overlap_min_rows = -1;  // the target's default
+  long long unroll_max_ops = brt::bridge::ImportOptions{}.unroll_max_ops;
   bool check_passes = false;
   uint64_t check_seed = 0;
   bool check_indices = false;
@@ -132,8 +147,8 @@ mlir::OwningOpRef<mlir::ModuleOp> Compile(mlir::MLIRContext& context, const Inpu
     return std::fprintf(stderr, "brt-compile: cannot open '%s'\n", input.path.c_str()), nullptr;
   std::stringstream text;
   text << in.rdbuf();
-  brt::bridge::ImportResult imported =
-      brt::bridge::ImportStableHlo(context, text.str(), input.path);
+  brt::bridge::ImportResult imported = brt::bridge::ImportStableHlo(
+      context, text.str(), input.path, {.unroll_max_ops = options.unroll_max_ops});
   if (!imported.module)
     return std::fprintf(stderr, "brt-compile: %s\n", imported.error.c_str()), nullptr;
   *source_ops = imported.source_ops;
@@ -183,16 +198,11 @@ int main(int argc, char** argv) {
     else if (a == "--check-passes")
       compile.check_passes = true;
     else if (a.rfind("--all-reduce-bucket-bytes=", 0) == 0) {
-      char* end = nullptr;
-      compile.bucket_bytes = std::strtoll(a.c_str() + 26, &end, 10);
-      if (a.size() == 26 || *end != '\0' || compile.bucket_bytes < 0)
-        return Usage("--all-reduce-bucket-bytes needs a byte count >= 0, got '" + a.substr(26) +
-                     "'");
+      if (!CountOption(a, "a byte count", &compile.bucket_bytes)) return 2;
     } else if (a.rfind("--overlap-min-rows=", 0) == 0) {
-      char* end = nullptr;
-      compile.overlap_min_rows = std::strtoll(a.c_str() + 19, &end, 10);
-      if (a.size() == 19 || *end != '\0' || compile.overlap_min_rows < 0)
-        return Usage("--overlap-min-rows needs a row count >= 0, got '" + a.substr(19) + "'");
+      if (!CountOption(a, "a row count", &compile.overlap_min_rows)) return 2;
+    } else if (a.rfind("--unroll-max-ops=", 0) == 0) {
+      if (!CountOption(a, "an op count", &compile.unroll_max_ops)) return 2;
     } else if (a.rfind("--check-seed=", 0) == 0) {
       char* end = nullptr;
       compile.check_seed = std::strtoull(a.c_str() + 13, &end, 10);

@@ -99,6 +99,11 @@ struct SessionOptions {
   int intra_op_threads = 0;
   bool allow_spinning = true;
 
+  // A while loop that runs this many iterations without its condition
+  // turning false fails the request, naming the loop (a guard against
+  // runaway loops, e.g. on inputs no one checked); 0: no limit.
+  int64_t max_loop_iterations = 0;
+
   // Verifies the executable and describes its functions (functions(),
   // meshes, shardings) without loading providers, uploading weights,
   // preparing kernels or joining a world: e.g. to slice global inputs for

@@ -458,7 +458,7 @@ NB_MODULE(_brt, m) {
   nb::class_<brt::Session>(m, "Session")
       .def(nb::new_([](const std::string& path, std::optional<std::vector<std::string>> providers,
                        std::optional<int> rank, std::optional<int> world_size, bool inspect_only,
-                       int threads, bool spinning) {
+                       int threads, bool spinning, int64_t max_loop_iterations) {
              brt::SessionOptions options;
              if (providers) options.providers = *providers;
              if (rank) options.rank = *rank;
@@ -466,18 +466,21 @@ NB_MODULE(_brt, m) {
              options.inspect_only = inspect_only;
              options.intra_op_threads = threads;
              options.allow_spinning = spinning;
+             options.max_loop_iterations = max_loop_iterations;
              return Take(brt::Session::LoadFile(path, options));
            }),
            nb::arg("path"), nb::arg("providers") = nb::none(), nb::arg("rank") = nb::none(),
            nb::arg("world_size") = nb::none(), nb::arg("inspect_only") = false,
-           nb::arg("threads") = 0, nb::arg("spinning") = true,
+           nb::arg("threads") = 0, nb::arg("spinning") = true, nb::arg("max_loop_iterations") = 0,
            "Loads a .brtx (memory-mapped). A program with collectives takes its rank and world "
            "size from mpirun's (or torchrun's) environment, or from rank= and world_size=. "
            "inspect_only=True only describes it (functions, meshes, shardings): no providers, "
            "no world, nothing runs. threads: the CPU threads one request's ops share their "
            "work among (0: $BRT_NUM_THREADS, else one per CPU); every Session of the process "
            "draws on the same worker threads. spinning=False sends workers to sleep as soon as "
-           "an op's work is done instead of after a short wait for the next op's.")
+           "an op's work is done instead of after a short wait for the next op's. "
+           "max_loop_iterations: a while loop running this many iterations fails the run, "
+           "naming it (0: no limit).")
       .def_prop_ro("rank", &brt::Session::rank)
       .def_prop_ro("world_size", &brt::Session::world_size)
       .def_prop_ro("threads", &brt::Session::intra_op_threads,
