@@ -38,8 +38,10 @@ edges, and the result is a valid program that computes something else:
 
 It also writes a few ops torch-mlir refuses as ops of the same meaning that
 it takes: the shift operators (`a << b`, `a >> b`, `1 << s`) as bitwise
-shifts of tensors, `7 % x` as a remainder of tensors, and `div` with
-`rounding_mode=None` as true division.
+shifts of tensors, `7 % x` as a remainder of tensors, `div` with
+`rounding_mode=None` as true division, and a slice_scatter's open end
+(INT64_MAX, from `y[:, 1:] = v`, on which torch-mlir runs out of memory)
+as the dim's size.
 
 The rewrite works on the ATen graph after decomposition, so ops that
 decompose into these (`take_along_dim` into gather and remainder, `take`
@@ -197,6 +199,22 @@ def _floor_divides_in_its_own_dtype(node):
         (isinstance(b, torch.fx.Node) and b.meta["val"].dtype == out)
 
 
+def _slice_scatter_args(node):
+    """[self, src, dim, start, end, step] of a slice_scatter, defaults filled in."""
+    names = ("self", "src", "dim", "start", "end", "step")
+    given = dict(zip(names, node.args), **node.kwargs)
+    return [given.get(name, default) for name, default in zip(names, (None, None, 0, None, None, 1))]
+
+
+def _ends_past_its_dim(node):
+    """A slice_scatter whose end lies beyond its dim's static size (an open
+    end is INT64_MAX): torch-mlir sizes something by the end as given and
+    fails with std::bad_alloc after tens of seconds."""
+    x, _, dim, _, end, _ = _slice_scatter_args(node)
+    extent = x.meta["val"].shape[dim]
+    return isinstance(extent, int) and (end is None or end > extent)
+
+
 def _is_float_tensor(node):
     val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
     return isinstance(val, torch.Tensor) and val.dtype.is_floating_point
@@ -288,6 +306,11 @@ def keep_pytorch_meaning(program):
             rewritten += 1
         elif node.target in (aten.fmod.Tensor, aten.fmod.Scalar):
             node.target = aten.remainder.Tensor if node.target == aten.fmod.Tensor else aten.remainder.Scalar
+            rewritten += 1
+        elif node.target == aten.slice_scatter.default and _ends_past_its_dim(node):
+            args = _slice_scatter_args(node)
+            args[4] = args[0].meta["val"].shape[args[2]]
+            node.args, node.kwargs = tuple(args), {}
             rewritten += 1
         elif node.target == aten.roll.default:
             _reduce_shifts(node)

@@ -358,3 +358,18 @@ def test_resnet18_convolutions_keep_their_relu():
     assert len(activations) == 21 and activations.count("relu_select") == 9, activations  # 20 convs, fc
     got, want = run_both(net, x)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_writes_to_open_ended_slices():
+    """`y[:, 1:] = v` and in-place ops on open-ended slices become
+    slice_scatters ending at INT64_MAX, on which torch-mlir ran out of memory
+    (std::bad_alloc); negative starts and steps too."""
+    def write(x, v):
+        y = x * 2
+        y[:, 1:] = v
+        y[-2:] += 1
+        y[:, ::2] *= 3
+        y.view(-1)[::5].add_(7.0)
+        return y
+
+    assert_matches(write, randn(4, 6), randn(4, 5))
