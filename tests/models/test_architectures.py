@@ -144,6 +144,14 @@ def vit(g):
             (images(g, 32),))
 
 
+def swin(g):
+    # 14x14 patches in windows of 4: padded windows, shifted in each second block.
+    config = transformers.SwinConfig(image_size=56, patch_size=4, embed_dim=16, depths=[2, 2], num_heads=[2, 4],
+                                     window_size=4)
+    return (Outputs(transformers.SwinModel(config), ["pixel_values"], ["last_hidden_state", "pooler_output"]),
+            (images(g, 56),))
+
+
 def convnext(g):
     config = transformers.ConvNextConfig(num_channels=3, patch_size=4, hidden_sizes=[8, 16, 32, 64],
                                          depths=[1, 1, 2, 1], num_labels=10)
@@ -191,6 +199,7 @@ ARCHITECTURES = {
     "bart": bart,
     "whisper": whisper,
     "vit": vit,
+    "swin": swin,
     "convnext": convnext,
     "clip": clip,
     "clip_vision": clip_vision,
