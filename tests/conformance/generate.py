@@ -1,4 +1,4 @@
-"""brt's op conformance run: every case of cases.py on every dtype, exported
+"""brt's op conformance run: every case of op_cases.py on every dtype, exported
 from JAX, compiled by brt-compile (--target=cpu), loaded and run on the CPU
 provider, and compared with JAX's own result on the CPU (jax_enable_x64).
 
@@ -44,8 +44,8 @@ jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_traceback_filtering", "off")  # filtering costs more than a refused trace itself
 
 import brt  # noqa: E402
-from cases import CASES  # noqa: E402
-from inputs import DTYPES, Gen, kind  # noqa: E402
+from op_cases import CASES  # noqa: E402
+from op_inputs import DTYPES, Gen, kind  # noqa: E402
 
 # Relative tolerances by class and dtype: |got - expected| <= rtol * (|expected| + 1)
 # (an absolute rtol near zero). "arith": one rounding per op (add, div, ...);
@@ -66,14 +66,16 @@ _WIDTH = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.
           np.dtype(np.complex64): "f32", np.dtype(np.complex128): "f64", DTYPES["bf16"]: "bf16"}
 
 # Programs per brt-compile run. A run costs about 40 ms plus 0.4 ms a function
-# here, and a refused function costs a run of its chunk's rest.
+# here, and a refused function costs a run of its chunk's rest: chunks are small.
 COMPILE_CHUNK = 48
+REFERENCE_BATCH = 200  # programs per jitted JAX function
 
 # What happened to one program, from best to worst. "skipped": its cell's
 # first shape was refused or not taken by JAX; "unsupported": JAX does not
 # take it (the op refuses the dtype); "no_reference": JAX lowers it but its CPU
 # backend cannot run it.
-ORDER = ("skipped", "unsupported", "passed", "no_reference", "refused", "load_refused", "run_error", "crash", "mismatch")
+ORDER = ("skipped", "unsupported", "passed", "no_reference", "refused", "load_refused", "run_error", "crash",
+         "mismatch")
 FAILURES = ("load_refused", "run_error", "crash", "mismatch")
 CRASH_MARKERS = ("Stack dump", "PLEASE submit", "Assertion", "Segmentation", "terminate called", "LLVM ERROR",
                  "Aborted", "core dumped")
@@ -256,12 +258,22 @@ def compare(program, got):
     return None
 
 
-def compile_all(programs):
-    """compile_isolating over chunks, two brt-compile runs at a time (each
-    refusal costs a run of the rest of its chunk, so chunks are small)."""
-    chunks = [programs[i:i + COMPILE_CHUNK] for i in range(0, len(programs), COMPILE_CHUNK)]
+def export_and_compile(programs, seconds):
+    """Exports the programs a chunk at a time and compiles each chunk
+    (compile_isolating) in the background while the next is exported, two
+    brt-compile runs at most at a time: the executables."""
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        return [e for executables in pool.map(compile_isolating, chunks) for e in executables]
+        futures = []
+        for start in range(0, len(programs), COMPILE_CHUNK):
+            chunk = programs[start:start + COMPILE_CHUNK]
+            clock = time.perf_counter()
+            export(chunk)
+            seconds["export"] += time.perf_counter() - clock
+            futures.append(pool.submit(compile_isolating, [p for p in chunk if not p.status]))
+        clock = time.perf_counter()
+        executables = [e for future in futures for e in future.result()]
+        seconds["compile (after the exports)"] += time.perf_counter() - clock
+    return executables
 
 
 def run(programs, say=print):
@@ -282,19 +294,16 @@ def run(programs, say=print):
                 if first[(p.case.name, p.dtype)].status in ("unsupported", "refused", "crash"):
                     p.status = "skipped"
             todo = [p for p in todo if not p.status]
+        executables = export_and_compile(todo, seconds)
         clock = time.perf_counter()
-        export(todo)
-        seconds["export"] += time.perf_counter() - clock
+        compiled = [p for _, programs_of, _ in executables for p in programs_of]
+        for start in range(0, len(compiled), REFERENCE_BATCH):
+            reference(compiled[start:start + REFERENCE_BATCH])
+        seconds["reference"] += time.perf_counter() - clock
         clock = time.perf_counter()
-        executables = compile_all([p for p in todo if not p.status])
-        seconds["compile"] += time.perf_counter() - clock
-        for path, compiled, names in executables:
-            clock = time.perf_counter()
-            reference(compiled)
-            seconds["reference"] += time.perf_counter() - clock
-            clock = time.perf_counter()
-            load_and_run(path, compiled, names)
-            seconds["load, run, compare"] += time.perf_counter() - clock
+        for executable in executables:
+            load_and_run(*executable)
+        seconds["load, run, compare"] += time.perf_counter() - clock
         say(f"  {phase}: {len(todo)} programs", file=sys.stderr)
     return seconds
 
@@ -333,6 +342,11 @@ def counts(table):
             "load_refused": c["load_refused"], "run_error": c["run_error"], "crash": c["crash"]}
 
 
+def escape(text):
+    """Markdown text with its pipes escaped (they would end a table cell)."""
+    return text.replace("|", "\\|")
+
+
 def render(cases, table):
     """The markdown coverage table: a table per section, footnotes for the messages."""
     notes, uses = {}, collections.Counter()
@@ -357,6 +371,7 @@ def render(cases, table):
            "random inputs in the op's domain and compared with JAX on the CPU, over the row's shapes "
            "(most rows: a matrix, a scalar and a 0-sized array).", "",
            "✓ compiled, loaded and matched JAX on every shape; · JAX does not take this dtype for the op; "
+           "blank: not tried (the op has no inputs of this dtype, or XLA cannot run it); "
            "✗ brt-compile refuses it (the footnote is its message, prefixed by the shape where the others "
            "passed); LOAD ✗ compiled but did not load; RUN ✗ loaded but failed running; CRASH brt-compile "
            "crashed; MISMATCH a wrong answer (the footnote gives the largest error); JAX ✗ JAX itself "
@@ -369,13 +384,12 @@ def render(cases, table):
         out += [f"## {title}", "", "| op | " + " | ".join(dtypes) + " |", "|---|" + "---|" * len(dtypes)]
         for case in cases:
             if case.section == title:
-                out.append(f"| `{case.name}` | " + " | ".join(cell_text(table.get((case.name, d))) for d in dtypes)
-                           + " |")
+                out.append(f"| `{escape(case.name)}` | "
+                           + " | ".join(cell_text(table.get((case.name, d))) for d in dtypes) + " |")
         out.append("")
     out += ["## Notes", ""]
     for message, n in notes.items():
-        escaped = message.replace("|", "\\|")  # a table-free line, but keep markdown from reading a pipe
-        out.append(f'<a id="n{n}"></a>{n}. {escaped} ({uses[n]} cell{"s" * (uses[n] > 1)})')
+        out.append(f'<a id="n{n}"></a>{n}. {escape(message)} ({uses[n]} cell{"s" * (uses[n] > 1)})')
     return "\n".join(out) + "\n"
 
 

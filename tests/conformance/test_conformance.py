@@ -40,8 +40,8 @@ def test_what_compiles_loads(run):
     programs, _ = run
     compiled = [p for p in programs if p.status in ("passed", "mismatch", "run_error", "load_refused")]
     assert compiled, "no program compiled"
-    assert not failed(programs, "load_refused"), (
-        "brt-compile --target=cpu wrote these, the CPU provider does not load them:\n" + failed(programs, "load_refused"))
+    refused = failed(programs, "load_refused")
+    assert not refused, f"brt-compile --target=cpu wrote these, the CPU provider does not load them:\n{refused}"
 
 
 def test_what_loads_runs(run):

@@ -68,7 +68,8 @@ class Gen:
 
     def small(self, dtype, shape):
         """[-3, 3] ([0, 6] unsigned): values whose products and powers stay small."""
-        return self._real(dtype, shape, -3, 3, 0 if kind(dtype) == "unsigned" else -3, 6 if kind(dtype) == "unsigned" else 3)
+        unsigned = kind(dtype) == "unsigned"
+        return self._real(dtype, shape, -3, 3, 0 if unsigned else -3, 6 if unsigned else 3)
 
     def positive(self, dtype, shape, lo=0.25, hi=4.0):
         """(0, 4]; integers in [1, 40]."""
