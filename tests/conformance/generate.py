@@ -243,10 +243,13 @@ def compare(program, got):
         if kind(e.dtype) in ("float", "complex"):
             g64, e64 = g.astype(np.complex128), e.astype(np.complex128)
             same = (g64 == e64) | (np.isnan(g64) & np.isnan(e64))  # inf == inf, NaN where NaN
+            if not rtol:  # nothing rounded: zeros keep their sign too
+                same &= (np.signbit(g64.real) == np.signbit(e64.real)) | np.isnan(e64)
             finite = np.isfinite(g64) & np.isfinite(e64)  # else only `same` will do
             with np.errstate(invalid="ignore"):  # inf - inf
                 error = np.where(same, 0.0, np.where(finite, np.abs(g64 - e64), np.inf))
-            bad = error > rtol * (np.abs(np.where(finite, e64, 0)) + 1)
+            within = finite & (error <= rtol * (np.abs(np.where(finite, e64, 0)) + 1)) if rtol else False
+            bad = ~same & ~within
         else:
             error = np.where(g == e, 0, 1)
             bad = error != 0

@@ -201,6 +201,46 @@ case("lax.select_n (i32, 3 cases)", lax.select_n,
      lambda g, dt, s: [g.index(np.int32, s, 3), g.any(dt, s), g.any(dt, s), g.any(dt, s)], tol="exact")
 
 # --------------------------------------------------------------------------
+section("Floats at NaN, ±inf, ±0, halves and overflow")
+
+# Every float op on these values (each pair of them for two operands), where
+# libraries' edge handling differs: NaN propagation, signed zeros, poles,
+# rounding of halves, overflow to infinity (exp(100) in f32, 100² in f16).
+EDGES = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -2.5, 100.0, -100.0]
+
+
+def _edges(g, dt, s):
+    return [np.array(EDGES, dt)]
+
+
+def _edge_pairs(g, dt, s):
+    a, b = np.meshgrid(np.array(EDGES, dt), np.array(EDGES, dt))
+    return [a, b]
+
+
+for _name in ("abs", "neg", "sign", "floor", "ceil", "square", "reciprocal"):
+    case(f"lax.{_name} (edges)", getattr(lax, _name), _edges, {"9": None}, dtypes=FLOATS, tol="exact")
+case("lax.round (edges, away from zero)", lambda x: lax.round(x, lax.RoundingMethod.AWAY_FROM_ZERO), _edges,
+     {"9": None}, dtypes=FLOATS, tol="exact")
+case("lax.round (edges, to nearest even)", lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), _edges,
+     {"9": None}, dtypes=FLOATS, tol="exact")
+for _name in ("exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt", "logistic", "tanh", "sin", "cos", "tan", "atan",
+              "sinh", "cosh", "asin", "acos", "asinh", "acosh", "atanh", "erf", "erfc"):
+    case(f"lax.{_name} (edges)", getattr(lax, _name), _edges, {"9": None}, dtypes=FLOATS, tol="trans")
+for _name in ("lgamma", "digamma", "erf_inv"):
+    case(f"lax.{_name} (edges)", getattr(lax, _name), _edges, {"9": None}, dtypes=FLOATS, tol="special")
+for _name in ("add", "sub", "mul", "div", "rem", "max", "min"):
+    case(f"lax.{_name} (edges)", getattr(lax, _name), _edge_pairs, {"9x9": None}, dtypes=FLOATS,
+         tol="exact" if _name in ("max", "min") else "arith")
+for _name in ("pow", "atan2"):
+    case(f"lax.{_name} (edges)", getattr(lax, _name), _edge_pairs, {"9x9": None}, dtypes=FLOATS, tol="trans")
+case("lax.nextafter (edges)", lax.nextafter, _edge_pairs, {"9x9": None}, dtypes=FLOATS, tol="exact")
+# XLA saturates a float out of an integer's range and makes NaN 0, as brt does.
+for _target in ("i8", "i32", "i64", "u8", "u32", "u64", "bool", "f16", "bf16"):
+    case(f"lax.convert_element_type → {_target} (edges)", lambda x, t=_target: lax.convert_element_type(x, DTYPES[t]),
+         _edges, {"9": None}, dtypes=FLOATS, tol="exact")
+
+# --------------------------------------------------------------------------
 section("Conversions")
 
 

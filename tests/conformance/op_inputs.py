@@ -96,11 +96,11 @@ class Gen:
         return self._ints(dtype, shape, 0, np.dtype(dtype).itemsize * 8 + 1)
 
     def special(self, dtype, shape):
-        """Floats with inf, -inf and NaN among finite values."""
+        """Floats with inf, -inf, NaN and signed zeros among finite values."""
         x = self.any(dtype, shape)
         if kind(dtype) == "float" and x.size:
             flat = x.reshape(-1)
-            picks = self.rng.choice([np.inf, -np.inf, np.nan, 0.0], size=flat.size)
+            picks = self.rng.choice([np.inf, -np.inf, np.nan, 0.0, -0.0], size=flat.size)
             mask = self.rng.integers(0, 3, flat.size) == 0
             flat[mask] = picks[mask].astype(dtype)
         return x
