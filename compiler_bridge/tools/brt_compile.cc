@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "brt/session.h"
 #include "codegen/CudaCodegen.h"
 #include "import/Import.h"
 #include "llvm/Support/raw_ostream.h"
@@ -171,6 +172,29 @@ mlir::OwningOpRef<mlir::ModuleOp> Compile(mlir::MLIRContext& context, const Inpu
   return std::move(imported.module);
 }
 
+// What compiles for --target=cpu must load: the executable at `path` is
+// loaded as a Session would load it (every op resolved to a CPU kernel and
+// prepared), so an op the CPU provider cannot run fails the compile, not
+// the user's first load. Per-rank programs (a mesh) need their world to
+// load and are left to it; so is a build without the CPU plugin.
+brt::Status LoadsOnCpu(const std::string& path) {
+  if (!brt::ListProviderKernels("cpu").ok()) return brt::Status::Ok();
+  brt::SessionOptions inspect;
+  inspect.inspect_only = true;
+  auto described = brt::Session::LoadFile(path, inspect);
+  if (!described.ok()) return described.status();
+  for (const brt::FunctionInfo& f : (*described)->functions())
+    if (!f.mesh.empty()) return brt::Status::Ok();
+  std::ifstream file(path, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                                   std::istreambuf_iterator<char>());
+  auto loaded = brt::Session::LoadMemory(bytes);
+  if (loaded.ok()) return brt::Status::Ok();
+  return brt::Status(
+      loaded.status().code(),
+      "--target=cpu: the CPU provider cannot run this program: " + loaded.status().message());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -262,6 +286,12 @@ int main(int argc, char** argv) {
   brt::Status s = brt::bridge::SerializeModules(functions, "brt-compile", output, options, &report,
                                                 &serialized);
   if (!s.ok()) return std::fprintf(stderr, "brt-compile: %s\n", s.message().c_str()), 1;
+  if (compile.target == "cpu") {
+    if (brt::Status loads = LoadsOnCpu(output); !loads.ok()) {
+      std::remove(output.c_str());
+      return std::fprintf(stderr, "brt-compile: %s\n", loads.message().c_str()), 1;
+    }
+  }
   if (stats) {
     for (size_t i = 0; i < inputs.size(); ++i)
       std::printf("%s%sstablehlo ops: %d (after import, before fusion)\n",

@@ -151,7 +151,7 @@ def compile_stablehlo(text, target="cpu", path=None, stats=False, check_indices=
             (["--check-indices"] if check_indices else [])
         r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        if made_path:
+        if made_path and os.path.exists(path):  # brt-compile removes what it refuses to load
             os.remove(path)
         raise CompileError(r.stderr.strip())
     if stats:
