@@ -29,7 +29,7 @@ fi
 if [ "$which" = tsan ] || [ "$which" = all ]; then
   cmake -S . -B build-tsan "${common[@]}" -DBRT_SANITIZE=thread >/dev/null
   cmake --build build-tsan --target concurrency_test session_test device_queue_test host_pool_test \
-    tile_flags_test collectives_test brt_provider_mpi
+    tile_flags_test control_flow_test collectives_test brt_provider_mpi
   # oneDNN and libtbb are not instrumented, so TSan cannot see their
   # synchronisation: accesses inside those libraries are suppressed
   # (tests/tsan.supp), and brt's parallel loops run on threads of their own
@@ -42,6 +42,8 @@ if [ "$which" = tsan ] || [ "$which" = all ]; then
   build-tsan/tests/host_pool_test
   # The fine-grained AG+GEMM's chunk flags: a missing acquire or release is a race here.
   build-tsan/tests/tile_flags_test
+  # Loops and branches run their regions in contexts of each request's own.
+  build-tsan/tests/control_flow_test
   # The mpi provider's comm thread and the ranks' callers, two ranks. OpenMPI
   # is not instrumented: its own internals are suppressed (tests/tsan.supp),
   # and its components stay loaded so the suppressions keep their libraries.
