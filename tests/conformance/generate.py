@@ -184,7 +184,10 @@ def compile_isolating(programs):
                 p = pending[0]
                 p.status, p.message = ("crash" if _is_crash(message) else "refused"), first_line(message)
                 return []
-            named = re.search(r'/(\d+)\.mlir"', message)  # the function brt-compile refused
+            # The function brt-compile refused: by its source file, or, where
+            # the CPU provider cannot run it, by its name (a region's is
+            # "<name>.while0.body").
+            named = re.search(r'/(\d+)\.mlir"', message) or re.search(r"function 'p(\d+)[.']", message)
             if named and not _is_crash(message) and int(named.group(1)) < len(pending):
                 p = pending.pop(int(named.group(1)))
                 p.status, p.message = "refused", first_line(message)
@@ -202,7 +205,7 @@ def load_and_run(path, programs, names):
         session = brt.Session(path, threads=1)  # tiny programs; and sums add in one order
     except Exception as e:  # noqa: BLE001: the loader's refusal
         os.remove(path)
-        named = re.search(r"function '([^']+)'", str(e))
+        named = re.search(r"function '(p\d+|main)[.']", str(e))
         if len(programs) == 1 or (named and named.group(1) in names):
             p = programs[names.index(named.group(1)) if len(programs) > 1 else 0]
             p.status, p.message = "load_refused", first_line(e)
