@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "BrtDialect.h"
+#include "brt/op_registry.h"
 #include "brt/session.h"
 #include "codegen/CudaCodegen.h"
 #include "import/Import.h"
@@ -175,16 +177,10 @@ mlir::OwningOpRef<mlir::ModuleOp> Compile(mlir::MLIRContext& context, const Inpu
 // What compiles for --target=cpu must load: the executable at `path` is
 // loaded as a Session would load it (every op resolved to a CPU kernel and
 // prepared), so an op the CPU provider cannot run fails the compile, not
-// the user's first load. Per-rank programs (a mesh) need their world to
-// load and are left to it; so is a build without the CPU plugin.
+// the user's first load. A program with collectives needs its world of
+// ranks to load and is left to it; so is a build without the CPU plugin.
 brt::Status LoadsOnCpu(const std::string& path) {
   if (!brt::ListProviderKernels("cpu").ok()) return brt::Status::Ok();
-  brt::SessionOptions inspect;
-  inspect.inspect_only = true;
-  auto described = brt::Session::LoadFile(path, inspect);
-  if (!described.ok()) return described.status();
-  for (const brt::FunctionInfo& f : (*described)->functions())
-    if (!f.mesh.empty()) return brt::Status::Ok();
   std::ifstream file(path, std::ios::binary);
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
                                    std::istreambuf_iterator<char>());
@@ -286,7 +282,16 @@ int main(int argc, char** argv) {
   brt::Status s = brt::bridge::SerializeModules(functions, "brt-compile", output, options, &report,
                                                 &serialized);
   if (!s.ok()) return std::fprintf(stderr, "brt-compile: %s\n", s.message().c_str()), 1;
-  if (compile.target == "cpu") {
+  const bool collectives = llvm::any_of(functions, [](const auto& f) {
+    bool found = false;
+    mlir::ModuleOp module = f.second;
+    module.walk([&](brt::bridge::BrtOp op) {
+      const brt::OpSchema* schema = brt::FindOpSchema(op.getKind());
+      found = found || (schema && (schema->flags & brt::op_flags::kCollective));
+    });
+    return found;
+  });
+  if (compile.target == "cpu" && !collectives) {
     if (brt::Status loads = LoadsOnCpu(output); !loads.ok()) {
       std::remove(output.c_str());
       return std::fprintf(stderr, "brt-compile: %s\n", loads.message().c_str()), 1;
