@@ -80,6 +80,21 @@ struct SortPlan {
 };
 SortPlan PlanSort(const OpInfo& op);
 
+// cholesky and triangular_solve (brt/ops.def, op_plans_linalg.cc): `batch`
+// row-major problems one after another. cholesky factors n x n matrices;
+// triangular_solve solves with a k x k `a` for an m x n `b` (k is m for
+// left_side, n otherwise).
+struct CholeskyPlan {
+  int64_t batch = 1, n = 0;
+  bool lower = false;
+};
+CholeskyPlan PlanCholesky(const OpInfo& op);
+struct TriangularSolvePlan {
+  int64_t batch = 1, k = 0, m = 0, n = 0;
+  bool left_side = true, lower = true, unit_diagonal = false, transpose = false;
+};
+TriangularSolvePlan PlanTriangularSolve(const OpInfo& op);
+
 // dynamic_slice(operand, i0, i1, ...) and dynamic_update_slice(operand,
 // update, i0, ...): start index d, a scalar of any integer type, is read
 // from operand first_index + d, clamped to [0, max_start[d]] (ClampedStart),
