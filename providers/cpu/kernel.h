@@ -90,6 +90,7 @@ void RegisterAttention(std::vector<KernelDef>& defs);
 void RegisterRandom(std::vector<KernelDef>& defs);
 void RegisterSort(std::vector<KernelDef>& defs);
 void RegisterReducePrecision(std::vector<KernelDef>& defs);
+void RegisterLinalg(std::vector<KernelDef>& defs);
 
 template <typename K>
 std::unique_ptr<CpuKernel> Make() {

@@ -22,6 +22,7 @@ const std::vector<KernelDef>& Registry() {
     RegisterRandom(d);
     RegisterSort(d);
     RegisterReducePrecision(d);
+    RegisterLinalg(d);
     return d;
   }();
   return defs;

@@ -1,0 +1,216 @@
+// cholesky and triangular_solve (ops/op_plans.h) by LAPACK's potrf and BLAS's
+// trsm, one matrix of the batch at a time, the batch shared out over the
+// Session's threads. f16 and bf16 are computed in an f32 copy, each request's
+// own. LAPACK is column-major: it sees brt's row-major matrix transposed, so a
+// lower triangle here is an upper one there, and a left solve a right one.
+#include <climits>
+#include <limits>
+
+#include "kernel.h"
+#include "ops/op_plans.h"
+#include "parallel.h"
+
+// The Fortran symbols (reference LAPACK and BLAS, or any that replaces them),
+// with gfortran's hidden lengths of the character arguments last.
+extern "C" {
+void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info, size_t);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t);
+void strsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const float* alpha, const float* a, const int* lda, float* b,
+            const int* ldb, size_t, size_t, size_t, size_t);
+void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const double* alpha, const double* a, const int* lda, double* b,
+            const int* ldb, size_t, size_t, size_t, size_t);
+}
+
+namespace brt::cpu {
+namespace {
+
+void Potrf(char uplo, int n, float* a, int* info) { spotrf_(&uplo, &n, a, &n, info, 1); }
+void Potrf(char uplo, int n, double* a, int* info) { dpotrf_(&uplo, &n, a, &n, info, 1); }
+template <typename C>
+void Trsm(char side, char uplo, char trans, char diag, int m, int n, const C* a, int lda, C* b) {
+  const C one = 1;
+  if constexpr (std::is_same_v<C, float>)
+    strsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &m, 1, 1, 1, 1);
+  else
+    dtrsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &m, 1, 1, 1, 1);
+}
+
+// The type LAPACK computes T in.
+template <typename T>
+using Lapack = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// `count` elements of `from` as those of `to`: 16-bit floats to and from
+// their f32 copy, or a copy of the same type (none where the op runs in
+// place).
+template <typename From, typename To>
+void CopyAs(const From* from, To* to, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) to[i] = static_cast<To>(static_cast<float>(from[i]));
+}
+template <typename T>
+void CopyAs(const T* from, T* to, int64_t count) {
+  if (from != to) std::memcpy(to, from, count * sizeof(T));
+}
+
+// Batch entries per task: enough for ~2^16 multiply-adds of `work` each.
+int64_t Grain(int64_t work) {
+  return std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, work));
+}
+
+// LAPACK's indices are 32-bit: every matrix must be addressable by them.
+void RequireLapackSize(const OpInfo& op, int64_t rows, int64_t cols) {
+  op.Require(op.Mul(rows, cols) <= INT_MAX, "a " + std::to_string(rows) + "x" +
+                                                std::to_string(cols) +
+                                                " matrix is beyond LAPACK's 32-bit indices");
+}
+
+// The 16-bit forms' f32 scratch: a request's instance owns it; f32 and f64
+// run the shared kernel with none.
+class LinalgKernel : public CpuKernel {
+ public:
+  void Run(void* const* b) override { Compute(b, nullptr); }
+  std::unique_ptr<Runnable> CreateInstance() const override {
+    class Instance final : public Runnable {
+     public:
+      Instance(const LinalgKernel& k, size_t n) : k_(k), scratch_(n) {}
+      void Run(void* const* b) override { k_.Compute(b, scratch_.data()); }
+
+     private:
+      const LinalgKernel& k_;
+      std::vector<float> scratch_;
+    };
+    if (scratch_elements_ == 0) return nullptr;
+    return std::make_unique<Instance>(*this, scratch_elements_);
+  }
+
+ protected:
+  virtual void Compute(void* const* b, float* scratch) const = 0;
+  size_t scratch_elements_ = 0;
+};
+
+class CholeskyKernel final : public LinalgKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    p_ = PlanCholesky(op);
+    RequireLapackSize(op, p_.n, p_.n);
+    DispatchType(op.in[0].dtype, [&](auto v) {
+      using T = decltype(v);
+      if constexpr (std::is_floating_point_v<T> || kIs16BitFloat<T>) {
+        run_ = &RunAs<T>;
+        if (kIs16BitFloat<T>) scratch_elements_ = op.Mul(p_.batch, p_.n * p_.n);
+      } else {
+        op.Require(false, std::string("no kernel for ") + DTypeName(op.in[0].dtype));
+      }
+    });
+  }
+
+ private:
+  void Compute(void* const* b, float* scratch) const override { run_(p_, b, scratch); }
+
+  template <typename T>
+  static void RunAs(const CholeskyPlan& p, void* const* b, float* scratch) {
+    using C = Lapack<T>;
+    const int64_t size = p.n * p.n;
+    const T* in = static_cast<const T*>(b[0]);
+    T* out = static_cast<T*>(b[1]);
+    ParallelFor(p.batch, Grain(size * p.n / 3), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        C* a;
+        if constexpr (std::is_same_v<T, C>)
+          a = out + i * size;
+        else
+          a = scratch + i * size;
+        CopyAs(in + i * size, a, size);
+        Factor(p, a);
+        CopyAs(a, out + i * size, size);
+      }
+    });
+  }
+
+  // The factor in the plan's triangle, zeros in the other; NaN in the
+  // factor's triangle where the matrix is not positive definite (as XLA).
+  template <typename C>
+  static void Factor(const CholeskyPlan& p, C* a) {
+    const int n = static_cast<int>(p.n);
+    int info = 0;
+    if (n > 0) Potrf(p.lower ? 'U' : 'L', n, a, &info);
+    const C nan = std::numeric_limits<C>::quiet_NaN();
+    for (int r = 0; r < n; ++r)
+      for (int c = 0; c < n; ++c) {
+        C& x = a[static_cast<int64_t>(r) * n + c];
+        if (p.lower ? c > r : c < r)
+          x = 0;
+        else if (info != 0)
+          x = nan;
+      }
+  }
+
+  CholeskyPlan p_;
+  void (*run_)(const CholeskyPlan&, void* const*, float*) = nullptr;
+};
+
+class TriangularSolveKernel final : public LinalgKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    p_ = PlanTriangularSolve(op);
+    RequireLapackSize(op, p_.k, p_.k);
+    RequireLapackSize(op, p_.m, p_.n);
+    DispatchType(op.in[0].dtype, [&](auto v) {
+      using T = decltype(v);
+      if constexpr (std::is_floating_point_v<T> || kIs16BitFloat<T>) {
+        run_ = &RunAs<T>;
+        if (kIs16BitFloat<T>)
+          scratch_elements_ = op.Mul(p_.batch, op.Add(p_.k * p_.k, p_.m * p_.n));
+      } else {
+        op.Require(false, std::string("no kernel for ") + DTypeName(op.in[0].dtype));
+      }
+    });
+  }
+
+ private:
+  void Compute(void* const* b, float* scratch) const override { run_(p_, b, scratch); }
+
+  template <typename T>
+  static void RunAs(const TriangularSolvePlan& p, void* const* b, float* scratch) {
+    using C = Lapack<T>;
+    const int64_t a_size = p.k * p.k, b_size = p.m * p.n;
+    const T* a_in = static_cast<const T*>(b[0]);
+    const T* b_in = static_cast<const T*>(b[1]);
+    T* out = static_cast<T*>(b[2]);
+    ParallelFor(p.batch, Grain(p.k * b_size), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const C* a;
+        C* x;
+        if constexpr (std::is_same_v<T, C>) {
+          a = a_in + i * a_size;
+          x = out + i * b_size;
+        } else {
+          C* copy = scratch + i * (a_size + b_size);
+          CopyAs(a_in + i * a_size, copy, a_size);
+          a = copy;
+          x = copy + a_size;
+        }
+        CopyAs(b_in + i * b_size, x, b_size);
+        // Column-major, x is n x m: left_side's op(a) x = b is x^T op(a)^T = b^T.
+        if (p.m > 0 && p.n > 0)
+          Trsm(p.left_side ? 'R' : 'L', p.lower ? 'U' : 'L', p.transpose ? 'T' : 'N',
+               p.unit_diagonal ? 'U' : 'N', static_cast<int>(p.n), static_cast<int>(p.m), a,
+               static_cast<int>(p.k), x);
+        CopyAs(x, out + i * b_size, b_size);
+      }
+    });
+  }
+
+  TriangularSolvePlan p_;
+  void (*run_)(const TriangularSolvePlan&, void* const*, float*) = nullptr;
+};
+
+}  // namespace
+
+void RegisterLinalg(std::vector<KernelDef>& defs) {
+  defs.push_back({"cholesky", kFloatTypes, &Make<CholeskyKernel>});
+  defs.push_back({"triangular_solve", kFloatTypes, &Make<TriangularSolveKernel>});
+}
+
+}  // namespace brt::cpu
