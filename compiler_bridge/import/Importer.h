@@ -91,6 +91,11 @@ class Importer {
                       llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   bool ImportCall(mlir::Operation& op, llvm::StringRef symbol, llvm::ArrayRef<mlir::Value> operands,
                   llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  // ImportLinalg.cc: JAX's LAPACK custom_calls, stablehlo.triangular_solve.
+  bool ImportLapack(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                    llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportTriangularSolve(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                             llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   // One op of `kind` with a single result, for ops imported as others.
   mlir::Value Emit(mlir::Location loc, mlir::Type type, llvm::StringRef kind,
                    mlir::ValueRange operands, llvm::ArrayRef<mlir::NamedAttribute> params = {}) {

@@ -1,0 +1,150 @@
+// Linear algebra (see Importer.h): JAX's LAPACK custom_calls on the CPU
+// (lapack_{s,d}potrf_ffi for cholesky, lapack_{s,d}trsm_ffi for
+// triangular_solve; their options are characters in mhlo.backend_config) and
+// stablehlo.triangular_solve, as the registry's cholesky and
+// triangular_solve. The custom_calls' column-major layouts are XLA's
+// business: what they compute on the logical arrays is what brt computes.
+#include "import/Importer.h"
+
+namespace brt::bridge {
+
+using mlir::Operation;
+using mlir::Value;
+
+namespace {
+
+// A character option of a LAPACK custom_call's mhlo.backend_config (uplo =
+// 76 : ui8 is 'L'); 0 when absent.
+char LapackOption(Operation& op, llvm::StringRef name) {
+  auto config = mlir::dyn_cast_or_null<mlir::DictionaryAttr>(op.getAttr("mhlo.backend_config"));
+  auto value = config ? mlir::dyn_cast_or_null<mlir::IntegerAttr>(config.get(name)) : nullptr;
+  return value ? static_cast<char>(value.getValue().getZExtValue()) : 0;
+}
+
+// Whether `v` is an integer zero: a constant, possibly broadcast.
+bool IsZero(Value v) {
+  Operation* def = v.getDefiningOp();
+  while (def && def->getName().getStringRef() == "stablehlo.broadcast_in_dim" &&
+         def->getNumOperands() == 1)
+    def = def->getOperand(0).getDefiningOp();
+  std::optional<int64_t> value = ScalarInt(def);
+  return value && *value == 0;
+}
+
+}  // namespace
+
+bool Importer::ImportLapack(Operation& op, llvm::ArrayRef<Value> operands,
+                            llvm::DenseMap<Value, Value>& map, int) {
+  const std::string target =
+      AttrOrPropertyOf<mlir::StringAttr>(&op, "call_target_name").getValue().str();
+  // lapack_<s|d><routine>_ffi: the letter is the element type.
+  llvm::StringRef routine(target);
+  const bool known = routine.consume_front("lapack_") && routine.consume_back("_ffi") &&
+                     llvm::is_contained({"strsm", "dtrsm", "spotrf", "dpotrf"}, routine);
+  if (!known) return Fail(op, "unknown custom_call target '" + target + "'");
+  for (mlir::Type t : op.getResultTypes())
+    if (!CheckType(t, op)) return false;
+  auto type = mlir::cast<mlir::RankedTensorType>(op.getResult(0).getType());
+  const mlir::Type element = type.getElementType();
+  if (!element.isF32() && !element.isF64())
+    return Fail(op, target + " on " + PrintedText(element) + " (expects f32 or f64)");
+  const mlir::Location loc = op.getLoc();
+  auto flag = [&](llvm::StringRef name, bool value) {
+    return b_.getNamedAttr(name, b_.getI64IntegerAttr(value));
+  };
+
+  if (routine.drop_front() == "trsm") {
+    if (operands.size() != 2 || op.getNumResults() != 1 || operands[1].getType() != type)
+      return Fail(op, target + " expects a and b and one result of b's type");
+    const char side = LapackOption(op, "side"), uplo = LapackOption(op, "uplo"),
+               trans = LapackOption(op, "trans_x"), diag = LapackOption(op, "diag");
+    if (!llvm::is_contained({'L', 'R'}, side) || !llvm::is_contained({'L', 'U'}, uplo) ||
+        !llvm::is_contained({'N', 'T', 'C'}, trans) || !llvm::is_contained({'N', 'U'}, diag))
+      return Fail(op, target + " needs side, uplo, trans_x and diag in its mhlo.backend_config");
+    map[op.getResult(0)] =
+        Emit(loc, type, "triangular_solve", operands,
+             {flag("left_side", side == 'L'), flag("lower", uplo == 'L'),
+              flag("unit_diagonal", diag == 'U'),
+              b_.getNamedAttr("transpose_a", b_.getStringAttr(trans == 'N'   ? "NO_TRANSPOSE"
+                                                              : trans == 'T' ? "TRANSPOSE"
+                                                                             : "ADJOINT"))});
+    return true;
+  }
+
+  // potrf: (the factor, info). LAPACK leaves the other triangle as it was.
+  const int64_t rank = type.getRank();
+  if (operands.size() != 1 || op.getNumResults() != 2 || operands[0].getType() != type || rank < 2)
+    return Fail(op, target + " expects one batch of matrices and two results");
+  const char uplo = LapackOption(op, "uplo");
+  if (uplo != 'L' && uplo != 'U') return Fail(op, target + " needs uplo in mhlo.backend_config");
+  const bool lower = uplo == 'L';
+  Value factor = Emit(loc, type, "cholesky", operands, {flag("lower", lower)});
+  auto index_type = mlir::RankedTensorType::get(type.getShape(), b_.getI32Type());
+  auto iota = [&](int64_t dim) {
+    return Emit(loc, index_type, "iota", {},
+                {b_.getNamedAttr("iota_dimension", b_.getI64IntegerAttr(dim))});
+  };
+  Elementwise matrices(b_, loc, type.getShape());
+  Value in_factor = matrices.Compare(iota(rank - 2), iota(rank - 1), lower ? "GE" : "LE");
+  map[op.getResult(0)] = matrices.Select(in_factor, factor, operands[0]);
+
+  // info: brt's factor holds NaN where LAPACK's info is nonzero (a leading
+  // minor not positive definite), and its first diagonal element is not NaN
+  // elsewhere. That tells zero from nonzero, not which minor failed: every
+  // use must be a comparison with zero (JAX's is info == 0).
+  Value info = op.getResult(1);
+  if (info.use_empty()) return true;
+  for (Operation* user : info.getUsers())
+    if (user->getName().getStringRef() != "stablehlo.compare" ||
+        !IsZero(user->getOperand(user->getOperand(0) == info ? 1 : 0)))
+      return Fail(op, target + "'s info result is used other than compared with 0 (as by '" +
+                          user->getName().getStringRef().str() +
+                          "'): brt tells only whether it is 0");
+  auto info_type = mlir::cast<mlir::RankedTensorType>(info.getType());
+  Elementwise batch(b_, loc, info_type.getShape());
+  const int64_t n = type.getShape()[rank - 1];
+  if (n == 0) {  // nothing to factor: success
+    map[info] = Emit(loc, info_type, "broadcast_in_dim", {batch.IntConstant(b_.getI32Type(), 0)},
+                     {b_.getNamedAttr("broadcast_dimensions", b_.getDenseI64ArrayAttr({}))});
+    return true;
+  }
+  llvm::SmallVector<int64_t> start(rank, 0), limit(type.getShape()), first(type.getShape());
+  limit[rank - 2] = limit[rank - 1] = first[rank - 2] = first[rank - 1] = 1;
+  Value corner = Emit(
+      loc, mlir::RankedTensorType::get(first, element), "slice", factor,
+      {b_.getNamedAttr("start_indices", b_.getDenseI64ArrayAttr(start)),
+       b_.getNamedAttr("limit_indices", b_.getDenseI64ArrayAttr(limit)),
+       b_.getNamedAttr("strides", b_.getDenseI64ArrayAttr(llvm::SmallVector<int64_t>(rank, 1)))});
+  corner = Emit(loc, mlir::RankedTensorType::get(info_type.getShape(), element), "reshape", corner);
+  map[info] = batch.Convert(batch.Compare(corner, corner, "NE"), b_.getI32Type());
+  return true;
+}
+
+// stablehlo.triangular_solve: its transpose_a is an enum
+// (#stablehlo<transpose TRANSPOSE>), the rest booleans.
+bool Importer::ImportTriangularSolve(Operation& op, llvm::ArrayRef<Value> operands,
+                                     llvm::DenseMap<Value, Value>& map, int) {
+  if (operands.size() != 2 || op.getNumResults() != 1)
+    return Fail(op, "triangular_solve expects two operands and one result");
+  if (!CheckType(op.getResult(0).getType(), op)) return false;
+  llvm::SmallVector<mlir::NamedAttribute> params;
+  for (llvm::StringRef name : {"left_side", "lower", "unit_diagonal"}) {
+    auto value = AttrOrPropertyOf<mlir::BoolAttr>(&op, name);
+    if (!value) return Fail(op, "triangular_solve needs the boolean attribute " + name.str());
+    params.push_back(b_.getNamedAttr(name, b_.getI64IntegerAttr(value.getValue())));
+  }
+  auto transpose = AttrOrPropertyOf<mlir::OpaqueAttr>(&op, "transpose_a");
+  llvm::StringRef how = transpose ? transpose.getAttrData() : "";
+  if (!transpose || transpose.getDialectNamespace() != "stablehlo" ||
+      !how.consume_front("transpose ") ||
+      !llvm::is_contained({"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}, how = how.trim()))
+    return Fail(op,
+                "triangular_solve needs transpose_a as #stablehlo<transpose NO_TRANSPOSE>, "
+                "TRANSPOSE or ADJOINT");
+  params.push_back(b_.getNamedAttr("transpose_a", b_.getStringAttr(how)));
+  map[op.getResult(0)] =
+      Emit(op.getLoc(), op.getResult(0).getType(), "triangular_solve", operands, params);
+  return true;
+}
+
+}  // namespace brt::bridge
