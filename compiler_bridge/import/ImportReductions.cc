@@ -3,6 +3,7 @@
 #include "import/Importer.h"
 
 #include "import/OpaqueAttrs.h"
+#include "llvm/ADT/StringExtras.h"
 #include "ops/scalar_ops.h"
 
 namespace brt::bridge {
@@ -186,8 +187,10 @@ std::string ArgReduceDirection(mlir::Block& body, bool floats) {
 
 // reduce(x, indices, init value, init index) with jnp.argmax's or argmin's
 // body (found by running it): m = reduce max (min) of x; the index is the
-// smallest index where x equals m, or is NaN; the value, if read, is m.
-// JAX's inits (-inf or +inf, 0) are required.
+// smallest index where x equals m, or (floats) is NaN; the value, if read, is
+// m. The inits must be JAX's: index 0 and the identity of max (min) in x's
+// order -- -inf (+inf) for floats, the type's minimum (maximum) for integers,
+// false (true) for bool.
 bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
                                llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
                                llvm::DenseMap<Value, Value>& map) {
@@ -204,16 +207,38 @@ bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
   if (dir.empty() || !mlir::isa<mlir::IntegerType>(idx_type.getElementType()) ||
       idx_type.getShape() != x_type.getShape())
     return Fail(op, unsupported);
+  const bool argmax = dir == "GT";
+  const mlir::Type element = x_type.getElementType();
   auto init_value = operands[2].getDefiningOp<ConstantOp>();
-  auto dense = init_value ? mlir::dyn_cast<mlir::DenseFPElementsAttr>(init_value.getValue())
-                          : mlir::DenseFPElementsAttr();
-  const double bound = dir == "GT" ? -std::numeric_limits<double>::infinity()
-                                   : std::numeric_limits<double>::infinity();
-  if (!floats || !dense || dense.getNumElements() != 1 ||
-      (*dense.getValues<llvm::APFloat>().begin()).convertToDouble() != bound ||
-      ScalarInt(operands[3].getDefiningOp()) != 0)
-    return Fail(op, "jnp.argmax/argmin's reduce is supported on floats with its inits (" +
-                        std::string(dir == "GT" ? "-inf" : "+inf") + ", 0)");
+  auto dense = init_value ? mlir::dyn_cast<mlir::DenseElementsAttr>(init_value.getValue())
+                          : mlir::DenseElementsAttr();
+  bool init_ok = false;
+  std::string want;
+  if (auto f = mlir::dyn_cast<mlir::FloatType>(element)) {
+    want = argmax ? "-inf" : "+inf";
+    init_ok = dense && dense.getNumElements() == 1 && mlir::isa<mlir::DenseFPElementsAttr>(dense) &&
+              (*dense.getValues<llvm::APFloat>().begin())
+                  .bitwiseIsEqual(llvm::APFloat::getInf(f.getFloatSemantics(), argmax));
+  } else if (auto n = mlir::dyn_cast<mlir::IntegerType>(element)) {
+    // Signless integers are signed in StableHLO, but i1 is bool: false < true.
+    const unsigned width = n.getWidth();
+    const bool is_unsigned = n.isUnsigned() || width == 1;
+    const llvm::APInt bound =
+        is_unsigned ? (argmax ? llvm::APInt::getMinValue(width) : llvm::APInt::getMaxValue(width))
+                    : (argmax ? llvm::APInt::getSignedMinValue(width)
+                              : llvm::APInt::getSignedMaxValue(width));
+    want = width == 1 ? (bound.isZero() ? "false" : "true")
+                      : llvm::toString(bound, 10, /*Signed=*/!is_unsigned);
+    init_ok = dense && dense.getNumElements() == 1 &&
+              mlir::isa<mlir::DenseIntElementsAttr>(dense) &&
+              *dense.getValues<llvm::APInt>().begin() == bound;
+  }
+  // torch-mlir writes the signed bounds for ui8 and i1 too (128 and true for
+  // argmax), where max does not start from them: refused.
+  if (!init_ok || ScalarInt(operands[3].getDefiningOp()) != 0)
+    return Fail(op, std::string("stablehlo.reduce computing ") + (argmax ? "argmax" : "argmin") +
+                        " on " + PrintedText(element) + " is supported with the inits (" + want +
+                        ", 0): the type's " + (argmax ? "minimum" : "maximum") + " and index 0");
   const llvm::SmallVector<int64_t> dims = IntsParam(params, "dimensions");
   llvm::SmallVector<int64_t> kept;
   for (int64_t d = 0; d < x_type.getRank(); ++d)
@@ -225,8 +250,7 @@ bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
                 {b_.getNamedAttr("dimensions", b_.getDenseI64ArrayAttr(dims)),
                  b_.getNamedAttr("reducer", b_.getStringAttr(reducer))});
   };
-  Value m =
-      reduce(operands[0], operands[2], op.getResult(0).getType(), dir == "GT" ? "max" : "min");
+  Value m = reduce(operands[0], operands[2], op.getResult(0).getType(), argmax ? "max" : "min");
   map[op.getResult(0)] = m;
   auto pred_type = mlir::RankedTensorType::get(x_type.getShape(), b_.getI1Type());
   auto compare = [&](Value a, Value b, const char* direction) {
@@ -236,9 +260,9 @@ bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
   Value broadcast_m =
       Emit(loc, x_type, "broadcast_in_dim", m,
            {b_.getNamedAttr("broadcast_dimensions", b_.getDenseI64ArrayAttr(kept))});
-  Value at_m =
-      Emit(loc, pred_type, "or",
-           {compare(operands[0], broadcast_m, "EQ"), compare(operands[0], operands[0], "NE")});
+  Value at_m = compare(operands[0], broadcast_m, "EQ");
+  if (floats)  // a NaN is the max (min) and is not equal to it
+    at_m = Emit(loc, pred_type, "or", {at_m, compare(operands[0], operands[0], "NE")});
   auto idx_element = mlir::cast<mlir::IntegerType>(idx_type.getElementType());
   auto scalar = mlir::RankedTensorType::get({}, idx_element);
   const llvm::APInt top = idx_element.isUnsigned()

@@ -213,11 +213,7 @@ def relative_l2(got, want):
 
 
 # brt-compile gaps (C++), each with the smallest program that shows it.
-KNOWN_GAPS = {
-    # torch.argmax of an int32 tensor: a two-operand stablehlo.reduce over
-    # (i32 values, i64 iota) with inits (INT32_MIN, 0).
-    "clip": "brt-compile: jnp.argmax/argmin's reduce is supported on floats with its inits (-inf, 0)",
-}
+KNOWN_GAPS = {}
 
 
 def architectures():
