@@ -15,9 +15,11 @@ DType ToDType(mlir::Type e) {
   if (e.isF64()) return DType::kF64;
   if (e.isInteger(1)) return DType::kI1;
   if (e.isUnsignedInteger(8)) return DType::kU8;
+  if (e.isUnsignedInteger(16)) return DType::kU16;
   if (e.isUnsignedInteger(32)) return DType::kU32;
   if (e.isUnsignedInteger(64)) return DType::kU64;
   if (e.isSignlessInteger(8)) return DType::kI8;
+  if (e.isSignlessInteger(16)) return DType::kI16;
   if (e.isSignlessInteger(32)) return DType::kI32;
   if (e.isSignlessInteger(64)) return DType::kI64;
   return DType::kInvalid;

@@ -94,6 +94,11 @@ struct TriangularSolvePlan {
   bool left_side = true, lower = true, unit_diagonal = false, transpose = false;
 };
 TriangularSolvePlan PlanTriangularSolve(const OpInfo& op);
+// lu: m x n matrices, min(m, n) pivots each.
+struct LuPlan {
+  int64_t batch = 1, m = 0, n = 0;
+};
+LuPlan PlanLu(const OpInfo& op);
 
 // dynamic_slice(operand, i0, i1, ...) and dynamic_update_slice(operand,
 // update, i0, ...): start index d, a scalar of any integer type, is read

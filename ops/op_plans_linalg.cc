@@ -1,5 +1,5 @@
-// Op plans (see op_plans.h) for the linear algebra kinds: cholesky and
-// triangular_solve, batched over every dimension but the last two.
+// Op plans (see op_plans.h) for the linear algebra kinds: cholesky,
+// triangular_solve and lu, batched over every dimension but the last two.
 #include <algorithm>
 
 #include "ops/op_attrs.h"
@@ -59,6 +59,23 @@ TriangularSolvePlan PlanTriangularSolve(const OpInfo& op) {
              "transpose_a must be NO_TRANSPOSE, TRANSPOSE or ADJOINT, got '" + t + "'");
   // The adjoint of a real matrix is its transpose.
   p.transpose = t != "NO_TRANSPOSE";
+  return p;
+}
+
+LuPlan PlanLu(const OpInfo& op) {
+  op.Require(op.in.size() == 1 && op.out.size() == 2,
+             "expects one operand and two results (the factors and the pivots)");
+  const TensorInfo &a = op.in[0], &pivots = op.out[1];
+  op.Require(op.out[0].dims == a.dims && op.out[0].dtype == a.dtype,
+             "result 0 must have the operand's type");
+  LuPlan p;
+  p.batch = Batch(op, a, "operand");
+  p.m = a.dims[a.rank() - 2], p.n = a.dims[a.rank() - 1];
+  std::vector<int64_t> want(a.dims.begin(), a.dims.end() - 2);
+  want.push_back(std::min(p.m, p.n));
+  op.Require(pivots.dtype == BRT_DTYPE_I32 && pivots.dims == want,
+             "the pivots must be i32 " + FormatDims(want) + ", got " + DTypeName(pivots.dtype) +
+                 " " + FormatDims(pivots.dims));
   return p;
 }
 

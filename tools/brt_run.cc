@@ -66,6 +66,12 @@ std::string Summary(const brt::Tensor& t) {
     case brt::DType::kI8:
       visit(t.data_as<int8_t>());
       break;
+    case brt::DType::kI16:
+      visit(t.data_as<int16_t>());
+      break;
+    case brt::DType::kU16:
+      visit(t.data_as<uint16_t>());
+      break;
     case brt::DType::kU32:
       visit(t.data_as<uint32_t>());
       break;

@@ -45,8 +45,14 @@ Expected<Tensor> RandomTensor(const ArgumentInfo& arg, std::mt19937_64& rng) {
     case DType::kI8:
       FillRandom(t.data_as<int8_t>(), n, rng);
       break;
+    case DType::kI16:
+      FillRandom(t.data_as<int16_t>(), n, rng);
+      break;
     case DType::kU8:
       FillRandom(t.data_as<uint8_t>(), n, rng);
+      break;
+    case DType::kU16:
+      FillRandom(t.data_as<uint16_t>(), n, rng);
       break;
     case DType::kU32:
       FillRandom(t.data_as<uint32_t>(), n, rng);

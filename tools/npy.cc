@@ -14,8 +14,8 @@ struct Descr {
 };
 constexpr Descr kDescrs[] = {
     {"<f4", DType::kF32}, {"<f2", DType::kF16}, {"<f8", DType::kF64}, {"|b1", DType::kI1},
-    {"|i1", DType::kI8},  {"<i4", DType::kI32}, {"<i8", DType::kI64}, {"|u1", DType::kU8},
-    {"<u4", DType::kU32}, {"<u8", DType::kU64},
+    {"|i1", DType::kI8},  {"<i2", DType::kI16}, {"<i4", DType::kI32}, {"<i8", DType::kI64},
+    {"|u1", DType::kU8},  {"<u2", DType::kU16}, {"<u4", DType::kU32}, {"<u8", DType::kU64},
 };
 
 Status Bad(const std::string& path, const std::string& why) {
@@ -54,9 +54,12 @@ Expected<Tensor> ReadNpy(const std::string& path) {
   std::optional<DType> dtype;
   for (const Descr& d : kDescrs)
     if (descr == d.text) dtype = d.dtype;
-  if (!dtype)
-    return Bad(path, "unsupported element type '" + descr +
-                         "' (supported: f2 f4 f8 b1 i1 i4 i8 u1, little-endian)");
+  if (!dtype) {
+    std::string known;
+    for (const Descr& d : kDescrs) known += std::string(known.empty() ? "" : " ") + (d.text + 1);
+    return Bad(
+        path, "unsupported element type '" + descr + "' (supported: " + known + ", little-endian)");
+  }
   if (std::regex_search(header, std::regex("'fortran_order'\\s*:\\s*True")))
     return Bad(path, "Fortran-order arrays are not supported; save with np.ascontiguousarray");
   if (!std::regex_search(header, m, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))

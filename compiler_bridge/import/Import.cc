@@ -78,8 +78,9 @@ bool Importer::CheckType(mlir::Type type, Operation& op) {
     return Fail(op,
                 "dynamic shape " + PrintedText(t) + " is not supported: export with static shapes");
   if (ToDType(t.getElementType()) != DType::kInvalid) return true;
-  return Fail(op, "unsupported element type " + PrintedText(t.getElementType()) +
-                      " (brt has f32, f16, bf16, f64, i1, i8, i32, i64, ui8, ui32, ui64)");
+  return Fail(op,
+              "unsupported element type " + PrintedText(t.getElementType()) +
+                  " (brt has f32, f16, bf16, f64, i1, i8, i16, i32, i64, ui8, ui16, ui32, ui64)");
 }
 
 bool Importer::Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params) {

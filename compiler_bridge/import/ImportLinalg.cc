@@ -1,8 +1,8 @@
 // Linear algebra (see Importer.h): JAX's LAPACK custom_calls on the CPU
 // (lapack_{s,d}potrf_ffi for cholesky, lapack_{s,d}trsm_ffi for
-// triangular_solve; their options are characters in mhlo.backend_config) and
-// stablehlo.triangular_solve, as the registry's cholesky and
-// triangular_solve. The custom_calls' column-major layouts are XLA's
+// triangular_solve, lapack_{s,d}getrf_ffi for lu; their options are
+// characters in mhlo.backend_config) and stablehlo.triangular_solve, as the
+// registry's cholesky, triangular_solve and lu. The custom_calls' column-major layouts are XLA's
 // business: what they compute on the logical arrays is what brt computes.
 #include "import/Importer.h"
 
@@ -39,8 +39,9 @@ bool Importer::ImportLapack(Operation& op, llvm::ArrayRef<Value> operands,
       AttrOrPropertyOf<mlir::StringAttr>(&op, "call_target_name").getValue().str();
   // lapack_<s|d><routine>_ffi: the letter is the element type.
   llvm::StringRef routine(target);
-  const bool known = routine.consume_front("lapack_") && routine.consume_back("_ffi") &&
-                     llvm::is_contained({"strsm", "dtrsm", "spotrf", "dpotrf"}, routine);
+  const bool known =
+      routine.consume_front("lapack_") && routine.consume_back("_ffi") &&
+      llvm::is_contained({"strsm", "dtrsm", "spotrf", "dpotrf", "sgetrf", "dgetrf"}, routine);
   if (!known) return Fail(op, "unknown custom_call target '" + target + "'");
   for (mlir::Type t : op.getResultTypes())
     if (!CheckType(t, op)) return false;
@@ -71,20 +72,50 @@ bool Importer::ImportLapack(Operation& op, llvm::ArrayRef<Value> operands,
     return true;
   }
 
-  // potrf: (the factor, info). LAPACK leaves the other triangle as it was.
   const int64_t rank = type.getRank();
-  if (operands.size() != 1 || op.getNumResults() != 2 || operands[0].getType() != type || rank < 2)
-    return Fail(op, target + " expects one batch of matrices and two results");
-  const char uplo = LapackOption(op, "uplo");
-  if (uplo != 'L' && uplo != 'U') return Fail(op, target + " needs uplo in mhlo.backend_config");
-  const bool lower = uplo == 'L';
-  Value factor = Emit(loc, type, "cholesky", operands, {flag("lower", lower)});
   auto index_type = mlir::RankedTensorType::get(type.getShape(), b_.getI32Type());
   auto iota = [&](int64_t dim) {
     return Emit(loc, index_type, "iota", {},
                 {b_.getNamedAttr("iota_dimension", b_.getI64IntegerAttr(dim))});
   };
   Elementwise matrices(b_, loc, type.getShape());
+
+  if (routine.drop_front() == "getrf") {  // (lu, 1-based pivots, info)
+    if (operands.size() != 1 || op.getNumResults() != 3 || operands[0].getType() != type ||
+        rank < 2)
+      return Fail(op, target + " expects one batch of matrices and three results");
+    Operation* lu = CreateOp(b_, loc, "lu", {type, op.getResult(1).getType()}, operands, {});
+    map[op.getResult(0)] = lu->getResult(0);
+    map[op.getResult(1)] = lu->getResult(1);
+    Value info = op.getResult(2);
+    if (info.use_empty()) return true;
+    // info: the first i (1-based) with U(i, i) exactly 0, else 0, as LAPACK's.
+    const mlir::Type i32 = b_.getI32Type();
+    const int64_t none = std::numeric_limits<int32_t>::max();
+    Value rows = iota(rank - 2);
+    Value zero_pivot = matrices.Op(
+        "and", {matrices.Compare(rows, iota(rank - 1), "EQ"),
+                matrices.Compare(lu->getResult(0), FloatScalar(loc, element, 0), "EQ")});
+    Value at = matrices.Select(zero_pivot, matrices.Op("add", {rows, matrices.IntConstant(i32, 1)}),
+                               matrices.IntConstant(i32, none));
+    auto info_type = mlir::cast<mlir::RankedTensorType>(info.getType());
+    Elementwise batch(b_, loc, info_type.getShape());
+    Value first =
+        Emit(loc, info_type, "reduce", {at, batch.IntConstant(i32, none)},
+             {b_.getNamedAttr("dimensions", b_.getDenseI64ArrayAttr({rank - 2, rank - 1})),
+              b_.getNamedAttr("reducer", b_.getStringAttr("min"))});
+    map[info] = batch.Select(batch.Compare(first, batch.IntConstant(i32, none), "EQ"),
+                             batch.IntConstant(i32, 0), first);
+    return true;
+  }
+
+  // potrf: (the factor, info). LAPACK leaves the other triangle as it was.
+  if (operands.size() != 1 || op.getNumResults() != 2 || operands[0].getType() != type || rank < 2)
+    return Fail(op, target + " expects one batch of matrices and two results");
+  const char uplo = LapackOption(op, "uplo");
+  if (uplo != 'L' && uplo != 'U') return Fail(op, target + " needs uplo in mhlo.backend_config");
+  const bool lower = uplo == 'L';
+  Value factor = Emit(loc, type, "cholesky", operands, {flag("lower", lower)});
   Value in_factor = matrices.Compare(iota(rank - 2), iota(rank - 1), lower ? "GE" : "LE");
   map[op.getResult(0)] = matrices.Select(in_factor, factor, operands[0]);
 

@@ -80,12 +80,16 @@ double ValueAt(const Tensor& t, int64_t i) {
       return t.data_as<uint8_t>()[i] != 0;
     case DType::kI8:
       return t.data_as<int8_t>()[i];
+    case DType::kI16:
+      return t.data_as<int16_t>()[i];
     case DType::kI32:
       return t.data_as<int32_t>()[i];
     case DType::kI64:
       return static_cast<double>(t.data_as<int64_t>()[i]);
     case DType::kU8:
       return t.data_as<uint8_t>()[i];
+    case DType::kU16:
+      return t.data_as<uint16_t>()[i];
     case DType::kU32:
       return t.data_as<uint32_t>()[i];
     case DType::kU64:
@@ -148,6 +152,9 @@ Tensor RandomTensor(const ArgumentInfo& info, std::mt19937_64& rng) {
       case DType::kI8:
         t.data_as<int8_t>()[i] = static_cast<int8_t>(signed_int(rng));
         break;
+      case DType::kI16:
+        t.data_as<int16_t>()[i] = static_cast<int16_t>(signed_int(rng));
+        break;
       case DType::kI32:
         t.data_as<int32_t>()[i] = signed_int(rng);
         break;
@@ -156,6 +163,9 @@ Tensor RandomTensor(const ArgumentInfo& info, std::mt19937_64& rng) {
         break;
       case DType::kU8:
         t.data_as<uint8_t>()[i] = static_cast<uint8_t>(unsigned_int(rng));
+        break;
+      case DType::kU16:
+        t.data_as<uint16_t>()[i] = static_cast<uint16_t>(unsigned_int(rng));
         break;
       case DType::kU32:
         t.data_as<uint32_t>()[i] = static_cast<uint32_t>(unsigned_int(rng));

@@ -34,6 +34,8 @@ enum {
   BRT_DTYPE_U8 = 9,
   BRT_DTYPE_U32 = 10,
   BRT_DTYPE_U64 = 11,
+  BRT_DTYPE_I16 = 12,
+  BRT_DTYPE_U16 = 13,
 };
 
 /* Bytes per element of a BRT_DTYPE_* code; 0 for an unknown code. */
@@ -49,6 +51,8 @@ static inline size_t brt_dtype_size(int32_t dtype) {
       return 4;
     case BRT_DTYPE_F16:
     case BRT_DTYPE_BF16:
+    case BRT_DTYPE_I16:
+    case BRT_DTYPE_U16:
       return 2;
     case BRT_DTYPE_I1:
     case BRT_DTYPE_I8:
@@ -84,6 +88,10 @@ static inline const char* brt_dtype_name(int32_t dtype) {
       return "u32";
     case BRT_DTYPE_U64:
       return "u64";
+    case BRT_DTYPE_I16:
+      return "i16";
+    case BRT_DTYPE_U16:
+      return "u16";
   }
   return "invalid";
 }

@@ -27,8 +27,10 @@ enum class DType : uint8_t {
   kU8 = BRT_DTYPE_U8,
   kU32 = BRT_DTYPE_U32,
   kU64 = BRT_DTYPE_U64,
+  kI16 = BRT_DTYPE_I16,
+  kU16 = BRT_DTYPE_U16,
 };
-inline constexpr int kNumDTypes = BRT_DTYPE_U64 + 1;
+inline constexpr int kNumDTypes = BRT_DTYPE_U16 + 1;
 
 // Bytes per element; 0 for kInvalid.
 size_t DTypeSize(DType dtype);

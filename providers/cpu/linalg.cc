@@ -1,8 +1,10 @@
-// cholesky and triangular_solve (ops/op_plans.h) by LAPACK's potrf and BLAS's
-// trsm, one matrix of the batch at a time, the batch shared out over the
-// Session's threads. f16 and bf16 are computed in an f32 copy, each request's
-// own. LAPACK is column-major: it sees brt's row-major matrix transposed, so a
-// lower triangle here is an upper one there, and a left solve a right one.
+// cholesky, triangular_solve and lu (ops/op_plans.h) by LAPACK's potrf,
+// BLAS's trsm and LAPACK's getrf, one matrix of the batch at a time, the
+// batch shared out over the Session's threads. f16 and bf16 are computed in
+// an f32 copy, each request's own. LAPACK is column-major: it sees brt's
+// row-major matrix transposed, so a lower triangle here is an upper one
+// there, and a left solve a right one; lu, whose pivoting does not commute
+// with the transpose, factors a column-major copy.
 #include <climits>
 #include <limits>
 
@@ -21,6 +23,8 @@ void strsm_(const char* side, const char* uplo, const char* transa, const char* 
 void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
             const int* n, const double* alpha, const double* a, const int* lda, double* b,
             const int* ldb, size_t, size_t, size_t, size_t);
+void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
+void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
 }
 
 namespace brt::cpu {
@@ -28,6 +32,8 @@ namespace {
 
 void Potrf(char uplo, int n, float* a, int* info) { spotrf_(&uplo, &n, a, &n, info, 1); }
 void Potrf(char uplo, int n, double* a, int* info) { dpotrf_(&uplo, &n, a, &n, info, 1); }
+void Getrf(int m, int n, float* a, int* ipiv, int* info) { sgetrf_(&m, &n, a, &m, ipiv, info); }
+void Getrf(int m, int n, double* a, int* ipiv, int* info) { dgetrf_(&m, &n, a, &m, ipiv, info); }
 template <typename C>
 void Trsm(char side, char uplo, char trans, char diag, int m, int n, const C* a, int lda, C* b) {
   const C one = 1;
@@ -65,28 +71,28 @@ void RequireLapackSize(const OpInfo& op, int64_t rows, int64_t cols) {
                                                 " matrix is beyond LAPACK's 32-bit indices");
 }
 
-// The 16-bit forms' f32 scratch: a request's instance owns it; f32 and f64
-// run the shared kernel with none.
+// A kernel with scratch (the 16-bit forms' f32 copy, lu's column-major
+// one): a request's instance owns it; a kernel without runs shared.
 class LinalgKernel : public CpuKernel {
  public:
   void Run(void* const* b) override { Compute(b, nullptr); }
   std::unique_ptr<Runnable> CreateInstance() const override {
     class Instance final : public Runnable {
      public:
-      Instance(const LinalgKernel& k, size_t n) : k_(k), scratch_(n) {}
-      void Run(void* const* b) override { k_.Compute(b, scratch_.data()); }
+      Instance(const LinalgKernel& k, size_t bytes) : k_(k), scratch_(new std::byte[bytes]) {}
+      void Run(void* const* b) override { k_.Compute(b, scratch_.get()); }
 
      private:
       const LinalgKernel& k_;
-      std::vector<float> scratch_;
+      std::unique_ptr<std::byte[]> scratch_;
     };
-    if (scratch_elements_ == 0) return nullptr;
-    return std::make_unique<Instance>(*this, scratch_elements_);
+    if (scratch_bytes_ == 0) return nullptr;
+    return std::make_unique<Instance>(*this, scratch_bytes_);
   }
 
  protected:
-  virtual void Compute(void* const* b, float* scratch) const = 0;
-  size_t scratch_elements_ = 0;
+  virtual void Compute(void* const* b, void* scratch) const = 0;
+  size_t scratch_bytes_ = 0;
 };
 
 class CholeskyKernel final : public LinalgKernel {
@@ -98,7 +104,7 @@ class CholeskyKernel final : public LinalgKernel {
       using T = decltype(v);
       if constexpr (std::is_floating_point_v<T> || kIs16BitFloat<T>) {
         run_ = &RunAs<T>;
-        if (kIs16BitFloat<T>) scratch_elements_ = op.Mul(p_.batch, p_.n * p_.n);
+        if (kIs16BitFloat<T>) scratch_bytes_ = op.Mul(p_.batch, p_.n * p_.n) * sizeof(float);
       } else {
         op.Require(false, std::string("no kernel for ") + DTypeName(op.in[0].dtype));
       }
@@ -106,10 +112,10 @@ class CholeskyKernel final : public LinalgKernel {
   }
 
  private:
-  void Compute(void* const* b, float* scratch) const override { run_(p_, b, scratch); }
+  void Compute(void* const* b, void* scratch) const override { run_(p_, b, scratch); }
 
   template <typename T>
-  static void RunAs(const CholeskyPlan& p, void* const* b, float* scratch) {
+  static void RunAs(const CholeskyPlan& p, void* const* b, void* scratch) {
     using C = Lapack<T>;
     const int64_t size = p.n * p.n;
     const T* in = static_cast<const T*>(b[0]);
@@ -120,7 +126,7 @@ class CholeskyKernel final : public LinalgKernel {
         if constexpr (std::is_same_v<T, C>)
           a = out + i * size;
         else
-          a = scratch + i * size;
+          a = static_cast<float*>(scratch) + i * size;
         CopyAs(in + i * size, a, size);
         Factor(p, a);
         CopyAs(a, out + i * size, size);
@@ -147,7 +153,7 @@ class CholeskyKernel final : public LinalgKernel {
   }
 
   CholeskyPlan p_;
-  void (*run_)(const CholeskyPlan&, void* const*, float*) = nullptr;
+  void (*run_)(const CholeskyPlan&, void* const*, void*) = nullptr;
 };
 
 class TriangularSolveKernel final : public LinalgKernel {
@@ -161,7 +167,7 @@ class TriangularSolveKernel final : public LinalgKernel {
       if constexpr (std::is_floating_point_v<T> || kIs16BitFloat<T>) {
         run_ = &RunAs<T>;
         if (kIs16BitFloat<T>)
-          scratch_elements_ = op.Mul(p_.batch, op.Add(p_.k * p_.k, p_.m * p_.n));
+          scratch_bytes_ = op.Mul(p_.batch, op.Add(p_.k * p_.k, p_.m * p_.n)) * sizeof(float);
       } else {
         op.Require(false, std::string("no kernel for ") + DTypeName(op.in[0].dtype));
       }
@@ -169,10 +175,10 @@ class TriangularSolveKernel final : public LinalgKernel {
   }
 
  private:
-  void Compute(void* const* b, float* scratch) const override { run_(p_, b, scratch); }
+  void Compute(void* const* b, void* scratch) const override { run_(p_, b, scratch); }
 
   template <typename T>
-  static void RunAs(const TriangularSolvePlan& p, void* const* b, float* scratch) {
+  static void RunAs(const TriangularSolvePlan& p, void* const* b, void* scratch) {
     using C = Lapack<T>;
     const int64_t a_size = p.k * p.k, b_size = p.m * p.n;
     const T* a_in = static_cast<const T*>(b[0]);
@@ -186,7 +192,7 @@ class TriangularSolveKernel final : public LinalgKernel {
           a = a_in + i * a_size;
           x = out + i * b_size;
         } else {
-          C* copy = scratch + i * (a_size + b_size);
+          C* copy = static_cast<float*>(scratch) + i * (a_size + b_size);
           CopyAs(a_in + i * a_size, copy, a_size);
           a = copy;
           x = copy + a_size;
@@ -203,7 +209,53 @@ class TriangularSolveKernel final : public LinalgKernel {
   }
 
   TriangularSolvePlan p_;
-  void (*run_)(const TriangularSolvePlan&, void* const*, float*) = nullptr;
+  void (*run_)(const TriangularSolvePlan&, void* const*, void*) = nullptr;
+};
+
+class LuKernel final : public LinalgKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    p_ = PlanLu(op);
+    RequireLapackSize(op, p_.m, p_.n);
+    DispatchType(op.in[0].dtype, [&](auto v) {
+      using T = decltype(v);
+      if constexpr (std::is_floating_point_v<T> || kIs16BitFloat<T>) {
+        run_ = &RunAs<T>;
+        scratch_bytes_ = op.Mul(p_.batch, p_.m * p_.n) * sizeof(Lapack<T>);
+      } else {
+        op.Require(false, std::string("no kernel for ") + DTypeName(op.in[0].dtype));
+      }
+    });
+  }
+
+ private:
+  void Compute(void* const* b, void* scratch) const override { run_(p_, b, scratch); }
+
+  template <typename T>
+  static void RunAs(const LuPlan& p, void* const* b, void* scratch) {
+    using C = Lapack<T>;
+    const int64_t size = p.m * p.n, k = std::min(p.m, p.n);
+    const T* in = static_cast<const T*>(b[0]);
+    T* out = static_cast<T*>(b[1]);
+    int32_t* pivots = static_cast<int32_t*>(b[2]);
+    ParallelFor(p.batch, Grain(size * k), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        C* a = static_cast<C*>(scratch) + i * size;  // column-major, lda m
+        const T* x = in + i * size;
+        for (int64_t r = 0; r < p.m; ++r)
+          for (int64_t c = 0; c < p.n; ++c) a[c * p.m + r] = static_cast<C>(x[r * p.n + c]);
+        // info > 0 (an exact zero pivot) still completes the factorization.
+        int info = 0;
+        if (k > 0) Getrf(static_cast<int>(p.m), static_cast<int>(p.n), a, pivots + i * k, &info);
+        T* y = out + i * size;
+        for (int64_t r = 0; r < p.m; ++r)
+          for (int64_t c = 0; c < p.n; ++c) y[r * p.n + c] = static_cast<T>(a[c * p.m + r]);
+      }
+    });
+  }
+
+  LuPlan p_;
+  void (*run_)(const LuPlan&, void* const*, void*) = nullptr;
 };
 
 }  // namespace
@@ -211,6 +263,7 @@ class TriangularSolveKernel final : public LinalgKernel {
 void RegisterLinalg(std::vector<KernelDef>& defs) {
   defs.push_back({"cholesky", kFloatTypes, &Make<CholeskyKernel>});
   defs.push_back({"triangular_solve", kFloatTypes, &Make<TriangularSolveKernel>});
+  defs.push_back({"lu", kFloatTypes, &Make<LuKernel>});
 }
 
 }  // namespace brt::cpu

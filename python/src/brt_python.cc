@@ -44,9 +44,11 @@ std::optional<brt::DType> FromDLPack(nb::dlpack::dtype t) {
   if (code == C::Bfloat && t.bits == 16) return brt::DType::kBF16;
   if (code == C::Bool && t.bits == 8) return brt::DType::kI1;
   if (code == C::Int && t.bits == 8) return brt::DType::kI8;
+  if (code == C::Int && t.bits == 16) return brt::DType::kI16;
   if (code == C::Int && t.bits == 32) return brt::DType::kI32;
   if (code == C::Int && t.bits == 64) return brt::DType::kI64;
   if (code == C::UInt && t.bits == 8) return brt::DType::kU8;
+  if (code == C::UInt && t.bits == 16) return brt::DType::kU16;
   if (code == C::UInt && t.bits == 32) return brt::DType::kU32;
   if (code == C::UInt && t.bits == 64) return brt::DType::kU64;
   return std::nullopt;
@@ -70,10 +72,14 @@ nb::dlpack::dtype ToDLPack(brt::DType d) {
       return make(C::Bool, 8);
     case brt::DType::kI8:
       return make(C::Int, 8);
+    case brt::DType::kI16:
+      return make(C::Int, 16);
     case brt::DType::kI32:
       return make(C::Int, 32);
     case brt::DType::kI64:
       return make(C::Int, 64);
+    case brt::DType::kU16:
+      return make(C::UInt, 16);
     case brt::DType::kU32:
       return make(C::UInt, 32);
     case brt::DType::kU64:
@@ -98,7 +104,8 @@ brt::Device DeviceOf(const std::string& what, const nb::ndarray<nb::ro>& array) 
 
 // What the element types brt binds are called, for messages.
 constexpr char kBindableTypes[] =
-    "float32, float16, bfloat16, float64, bool, int8, int32, int64, uint8, uint32, uint64";
+    "float32, float16, bfloat16, float64, bool, int8, int16, int32, int64, uint8, uint16, uint32, "
+    "uint64";
 
 std::string Text(nb::handle h) { return nb::str(h).c_str(); }
 

@@ -266,3 +266,65 @@ def test_cho_solve(have_compiler, build_dir, tmp_path, kind, batch):
     cond = np.linalg.cond(a.astype(np.float64))
     assert_close(got, want, cond, kind, "cho_solve vs JAX")
     assert_close(got, np.linalg.solve(a.astype(np.float64), b.astype(np.float64)), cond, kind, "cho_solve vs float64")
+
+
+# --- lu ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["f32", "f64"])
+@pytest.mark.parametrize("shape", [(5, 5), (4, 6), (6, 4)], ids=["square", "wide", "tall"])
+def test_lu_matches_jax(have_compiler, build_dir, tmp_path, kind, shape):
+    """lax.linalg.lu (lapack_?getrf_ffi), batched, one matrix singular: the
+    factors, the pivots and the permutation JAX makes of them."""
+    a = RNG.standard_normal((3, *shape)).astype(FLOATS[kind])
+    a[1, :, 2] = 0  # an exact zero pivot: LAPACK goes on
+    with jax.enable_x64(kind == "f64"):
+        got = compile_and_run(build_dir, tmp_path, "lu", lax.linalg.lu, [a])
+        want = [np.asarray(w) for w in jax.jit(lax.linalg.lu)(a)]
+    np.testing.assert_array_equal(got[1], want[1], err_msg="pivots")
+    np.testing.assert_array_equal(got[2], want[2], err_msg="permutation")
+    # P A = L U within the rounding of a stable factorization.
+    k = min(shape)
+    lower = np.tril(got[0][..., :k], -1) + np.eye(*shape[:1], k)
+    upper = np.triu(got[0][..., :k, :])
+    permuted = np.take_along_axis(a.astype(np.float64), got[2][..., None].astype(np.int64), axis=-2)
+    assert_close(lower @ upper, permuted, 4, kind, "P A = L U")
+    assert_close(got[0], want[0], 4 * np.linalg.cond(a[[0, 2]]).max(), kind, "lu vs JAX")
+
+
+def test_getrf_info_is_lapacks(have_compiler, build_dir, tmp_path):
+    """lapack_dgetrf_ffi's info is the first exact zero pivot (1-based), as
+    LAPACK's (scipy's dgetrf here); 0 where there is none."""
+    scipy_lapack = pytest.importorskip("scipy.linalg.lapack")
+    a = RNG.standard_normal((4, 5, 5))
+    a[1, :, 3] = 0  # elimination keeps a zero column zero: U(3, 3) is 0
+    a[2, :, 1] = 0
+    a[3] = 0
+    text = '''"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<4x5x5xf64>) -> (tensor<4x5x5xf64>, tensor<4x5xi32>, tensor<4xi32>), sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<4x5x5xf64>):
+    %0:3 = "stablehlo.custom_call"(%arg0) <{call_target_name = "lapack_dgetrf_ffi"}> : (tensor<4x5x5xf64>) -> (tensor<4x5x5xf64>, tensor<4x5xi32>, tensor<4xi32>)
+    "func.return"(%0#0, %0#1, %0#2) : (tensor<4x5x5xf64>, tensor<4x5xi32>, tensor<4xi32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+'''
+    lu, pivots, info = run_text(build_dir, tmp_path, "getrf", text, [a])
+    for i in range(4):
+        want_lu, want_pivots, want_info = scipy_lapack.dgetrf(a[i])
+        assert info[i] == want_info, f"matrix {i}: info {info[i]}, LAPACK's {want_info}"
+        np.testing.assert_array_equal(pivots[i], want_pivots + 1, err_msg=f"matrix {i}: pivots")
+        assert_close(lu[i], want_lu, 10, "f64", f"matrix {i}: lu")
+    np.testing.assert_array_equal(info, [0, 4, 2, 1])
+
+
+@pytest.mark.parametrize("kind", ["f32", "f64"])
+@pytest.mark.parametrize("batch", [(), (3,)], ids=["unbatched", "batched"])
+def test_solve(have_compiler, build_dir, tmp_path, kind, batch):
+    """jnp.linalg.solve: getrf, the permutation, two trsm."""
+    a = (RNG.standard_normal((*batch, 6, 6)) + 3 * np.eye(6)).astype(FLOATS[kind])
+    b = RNG.standard_normal((*batch, 6, 2)).astype(FLOATS[kind])
+    with jax.enable_x64(kind == "f64"):
+        (got,) = compile_and_run(build_dir, tmp_path, "solve", jnp.linalg.solve, [a, b])
+        want = np.asarray(jax.jit(jnp.linalg.solve)(a, b))
+    cond = np.linalg.cond(a.astype(np.float64))
+    assert_close(got, want, cond, kind, "solve vs JAX")
+    assert_close(got, np.linalg.solve(a.astype(np.float64), b.astype(np.float64)), cond, kind, "solve vs float64")

@@ -122,8 +122,8 @@ TEST(CheckIndices, PassesIndicesInRangeAndRefusesTheRest) {
   ExpectError(one_bound.status(), {"index 9 (at [3] of the indices) is not in [0, 9): scatter"});
 }
 
-// cholesky and triangular_solve (LAPACK's potrf, BLAS's trsm) against
-// factors and solutions worked by hand, batched, in every float dtype (f16
+// cholesky, triangular_solve and lu (LAPACK's potrf, BLAS's trsm, LAPACK's
+// getrf) against factors and solutions worked by hand, batched, in every float dtype (f16
 // and bf16 through f32; the numbers are exact in each); a matrix that is not
 // positive definite gives NaN in the factor's triangle.
 TEST(Linalg, CholeskyAndTriangularSolveMatchHandReferences) {
@@ -163,6 +163,14 @@ TEST(Linalg, CholeskyAndTriangularSolveMatchHandReferences) {
     EXPECT_EQ(solve({4, 8}, false, "NO_TRANSPOSE"), (std::vector<double>{1, 2}))
         << DTypeName(dtype);
     EXPECT_EQ(solve({2, 9}, false, "ADJOINT"), (std::vector<double>{1, 2})) << DTypeName(dtype);
+    // [[2, 1], [4, 4]]: rows swapped, L = [[1, 0], [0.5, 1]], U = [[4, 4], [0, -1]];
+    // [[0, 1], [0, 3]] has an exact zero pivot, after which getrf goes on.
+    auto lu = MustRunOp({"lu",
+                         {HostTensor::FromDouble(dtype, {2, 2, 2}, {2, 1, 4, 4, 0, 1, 0, 3})},
+                         {{dtype, {2, 2, 2}}, {DType::kI32, {2, 2}}}});
+    EXPECT_EQ(lu[0].ToDouble(), (std::vector<double>{4, 4, 0.5, -1, 0, 1, 0, 3}))
+        << DTypeName(dtype);
+    EXPECT_EQ(lu[1].ToDouble(), (std::vector<double>{2, 2, 1, 2})) << DTypeName(dtype);
   }
   HostTensor rect = Random(DType::kF32, {2, 3}, Rng());
   ExpectError(RunOp({"cholesky", {rect}, {{DType::kF32, {2, 3}}}, {}}).status(),

@@ -261,9 +261,8 @@ TEST(Outputs, OutputOnHostCopiesADeviceOutputToTheHost) {
 TEST(Safetensors, EveryElementTypeRoundTrips) {
   std::vector<NamedTensor> tensors;
   std::vector<HostTensor> keep;
-  const DType types[] = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI64,
-                         DType::kI32, DType::kI8,  DType::kU8,  DType::kI1};
-  for (DType t : types) {
+  for (int code = 1; code < kNumDTypes; ++code) {  // every dtype: the codes have no gaps
+    const DType t = static_cast<DType>(code);
     keep.push_back(Random(t, {3, 5}, Rng(), 0, 100));
     tensors.push_back({std::string("t_") + DTypeName(t), keep.back().view()});
   }
@@ -310,7 +309,7 @@ TEST(Safetensors, MalformedFilesAreRefusedSayingWhy) {
       {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})", "expected ',' or '}'"},
       {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,24]}})", "fall outside the 16 data"},
       {R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", "needs 12"},
-      {R"({"a":{"dtype":"I16","shape":[2],"data_offsets":[0,4]}})", "element type I16"},
+      {R"({"a":{"dtype":"F8_E5M2","shape":[2],"data_offsets":[0,2]}})", "element type F8_E5M2"},
       {R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", "non-negative"},
       {R"({"a":{"dtype":"F32","shape":[2.5],"data_offsets":[0,8]}})", "fraction"},
       {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", "[begin, end]"},

@@ -69,6 +69,10 @@ double HostTensor::Get(int64_t i) const {
       return as<uint8_t>()[i];
     case DType::kI8:
       return as<int8_t>()[i];
+    case DType::kI16:
+      return as<int16_t>()[i];
+    case DType::kU16:
+      return as<uint16_t>()[i];
     case DType::kI32:
       return as<int32_t>()[i];
     case DType::kI64:
@@ -105,6 +109,12 @@ void HostTensor::Set(int64_t i, double v) {
     case DType::kI8:
       as<int8_t>()[i] = static_cast<int8_t>(v);
       break;
+    case DType::kI16:
+      as<int16_t>()[i] = static_cast<int16_t>(v);
+      break;
+    case DType::kU16:
+      as<uint16_t>()[i] = static_cast<uint16_t>(v);
+      break;
     case DType::kI32:
       as<int32_t>()[i] = static_cast<int32_t>(v);
       break;
@@ -137,8 +147,9 @@ HostTensor HostTensor::FromDouble(DType t, std::vector<int64_t> shape,
 
 HostTensor Random(DType t, std::vector<int64_t> shape, std::mt19937_64& rng, double lo, double hi) {
   HostTensor h(t, std::move(shape));
-  const bool integral = t == DType::kI1 || t == DType::kI8 || t == DType::kI32 ||
-                        t == DType::kI64 || t == DType::kU8 || t == DType::kU32 || t == DType::kU64;
+  const bool integral = t == DType::kI1 || t == DType::kI8 || t == DType::kI16 ||
+                        t == DType::kI32 || t == DType::kI64 || t == DType::kU8 ||
+                        t == DType::kU16 || t == DType::kU32 || t == DType::kU64;
   for (int64_t i = 0; i < h.numel(); ++i) {
     if (integral) {
       std::uniform_int_distribution<int64_t> d(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
