@@ -42,9 +42,14 @@ void Run(dim3 grid, F&& body) {
 
 inline float rsqrtf(float x) { return 1.f / std::sqrt(x); }
 
-// Atomics: one thread at a time, so plain read-modify-write.
+// Atomics: one thread at a time, so plain read-modify-write. Each takes only
+// the types CUDA's does, so a kernel that compiles here compiles for the GPU.
 template <typename T>
 T atomicAdd(T* address, T value) {
+  static_assert(std::is_same_v<T, int> || std::is_same_v<T, unsigned int> ||
+                std::is_same_v<T, unsigned long long> || std::is_same_v<T, float> ||
+                std::is_same_v<T, double> || std::is_same_v<T, __half> ||
+                std::is_same_v<T, __nv_bfloat16>);
   const T old = *address;
   if constexpr (std::is_same_v<T, __half>)
     *address = __float2half_rn(__half2float(old) + __half2float(value));
@@ -67,8 +72,15 @@ T atomicCAS(T* address, T compare, T value) {
   return old;
 }
 
+// atomicMax and atomicMin: 4- and 8-byte integers.
+template <typename T>
+constexpr bool kHasAtomicMinMax =
+    std::is_same_v<T, int> || std::is_same_v<T, unsigned int> || std::is_same_v<T, long long> ||
+    std::is_same_v<T, unsigned long long>;
+
 template <typename T>
 T atomicMax(T* address, T value) {
+  static_assert(kHasAtomicMinMax<T>);
   const T old = *address;
   if (value > old) *address = value;
   return old;
@@ -76,6 +88,7 @@ T atomicMax(T* address, T value) {
 
 template <typename T>
 T atomicMin(T* address, T value) {
+  static_assert(kHasAtomicMinMax<T>);
   const T old = *address;
   if (value < old) *address = value;
   return old;

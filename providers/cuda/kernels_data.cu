@@ -167,9 +167,9 @@ __device__ unsigned char CombineBytes(unsigned char a, unsigned char b) {
 // here is associative and commutative on the bytes (sums and products
 // modulo 256, max, min, or, and), so the split changes nothing. A 16-bit CAS
 // would not do: the last byte at an even offset has no aligned 2- or 4-byte
-// window inside the tensor. 2-byte types take a 16-bit CAS or the native
-// atomicAdd (__half on sm_70+, __nv_bfloat16 on sm_80+; this provider builds
-// for sm_80 and up).
+// window inside the tensor. 2-byte types take a 16-bit CAS or, for floats,
+// the native atomicAdd (__half on sm_70+, __nv_bfloat16 on sm_80+; this
+// provider builds for sm_80 and up; CUDA has no 16-bit integer atomicAdd).
 constexpr int kEdgeSlots = 6;  // 3 bytes at each end of a tensor
 constexpr unsigned int kEdgeHeld = 0x100;
 
@@ -244,21 +244,23 @@ using CasBits =
                        std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>>;
 
 // *address = Combine<R>(*address, value), atomically. 1-byte types: above;
-// add: the native atomicAdd (64-bit integers as unsigned, so sums wrap as the
-// CPU's do); max and min of 4- and 8-byte integers: the native atomicMax and
-// atomicMin; the rest (float max and min, which must propagate NaN and order
-// -0 below +0, every product, 2-byte max and min): a compare-and-swap loop
-// on the element's bits, left early when the combination changes nothing.
+// add of floats and of 4- and 8-byte integers: the native atomicAdd (64-bit
+// integers as unsigned, so sums wrap as the CPU's do); max and min of 4- and
+// 8-byte integers: the native atomicMax and atomicMin; the rest (float max
+// and min, which must propagate NaN and order -0 below +0, every product,
+// every 2-byte integer reducer): a compare-and-swap loop on the element's
+// bits, left early when the combination changes nothing.
 template <Reducer R, typename T>
 __device__ void AtomicCombine(T* address, T value, const ByteSpan& bytes) {
+  constexpr bool kWideInteger = std::is_integral_v<T> && sizeof(T) >= 4;
   if constexpr (sizeof(T) == 1) {
     AtomicCombineByte<R>(address, value, bytes);
   } else if constexpr (R == Reducer::kAdd && std::is_integral_v<T> && sizeof(T) == 8) {
     atomicAdd(reinterpret_cast<unsigned long long*>(address),
               static_cast<unsigned long long>(value));  // wraps, as the CPU's sums do
-  } else if constexpr (R == Reducer::kAdd) {
+  } else if constexpr (R == Reducer::kAdd && (kWideInteger || !std::is_integral_v<T>)) {
     atomicAdd(address, value);
-  } else if constexpr ((R == Reducer::kMax || R == Reducer::kMin) && std::is_integral_v<T>) {
+  } else if constexpr ((R == Reducer::kMax || R == Reducer::kMin) && kWideInteger) {
     using A =
         std::conditional_t<sizeof(T) == 4,
                            std::conditional_t<std::is_signed_v<T>, int, unsigned int>,
