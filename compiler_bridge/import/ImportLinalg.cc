@@ -43,12 +43,15 @@ bool Importer::ImportLapack(Operation& op, llvm::ArrayRef<Value> operands,
       routine.consume_front("lapack_") && routine.consume_back("_ffi") &&
       llvm::is_contained({"strsm", "dtrsm", "spotrf", "dpotrf", "sgetrf", "dgetrf"}, routine);
   if (!known) return Fail(op, "unknown custom_call target '" + target + "'");
+  if (op.getNumResults() == 0) return Fail(op, target + " has no result");
   for (mlir::Type t : op.getResultTypes())
     if (!CheckType(t, op)) return false;
   auto type = mlir::cast<mlir::RankedTensorType>(op.getResult(0).getType());
   const mlir::Type element = type.getElementType();
-  if (!element.isF32() && !element.isF64())
-    return Fail(op, target + " on " + PrintedText(element) + " (expects f32 or f64)");
+  const bool f32 = routine.front() == 's';
+  if (f32 ? !element.isF32() : !element.isF64())
+    return Fail(
+        op, target + " on " + PrintedText(element) + " (expects " + (f32 ? "f32" : "f64") + ")");
   const mlir::Location loc = op.getLoc();
   auto flag = [&](llvm::StringRef name, bool value) {
     return b_.getNamedAttr(name, b_.getI64IntegerAttr(value));
