@@ -15,8 +15,9 @@ bool IsFloat(int32_t dtype) {
 }
 
 bool IsInteger(int32_t dtype) {
-  return dtype == BRT_DTYPE_I8 || dtype == BRT_DTYPE_I32 || dtype == BRT_DTYPE_I64 ||
-         dtype == BRT_DTYPE_U8 || dtype == BRT_DTYPE_U32 || dtype == BRT_DTYPE_U64;
+  return dtype == BRT_DTYPE_I8 || dtype == BRT_DTYPE_I16 || dtype == BRT_DTYPE_I32 ||
+         dtype == BRT_DTYPE_I64 || dtype == BRT_DTYPE_U8 || dtype == BRT_DTYPE_U16 ||
+         dtype == BRT_DTYPE_U32 || dtype == BRT_DTYPE_U64;
 }
 
 std::string FormatDims(const std::vector<int64_t>& dims) {

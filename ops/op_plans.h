@@ -125,12 +125,16 @@ BRT_HD inline long long IndexValue(const void* indices, int32_t dtype, long long
   switch (dtype) {
     case BRT_DTYPE_I8:
       return static_cast<const int8_t*>(indices)[at];
+    case BRT_DTYPE_I16:
+      return static_cast<const int16_t*>(indices)[at];
     case BRT_DTYPE_I32:
       return static_cast<const int32_t*>(indices)[at];
     case BRT_DTYPE_I64:
       return static_cast<const int64_t*>(indices)[at];
     case BRT_DTYPE_U8:
       return static_cast<const uint8_t*>(indices)[at];
+    case BRT_DTYPE_U16:
+      return static_cast<const uint16_t*>(indices)[at];
     case BRT_DTYPE_U32:
       return static_cast<const uint32_t*>(indices)[at];
     case BRT_DTYPE_U64: {

@@ -146,9 +146,10 @@ inline std::vector<int32_t> ElementwiseDTypes(Domain domain) {
   const std::vector<int32_t> floats = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64};
   std::vector<int32_t> out = TakesFloats(domain) ? floats : std::vector<int32_t>{};
   if (domain == Domain::kAll || domain == Domain::kIntegral) out.push_back(BRT_DTYPE_I1);
-  if (domain != Domain::kFloat) out.insert(out.end(), {BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64});
+  if (domain != Domain::kFloat)
+    out.insert(out.end(), {BRT_DTYPE_I8, BRT_DTYPE_I16, BRT_DTYPE_I32, BRT_DTYPE_I64});
   if (domain != Domain::kFloat && domain != Domain::kSigned)
-    out.insert(out.end(), {BRT_DTYPE_U8, BRT_DTYPE_U32, BRT_DTYPE_U64});
+    out.insert(out.end(), {BRT_DTYPE_U8, BRT_DTYPE_U16, BRT_DTYPE_U32, BRT_DTYPE_U64});
   return out;
 }
 

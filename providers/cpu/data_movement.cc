@@ -152,9 +152,7 @@ void RegisterDataMovement(std::vector<KernelDef>& defs) {
   defs.push_back({"bitcast_convert", kAllTypes, &Make<ByteCopyKernel<PlanBitcastConvert>>});
   defs.push_back({"concatenate", kAllTypes, &Make<ConcatenateKernel>});
   defs.push_back({"pad", kAllTypes, &Make<PadKernel>});
-  std::vector<int32_t> iota_types = kAllTypes;
-  iota_types.erase(std::find(iota_types.begin(), iota_types.end(), BRT_DTYPE_I1));
-  defs.push_back({"iota", iota_types, &Make<IotaKernel>});
+  defs.push_back({"iota", kNumericTypes, &Make<IotaKernel>});
   defs.push_back({"constant", kAllTypes, &Make<ConstantKernel>});
   defs.push_back({"dynamic_slice", kAllTypes, &Make<DynamicSliceKernel>});
   defs.push_back({"dynamic_update_slice", kAllTypes, &Make<DynamicSliceKernel>});

@@ -127,9 +127,11 @@ template <typename C, bool = std::is_integral_v<C>>
 struct AccumulatorType {
   using type = C;
 };
+// At least unsigned int: narrower unsigned types would multiply as (signed,
+// overflowing) int.
 template <typename C>
 struct AccumulatorType<C, true> {
-  using type = std::make_unsigned_t<C>;
+  using type = std::make_unsigned_t<decltype(C{} + 0u)>;
 };
 
 // Any dtype and any layout: out[b,m,n] = sum_k lhs[b,m,k] * rhs[b,k,n].
@@ -678,9 +680,7 @@ class MaskableSoftmaxKernel final : public CpuKernel {
 }  // namespace
 
 void RegisterDnnl(std::vector<KernelDef>& defs) {
-  std::vector<int32_t> dot_types = kAllTypes;
-  dot_types.erase(std::find(dot_types.begin(), dot_types.end(), BRT_DTYPE_I1));
-  defs.push_back({"dot_general", dot_types, &Make<DotGeneralKernel>});
+  defs.push_back({"dot_general", kNumericTypes, &Make<DotGeneralKernel>});
   defs.push_back(
       {"brt.matmul", {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16}, &Make<DotGeneralKernel>});
   defs.push_back(

@@ -530,22 +530,16 @@ void FusedInstance::RunPart(Scratch& s, void* const* b, int64_t row_begin, int64
   if (filled > 0) flush();
 }
 
-std::vector<int32_t> Without(std::vector<int32_t> types, int32_t drop) {
-  types.erase(std::remove(types.begin(), types.end(), drop), types.end());
-  return types;
-}
-
 }  // namespace
 
 void RegisterElementwise(std::vector<KernelDef>& defs) {
-  const std::vector<int32_t> numeric = Without(kAllTypes, BRT_DTYPE_I1);
   for (const UnaryKind& u : kUnaryKinds)
     defs.push_back({u.kind, ElementwiseDTypes(u.domain), &Make<UnaryKernel>});
   for (const BinaryKind& b : kBinaryKinds)
     defs.push_back({b.kind, ElementwiseDTypes(b.domain), &Make<BinaryKernel>});
   defs.push_back({"compare", kAllTypes, &Make<CompareKernel>, true});
   defs.push_back({"select", kAllTypes, &Make<TernaryKernel>});
-  defs.push_back({"clamp", numeric, &Make<TernaryKernel>});
+  defs.push_back({"clamp", kNumericTypes, &Make<TernaryKernel>});
   defs.push_back({"convert", kAllTypes, &Make<ConvertKernel>});
   defs.push_back({"brt.fused_elementwise",
                   {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16},

@@ -99,11 +99,17 @@ std::unique_ptr<CpuKernel> Make() {
 
 inline const std::vector<int32_t> kFloatTypes = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
                                                  BRT_DTYPE_F64};
-inline const std::vector<int32_t> kIntTypes = {BRT_DTYPE_I8, BRT_DTYPE_I32, BRT_DTYPE_I64,
-                                               BRT_DTYPE_U8, BRT_DTYPE_U32, BRT_DTYPE_U64};
+inline const std::vector<int32_t> kIntTypes = {BRT_DTYPE_I8,  BRT_DTYPE_I16, BRT_DTYPE_I32,
+                                               BRT_DTYPE_I64, BRT_DTYPE_U8,  BRT_DTYPE_U16,
+                                               BRT_DTYPE_U32, BRT_DTYPE_U64};
 inline const std::vector<int32_t> kAllTypes = {
-    BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I1, BRT_DTYPE_I8,
-    BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8,   BRT_DTYPE_U32, BRT_DTYPE_U64};
+    BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I1,
+    BRT_DTYPE_I8,  BRT_DTYPE_I16, BRT_DTYPE_I32,  BRT_DTYPE_I64, BRT_DTYPE_U8,
+    BRT_DTYPE_U16, BRT_DTYPE_U32, BRT_DTYPE_U64};
+// Every type but i1.
+inline const std::vector<int32_t> kNumericTypes = {
+    BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I8,  BRT_DTYPE_I16,
+    BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8,   BRT_DTYPE_U16, BRT_DTYPE_U32, BRT_DTYPE_U64};
 
 template <typename T>
 struct ComputeType {
@@ -158,12 +164,16 @@ void DispatchType(int32_t dtype, F&& f) {
       return f(Bool8{});
     case BRT_DTYPE_I8:
       return f(int8_t{});
+    case BRT_DTYPE_I16:
+      return f(int16_t{});
     case BRT_DTYPE_I32:
       return f(int32_t{});
     case BRT_DTYPE_I64:
       return f(int64_t{});
     case BRT_DTYPE_U8:
       return f(uint8_t{});
+    case BRT_DTYPE_U16:
+      return f(uint16_t{});
     case BRT_DTYPE_U32:
       return f(uint32_t{});
     case BRT_DTYPE_U64:

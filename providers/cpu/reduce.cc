@@ -293,10 +293,7 @@ class SelectAndScatterKernel final : public CpuKernel {
 void RegisterReductions(std::vector<KernelDef>& defs) {
   defs.push_back({"reduce", kAllTypes, &Make<ReduceKernel>});
   defs.push_back({"reduce_window", kAllTypes, &Make<ReduceWindowKernel>});
-  defs.push_back({"select_and_scatter",
-                  {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I8,
-                   BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8, BRT_DTYPE_U32, BRT_DTYPE_U64},
-                  &Make<SelectAndScatterKernel>});
+  defs.push_back({"select_and_scatter", kNumericTypes, &Make<SelectAndScatterKernel>});
 }
 
 }  // namespace brt::cpu

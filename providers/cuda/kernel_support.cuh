@@ -90,12 +90,16 @@ bool Dispatch(int32_t dtype, F&& f) {
       return f(Tag<Bool8>{}), true;
     case BRT_DTYPE_I8:
       return f(Tag<int8_t>{}), true;
+    case BRT_DTYPE_I16:
+      return f(Tag<int16_t>{}), true;
     case BRT_DTYPE_I32:
       return f(Tag<int32_t>{}), true;
     case BRT_DTYPE_I64:
       return f(Tag<int64_t>{}), true;
     case BRT_DTYPE_U8:
       return f(Tag<uint8_t>{}), true;
+    case BRT_DTYPE_U16:
+      return f(Tag<uint16_t>{}), true;
     case BRT_DTYPE_U32:
       return f(Tag<uint32_t>{}), true;
     case BRT_DTYPE_U64:

@@ -73,12 +73,20 @@ __device__ float LoadAsFloat(int32_t dtype, const void* p, long long i) {
       return LoadAt<Bool8>(p, i) ? 1.f : 0.f;
     case BRT_DTYPE_I8:
       return LoadAt<int8_t>(p, i);
+    case BRT_DTYPE_I16:
+      return LoadAt<int16_t>(p, i);
     case BRT_DTYPE_I32:
       return static_cast<float>(LoadAt<int32_t>(p, i));
     case BRT_DTYPE_I64:
       return static_cast<float>(LoadAt<int64_t>(p, i));
     case BRT_DTYPE_U8:
       return LoadAt<uint8_t>(p, i);
+    case BRT_DTYPE_U16:
+      return LoadAt<uint16_t>(p, i);
+    case BRT_DTYPE_U32:
+      return static_cast<float>(LoadAt<uint32_t>(p, i));
+    case BRT_DTYPE_U64:
+      return static_cast<float>(LoadAt<uint64_t>(p, i));
   }
   return LoadAt<float>(p, i);
 }

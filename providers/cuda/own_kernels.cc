@@ -566,10 +566,7 @@ std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
   t.push_back({"scatter", kAll, &Make<ScatterKernel>});
   t.push_back({"reduce", kAll, &Make<ReduceKernel>, false, true, true});
   t.push_back({"reduce_window", kAll, &Make<ReduceWindowKernel>});
-  t.push_back({"select_and_scatter",
-               {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I8,
-                BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8, BRT_DTYPE_U32, BRT_DTYPE_U64},
-               &Make<SelectAndScatterKernel>});
+  t.push_back({"select_and_scatter", kNumeric, &Make<SelectAndScatterKernel>});
   t.push_back({"dot_general", kNumeric, matmul});
   t.push_back({"brt.matmul", kNumeric, matmul});
   t.push_back({"convolution", kHalfAndSingle, convolution});

@@ -113,14 +113,15 @@ class DeviceBuffer {
 // Unary, binary, compare, select, clamp and convert: one kernel over the
 // broadcast index space of the operands (kernels_*.cu).
 inline const std::vector<int32_t> kAll = {
-    BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I1, BRT_DTYPE_I8,
-    BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8,   BRT_DTYPE_U32, BRT_DTYPE_U64};
+    BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I1,
+    BRT_DTYPE_I8,  BRT_DTYPE_I16, BRT_DTYPE_I32,  BRT_DTYPE_I64, BRT_DTYPE_U8,
+    BRT_DTYPE_U16, BRT_DTYPE_U32, BRT_DTYPE_U64};
 inline const std::vector<int32_t> kFloats = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
                                              BRT_DTYPE_F64};
 inline const std::vector<int32_t> kHalfAndSingle = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16};
 inline const std::vector<int32_t> kNumeric = {
-    BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I8,
-    BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8,   BRT_DTYPE_U32, BRT_DTYPE_U64};
+    BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I8,  BRT_DTYPE_I16,
+    BRT_DTYPE_I32, BRT_DTYPE_I64, BRT_DTYPE_U8,   BRT_DTYPE_U16, BRT_DTYPE_U32, BRT_DTYPE_U64};
 
 using MakeFn = Kernel* (*)(const OpInfo&);
 template <typename K>

@@ -119,6 +119,49 @@ TEST(Format, RefusesNewerVersionsNamingBoth) {
   }
 }
 
+// Format 1.4 appended the dtypes i16 and u16 as codes 12 and 13 (never
+// renumbered: they are the plugin ABI's too). An executable with i16 and u16
+// inputs, weights and results is written as 1.4, loads with its signature
+// and runs: an i16 sum wraps, a u16 weight keeps its bytes.
+TEST(Format, SixteenBitIntegerExecutablesLoadAndRun) {
+  static_assert(BRT_DTYPE_I16 == 12 && BRT_DTYPE_U16 == 13);
+  static_assert(static_cast<int>(fb::DType::I16) == BRT_DTYPE_I16 &&
+                static_cast<int>(fb::DType::U16) == BRT_DTYPE_U16);
+  const std::vector<uint16_t> weight = {0, 1, 65535, 40000};
+  ExecutableBuilder b("format-test");
+  FunctionBuilder& f = b.AddFunction("main");
+  ValueId x = f.Input("x", DType::kI16, {4});
+  ValueId w =
+      f.Weight("w", DType::kU16, {4},
+               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(weight.data()), 8));
+  ValueId y = f.Input("y", DType::kU16, {4});
+  f.Output("sum", f.Op("add", {x, x}, {{DType::kI16, {4}}})[0]);
+  f.Output("max", f.Op("maximum", {w, y}, {{DType::kU16, {4}}})[0]);
+  std::vector<uint8_t> bytes = b.Serialize().value();
+  const auto* root = fb::GetSizePrefixedExecutable(bytes.data());
+  EXPECT_EQ(root->format_major(), 1);
+  EXPECT_EQ(root->format_minor(), 4);
+  auto s = Session::LoadMemory(bytes);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  std::vector<DType> dtypes;
+  for (const ArgumentInfo& a : (*s)->functions()[0].arguments) dtypes.push_back(a.dtype);
+  // x, w, y, sum, max
+  EXPECT_EQ(dtypes,
+            (std::vector<DType>{DType::kI16, DType::kU16, DType::kU16, DType::kI16, DType::kU16}));
+  EXPECT_STREQ(DTypeName(DType::kI16), "i16");
+  EXPECT_EQ(ParseDType("u16"), DType::kU16);
+  EXPECT_EQ(DTypeSize(DType::kU16), 2u);
+  auto ctx = std::move((*s)->NewRequest().value());
+  HostTensor in = HostTensor::FromDouble(DType::kI16, {4}, {-32768, 32767, 20000, -3});
+  HostTensor other = HostTensor::FromDouble(DType::kU16, {4}, {7, 0, 65534, 50000});
+  ASSERT_TRUE(ctx->Bind("x", in.view()).ok() && ctx->Bind("y", other.view()).ok());
+  ASSERT_TRUE(ctx->Run().ok());
+  const int16_t* sum = ctx->Output("sum")->data_as<int16_t>();
+  EXPECT_EQ(std::vector<int16_t>(sum, sum + 4), (std::vector<int16_t>{0, -2, -25536, -6}));
+  const uint16_t* max = ctx->Output("max")->data_as<uint16_t>();
+  EXPECT_EQ(std::vector<uint16_t>(max, max + 4), (std::vector<uint16_t>{7, 1, 65535, 50000}));
+}
+
 TEST(Format, WeightsAreAlignedSegmentsAfterTheMetadata) {
   Mlp mlp(Rng());
   ExecutableBuilder b;

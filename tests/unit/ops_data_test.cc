@@ -25,7 +25,7 @@ TEST(Reshape, CopiesInOrder) {
 }
 
 TEST(BroadcastInDim, MapsOperandDims) {
-  for (DType t : {DType::kF32, DType::kI64, DType::kF16, DType::kI1}) {
+  for (DType t : {DType::kF32, DType::kI64, DType::kF16, DType::kI1, DType::kI16, DType::kU16}) {
     HostTensor x = Random(t, {3, 1}, Rng(), 0, 1);
     auto out = MustRunOp({"broadcast_in_dim",
                           {x},
@@ -74,7 +74,7 @@ TEST(Transpose, GeneralPermutation) {
 // the one outside it, so the copy loops over the longer one inside.
 TEST(Transpose, ChannelsLastOfEveryElementSize) {
   const std::vector<int64_t> in_dims = {2, 3, 7, 9}, out_dims = {2, 7, 9, 3};
-  for (DType t : {DType::kF32, DType::kF16, DType::kI64, DType::kI8}) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kI64, DType::kI8, DType::kI16}) {
     HostTensor x = Random(t, in_dims, Rng(), -100, 100);
     auto out = MustRunOp({"transpose",
                           {x},
@@ -91,7 +91,7 @@ TEST(Transpose, ChannelsLastOfEveryElementSize) {
 // partial tiles on both sides, for every element size.
 TEST(Transpose, MatricesTileByTileWithRemainders) {
   const std::vector<int64_t> in_dims = {3, 21, 37}, out_dims = {3, 37, 21};
-  for (DType t : {DType::kF32, DType::kBF16, DType::kF64, DType::kU8}) {
+  for (DType t : {DType::kF32, DType::kBF16, DType::kF64, DType::kU8, DType::kU16}) {
     HostTensor x = Random(t, in_dims, Rng(), 0, 100);
     auto out = MustRunOp({"transpose",
                           {x},
@@ -106,16 +106,20 @@ TEST(Transpose, MatricesTileByTileWithRemainders) {
 }
 
 TEST(Slice, StartLimitStride) {
+  for (DType t : {DType::kI32, DType::kI16, DType::kU16}) {
+    HostTensor x = Random(t, {7, 9}, Rng(), t == DType::kU16 ? 0 : -30000, 30000);
+    auto out = MustRunOp({"slice",
+                          {x},
+                          {{t, {2, 3}}},
+                          {{"start_indices", std::vector<int64_t>{1, 2}},
+                           {"limit_indices", std::vector<int64_t>{5, 9}},
+                           {"strides", std::vector<int64_t>{3, 3}}}});
+    EXPECT_EQ(out[0].ToDouble(),
+              (std::vector<double>{x.Get(1 * 9 + 2), x.Get(1 * 9 + 5), x.Get(1 * 9 + 8),
+                                   x.Get(4 * 9 + 2), x.Get(4 * 9 + 5), x.Get(4 * 9 + 8)}))
+        << DTypeName(t);
+  }
   HostTensor x = Random(DType::kI32, {7, 9}, Rng(), -100, 100);
-  auto out = MustRunOp({"slice",
-                        {x},
-                        {{DType::kI32, {2, 3}}},
-                        {{"start_indices", std::vector<int64_t>{1, 2}},
-                         {"limit_indices", std::vector<int64_t>{5, 9}},
-                         {"strides", std::vector<int64_t>{3, 3}}}});
-  EXPECT_EQ(out[0].ToDouble(),
-            (std::vector<double>{x.Get(1 * 9 + 2), x.Get(1 * 9 + 5), x.Get(1 * 9 + 8),
-                                 x.Get(4 * 9 + 2), x.Get(4 * 9 + 5), x.Get(4 * 9 + 8)}));
   ExpectError(RunOp({"slice",
                      {x},
                      {{DType::kI32, {4, 8}}},
@@ -141,30 +145,38 @@ TEST(Reverse, SelectedDims) {
 }
 
 TEST(Concatenate, MiddleAxisWithEmptyPiece) {
-  HostTensor a = Random(DType::kF32, {2, 1, 3}, Rng()), b = Random(DType::kF32, {2, 0, 3}, Rng()),
-             c = Random(DType::kF32, {2, 2, 3}, Rng());
-  auto out = MustRunOp({"concatenate", {a, b, c}, {{DType::kF32, {2, 3, 3}}}, {{"dimension", 1}}});
-  for (int64_t i = 0; i < 18; ++i) {
-    auto idx = Unravel(i, {2, 3, 3});
-    double ref = idx[1] == 0 ? a.Get(Ravel({idx[0], 0, idx[2]}, {2, 1, 3}))
-                             : c.Get(Ravel({idx[0], idx[1] - 1, idx[2]}, {2, 2, 3}));
-    EXPECT_EQ(out[0].Get(i), ref);
+  for (DType t : {DType::kF32, DType::kI16, DType::kU16}) {
+    const double lo = t == DType::kI16 ? -32768 : 0, hi = t == DType::kU16 ? 65535 : 32767;
+    HostTensor a = Random(t, {2, 1, 3}, Rng(), lo, hi), b = Random(t, {2, 0, 3}, Rng(), lo, hi),
+               c = Random(t, {2, 2, 3}, Rng(), lo, hi);
+    auto out = MustRunOp({"concatenate", {a, b, c}, {{t, {2, 3, 3}}}, {{"dimension", 1}}});
+    for (int64_t i = 0; i < 18; ++i) {
+      auto idx = Unravel(i, {2, 3, 3});
+      double ref = idx[1] == 0 ? a.Get(Ravel({idx[0], 0, idx[2]}, {2, 1, 3}))
+                               : c.Get(Ravel({idx[0], idx[1] - 1, idx[2]}, {2, 2, 3}));
+      EXPECT_EQ(out[0].Get(i), ref) << DTypeName(t);
+    }
   }
 }
 
 TEST(Pad, EdgeInteriorAndNegative) {
-  HostTensor x = HostTensor::FromDouble(DType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
-  HostTensor v = HostTensor::FromDouble(DType::kF32, {}, {0});
-  // dim 0: low 1, high 0, interior 1 -> [pad, r0, pad, r1] (size 4)
-  // dim 1: low -1 (crop first column), high 2, interior 0 -> [c1, c2, pad, pad]
-  auto out = MustRunOp({"pad",
-                        {x, v},
-                        {{DType::kF32, {4, 4}}},
-                        {{"edge_padding_low", std::vector<int64_t>{1, -1}},
-                         {"edge_padding_high", std::vector<int64_t>{0, 2}},
-                         {"interior_padding", std::vector<int64_t>{1, 0}}}});
-  EXPECT_EQ(out[0].ToDouble(),
-            (std::vector<double>{0, 0, 0, 0, 2, 3, 0, 0, 0, 0, 0, 0, 5, 6, 0, 0}));
+  // The padding value: 0, or the type's extreme for 16-bit integers.
+  for (auto [t, p] :
+       {std::pair<DType, double>{DType::kF32, 0}, {DType::kI16, -32768}, {DType::kU16, 65535}}) {
+    HostTensor x = HostTensor::FromDouble(t, {2, 3}, {1, 2, 3, 4, 5, 6});
+    HostTensor v = HostTensor::FromDouble(t, {}, {p});
+    // dim 0: low 1, high 0, interior 1 -> [pad, r0, pad, r1] (size 4)
+    // dim 1: low -1 (crop first column), high 2, interior 0 -> [c1, c2, pad, pad]
+    auto out = MustRunOp({"pad",
+                          {x, v},
+                          {{t, {4, 4}}},
+                          {{"edge_padding_low", std::vector<int64_t>{1, -1}},
+                           {"edge_padding_high", std::vector<int64_t>{0, 2}},
+                           {"interior_padding", std::vector<int64_t>{1, 0}}}});
+    EXPECT_EQ(out[0].ToDouble(),
+              (std::vector<double>{p, p, p, p, 2, 3, p, p, p, p, p, p, 5, 6, p, p}))
+        << DTypeName(t);
+  }
 }
 
 TEST(Iota, AlongEachDimension) {
@@ -172,6 +184,10 @@ TEST(Iota, AlongEachDimension) {
   EXPECT_EQ(out[0].ToDouble(), (std::vector<double>{0, 1, 2, 0, 1, 2}));
   out = MustRunOp({"iota", {}, {{DType::kF32, {2, 3}}}, {{"iota_dimension", 0}}});
   EXPECT_EQ(out[0].ToDouble(), (std::vector<double>{0, 0, 0, 1, 1, 1}));
+  for (DType t : {DType::kI16, DType::kU16}) {
+    out = MustRunOp({"iota", {}, {{t, {2, 3}}}, {{"iota_dimension", 1}}});
+    EXPECT_EQ(out[0].ToDouble(), (std::vector<double>{0, 1, 2, 0, 1, 2})) << DTypeName(t);
+  }
 }
 
 TEST(Constant, EmitsItsBytes) {
@@ -271,6 +287,8 @@ void CheckStartIndices(DType dtype) {
 TEST(DynamicSlice, StartIndicesOfEveryIntegerTypeClampAsStableHlo) {
   CheckStartIndices<int8_t>(DType::kI8);
   CheckStartIndices<uint8_t>(DType::kU8);
+  CheckStartIndices<int16_t>(DType::kI16);
+  CheckStartIndices<uint16_t>(DType::kU16);
   CheckStartIndices<int32_t>(DType::kI32);
   CheckStartIndices<uint32_t>(DType::kU32);
   CheckStartIndices<int64_t>(DType::kI64);
@@ -431,6 +449,45 @@ TEST(Sort, IntegerKeyDescending) {
     EXPECT_EQ(out[1].as<int64_t>()[j], k[want[j]]) << j;
     EXPECT_EQ(out[0].as<float>()[j], values.as<float>()[want[j]]) << j;
   }
+}
+
+// i16 and u16 keys (the extremes, duplicates and random bits) order an i32
+// payload, both ways, against a stable sort in T.
+template <typename T>
+void CheckSixteenBitSort(DType dtype) {
+  const int64_t n = 200;
+  HostTensor keys(dtype, {2, n}), payload(DType::kI32, {2, n});
+  const T edges[] = {std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), 0, T(-1), 1};
+  for (int64_t i = 0; i < 2 * n; ++i) {
+    keys.as<T>()[i] =
+        i % 4 == 0 ? edges[i / 4 % 5] : static_cast<T>(Rng()() % 7 == 0 ? 3 : Rng()());
+    payload.as<int32_t>()[i] = static_cast<int32_t>(i);
+  }
+  for (const char* order : {"ascending", "descending"}) {
+    auto out = MustRunOp({"sort",
+                          {keys, payload},
+                          {{dtype, {2, n}}, {DType::kI32, {2, n}}},
+                          {{"dimension", int64_t{1}}, {"key", int64_t{0}}, {"order", order}}});
+    const bool descending = order[0] == 'd';
+    for (int64_t row = 0; row < 2; ++row) {
+      std::vector<int32_t> want(n);
+      for (int64_t j = 0; j < n; ++j) want[j] = static_cast<int32_t>(row * n + j);
+      std::stable_sort(want.begin(), want.end(), [&](int32_t x, int32_t y) {
+        const T a = keys.as<T>()[x], b = keys.as<T>()[y];
+        return descending ? b < a : a < b;
+      });
+      for (int64_t j = 0; j < n; ++j) {
+        ASSERT_EQ(out[1].as<int32_t>()[row * n + j], want[j])
+            << DTypeName(dtype) << " " << order << " row " << row << " at " << j;
+        ASSERT_EQ(out[0].as<T>()[row * n + j], keys.as<T>()[want[j]]);
+      }
+    }
+  }
+}
+
+TEST(Sort, SixteenBitKeysAgainstAStableSort) {
+  CheckSixteenBitSort<int16_t>(DType::kI16);
+  CheckSixteenBitSort<uint16_t>(DType::kU16);
 }
 
 TEST(Sort, BadOperandsAndAttributesAreNamed) {

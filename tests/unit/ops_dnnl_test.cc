@@ -3,6 +3,7 @@
 // covers the whole family.
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "test_util.h"
 
@@ -174,16 +175,28 @@ TEST(DotGeneral, WeightGradientsAcrossBlocks) {
   }
 }
 
+// Integers: i32 on small values, i16 and u16 over their whole range, whose
+// sums of products wrap modulo 2^16 (the float64 reference is exact, then
+// wrapped by hand).
 TEST(DotGeneral, IntegerAndBfloat16) {
   const DotSpec& s = kDots[3];
-  HostTensor l = Random(DType::kI32, s.lhs, Rng(), -5, 5),
-             r = Random(DType::kI32, s.rhs, Rng(), -5, 5);
   std::vector<Attribute> attrs = {{"lhs_batching_dimensions", s.lb},
                                   {"rhs_batching_dimensions", s.rb},
                                   {"lhs_contracting_dimensions", s.lc},
                                   {"rhs_contracting_dimensions", s.rc}};
-  EXPECT_EQ(MustRunOp({"dot_general", {l, r}, {{DType::kI32, Dims(s.out)}}, attrs})[0].ToDouble(),
-            DotReference(l, r, s));
+  for (auto [t, lo, hi] : {std::tuple<DType, double, double>{DType::kI32, -5, 5},
+                           {DType::kI16, -32768, 32767},
+                           {DType::kU16, 0, 65535}}) {
+    HostTensor l = Random(t, s.lhs, Rng(), lo, hi), r = Random(t, s.rhs, Rng(), lo, hi);
+    std::vector<double> want = DotReference(l, r, s);
+    if (t != DType::kI32)
+      for (double& w : want) {
+        const uint16_t bits = static_cast<uint16_t>(static_cast<int64_t>(w) & 0xFFFF);
+        w = t == DType::kI16 ? static_cast<int16_t>(bits) : bits;
+      }
+    EXPECT_EQ(MustRunOp({"dot_general", {l, r}, {{t, Dims(s.out)}}, attrs})[0].ToDouble(), want)
+        << DTypeName(t);
+  }
   HostTensor lb = Random(DType::kBF16, s.lhs, Rng()), rb = Random(DType::kBF16, s.rhs, Rng());
   EXPECT_LE(
       RelError(

@@ -493,6 +493,7 @@ void CheckUnsignedNegate(DType dtype) {
 
 TEST(UnsignedOps, NegateWrapsModuloTwoToTheWidth) {
   CheckUnsignedNegate<uint8_t>(DType::kU8);
+  CheckUnsignedNegate<uint16_t>(DType::kU16);
   CheckUnsignedNegate<uint32_t>(DType::kU32);
   CheckUnsignedNegate<uint64_t>(DType::kU64);
 }
@@ -523,6 +524,8 @@ void CheckPopcnt(DType dtype) {
 TEST(IntegerOps, PopcntCountsSetBitsOfEveryIntegerType) {
   CheckPopcnt<int8_t>(DType::kI8);
   CheckPopcnt<uint8_t>(DType::kU8);
+  CheckPopcnt<int16_t>(DType::kI16);
+  CheckPopcnt<uint16_t>(DType::kU16);
   CheckPopcnt<int32_t>(DType::kI32);
   CheckPopcnt<uint32_t>(DType::kU32);
   CheckPopcnt<int64_t>(DType::kI64);
@@ -530,6 +533,209 @@ TEST(IntegerOps, PopcntCountsSetBitsOfEveryIntegerType) {
   for (DType t : {DType::kF32, DType::kI1})
     ExpectError(RunOp({"popcnt", {HostTensor::FromDouble(t, {2}, {1, 0})}, {{t, {2}}}}).status(),
                 {"popcnt", DTypeName(t)});
+}
+
+// i16 and u16 operands: every pair of the extremes and values around them,
+// then random pairs.
+template <typename T>
+std::pair<std::vector<T>, std::vector<T>> SixteenBitPairs() {
+  constexpr T kLo = std::numeric_limits<T>::min(), kHi = std::numeric_limits<T>::max();
+  const std::vector<T> edges = {kLo, T(kLo + 1), kHi,   T(kHi - 1), 0,  1,
+                                2,   T(-1),      T(-2), 15,         16, 17};
+  std::vector<T> a, b;
+  for (T x : edges)
+    for (T y : edges) a.push_back(x), b.push_back(y);
+  for (int i = 0; i < 300; ++i)
+    a.push_back(static_cast<T>(Rng()())), b.push_back(static_cast<T>(Rng()()));
+  return {a, b};
+}
+
+// v modulo 2^16 as T: the wraparound of i16 and u16 arithmetic.
+template <typename T>
+T Wrap16(int64_t v) {
+  return static_cast<T>(static_cast<uint16_t>(v & 0xFFFF));
+}
+
+// Every integer elementwise op on i16 or u16 against references computed in
+// int64 and wrapped by hand, with XLA's rules: x / 0 is -1 (all bits set),
+// x % 0 is x, min / -1 is min and min % -1 is 0; a shift amount reads as
+// unsigned and one of 16 or more shifts everything out.
+template <typename T>
+void CheckSixteenBit(DType dtype) {
+  constexpr bool kSigned = std::is_signed_v<T>;
+  constexpr int64_t kLo = std::numeric_limits<T>::min();
+  const auto [a, b] = SixteenBitPairs<T>();
+  const int64_t n = static_cast<int64_t>(a.size());
+  auto bits = [](T v) { return static_cast<int64_t>(static_cast<uint16_t>(v)); };
+  auto power = [](int64_t base, int64_t exp) -> int64_t {
+    if (exp < 0) return base == 1 ? 1 : base == -1 ? (exp % 2 ? -1 : 1) : 0;
+    int64_t r = 1;
+    for (int64_t k = 0; k < exp && r != 0; ++k) r = (r * base) & 0xFFFF;
+    return r;
+  };
+  const std::pair<const char*, std::function<int64_t(int64_t, int64_t)>> binary[] = {
+      {"add", [](int64_t x, int64_t y) { return x + y; }},
+      {"subtract", [](int64_t x, int64_t y) { return x - y; }},
+      {"multiply", [](int64_t x, int64_t y) { return x * y; }},
+      {"divide",
+       [](int64_t x, int64_t y) { return y == 0                  ? -1
+                                         : (x == kLo && y == -1) ? x
+                                                                 : x / y; }},
+      {"remainder",
+       [](int64_t x, int64_t y) { return y == 0                  ? x
+                                         : (x == kLo && y == -1) ? 0
+                                                                 : x % y; }},
+      {"maximum", [](int64_t x, int64_t y) { return std::max(x, y); }},
+      {"minimum", [](int64_t x, int64_t y) { return std::min(x, y); }},
+      {"power", power},
+      {"and", [](int64_t x, int64_t y) { return x & y; }},
+      {"or", [](int64_t x, int64_t y) { return x | y; }},
+      {"xor", [](int64_t x, int64_t y) { return x ^ y; }},
+  };
+  auto run2 = [&](const char* kind, const std::vector<T>& x, const std::vector<T>& y) {
+    return Values<T>(MustRunOp({kind, {Raw(dtype, x), Raw(dtype, y)}, {{dtype, {n}}}})[0]);
+  };
+  for (const auto& [kind, ref] : binary) {
+    std::vector<T> want;
+    for (int64_t i = 0; i < n; ++i) want.push_back(Wrap16<T>(ref(a[i], b[i])));
+    EXPECT_EQ(run2(kind, a, b), want) << kind << " " << DTypeName(dtype);
+  }
+  std::vector<T> left, logical, arithmetic;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t shift = bits(b[i]), signed_a = static_cast<int16_t>(a[i]);
+    left.push_back(shift >= 16 ? T(0) : Wrap16<T>(bits(a[i]) << shift));
+    logical.push_back(shift >= 16 ? T(0) : Wrap16<T>(bits(a[i]) >> shift));
+    arithmetic.push_back(Wrap16<T>(signed_a >> std::min<int64_t>(shift, 15)));
+  }
+  EXPECT_EQ(run2("shift_left", a, b), left) << DTypeName(dtype);
+  EXPECT_EQ(run2("shift_right_logical", a, b), logical) << DTypeName(dtype);
+  EXPECT_EQ(run2("shift_right_arithmetic", a, b), arithmetic) << DTypeName(dtype);
+
+  std::vector<std::pair<const char*, std::function<int64_t(int64_t)>>> unary = {
+      {"negate", [](int64_t x) { return -x; }},
+      {"not", [](int64_t x) { return ~x; }},
+      {"popcnt", [](int64_t x) { return __builtin_popcountll(static_cast<uint16_t>(x)); }},
+  };
+  if constexpr (kSigned) {
+    unary.push_back({"abs", [](int64_t x) { return x < 0 ? -x : x; }});
+    unary.push_back({"sign", [](int64_t x) { return (x > 0) - (x < 0); }});
+  }
+  for (const auto& [kind, ref] : unary) {
+    std::vector<T> want;
+    for (T v : a) want.push_back(Wrap16<T>(ref(v)));
+    EXPECT_EQ(Values<T>(MustRunOp({kind, {Raw(dtype, a)}, {{dtype, {n}}}})[0]), want)
+        << kind << " " << DTypeName(dtype);
+  }
+
+  const std::pair<const char*, std::function<bool(int64_t, int64_t)>> directions[] = {
+      {"EQ", std::equal_to<int64_t>()},      {"NE", std::not_equal_to<int64_t>()},
+      {"GE", std::greater_equal<int64_t>()}, {"GT", std::greater<int64_t>()},
+      {"LE", std::less_equal<int64_t>()},    {"LT", std::less<int64_t>()}};
+  for (const auto& [dir, ref] : directions) {
+    auto out = MustRunOp({"compare",
+                          {Raw(dtype, a), Raw(dtype, b)},
+                          {{DType::kI1, {n}}},
+                          {{"comparison_direction", std::string(dir)}}});
+    std::vector<uint8_t> want;
+    for (int64_t i = 0; i < n; ++i) want.push_back(ref(a[i], b[i]) ? 1 : 0);
+    EXPECT_EQ(Values<uint8_t>(out[0]), want) << dir << " " << DTypeName(dtype);
+  }
+  HostTensor predicate = Random(DType::kI1, {n}, Rng(), 0, 1);
+  std::vector<T> selected, clamped;
+  const T lo = static_cast<T>(kSigned ? -300 : 300), hi = 20000;
+  for (int64_t i = 0; i < n; ++i) {
+    selected.push_back(predicate.Get(i) ? a[i] : b[i]);
+    clamped.push_back(std::min(std::max(a[i], lo), hi));
+  }
+  EXPECT_EQ(Values<T>(MustRunOp(
+                {"select", {predicate, Raw(dtype, a), Raw(dtype, b)}, {{dtype, {n}}}})[0]),
+            selected)
+      << DTypeName(dtype);
+  EXPECT_EQ(Values<T>(MustRunOp(
+                {"clamp",
+                 {Raw(dtype, std::vector<T>{lo}), Raw(dtype, a), Raw(dtype, std::vector<T>{hi})},
+                 {{dtype, {n}}}})[0]),
+            clamped)
+      << DTypeName(dtype);
+}
+
+TEST(SixteenBitIntegers, EveryElementwiseOpWrapsAndDividesAsXla) {
+  CheckSixteenBit<int16_t>(DType::kI16);
+  CheckSixteenBit<uint16_t>(DType::kU16);
+  // abs and sign take signed integers only.
+  for (const char* kind : {"abs", "sign"})
+    ExpectError(
+        RunOp({kind, {Raw(DType::kU16, std::vector<uint16_t>{1})}, {{DType::kU16, {1}}}}).status(),
+        {kind, "u16"});
+}
+
+// convert to and from i16 and u16: integers wrap modulo 2^16 (as XLA's
+// integer converts truncate); floats truncate toward zero and saturate, NaN
+// gives 0; every i16 and u16 value is exact in f32.
+TEST(SixteenBitIntegers, ConvertWrapsIntegersAndSaturatesFloats) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = INFINITY;
+  HostTensor f = HostTensor::FromDouble(
+      DType::kF32, {10}, {-1e9, 1e9, 32767.9, -32768.9, 65535.5, -0.5, 7.9, nan, inf, -inf});
+  EXPECT_EQ(Values<int16_t>(MustRunOp({"convert", {f}, {{DType::kI16, {10}}}})[0]),
+            (std::vector<int16_t>{-32768, 32767, 32767, -32768, 32767, 0, 7, 0, 32767, -32768}));
+  EXPECT_EQ(Values<uint16_t>(MustRunOp({"convert", {f}, {{DType::kU16, {10}}}})[0]),
+            (std::vector<uint16_t>{0, 65535, 32767, 0, 65535, 0, 7, 0, 65535, 0}));
+  HostTensor wide = HostTensor::FromDouble(DType::kI32, {6}, {70000, -70000, 65535, -1, 32768, 5});
+  EXPECT_EQ(Values<int16_t>(MustRunOp({"convert", {wide}, {{DType::kI16, {6}}}})[0]),
+            (std::vector<int16_t>{4464, -4464, -1, -1, -32768, 5}));
+  EXPECT_EQ(Values<uint16_t>(MustRunOp({"convert", {wide}, {{DType::kU16, {6}}}})[0]),
+            (std::vector<uint16_t>{4464, 61072, 65535, 65535, 32768, 5}));
+  const auto [s, u] = SixteenBitPairs<int16_t>();
+  const int64_t n = static_cast<int64_t>(s.size());
+  std::vector<uint16_t> as_unsigned;
+  std::vector<double> as_double;
+  std::vector<int8_t> as_i8;
+  for (int16_t v : s) {
+    as_unsigned.push_back(static_cast<uint16_t>(v));
+    as_double.push_back(v);
+    as_i8.push_back(static_cast<int8_t>(static_cast<uint8_t>(v & 0xFF)));
+  }
+  HostTensor si = Raw(DType::kI16, s);
+  EXPECT_EQ(Values<uint16_t>(MustRunOp({"convert", {si}, {{DType::kU16, {n}}}})[0]), as_unsigned);
+  EXPECT_EQ(Values<int8_t>(MustRunOp({"convert", {si}, {{DType::kI8, {n}}}})[0]), as_i8);
+  for (DType to : {DType::kF32, DType::kI32, DType::kF64, DType::kI64})
+    EXPECT_EQ(MustRunOp({"convert", {si}, {{to, {n}}}})[0].ToDouble(), as_double) << DTypeName(to);
+  HostTensor ui = Raw(DType::kU16, as_unsigned);
+  std::vector<double> unsigned_double(as_unsigned.begin(), as_unsigned.end());
+  for (DType to : {DType::kF32, DType::kI32, DType::kU32})
+    EXPECT_EQ(MustRunOp({"convert", {ui}, {{to, {n}}}})[0].ToDouble(), unsigned_double)
+        << DTypeName(to);
+  EXPECT_EQ(Values<int16_t>(MustRunOp({"convert", {ui}, {{DType::kI16, {n}}}})[0]), s);
+  std::vector<double> nonzero;
+  for (int16_t v : s) nonzero.push_back(v != 0);
+  EXPECT_EQ(MustRunOp({"convert", {si}, {{DType::kI1, {n}}}})[0].ToDouble(), nonzero);
+}
+
+// A fused program reads integer operands as the numbers they are (i16 sign-
+// and u16 zero-extended), into an f32 result.
+TEST(SixteenBitIntegers, FusedProgramsLoadThem) {
+  const auto [s, u] = SixteenBitPairs<int16_t>();
+  const int64_t n = static_cast<int64_t>(s.size());
+  std::vector<uint16_t> unsigned_values;
+  for (int16_t v : u) unsigned_values.push_back(static_cast<uint16_t>(v));
+  auto out = MustRunOp({"brt.fused_elementwise",
+                        {Raw(DType::kI16, s), Raw(DType::kU16, unsigned_values)},
+                        {{DType::kF32, {n}}},
+                        {{"ops", "add"}, {"program", std::vector<int64_t>{0, 1, -1}}}});
+  std::vector<double> want;
+  for (int64_t i = 0; i < n; ++i) want.push_back(double(s[i]) + double(unsigned_values[i]));
+  EXPECT_EQ(out[0].ToDouble(), want);
+  // u32 and u64 too (the CUDA interpreter once read their bits as a float's):
+  // the sum rounds as an f32 addition of the rounded operands.
+  const std::vector<uint32_t> words = {0, 1, 4294967295u, 2147483648u, 16777217u, 123456789u};
+  const std::vector<uint64_t> longs = {~uint64_t{0}, 1, 5, uint64_t{1} << 40, 3, 987654321987ull};
+  auto wide = MustRunOp({"brt.fused_elementwise",
+                         {Raw(DType::kU32, words), Raw(DType::kU64, longs)},
+                         {{DType::kF32, {6}}},
+                         {{"ops", "add"}, {"program", std::vector<int64_t>{0, 1, -1}}}});
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_EQ(wide[0].as<float>()[i], static_cast<float>(words[i]) + static_cast<float>(longs[i]))
+        << i;
 }
 
 TEST(IntegerOps, SignedShiftsAndXor) {

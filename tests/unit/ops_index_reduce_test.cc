@@ -90,13 +90,18 @@ TEST(Scatter, AddAccumulatesDuplicatesAndSkipsOutOfBounds) {
 // Scatter-add into 1- and 2-byte tensors whose byte size is not a multiple of
 // 4, many updates to the last elements among them: integer sums wrap as the
 // type does; small integers keep f16 and bf16 sums exact. On CUDA the 1-byte
-// adds must stay inside the tensor (kernels_data.cu, AtomicCombineByte); the
-// emulation runs one thread, so it checks the values, not the atomicity.
+// adds must stay inside the tensor (kernels_data.cu, AtomicCombineByte) and
+// the 2-byte integer ones take a 16-bit CAS (CUDA has no 16-bit integer
+// atomicAdd); the emulation runs one thread, so it checks the values, not the
+// atomicity.
 TEST(Scatter, AddIntoNarrowTensorsOfOddByteSizes) {
   auto wrap = [](DType t, double v) {
     const int64_t i = static_cast<int64_t>(v);
     if (t == DType::kU8) return static_cast<double>(static_cast<uint8_t>(i));
     if (t == DType::kI8) return static_cast<double>(static_cast<int8_t>(static_cast<uint8_t>(i)));
+    if (t == DType::kU16) return static_cast<double>(static_cast<uint16_t>(i));
+    if (t == DType::kI16)
+      return static_cast<double>(static_cast<int16_t>(static_cast<uint16_t>(i)));
     return v;
   };
   const std::vector<Attribute> attrs = {{"update_window_dims", std::vector<int64_t>{}},
@@ -104,11 +109,15 @@ TEST(Scatter, AddIntoNarrowTensorsOfOddByteSizes) {
                                         {"scatter_dims_to_operand_dims", std::vector<int64_t>{0}},
                                         {"index_vector_dim", 1},
                                         {"mode", "add"}};
-  for (DType t : {DType::kU8, DType::kI8, DType::kF16, DType::kBF16}) {
+  for (DType t : {DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kF16, DType::kBF16}) {
     for (int64_t n : {1, 2, 3, 5, 6, 7, 13, 66}) {
       const bool small = t == DType::kF16 || t == DType::kBF16;
+      // 16-bit integers: sums of about 100 updates of up to 30000 wrap.
+      const bool wide = t == DType::kU16 || t == DType::kI16;
       auto ints = [&](int64_t count, int64_t bound) {
-        std::uniform_int_distribution<int64_t> v(t == DType::kU8 ? 0 : -bound, bound);
+        if (wide) bound *= 300;
+        std::uniform_int_distribution<int64_t> v(t == DType::kU8 || t == DType::kU16 ? 0 : -bound,
+                                                 bound);
         std::vector<double> r(count);
         for (double& e : r) e = static_cast<double>(v(Rng()));
         return HostTensor::FromDouble(t, {count}, r);
@@ -131,9 +140,10 @@ TEST(Scatter, AddIntoNarrowTensorsOfOddByteSizes) {
   }
   // select_and_scatter adds the same way: windows of 3, stride 2, over 9
   // increasing bytes select elements 2, 4, 6 and 8, the last alone in its word.
-  for (DType t : {DType::kU8, DType::kI8}) {
+  for (DType t : {DType::kU8, DType::kI8, DType::kU16, DType::kI16}) {
     HostTensor x = HostTensor::FromDouble(t, {9}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
-    HostTensor source = HostTensor::FromDouble(t, {4}, {100, 101, 102, 103});
+    const double big = t == DType::kU16 || t == DType::kI16 ? 32700 : 100;
+    HostTensor source = HostTensor::FromDouble(t, {4}, {big, big + 1, big + 2, big + 3});
     auto out = MustRunOp({"select_and_scatter",
                           {x, source, HostTensor::FromDouble(t, {}, {60})},
                           {{t, {9}}},
@@ -142,7 +152,7 @@ TEST(Scatter, AddIntoNarrowTensorsOfOddByteSizes) {
                            {"select", "GE"},
                            {"scatter", "add"}}});
     std::vector<double> ref(9, 60);
-    for (int64_t o = 0; o < 4; ++o) ref[2 * o + 2] = wrap(t, 60 + 100 + o);
+    for (int64_t o = 0; o < 4; ++o) ref[2 * o + 2] = wrap(t, 60 + big + o);
     EXPECT_EQ(out[0].ToDouble(), ref) << DTypeName(t);
   }
 }
@@ -223,6 +233,8 @@ void CheckIntegerScatter(DType dtype) {
 TEST(Scatter, EveryCombinerOnEveryIntegerTypeAndBoolean) {
   CheckIntegerScatter<int8_t>(DType::kI8);
   CheckIntegerScatter<uint8_t>(DType::kU8);
+  CheckIntegerScatter<int16_t>(DType::kI16);
+  CheckIntegerScatter<uint16_t>(DType::kU16);
   CheckIntegerScatter<int32_t>(DType::kI32);
   CheckIntegerScatter<uint32_t>(DType::kU32);
   CheckIntegerScatter<int64_t>(DType::kI64);
@@ -299,17 +311,20 @@ TEST(Scatter, MaxMinAndProductInEveryFloatType) {
 }
 
 // Indices of every integer type. gather clamps a start index into the
-// operand: the largest u8, u32 and u64 (above every i64) clamp to the last
-// row, a negative i8 to the first; scatter drops an update whose index is out
-// of range, the largest unsigned values included.
+// operand: the largest u8, u16, u32 and u64 (above every i64) clamp to the
+// last row, a negative i8 or i16 to the first; scatter drops an update whose
+// index is out of range, the largest unsigned values included.
 TEST(Scatter, GatherAndScatterTakeIndicesOfEveryIntegerType) {
   const int64_t n = 6;
   HostTensor x = Random(DType::kF32, {n, 4}, Rng());
-  for (DType t : {DType::kI8, DType::kU8, DType::kI32, DType::kU32, DType::kI64, DType::kU64}) {
-    const bool is_unsigned = t == DType::kU8 || t == DType::kU32 || t == DType::kU64;
+  for (DType t : {DType::kI8, DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kU32,
+                  DType::kI64, DType::kU64}) {
+    const bool is_unsigned =
+        t == DType::kU8 || t == DType::kU16 || t == DType::kU32 || t == DType::kU64;
     HostTensor idx = HostTensor::FromDouble(t, {5, 1}, {2, 5, 0, 2, 6});
     // Element 3: the type's largest value (unsigned) or -3.
     if (t == DType::kU8) idx.as<uint8_t>()[3] = 255;
+    if (t == DType::kU16) idx.as<uint16_t>()[3] = 65535;
     if (t == DType::kU32) idx.as<uint32_t>()[3] = 0xffffffffu;
     if (t == DType::kU64) idx.as<uint64_t>()[3] = ~uint64_t{0};
     if (!is_unsigned) idx.Set(3, -3);
@@ -404,6 +419,69 @@ TEST(Reduce, BooleanAndIntegers) {
                        {{"dimensions", std::vector<int64_t>{0}}, {"reducer", "add"}}})[0]
                 .ToDouble(),
             (std::vector<double>{13}));
+}
+
+// reduce with every reducer on integers of each width and signedness (add
+// and mul wrap modulo 2^n), random bits over several sets of axes and an init
+// that is no identity, against a loop in T.
+template <typename T>
+void CheckIntegerReduce(DType dtype) {
+  const std::vector<int64_t> shape = {3, 4, 37};
+  auto random_value = [] {
+    const uint64_t bits = Rng()();
+    T v;
+    std::memcpy(&v, &bits, sizeof(T));
+    return v;
+  };
+  HostTensor x(dtype, shape), init(dtype, {});
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<T>()[i] = random_value();
+  using U = std::make_unsigned_t<T>;
+  const std::pair<const char*, std::function<T(T, T)>> reducers[] = {
+      {"add", [](T a, T b) { return T(U(U(a) + U(b))); }},
+      {"mul", [](T a, T b) { return T(U(uint64_t(U(a)) * uint64_t(U(b)))); }},
+      {"max", [](T a, T b) { return std::max(a, b); }},
+      {"min", [](T a, T b) { return std::min(a, b); }},
+      {"and", [](T a, T b) { return T(a & b); }},
+      {"or", [](T a, T b) { return T(a | b); }},
+  };
+  for (auto dims : std::vector<std::vector<int64_t>>{{2}, {0}, {1}, {0, 2}, {0, 1, 2}}) {
+    std::vector<int64_t> kept;
+    for (int d = 0; d < 3; ++d)
+      if (std::find(dims.begin(), dims.end(), d) == dims.end()) kept.push_back(shape[d]);
+    for (const auto& [reducer, f] : reducers) {
+      // mul of random values is 0 after a few even factors: odd ones keep it alive.
+      if (std::string(reducer) == "mul")
+        for (int64_t i = 0; i < x.numel(); ++i) x.as<T>()[i] |= T(1);
+      init.as<T>()[0] = random_value();
+      auto out = MustRunOp({"reduce",
+                            {x, init},
+                            {{dtype, Dims(kept)}},
+                            {{"dimensions", dims}, {"reducer", reducer}}});
+      std::vector<T> want(NumElements(kept).value(), init.as<T>()[0]);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        auto idx = Unravel(i, shape);
+        std::vector<int64_t> k;
+        for (int d = 0; d < 3; ++d)
+          if (std::find(dims.begin(), dims.end(), d) == dims.end()) k.push_back(idx[d]);
+        T& w = want[Ravel(k, kept)];
+        w = f(w, x.as<T>()[i]);
+      }
+      EXPECT_EQ(std::vector<T>(out[0].template as<T>(), out[0].template as<T>() + out[0].numel()),
+                want)
+          << reducer << " over " << FormatShape(dims) << " on " << DTypeName(dtype);
+    }
+  }
+}
+
+TEST(Reduce, EveryReducerOnEveryIntegerType) {
+  CheckIntegerReduce<int8_t>(DType::kI8);
+  CheckIntegerReduce<uint8_t>(DType::kU8);
+  CheckIntegerReduce<int16_t>(DType::kI16);
+  CheckIntegerReduce<uint16_t>(DType::kU16);
+  CheckIntegerReduce<int32_t>(DType::kI32);
+  CheckIntegerReduce<uint32_t>(DType::kU32);
+  CheckIntegerReduce<int64_t>(DType::kI64);
+  CheckIntegerReduce<uint64_t>(DType::kU64);
 }
 
 // A reduction over an axis of length 0 is its init value at every result
@@ -587,6 +665,8 @@ void CheckIntegerWindows(DType dtype) {
 TEST(ReduceWindow, EveryReducerOnEveryIntegerTypeAndBoolean) {
   CheckIntegerWindows<int8_t>(DType::kI8);
   CheckIntegerWindows<uint8_t>(DType::kU8);
+  CheckIntegerWindows<int16_t>(DType::kI16);
+  CheckIntegerWindows<uint16_t>(DType::kU16);
   CheckIntegerWindows<int32_t>(DType::kI32);
   CheckIntegerWindows<uint32_t>(DType::kU32);
   CheckIntegerWindows<int64_t>(DType::kI64);
