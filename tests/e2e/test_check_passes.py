@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from test_jax import CASES  # skips without JAX; puts python/ on the path
+from test_int16 import CASES as INT16_CASES
 
 import brt  # noqa: E402
 
@@ -21,9 +22,7 @@ def check_passes(tmp_path, *args):
                           capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_passes_keep_the_results(name, tmp_path):
-    fn, args = CASES[name]
+def expect_passes_keep_the_results(tmp_path, name, fn, args):
     src = tmp_path / f"{name}.mlir"
     src.write_text(brt.export_stablehlo(fn, *[np.asarray(a) for a in args]))
     r = check_passes(tmp_path, src)
@@ -36,6 +35,17 @@ def test_passes_keep_the_results(name, tmp_path):
     assert steps[-1].group(2) == "place"
     assert lines[-1] == "--check-passes: no step changes the results"
     assert (tmp_path / "out.brtx").stat().st_size > 0
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_passes_keep_the_results(name, tmp_path):
+    expect_passes_keep_the_results(tmp_path, name, *CASES[name])
+
+
+@pytest.mark.parametrize("name,fn,args", INT16_CASES, ids=[c[0] for c in INT16_CASES])
+def test_passes_keep_int16_results(name, fn, args, tmp_path):
+    """The same over test_int16.py's int16 and uint16 programs, on random i16 and u16 inputs."""
+    expect_passes_keep_the_results(tmp_path, name, fn, args)
 
 
 def test_collectives_are_refused(tmp_path):
