@@ -150,7 +150,7 @@ def test_binding_errors_name_the_argument_and_never_leak_cpp_text(mlp_dir):
         assert "bad_cast" not in str(e.value) and "std::" not in str(e.value)
 
 
-DTYPES = ["float32", "float16", "bfloat16", "float64", "bool", "int8", "int32", "int64", "uint8"]
+DTYPES = ["float32", "float16", "bfloat16", "float64", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
