@@ -147,8 +147,8 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
     {"stablehlo.composite", &Importer::ImportComposite},
     {"stablehlo.case", &Importer::ImportBranches},
     {"stablehlo.if", &Importer::ImportBranches},
-};
     {"stablehlo.triangular_solve", &Importer::ImportTriangularSolve},
+};
 
 bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth) {
   const llvm::StringRef name = op.getName().getStringRef();
@@ -168,9 +168,9 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     if (name == rewritten) return (this->*handler)(op, operands, map, depth);
   if (name == "stablehlo.custom_call") {
     auto target = AttrOrPropertyOf<mlir::StringAttr>(&op, "call_target_name");
-    return Fail(op, "unknown custom_call target '" +
     if (target && target.getValue().starts_with("lapack_"))
       return ImportLapack(op, operands, map, depth);
+    return Fail(op, "unknown custom_call target '" +
                         (target ? target.getValue().str() : std::string("?")) + "'");
   }
   if (const KindInfo* info = FindKind(kind);
