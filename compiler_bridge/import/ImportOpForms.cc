@@ -107,7 +107,10 @@ bool Importer::ImportConvolution(Operation& op, llvm::ArrayRef<Value> operands,
   auto lhs_type = mlir::cast<mlir::RankedTensorType>(operands[0].getType());
   auto result_type = mlir::cast<mlir::RankedTensorType>(op.getResult(0).getType());
   const llvm::SmallVector<int64_t> spatial = ints("input_spatial_dimensions"),
-                                   padding = ints("padding"), lhs_dilation = ints("lhs_dilation");
+                                   lhs_dilation = ints("lhs_dilation");
+  // StableHLO: padding left out is zero on every side.
+  llvm::SmallVector<int64_t> padding = ints("padding");
+  if (padding.empty()) padding.assign(2 * spatial.size(), 0);
   Value lhs = operands[0];
   const bool dilated = llvm::any_of(lhs_dilation, [](int64_t d) { return d != 1; });
   const bool negative = llvm::any_of(padding, [](int64_t p) { return p < 0; });
