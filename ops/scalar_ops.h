@@ -117,6 +117,25 @@ BRT_HD inline V PopCount(V x) {
 #endif
 }
 
+// The zero bits above x's highest set bit, counted over its type's width
+// (stablehlo.count_leading_zeros): the width for 0. __clz/__clzll on the
+// GPU, the GCC/Clang builtin on the host, less the bits above the type.
+template <typename V>
+BRT_HD inline V CountLeadingZeros(V x) {
+  using U = std::make_unsigned_t<V>;
+  constexpr int kWidth = 8 * sizeof(U);
+  const U u = static_cast<U>(x);
+  if (u == 0) return static_cast<V>(kWidth);
+#ifdef __CUDA_ARCH__
+  if constexpr (sizeof(U) == 8)
+    return static_cast<V>(__clzll(static_cast<long long>(u)));
+  else
+    return static_cast<V>(__clz(static_cast<int>(static_cast<unsigned>(u))) - (32 - kWidth));
+#else
+  return static_cast<V>(__builtin_clzll(static_cast<unsigned long long>(u)) - (64 - kWidth));
+#endif
+}
+
 // The unary and binary op kinds of the op registry (brt/ops.def).
 enum class Unary {
 #define BRT_UNARY(e, ...) e,

@@ -1,6 +1,7 @@
 """Ops of issue 36, compiled by brt-compile, run by brt-run on the CPU provider
 and on the emulated CUDA provider (its own kernels compiled for the host), and
-compared with JAX on the CPU: stablehlo.popcnt (lax.population_count) on
+compared with JAX on the CPU: stablehlo.popcnt (lax.population_count) and
+stablehlo.count_leading_zeros (lax.clz) on
 every integer type brt has, bit for bit; tan (stablehlo.tan from jnp.tan, and
 chlo.tan, which JAX before StableHLO had tan wrote) in f32, f64, f16 and bf16
 away from the poles and next to them, by relative error; and the cumulative
@@ -52,8 +53,9 @@ def tan_inputs(dtype):
 # (the 16-bit floats compute in f32 and round once, as XLA's CPU does).
 TAN_RTOL = {np.float32: 2e-6, np.float64: 1e-14, np.float16: 1e-3, jnp.bfloat16: 8e-3}
 
-POPCNT_CASES = [(f"popcnt_{t.__name__}", lax.population_count, [integers(t, 5, 9)])
-                for t in (np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64)]
+POPCNT_CASES = [(f"{name}_{t.__name__}", fn, [integers(t, 5, 9)])
+                for name, fn in (("popcnt", lax.population_count), ("clz", lax.clz))
+                for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64)]
 
 CUMULATIVE_CASES = [
     ("jnp_cumprod_f32", lambda x: jnp.cumprod(x, axis=1),

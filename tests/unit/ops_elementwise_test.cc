@@ -521,6 +521,38 @@ void CheckPopcnt(DType dtype) {
   EXPECT_EQ(Values<T>(out[0]), want) << DTypeName(dtype);
 }
 
+// count_leading_zeros (lax.clz): the zero bits above the highest set bit,
+// the type's width for 0, on every integer type; floats and i1 are refused.
+template <typename T>
+void CheckClz(DType dtype) {
+  using U = std::make_unsigned_t<T>;
+  std::vector<T> x = {
+      0, 1, T(-1), std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), T(0x55)};
+  for (int i = 0; i < 60; ++i) x.push_back(static_cast<T>(Rng()() >> (Rng()() % 64)));
+  auto out = MustRunOp(
+      {"count_leading_zeros", {Raw(dtype, x)}, {{dtype, {static_cast<int64_t>(x.size())}}}});
+  std::vector<T> want;
+  for (T v : x) {
+    T zeros = 0;
+    for (int bit = 8 * sizeof(U) - 1; bit >= 0 && !((static_cast<U>(v) >> bit) & 1); --bit) ++zeros;
+    want.push_back(zeros);
+  }
+  EXPECT_EQ(Values<T>(out[0]), want) << DTypeName(dtype);
+}
+
+TEST(IntegerOps, ClzCountsLeadingZerosOfEveryIntegerType) {
+  CheckClz<int8_t>(DType::kI8);
+  CheckClz<uint8_t>(DType::kU8);
+  CheckClz<int32_t>(DType::kI32);
+  CheckClz<uint32_t>(DType::kU32);
+  CheckClz<int64_t>(DType::kI64);
+  CheckClz<uint64_t>(DType::kU64);
+  for (DType t : {DType::kF32, DType::kI1})
+    ExpectError(RunOp({"count_leading_zeros", {HostTensor::FromDouble(t, {2}, {1, 0})}, {{t, {2}}}})
+                    .status(),
+                {"count_leading_zeros", DTypeName(t)});
+}
+
 TEST(IntegerOps, PopcntCountsSetBitsOfEveryIntegerType) {
   CheckPopcnt<int8_t>(DType::kI8);
   CheckPopcnt<uint8_t>(DType::kU8);
@@ -615,6 +647,12 @@ void CheckSixteenBit(DType dtype) {
       {"negate", [](int64_t x) { return -x; }},
       {"not", [](int64_t x) { return ~x; }},
       {"popcnt", [](int64_t x) { return __builtin_popcountll(static_cast<uint16_t>(x)); }},
+      {"count_leading_zeros",
+       [](int64_t x) {
+         int zeros = 0;
+         for (int bit = 15; bit >= 0 && !((x >> bit) & 1); --bit) ++zeros;
+         return zeros;
+       }},
   };
   if constexpr (kSigned) {
     unary.push_back({"abs", [](int64_t x) { return x < 0 ? -x : x; }});
