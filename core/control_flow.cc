@@ -294,16 +294,17 @@ Status Session::Impl::LinkControlFlow() {
       };
       op.s = this;
       op.is_while = r.kind == "while";
-      if (op.is_while) op.region_indices.assign(2, -1);  // cond, body
+      std::vector<int64_t> indices;  // in the executable: cond and body, or the branches
+      if (op.is_while) indices.assign(2, -1);
       for (const BrtAttr& a : r.attrs) {
         const std::string_view name = a.name;
         if (op.is_while && (name == "cond" || name == "body"))
-          op.region_indices[name == "body"] = a.i;
+          indices[name == "body"] = a.i;
         else if (!op.is_while && name == "branches")
-          op.region_indices.assign(a.ints, a.ints + a.num_ints);
+          indices.assign(a.ints, a.ints + a.num_ints);
       }
-      if (op.region_indices.empty()) return bad("has no branches");
-      for (int64_t index : op.region_indices) {
+      if (indices.empty()) return bad("has no branches");
+      for (int64_t index : indices) {
         // Regions come after their user, so they cannot recurse.
         if (index <= static_cast<int64_t>(f) || index >= static_cast<int64_t>(functions.size()))
           return bad("names function #" + std::to_string(index) +

@@ -76,8 +76,7 @@ struct ResolvedOp {
 struct ControlFlowOp {
   Session::Impl* s = nullptr;
   bool is_while = false;
-  std::string where;                    // "function 'main' op #3 'while'"
-  std::vector<int64_t> region_indices;  // in the executable: while's cond and body, or the branches
+  std::string where;  // "function 'main' op #3 'while'"
   std::vector<FunctionState*> regions;
   std::vector<Device> devices;  // of its operands, then its results
 };
