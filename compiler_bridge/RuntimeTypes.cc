@@ -22,7 +22,18 @@ DType ToDType(mlir::Type e) {
   if (e.isSignlessInteger(16)) return DType::kI16;
   if (e.isSignlessInteger(32)) return DType::kI32;
   if (e.isSignlessInteger(64)) return DType::kI64;
+  if (auto complex = mlir::dyn_cast<mlir::ComplexType>(e)) {
+    if (complex.getElementType().isF32()) return DType::kC64;
+    if (complex.getElementType().isF64()) return DType::kC128;
+  }
   return DType::kInvalid;
+}
+
+// A complex element is its two parts, real first.
+static int64_t ElementBytesWidth(mlir::Type e) {
+  if (auto complex = mlir::dyn_cast<mlir::ComplexType>(e))
+    return 2 * ElementBytesWidth(complex.getElementType());
+  return std::max<int64_t>(e.getIntOrFloatBitWidth() / 8, 1);
 }
 
 TensorType ToTensorType(mlir::Type t) {
@@ -34,7 +45,7 @@ TensorType ToTensorType(mlir::Type t) {
 
 int64_t ByteSize(mlir::Type tensor) {
   auto t = mlir::cast<mlir::RankedTensorType>(tensor);
-  return t.getNumElements() * std::max<int64_t>(t.getElementType().getIntOrFloatBitWidth() / 8, 1);
+  return t.getNumElements() * ElementBytesWidth(t.getElementType());
 }
 
 std::vector<uint8_t> ElementBytes(mlir::DenseElementsAttr dense) {
@@ -46,7 +57,7 @@ std::vector<uint8_t> ElementBytes(mlir::DenseElementsAttr dense) {
     for (bool v : dense.getValues<bool>()) out.push_back(v ? 1 : 0);
     return out;
   }
-  const size_t width = e.getIntOrFloatBitWidth() / 8;
+  const size_t width = static_cast<size_t>(ElementBytesWidth(e));
   out.resize(static_cast<size_t>(n) * width);
   llvm::ArrayRef<char> raw = dense.getRawData();
   if (dense.isSplat()) {

@@ -27,7 +27,7 @@ constexpr DTypeCode kDTypeCodes[] = {
     {"F64", DType::kF64}, {"F32", DType::kF32}, {"F16", DType::kF16}, {"BF16", DType::kBF16},
     {"I64", DType::kI64}, {"I32", DType::kI32}, {"I16", DType::kI16}, {"I8", DType::kI8},
     {"U8", DType::kU8},   {"U16", DType::kU16}, {"U32", DType::kU32}, {"U64", DType::kU64},
-    {"BOOL", DType::kI1},
+    {"BOOL", DType::kI1}, {"C64", DType::kC64},
 };
 
 // An object's members are a struct of their own: a std::pair holding the
@@ -316,7 +316,7 @@ Expected<SafetensorsFile> ReadSafetensors(const std::string& path) {
       return Status(StatusCode::kUnsupported,
                     "'" + path + "': " + where + "element type " + dtype->text +
                         " is not supported (brt reads F64, F32, F16, BF16, I64, I32, I16, I8, "
-                        "U8, U16, U32, U64, BOOL)");
+                        "U8, U16, U32, U64, BOOL, C64)");
     std::vector<int64_t> dims;
     for (const Json& d : shape->items) {
       if (d.kind != Json::kInt || d.number < 0)

@@ -204,6 +204,11 @@ void CopyPlane(char* dst, const char* src, int64_t rows, int64_t drs, int64_t sr
 }
 }  // namespace
 
+// A c128 element, moved as a whole.
+struct Element16 {
+  uint64_t part[2];
+};
+
 void StridedCopy::Run(char* dst, const char* src) const {
   for (int d = 0; d < rank; ++d)
     if (dims[d] == 0) return;
@@ -231,8 +236,11 @@ void StridedCopy::Run(char* dst, const char* src) const {
       case 4:
         CopyPlane<uint32_t>(dp, sp, rows, drs, srs, n, ds, ss);
         break;
-      default:
+      case 8:
         CopyPlane<uint64_t>(dp, sp, rows, drs, srs, n, ds, ss);
+        break;
+      default:
+        CopyPlane<Element16>(dp, sp, rows, drs, srs, n, ds, ss);
         break;
     }
     int d = outer - 1;

@@ -146,13 +146,56 @@ enum class Binary {
 #include "brt/ops.def"
 };
 
-// Which element types an elementwise op takes (the registry's domain column).
-enum class Domain { kFloat, kSigned, kNumeric, kAll, kIntegral, kInteger };
+}  // namespace brt::ops
 
-constexpr bool TakesFloats(Domain d) { return d != Domain::kIntegral && d != Domain::kInteger; }
+// Complex values' semantics, written over Unary and Binary.
+#include "ops/complex_ops.h"
+
+namespace brt::ops {
+
+// Which element types an elementwise op takes (the registry's domain column).
+// The *Complex domains take c64 and c128 as well.
+enum class Domain {
+  kFloat,
+  kSigned,
+  kNumeric,
+  kAll,
+  kIntegral,
+  kInteger,
+  kFloatComplex,
+  kSignedComplex,
+  kNumericComplex,
+  kAllComplex,
+};
+
+constexpr bool TakesComplex(Domain d) {
+  return d == Domain::kFloatComplex || d == Domain::kSignedComplex ||
+         d == Domain::kNumericComplex || d == Domain::kAllComplex;
+}
+// The domain less its complex types.
+constexpr Domain RealDomain(Domain d) {
+  switch (d) {
+    case Domain::kFloatComplex:
+      return Domain::kFloat;
+    case Domain::kSignedComplex:
+      return Domain::kSigned;
+    case Domain::kNumericComplex:
+      return Domain::kNumeric;
+    case Domain::kAllComplex:
+      return Domain::kAll;
+    default:
+      return d;
+  }
+}
+
+constexpr bool TakesFloats(Domain d) {
+  return RealDomain(d) != Domain::kIntegral && RealDomain(d) != Domain::kInteger;
+}
 
 template <typename V>
-constexpr bool InDomain(Domain d) {
+constexpr bool InDomain(Domain domain) {
+  if constexpr (kIsComplex<V>) return TakesComplex(domain);
+  const Domain d = RealDomain(domain);
   if constexpr (std::is_same_v<V, bool>) return d == Domain::kAll || d == Domain::kIntegral;
   if constexpr (kIsInt<V> && std::is_unsigned_v<V>)
     return d != Domain::kFloat && d != Domain::kSigned;
@@ -182,6 +225,8 @@ template <Unary OP, typename V>
 BRT_HD inline V ApplyUnary(V x) {
   if constexpr (std::is_same_v<V, bool>) {
     return !x;  // not, the only unary op on i1
+  } else if constexpr (kIsComplex<V>) {
+    return ComplexUnary<OP>(x);
   } else {
     using namespace std;
 #define BRT_UNARY(e, kind, domain, flags, float_expr, int_expr) \
@@ -203,6 +248,8 @@ BRT_HD inline V ApplyBinary(V a, V b) {
     if constexpr (OP == Binary::kAnd || OP == Binary::kMin || OP == Binary::kMul) return a && b;
     if constexpr (OP == Binary::kXor) return a != b;
     return a || b;
+  } else if constexpr (kIsComplex<V>) {
+    return ComplexBinary<OP>(a, b);
   } else {
     using namespace std;
 #define BRT_BINARY(e, kind, domain, flags, float_expr, int_expr) \
@@ -254,21 +301,27 @@ inline bool ParseCmp(const std::string& s, Cmp* out) {
 
 template <typename V>
 BRT_HD inline bool ApplyCmp(Cmp c, V a, V b) {
-  switch (c) {
-    case Cmp::kEq:
-      return a == b;
-    case Cmp::kNe:
-      return a != b;
-    case Cmp::kGe:
-      return a >= b;
-    case Cmp::kGt:
-      return a > b;
-    case Cmp::kLe:
-      return a <= b;
-    case Cmp::kLt:
-      return a < b;
+  if constexpr (kIsComplex<V>) {
+    if (c == Cmp::kEq || c == Cmp::kNe) return (a == b) == (c == Cmp::kEq);
+    if (c == Cmp::kLt || c == Cmp::kLe) return ComplexLess(a, b) || (c == Cmp::kLe && a == b);
+    return ComplexLess(b, a) || (c == Cmp::kGe && a == b);
+  } else {
+    switch (c) {
+      case Cmp::kEq:
+        return a == b;
+      case Cmp::kNe:
+        return a != b;
+      case Cmp::kGe:
+        return a >= b;
+      case Cmp::kGt:
+        return a > b;
+      case Cmp::kLe:
+        return a <= b;
+      case Cmp::kLt:
+        return a < b;
+    }
+    return false;
   }
-  return false;
 }
 
 // Conversion between compute types (StableHLO convert): to i1 tests for
@@ -278,6 +331,13 @@ template <typename CT, typename CF>
 BRT_HD inline CT ConvertScalar(CF v) {
   if constexpr (std::is_same_v<CT, bool>) {
     return v != CF(0);
+  } else if constexpr (kIsComplex<CT>) {
+    if constexpr (kIsComplex<CF>)
+      return CT(v);
+    else
+      return CT(ConvertScalar<typename CT::value_type>(v));
+  } else if constexpr (kIsComplex<CF>) {
+    return ConvertScalar<CT>(v.real());  // the imaginary part is dropped, as in XLA
   } else if constexpr (kIsInt<CT> && kIsFloat<CF>) {
     if (std::isnan(v)) return CT(0);
     if (v <= static_cast<CF>(std::numeric_limits<CT>::min())) return std::numeric_limits<CT>::min();

@@ -11,7 +11,7 @@ sudo=""
 
 apt_packages=(cmake ninja-build g++ clang libclang-rt-14-dev libflatbuffers-dev flatbuffers-compiler
               libgtest-dev libbenchmark-dev libmlir-22-dev mlir-22-tools llvm-22-dev
-              libopenmpi-dev openmpi-bin liblapack-dev)
+              libopenmpi-dev openmpi-bin liblapack-dev libkissfft-dev)
 missing=()
 for p in "${apt_packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -63,6 +63,12 @@ Expected<Tensor> RandomTensor(const ArgumentInfo& arg, std::mt19937_64& rng) {
     case DType::kI1:
       for (int64_t i = 0; i < n; ++i) t.data_as<uint8_t>()[i] = rng() & 1;
       break;
+    case DType::kC64:  // real and imaginary parts alike
+      FillRandom(t.data_as<float>(), 2 * n, rng);
+      break;
+    case DType::kC128:
+      FillRandom(t.data_as<double>(), 2 * n, rng);
+      break;
     default:
       return Status(StatusCode::kUnsupported, std::string("--random-inputs cannot make ") +
                                                   DTypeName(arg.dtype) + " input '" + arg.name +

@@ -13,9 +13,10 @@ struct Descr {
   DType dtype;
 };
 constexpr Descr kDescrs[] = {
-    {"<f4", DType::kF32}, {"<f2", DType::kF16}, {"<f8", DType::kF64}, {"|b1", DType::kI1},
-    {"|i1", DType::kI8},  {"<i2", DType::kI16}, {"<i4", DType::kI32}, {"<i8", DType::kI64},
-    {"|u1", DType::kU8},  {"<u2", DType::kU16}, {"<u4", DType::kU32}, {"<u8", DType::kU64},
+    {"<f4", DType::kF32}, {"<f2", DType::kF16},   {"<f8", DType::kF64}, {"|b1", DType::kI1},
+    {"|i1", DType::kI8},  {"<i2", DType::kI16},   {"<i4", DType::kI32}, {"<i8", DType::kI64},
+    {"|u1", DType::kU8},  {"<u2", DType::kU16},   {"<u4", DType::kU32}, {"<u8", DType::kU64},
+    {"<c8", DType::kC64}, {"<c16", DType::kC128},
 };
 
 Status Bad(const std::string& path, const std::string& why) {

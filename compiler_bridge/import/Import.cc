@@ -80,7 +80,8 @@ bool Importer::CheckType(mlir::Type type, Operation& op) {
   if (ToDType(t.getElementType()) != DType::kInvalid) return true;
   return Fail(op,
               "unsupported element type " + PrintedText(t.getElementType()) +
-                  " (brt has f32, f16, bf16, f64, i1, i8, i16, i32, i64, ui8, ui16, ui32, ui64)");
+                  " (brt has f32, f16, bf16, f64, i1, i8, i16, i32, i64, ui8, ui16, ui32, ui64, "
+                  "complex<f32>, complex<f64>)");
 }
 
 bool Importer::Params(Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params) {

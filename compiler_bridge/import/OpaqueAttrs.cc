@@ -148,7 +148,7 @@ bool DecodeOpaqueAttr(mlir::OpaqueAttr attr, mlir::Builder& b,
     return true;
   }
   if (mnemonic == "conv") return (t.Eat("<") && ConvLayout(t, b, out)) || fail();
-  if (mnemonic == "comparison_direction" || mnemonic == "rng_algorithm") {
+  if (mnemonic == "comparison_direction" || mnemonic == "rng_algorithm" || mnemonic == "fft_type") {
     const StringRef value = t.Identifier();
     if (value.empty() || !t.Done()) return fail();
     out.push_back(b.getNamedAttr(mnemonic, b.getStringAttr(value)));

@@ -125,6 +125,14 @@ bool SameInteger(const Tensor& a, const Tensor& b, int64_t i) {
                      static_cast<const uint8_t*>(b.data()) + i * size, size) == 0;
 }
 
+// A complex tensor as its parts: f32 or f64, with a last dimension of 2.
+Tensor ComplexParts(const Tensor& t) {
+  std::vector<int64_t> shape = t.shape();
+  shape.push_back(2);
+  return Tensor::Borrow(t.data(), t.dtype() == DType::kC64 ? DType::kF32 : DType::kF64, shape);
+}
+bool IsComplex(DType dtype) { return dtype == DType::kC64 || dtype == DType::kC128; }
+
 Tensor RandomTensor(const ArgumentInfo& info, std::mt19937_64& rng) {
   std::vector<int64_t> shape;
   for (const Dim& d : info.shape) shape.push_back(d.size);
@@ -173,6 +181,15 @@ Tensor RandomTensor(const ArgumentInfo& info, std::mt19937_64& rng) {
       case DType::kU64:
         t.data_as<uint64_t>()[i] = static_cast<uint64_t>(unsigned_int(rng));
         break;
+      case DType::kC64:
+      case DType::kC128: {
+        Tensor parts = ComplexParts(t);
+        const bool single = t.dtype() == DType::kC64;
+        for (int64_t p = 2 * i; p < 2 * i + 2; ++p)
+          single ? void(parts.data_as<float>()[p] = static_cast<float>(normal(rng)))
+                 : void(parts.data_as<double>()[p] = normal(rng));
+        break;
+      }
       default:
         break;
     }
@@ -241,6 +258,11 @@ struct Difference {
   int64_t worst = -1;
 };
 Difference Compare(const Tensor& reference, const Tensor& got) {
+  if (IsComplex(reference.dtype())) {
+    Difference parts = Compare(ComplexParts(reference), ComplexParts(got));
+    if (parts.worst >= 0) parts.worst /= 2;
+    return parts;
+  }
   Difference diff;
   const int64_t n = reference.num_elements();
   const bool is_float = IsFloat(reference.dtype());

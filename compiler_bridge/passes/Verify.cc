@@ -104,8 +104,11 @@ bool CheckOp(BrtOp k) {
         return fail("operand " + std::to_string(i) + " " + Shape(v) +
                     " does not broadcast to the result " + Shape(out));
       const bool predicate = mlir::isa<SelectOp>(op) && i == 0;
-      const mlir::Type want =
-          compare ? TypeOf(inputs[0]).getElementType() : TypeOf(out).getElementType();
+      mlir::Type want = compare ? TypeOf(inputs[0]).getElementType() : TypeOf(out).getElementType();
+      // abs of a complex number is its magnitude, of the parts' type.
+      if (auto complex = mlir::dyn_cast<mlir::ComplexType>(TypeOf(v).getElementType());
+          complex && kind == "abs" && complex.getElementType() == want)
+        want = complex;
       if (predicate ? !TypeOf(v).getElementType().isInteger(1) : TypeOf(v).getElementType() != want)
         return fail("operand " + std::to_string(i) + " " + Shape(v) +
                     " has the wrong element type for result " + Shape(out));

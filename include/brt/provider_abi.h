@@ -36,11 +36,16 @@ enum {
   BRT_DTYPE_U64 = 11,
   BRT_DTYPE_I16 = 12,
   BRT_DTYPE_U16 = 13,
+  BRT_DTYPE_C64 = 14,  /* complex: two f32, real part first */
+  BRT_DTYPE_C128 = 15, /* complex: two f64, real part first */
 };
 
 /* Bytes per element of a BRT_DTYPE_* code; 0 for an unknown code. */
 static inline size_t brt_dtype_size(int32_t dtype) {
   switch (dtype) {
+    case BRT_DTYPE_C128:
+      return 16;
+    case BRT_DTYPE_C64:
     case BRT_DTYPE_F64:
     case BRT_DTYPE_I64:
     case BRT_DTYPE_U64:
@@ -92,6 +97,10 @@ static inline const char* brt_dtype_name(int32_t dtype) {
       return "i16";
     case BRT_DTYPE_U16:
       return "u16";
+    case BRT_DTYPE_C64:
+      return "c64";
+    case BRT_DTYPE_C128:
+      return "c128";
   }
   return "invalid";
 }

@@ -28,7 +28,7 @@ struct SafetensorsFile {
 // mapping of it (writing them never changes the file); one whose bytes are
 // not aligned to its element size is copied. A malformed file is refused
 // with what is wrong and where, never read out of bounds. Element types: F64,
-// F32, F16, BF16, I64, I32, I16, I8, U8, U16, U32, U64, BOOL; others are
+// F32, F16, BF16, I64, I32, I16, I8, U8, U16, U32, U64, BOOL, C64; others are
 // refused by name.
 Expected<SafetensorsFile> ReadSafetensors(const std::string& path);
 

@@ -29,8 +29,10 @@ enum class DType : uint8_t {
   kU64 = BRT_DTYPE_U64,
   kI16 = BRT_DTYPE_I16,
   kU16 = BRT_DTYPE_U16,
+  kC64 = BRT_DTYPE_C64,
+  kC128 = BRT_DTYPE_C128,
 };
-inline constexpr int kNumDTypes = BRT_DTYPE_U16 + 1;
+inline constexpr int kNumDTypes = BRT_DTYPE_C128 + 1;
 
 // Bytes per element; 0 for kInvalid.
 size_t DTypeSize(DType dtype);

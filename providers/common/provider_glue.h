@@ -140,9 +140,11 @@ void SetKernelTable(BrtProviderApi& api) {
   };
 }
 
-// The dtypes an elementwise op of the registry takes, from its domain (the
-// same as InDomain's, so a listed dtype always has a loop).
-inline std::vector<int32_t> ElementwiseDTypes(Domain domain) {
+// The real dtypes an elementwise op of the registry takes, from its domain
+// (the same as InDomain's, so a listed dtype always has a loop); a provider
+// with complex loops adds c64 and c128 where TakesComplex(domain).
+inline std::vector<int32_t> ElementwiseDTypes(Domain complex_domain) {
+  const Domain domain = RealDomain(complex_domain);
   const std::vector<int32_t> floats = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64};
   std::vector<int32_t> out = TakesFloats(domain) ? floats : std::vector<int32_t>{};
   if (domain == Domain::kAll || domain == Domain::kIntegral) out.push_back(BRT_DTYPE_I1);

@@ -83,7 +83,7 @@ class IotaKernel final : public CpuKernel {
     numel_ = out.numel;
     size_ = plan.size;
     stride_ = plan.stride;
-    DispatchType(out.dtype, [&](auto t) {
+    DispatchTypeOrComplex(out.dtype, [&](auto t) {
       using T = decltype(t);
       if constexpr (!std::is_same_v<T, Bool8>) fill_ = &Fill<T>;
     });
@@ -147,15 +147,15 @@ class DynamicSliceKernel final : public CpuKernel {
 
 void RegisterDataMovement(std::vector<KernelDef>& defs) {
   for (const char* kind : {"broadcast_in_dim", "transpose", "slice", "reverse"})
-    defs.push_back({kind, kAllTypes, &Make<StridedViewKernel>});
-  defs.push_back({"reshape", kAllTypes, &Make<ByteCopyKernel<PlanReshape>>});
-  defs.push_back({"bitcast_convert", kAllTypes, &Make<ByteCopyKernel<PlanBitcastConvert>>});
-  defs.push_back({"concatenate", kAllTypes, &Make<ConcatenateKernel>});
-  defs.push_back({"pad", kAllTypes, &Make<PadKernel>});
-  defs.push_back({"iota", kNumericTypes, &Make<IotaKernel>});
-  defs.push_back({"constant", kAllTypes, &Make<ConstantKernel>});
-  defs.push_back({"dynamic_slice", kAllTypes, &Make<DynamicSliceKernel>});
-  defs.push_back({"dynamic_update_slice", kAllTypes, &Make<DynamicSliceKernel>});
+    defs.push_back({kind, kEveryType, &Make<StridedViewKernel>});
+  defs.push_back({"reshape", kEveryType, &Make<ByteCopyKernel<PlanReshape>>});
+  defs.push_back({"bitcast_convert", kEveryType, &Make<ByteCopyKernel<PlanBitcastConvert>>});
+  defs.push_back({"concatenate", kEveryType, &Make<ConcatenateKernel>});
+  defs.push_back({"pad", kEveryType, &Make<PadKernel>});
+  defs.push_back({"iota", WithComplex(kNumericTypes), &Make<IotaKernel>});
+  defs.push_back({"constant", kEveryType, &Make<ConstantKernel>});
+  defs.push_back({"dynamic_slice", kEveryType, &Make<DynamicSliceKernel>});
+  defs.push_back({"dynamic_update_slice", kEveryType, &Make<DynamicSliceKernel>});
 }
 
 }  // namespace brt::cpu

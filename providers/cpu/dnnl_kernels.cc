@@ -150,7 +150,7 @@ class NaiveDotKernel final : public CpuKernel {
     lk_ = GroupOffsets(op.in[0], d.lc);
     rb_ = GroupOffsets(op.in[1], d.rb), rk_ = GroupOffsets(op.in[1], d.rc),
     rn_ = GroupOffsets(op.in[1], d.rf);
-    DispatchType(op.out[0].dtype, [&](auto v) {
+    DispatchTypeOrComplex(op.out[0].dtype, [&](auto v) {
       using T = decltype(v);
       if constexpr (!std::is_same_v<T, Bool8>) fn_ = &Dot<T>;
     });
@@ -680,7 +680,7 @@ class MaskableSoftmaxKernel final : public CpuKernel {
 }  // namespace
 
 void RegisterDnnl(std::vector<KernelDef>& defs) {
-  defs.push_back({"dot_general", kNumericTypes, &Make<DotGeneralKernel>});
+  defs.push_back({"dot_general", WithComplex(kNumericTypes), &Make<DotGeneralKernel>});
   defs.push_back(
       {"brt.matmul", {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16}, &Make<DotGeneralKernel>});
   defs.push_back(

@@ -42,7 +42,7 @@ void UnaryLoop(const void* in, void* out, int64_t n) {
 template <Unary OP>
 UnaryFn PickUnary(int32_t dtype) {
   UnaryFn fn = nullptr;
-  DispatchType(dtype, [&](auto t) {
+  DispatchTypeOrComplex(dtype, [&](auto t) {
     using T = decltype(t);
     if constexpr (UnarySupports<OP, Compute<T>>()) fn = &UnaryLoop<OP, T>;
   });
@@ -124,7 +124,7 @@ void BinaryRow(const void* av, int64_t sa, const void* bv, int64_t sb, void* ov,
 template <Binary OP>
 BinaryRowFn PickBinary(int32_t dtype) {
   BinaryRowFn fn = nullptr;
-  DispatchType(dtype, [&](auto t) {
+  DispatchTypeOrComplex(dtype, [&](auto t) {
     using T = decltype(t);
     if constexpr (BinarySupports<OP, Compute<T>>()) fn = &BinaryRow<OP, T>;
   });
@@ -213,7 +213,7 @@ class CompareKernel final : public CpuKernel {
     const std::string dir = Decode<CompareAttrs>(op).comparison_direction;
     op.Require(ParseCmp(dir, &cmp_),
                "comparison_direction '" + dir + "' is not one of EQ NE GE GT LE LT");
-    DispatchType(op.in[0].dtype, [&](auto t) { fn_ = &CmpRow<decltype(t)>; });
+    DispatchTypeOrComplex(op.in[0].dtype, [&](auto t) { fn_ = &CmpRow<decltype(t)>; });
     plan_.Build(op.out[0].dims, {op.in[0].dims, op.in[1].dims}, op.kind);
     es_ = static_cast<int64_t>(brt_dtype_size(op.in[0].dtype));
   }
@@ -273,11 +273,11 @@ class TernaryKernel final : public CpuKernel {
                  std::string("predicate must be i1, got ") + DTypeName(op.in[0].dtype));
       op.Require(op.in[1].dtype == t && op.in[2].dtype == t,
                  "on_true/on_false dtypes differ from the result");
-      DispatchType(t, [&](auto v) { fn_ = &SelectRow<decltype(v)>; });
+      DispatchTypeOrComplex(t, [&](auto v) { fn_ = &SelectRow<decltype(v)>; });
       es_[0] = 1;
     } else {
       op.RequireSameDTypes();
-      DispatchType(t, [&](auto v) {
+      DispatchTypeOrComplex(t, [&](auto v) {
         using T = decltype(v);
         if constexpr (!std::is_same_v<T, Bool8>) fn_ = &ClampRow<T>;
       });
@@ -329,8 +329,9 @@ class ConvertKernel final : public CpuKernel {
     op.Require(op.in[0].dims == op.out[0].dims, "operand shape " + FormatDims(op.in[0].dims) +
                                                     " differs from result shape " +
                                                     FormatDims(op.out[0].dims));
-    DispatchType(op.in[0].dtype, [&](auto f) {
-      DispatchType(op.out[0].dtype, [&](auto t) { fn_ = &ConvertLoop<decltype(f), decltype(t)>; });
+    DispatchTypeOrComplex(op.in[0].dtype, [&](auto f) {
+      DispatchTypeOrComplex(op.out[0].dtype,
+                            [&](auto t) { fn_ = &ConvertLoop<decltype(f), decltype(t)>; });
     });
     n_ = op.out[0].numel;
   }
@@ -533,14 +534,17 @@ void FusedInstance::RunPart(Scratch& s, void* const* b, int64_t row_begin, int64
 }  // namespace
 
 void RegisterElementwise(std::vector<KernelDef>& defs) {
+  auto dtypes = [](Domain d) {
+    return TakesComplex(d) ? WithComplex(ElementwiseDTypes(d)) : ElementwiseDTypes(d);
+  };
   for (const UnaryKind& u : kUnaryKinds)
-    defs.push_back({u.kind, ElementwiseDTypes(u.domain), &Make<UnaryKernel>});
+    defs.push_back({u.kind, dtypes(u.domain), &Make<UnaryKernel>});
   for (const BinaryKind& b : kBinaryKinds)
-    defs.push_back({b.kind, ElementwiseDTypes(b.domain), &Make<BinaryKernel>});
-  defs.push_back({"compare", kAllTypes, &Make<CompareKernel>, true});
-  defs.push_back({"select", kAllTypes, &Make<TernaryKernel>});
-  defs.push_back({"clamp", kNumericTypes, &Make<TernaryKernel>});
-  defs.push_back({"convert", kAllTypes, &Make<ConvertKernel>});
+    defs.push_back({b.kind, dtypes(b.domain), &Make<BinaryKernel>});
+  defs.push_back({"compare", kEveryType, &Make<CompareKernel>, true});
+  defs.push_back({"select", kEveryType, &Make<TernaryKernel>});
+  defs.push_back({"clamp", WithComplex(kNumericTypes), &Make<TernaryKernel>});
+  defs.push_back({"convert", kEveryType, &Make<ConvertKernel>});
   defs.push_back({"brt.fused_elementwise",
                   {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16},
                   &Make<FusedElementwiseKernel>});

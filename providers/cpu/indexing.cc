@@ -188,7 +188,7 @@ class CheckIndicesKernel final : public CpuKernel {
 }  // namespace
 
 void RegisterIndexing(std::vector<KernelDef>& defs) {
-  defs.push_back({"gather", kAllTypes, &Make<GatherKernel>});
+  defs.push_back({"gather", kEveryType, &Make<GatherKernel>});
   defs.push_back({"scatter", kAllTypes, &Make<ScatterKernel>});
   defs.push_back({"brt.check_indices", kIntTypes, &Make<CheckIndicesKernel>});
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -91,6 +92,8 @@ void RegisterRandom(std::vector<KernelDef>& defs);
 void RegisterSort(std::vector<KernelDef>& defs);
 void RegisterReducePrecision(std::vector<KernelDef>& defs);
 void RegisterLinalg(std::vector<KernelDef>& defs);
+void RegisterComplex(std::vector<KernelDef>& defs);
+void RegisterFft(std::vector<KernelDef>& defs);
 
 template <typename K>
 std::unique_ptr<CpuKernel> Make() {
@@ -180,6 +183,23 @@ void DispatchType(int32_t dtype, F&& f) {
       return f(uint64_t{});
   }
   throw KernelError(std::string("unsupported dtype ") + DTypeName(dtype));
+}
+
+inline const std::vector<int32_t> kComplexTypes = {BRT_DTYPE_C64, BRT_DTYPE_C128};
+inline std::vector<int32_t> WithComplex(std::vector<int32_t> dtypes) {
+  dtypes.insert(dtypes.end(), kComplexTypes.begin(), kComplexTypes.end());
+  return dtypes;
+}
+// Every dtype: for the kernels that only move elements.
+inline const std::vector<int32_t> kEveryType = WithComplex(kAllTypes);
+
+// DispatchType, and std::complex for c64 and c128: for the kernels that have
+// complex loops (DispatchType's callers need not compile for complex types).
+template <typename F>
+void DispatchTypeOrComplex(int32_t dtype, F&& f) {
+  if (dtype == BRT_DTYPE_C64) return f(std::complex<float>{});
+  if (dtype == BRT_DTYPE_C128) return f(std::complex<double>{});
+  DispatchType(dtype, f);
 }
 
 // ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ namespace {
 const std::vector<KernelDef>& Registry() {
   static const std::vector<KernelDef> defs = [] {
     std::vector<KernelDef> d;
+    RegisterComplex(d);  // first: abs of a complex operand is keyed by it
     RegisterElementwise(d);
     RegisterDataMovement(d);
     RegisterIndexing(d);
@@ -23,6 +24,7 @@ const std::vector<KernelDef>& Registry() {
     RegisterSort(d);
     RegisterReducePrecision(d);
     RegisterLinalg(d);
+    RegisterFft(d);
     return d;
   }();
   return defs;

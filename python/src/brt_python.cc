@@ -51,6 +51,8 @@ std::optional<brt::DType> FromDLPack(nb::dlpack::dtype t) {
   if (code == C::UInt && t.bits == 16) return brt::DType::kU16;
   if (code == C::UInt && t.bits == 32) return brt::DType::kU32;
   if (code == C::UInt && t.bits == 64) return brt::DType::kU64;
+  if (code == C::Complex && t.bits == 64) return brt::DType::kC64;
+  if (code == C::Complex && t.bits == 128) return brt::DType::kC128;
   return std::nullopt;
 }
 
@@ -84,6 +86,10 @@ nb::dlpack::dtype ToDLPack(brt::DType d) {
       return make(C::UInt, 32);
     case brt::DType::kU64:
       return make(C::UInt, 64);
+    case brt::DType::kC64:
+      return make(C::Complex, 64);
+    case brt::DType::kC128:
+      return make(C::Complex, 128);
     default:
       return make(C::UInt, 8);
   }
@@ -105,7 +111,7 @@ brt::Device DeviceOf(const std::string& what, const nb::ndarray<nb::ro>& array) 
 // What the element types brt binds are called, for messages.
 constexpr char kBindableTypes[] =
     "float32, float16, bfloat16, float64, bool, int8, int16, int32, int64, uint8, uint16, uint32, "
-    "uint64";
+    "uint64, complex64, complex128";
 
 std::string Text(nb::handle h) { return nb::str(h).c_str(); }
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <complex>
 #include <set>
 
 #include "brt_generated.h"
@@ -140,7 +141,7 @@ TEST(Format, SixteenBitIntegerExecutablesLoadAndRun) {
   std::vector<uint8_t> bytes = b.Serialize().value();
   const auto* root = fb::GetSizePrefixedExecutable(bytes.data());
   EXPECT_EQ(root->format_major(), 1);
-  EXPECT_EQ(root->format_minor(), 4);
+  EXPECT_GE(root->format_minor(), 4);
   auto s = Session::LoadMemory(bytes);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   std::vector<DType> dtypes;
@@ -160,6 +161,57 @@ TEST(Format, SixteenBitIntegerExecutablesLoadAndRun) {
   EXPECT_EQ(std::vector<int16_t>(sum, sum + 4), (std::vector<int16_t>{0, -2, -25536, -6}));
   const uint16_t* max = ctx->Output("max")->data_as<uint16_t>();
   EXPECT_EQ(std::vector<uint16_t>(max, max + 4), (std::vector<uint16_t>{7, 1, 65535, 50000}));
+}
+
+// Format 1.5 appended the complex dtypes c64 and c128 as codes 14 and 15,
+// stored as NumPy and XLA do (real part first). An executable with a c64
+// input, a c128 weight and the complex-only ops loads and runs on the CPU
+// provider; every value is checked against std::complex<double>.
+TEST(Format, ComplexExecutablesLoadAndRun) {
+  static_assert(BRT_DTYPE_C64 == 14 && BRT_DTYPE_C128 == 15);
+  static_assert(static_cast<int>(fb::DType::C64) == BRT_DTYPE_C64 &&
+                static_cast<int>(fb::DType::C128) == BRT_DTYPE_C128);
+  using Z = std::complex<double>;
+  std::mt19937_64& rng = Rng();
+  HostTensor z = Random(DType::kC64, {5}, rng, -2, 2);
+  HostTensor w = Random(DType::kC128, {5}, rng, -2, 2);
+  HostTensor re = Random(DType::kF64, {5}, rng, -2, 2);
+  ExecutableBuilder b("format-test");
+  FunctionBuilder& f = b.AddFunction("main");
+  ValueId x = f.Input("z", DType::kC64, {5});
+  ValueId weight =
+      f.Weight("w", DType::kC128, {5},
+               std::span<const uint8_t>(static_cast<const uint8_t*>(w.view().data()), 5 * 16));
+  ValueId parts = f.Input("re", DType::kF64, {5});
+  ValueId wide = f.Op("convert", {x}, {{DType::kC128, {5}}})[0];
+  ValueId product = f.Op("multiply", {wide, weight}, {{DType::kC128, {5}}})[0];
+  f.Output("exp", f.Op("exponential", {x}, {{DType::kC64, {5}}})[0]);
+  f.Output("imag", f.Op("imag", {product}, {{DType::kF64, {5}}})[0]);
+  f.Output("abs", f.Op("abs", {x}, {{DType::kF32, {5}}})[0]);
+  f.Output("made", f.Op("complex", {parts, parts}, {{DType::kC128, {5}}})[0]);
+  std::vector<uint8_t> bytes = b.Serialize().value();
+  EXPECT_GE(fb::GetSizePrefixedExecutable(bytes.data())->format_minor(), 5);
+  auto s = Session::LoadMemory(bytes);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ((*s)->functions()[0].arguments[0].dtype, DType::kC64);
+  EXPECT_STREQ(DTypeName(DType::kC128), "c128");
+  EXPECT_EQ(ParseDType("c64"), DType::kC64);
+  EXPECT_EQ(DTypeSize(DType::kC128), 16u);
+  auto ctx = std::move((*s)->NewRequest().value());
+  ASSERT_TRUE(ctx->Bind("z", z.view()).ok() && ctx->Bind("re", re.view()).ok());
+  ASSERT_TRUE(ctx->Run().ok());
+  const auto* exp = ctx->Output("exp")->data_as<std::complex<float>>();
+  const double* imag = ctx->Output("imag")->data_as<double>();
+  const float* abs = ctx->Output("abs")->data_as<float>();
+  const auto* made = ctx->Output("made")->data_as<Z>();
+  for (int i = 0; i < 5; ++i) {
+    const Z zi(z.as<float>()[2 * i], z.as<float>()[2 * i + 1]);
+    const Z wi(w.as<double>()[2 * i], w.as<double>()[2 * i + 1]);
+    EXPECT_LT(std::abs(Z(exp[i]) - std::exp(zi)), 1e-5 * std::abs(std::exp(zi))) << i;
+    EXPECT_NEAR(imag[i], (zi * wi).imag(), 1e-12) << i;
+    EXPECT_NEAR(abs[i], std::abs(zi), 1e-6) << i;
+    EXPECT_EQ(made[i], Z(re.as<double>()[i], re.as<double>()[i])) << i;
+  }
 }
 
 TEST(Format, WeightsAreAlignedSegmentsAfterTheMetadata) {

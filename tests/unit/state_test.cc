@@ -263,6 +263,7 @@ TEST(Safetensors, EveryElementTypeRoundTrips) {
   std::vector<HostTensor> keep;
   for (int code = 1; code < kNumDTypes; ++code) {  // every dtype: the codes have no gaps
     const DType t = static_cast<DType>(code);
+    if (t == DType::kC128) continue;  // safetensors has no C128: refused below
     keep.push_back(Random(t, {3, 5}, Rng(), 0, 100));
     tensors.push_back({std::string("t_") + DTypeName(t), keep.back().view()});
   }
@@ -286,6 +287,8 @@ TEST(Safetensors, EveryElementTypeRoundTrips) {
         << want.name;
     EXPECT_EQ(reinterpret_cast<uintptr_t>(got->tensor.data()) % DTypeSize(want.tensor.dtype()), 0u);
   }
+  HostTensor c128 = Random(DType::kC128, {2}, Rng());
+  ExpectError(WriteSafetensors(path, {{"z", c128.view()}}), {"'z'", "c128"});
   ExpectError(WriteSafetensors(path, {tensors[0], tensors[0]}), {"given twice"});
   ExpectError(WriteSafetensors(path, {{"__metadata__", keep[0].view()}}), {"__metadata__"});
 }

@@ -147,6 +147,13 @@ HostTensor HostTensor::FromDouble(DType t, std::vector<int64_t> shape,
 
 HostTensor Random(DType t, std::vector<int64_t> shape, std::mt19937_64& rng, double lo, double hi) {
   HostTensor h(t, std::move(shape));
+  if (t == DType::kC64 || t == DType::kC128) {  // both parts in [lo, hi)
+    std::uniform_real_distribution<double> d(lo, hi);
+    for (int64_t i = 0; i < 2 * h.numel(); ++i)
+      t == DType::kC64 ? void(h.as<float>()[i] = static_cast<float>(d(rng)))
+                       : void(h.as<double>()[i] = d(rng));
+    return h;
+  }
   const bool integral = t == DType::kI1 || t == DType::kI8 || t == DType::kI16 ||
                         t == DType::kI32 || t == DType::kI64 || t == DType::kU8 ||
                         t == DType::kU16 || t == DType::kU32 || t == DType::kU64;

@@ -1,0 +1,103 @@
+// The complex-only ops: real, imag, complex, and abs of a complex number (a
+// real result). The elementwise ops that also take complex values run on
+// elementwise.cc's loops (ops/complex_ops.h's semantics); fft is fft.cc's.
+#include <complex>
+
+#include "kernel.h"
+
+namespace brt::cpu {
+namespace {
+
+// The real dtype of a complex one's parts.
+int32_t PartDType(int32_t complex_dtype) {
+  return complex_dtype == BRT_DTYPE_C64 ? BRT_DTYPE_F32 : BRT_DTYPE_F64;
+}
+
+// Calls f(T{}) with the part type (float or double) of a c64/c128 dtype.
+template <typename F>
+void DispatchPart(int32_t complex_dtype, F&& f) {
+  if (complex_dtype == BRT_DTYPE_C64) return f(float{});
+  return f(double{});
+}
+
+// real, imag and abs: one complex operand, a result of its part type.
+class ComplexToRealKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    op.RequireOperands(1);
+    const int32_t from = op.in[0].dtype;
+    op.Require(op.out[0].dtype == PartDType(from),
+               std::string("the result of a ") + DTypeName(from) + " operand is " +
+                   DTypeName(PartDType(from)) + ", got " + DTypeName(op.out[0].dtype));
+    op.Require(op.in[0].dims == op.out[0].dims, "operand shape " + FormatDims(op.in[0].dims) +
+                                                    " differs from result shape " +
+                                                    FormatDims(op.out[0].dims));
+    DispatchPart(from, [&](auto part) {
+      using T = decltype(part);
+      if (op.kind == "real") fn_ = &Loop<T, Part::kReal>;
+      if (op.kind == "imag") fn_ = &Loop<T, Part::kImag>;
+      if (op.kind == "abs") fn_ = &Loop<T, Part::kMagnitude>;
+    });
+    n_ = op.out[0].numel;
+  }
+  void Run(void* const* b) override { fn_(b[0], b[1], n_); }
+
+ private:
+  enum class Part { kReal, kImag, kMagnitude };
+  template <typename T, Part P>
+  static void Loop(const void* in, void* out, int64_t n) {
+    const std::complex<T>* z = static_cast<const std::complex<T>*>(in);
+    T* o = static_cast<T*>(out);
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (P == Part::kReal) o[i] = z[i].real();
+      if constexpr (P == Part::kImag) o[i] = z[i].imag();
+      if constexpr (P == Part::kMagnitude) o[i] = std::abs(z[i]);  // hypot: no overflow
+    }
+  }
+  void (*fn_)(const void*, void*, int64_t) = nullptr;
+  int64_t n_ = 0;
+};
+
+// complex(real, imag): two operands of the result's part type and shape.
+class MakeComplexKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    op.RequireOperands(2);
+    const int32_t part = PartDType(op.out[0].dtype);
+    for (int i = 0; i < 2; ++i) {
+      op.Require(op.in[i].dtype == part, std::string("a ") + DTypeName(op.out[0].dtype) +
+                                             " result takes " + DTypeName(part) +
+                                             " parts, operand " + std::to_string(i) + " is " +
+                                             DTypeName(op.in[i].dtype));
+      op.Require(op.in[i].dims == op.out[0].dims,
+                 "operand " + std::to_string(i) + " shape " + FormatDims(op.in[i].dims) +
+                     " differs from result shape " + FormatDims(op.out[0].dims));
+    }
+    DispatchPart(op.out[0].dtype, [&](auto p) { fn_ = &Loop<decltype(p)>; });
+    n_ = op.out[0].numel;
+  }
+  void Run(void* const* b) override { fn_(b[0], b[1], b[2], n_); }
+
+ private:
+  template <typename T>
+  static void Loop(const void* re, const void* im, void* out, int64_t n) {
+    const T* a = static_cast<const T*>(re);
+    const T* b = static_cast<const T*>(im);
+    std::complex<T>* o = static_cast<std::complex<T>*>(out);
+    for (int64_t i = 0; i < n; ++i) o[i] = {a[i], b[i]};
+  }
+  void (*fn_)(const void*, const void*, void*, int64_t) = nullptr;
+  int64_t n_ = 0;
+};
+
+}  // namespace
+
+// Before the elementwise rows: abs of a complex operand has a real result,
+// so its row is keyed by the operand.
+void RegisterComplex(std::vector<KernelDef>& defs) {
+  for (const char* kind : {"real", "imag", "abs"})
+    defs.push_back({kind, kComplexTypes, &Make<ComplexToRealKernel>, true});
+  defs.push_back({"complex", kComplexTypes, &Make<MakeComplexKernel>});
+}
+
+}  // namespace brt::cpu
