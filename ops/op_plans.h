@@ -92,6 +92,7 @@ CholeskyPlan PlanCholesky(const OpInfo& op);
 struct TriangularSolvePlan {
   int64_t batch = 1, k = 0, m = 0, n = 0;
   bool left_side = true, lower = true, unit_diagonal = false, transpose = false;
+  bool conjugate = false;  // ADJOINT: transposed and conjugated (complex operands)
 };
 TriangularSolvePlan PlanTriangularSolve(const OpInfo& op);
 // lu: m x n matrices, min(m, n) pivots each.

@@ -59,6 +59,7 @@ TriangularSolvePlan PlanTriangularSolve(const OpInfo& op) {
              "transpose_a must be NO_TRANSPOSE, TRANSPOSE or ADJOINT, got '" + t + "'");
   // The adjoint of a real matrix is its transpose.
   p.transpose = t != "NO_TRANSPOSE";
+  p.conjugate = t == "ADJOINT";
   return p;
 }
 

@@ -56,6 +56,19 @@ struct FloatMath {
 }  // namespace
 
 Value Elementwise::Constant(mlir::Type element, double value) {
+  if (auto complex = mlir::dyn_cast<mlir::ComplexType>(element)) {  // value + 0i
+    const auto& semantics =
+        mlir::cast<mlir::FloatType>(complex.getElementType()).getFloatSemantics();
+    llvm::APFloat real(value), imag(0.0);
+    bool lost = false;
+    real.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
+    imag.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
+    auto scalar = mlir::RankedTensorType::get({}, element);
+    const std::complex<llvm::APFloat> parts(real, imag);
+    return CreateOp(b_, loc_, "constant", mlir::TypeRange{scalar}, mlir::ValueRange{},
+                    {b_.getNamedAttr("value", mlir::DenseElementsAttr::get(scalar, {parts}))})
+        ->getResult(0);
+  }
   return Scalar(b_.getFloatAttr(element, value));
 }
 

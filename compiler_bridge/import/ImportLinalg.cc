@@ -1,6 +1,6 @@
 // Linear algebra (see Importer.h): JAX's LAPACK custom_calls on the CPU
-// (lapack_{s,d}potrf_ffi for cholesky, lapack_{s,d}trsm_ffi for
-// triangular_solve, lapack_{s,d}getrf_ffi for lu; their options are
+// (lapack_{s,d,c,z}potrf_ffi for cholesky, lapack_{s,d,c,z}trsm_ffi for
+// triangular_solve, lapack_{s,d,c,z}getrf_ffi for lu; their options are
 // characters in mhlo.backend_config) and stablehlo.triangular_solve, as the
 // registry's cholesky, triangular_solve and lu. The custom_calls' column-major layouts are XLA's
 // business: what they compute on the logical arrays is what brt computes.
@@ -37,21 +37,24 @@ bool Importer::ImportLapack(Operation& op, llvm::ArrayRef<Value> operands,
                             llvm::DenseMap<Value, Value>& map, int) {
   const std::string target =
       AttrOrPropertyOf<mlir::StringAttr>(&op, "call_target_name").getValue().str();
-  // lapack_<s|d><routine>_ffi: the letter is the element type.
+  // lapack_<s|d|c|z><routine>_ffi: the letter is the element type.
   llvm::StringRef routine(target);
-  const bool known =
-      routine.consume_front("lapack_") && routine.consume_back("_ffi") &&
-      llvm::is_contained({"strsm", "dtrsm", "spotrf", "dpotrf", "sgetrf", "dgetrf"}, routine);
+  const bool known = routine.consume_front("lapack_") && routine.consume_back("_ffi") &&
+                     routine.size() > 1 && llvm::is_contained({'s', 'd', 'c', 'z'}, routine[0]) &&
+                     llvm::is_contained({"trsm", "potrf", "getrf"}, routine.drop_front());
   if (!known) return Fail(op, "unknown custom_call target '" + target + "'");
   if (op.getNumResults() == 0) return Fail(op, target + " has no result");
   for (mlir::Type t : op.getResultTypes())
     if (!CheckType(t, op)) return false;
   auto type = mlir::cast<mlir::RankedTensorType>(op.getResult(0).getType());
   const mlir::Type element = type.getElementType();
-  const bool f32 = routine.front() == 's';
-  if (f32 ? !element.isF32() : !element.isF64())
-    return Fail(
-        op, target + " on " + PrintedText(element) + " (expects " + (f32 ? "f32" : "f64") + ")");
+  const DType expected = routine[0] == 's'   ? DType::kF32
+                         : routine[0] == 'd' ? DType::kF64
+                         : routine[0] == 'c' ? DType::kC64
+                                             : DType::kC128;
+  if (ToDType(element) != expected)
+    return Fail(op,
+                target + " on " + PrintedText(element) + " (expects " + DTypeName(expected) + ")");
   const mlir::Location loc = op.getLoc();
   auto flag = [&](llvm::StringRef name, bool value) {
     return b_.getNamedAttr(name, b_.getI64IntegerAttr(value));

@@ -101,7 +101,7 @@ class Importer {
                    mlir::ValueRange operands, llvm::ArrayRef<mlir::NamedAttribute> params = {}) {
     return CreateOp(b_, loc, kind, mlir::TypeRange{type}, operands, params)->getResult(0);
   }
-  // A scalar constant of float element type `element`.
+  // A scalar constant of float or complex element type `element` (value + 0i).
   mlir::Value FloatScalar(mlir::Location loc, mlir::Type element, double value) {
     return Elementwise(b_, loc, {}).Constant(element, value);
   }

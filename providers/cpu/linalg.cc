@@ -1,11 +1,13 @@
 // cholesky, triangular_solve and lu (ops/op_plans.h) by LAPACK's potrf,
-// BLAS's trsm and LAPACK's getrf, one matrix of the batch at a time, the
-// batch shared out over the Session's threads. f16 and bf16 are computed in
+// BLAS's trsm and LAPACK's getrf (s, d, c and z: f32, f64, c64, c128), one
+// matrix of the batch at a time, the batch shared out over the Session's
+// threads. f16 and bf16 are computed in
 // an f32 copy, each request's own. LAPACK is column-major: it sees brt's
 // row-major matrix transposed, so a lower triangle here is an upper one
 // there, and a left solve a right one; lu, whose pivoting does not commute
 // with the transpose, factors a column-major copy.
 #include <climits>
+#include <complex>
 #include <limits>
 
 #include "kernel.h"
@@ -25,6 +27,22 @@ void dtrsm_(const char* side, const char* uplo, const char* transa, const char* 
             const int* ldb, size_t, size_t, size_t, size_t);
 void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
 void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+// Complex: std::complex has the layout of Fortran's COMPLEX (real part first).
+void cpotrf_(const char* uplo, const int* n, std::complex<float>* a, const int* lda, int* info,
+             size_t);
+void zpotrf_(const char* uplo, const int* n, std::complex<double>* a, const int* lda, int* info,
+             size_t);
+void ctrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const std::complex<float>* alpha, const std::complex<float>* a,
+            const int* lda, std::complex<float>* b, const int* ldb, size_t, size_t, size_t, size_t);
+void ztrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const std::complex<double>* alpha, const std::complex<double>* a,
+            const int* lda, std::complex<double>* b, const int* ldb, size_t, size_t, size_t,
+            size_t);
+void cgetrf_(const int* m, const int* n, std::complex<float>* a, const int* lda, int* ipiv,
+             int* info);
+void zgetrf_(const int* m, const int* n, std::complex<double>* a, const int* lda, int* ipiv,
+             int* info);
 }
 
 namespace brt::cpu {
@@ -34,24 +52,53 @@ void Potrf(char uplo, int n, float* a, int* info) { spotrf_(&uplo, &n, a, &n, in
 void Potrf(char uplo, int n, double* a, int* info) { dpotrf_(&uplo, &n, a, &n, info, 1); }
 void Getrf(int m, int n, float* a, int* ipiv, int* info) { sgetrf_(&m, &n, a, &m, ipiv, info); }
 void Getrf(int m, int n, double* a, int* ipiv, int* info) { dgetrf_(&m, &n, a, &m, ipiv, info); }
+void Potrf(char uplo, int n, std::complex<float>* a, int* info) {
+  cpotrf_(&uplo, &n, a, &n, info, 1);
+}
+void Potrf(char uplo, int n, std::complex<double>* a, int* info) {
+  zpotrf_(&uplo, &n, a, &n, info, 1);
+}
+void Getrf(int m, int n, std::complex<float>* a, int* ipiv, int* info) {
+  cgetrf_(&m, &n, a, &m, ipiv, info);
+}
+void Getrf(int m, int n, std::complex<double>* a, int* ipiv, int* info) {
+  zgetrf_(&m, &n, a, &m, ipiv, info);
+}
 template <typename C>
 void Trsm(char side, char uplo, char trans, char diag, int m, int n, const C* a, int lda, C* b) {
   const C one = 1;
   if constexpr (std::is_same_v<C, float>)
     strsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &m, 1, 1, 1, 1);
-  else
+  else if constexpr (std::is_same_v<C, double>)
     dtrsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &m, 1, 1, 1, 1);
+  else if constexpr (std::is_same_v<C, std::complex<float>>)
+    ctrsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &m, 1, 1, 1, 1);
+  else
+    ztrsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &m, 1, 1, 1, 1);
 }
 
-// The type LAPACK computes T in.
+// The type LAPACK computes T in: f32 for the 16-bit floats, else T.
 template <typename T>
-using Lapack = std::conditional_t<std::is_same_v<T, double>, double, float>;
+using Lapack = std::conditional_t<kIs16BitFloat<T>, float, T>;
+// The types LAPACK runs (the 16-bit floats through an f32 copy).
+template <typename T>
+constexpr bool kLapackType = std::is_floating_point_v<T> || kIs16BitFloat<T> || kIsComplex<T>;
+
+template <typename C>
+C NaN() {
+  if constexpr (kIsComplex<C>) {
+    const typename C::value_type part = std::numeric_limits<typename C::value_type>::quiet_NaN();
+    return C(part, part);
+  } else {
+    return std::numeric_limits<C>::quiet_NaN();
+  }
+}
 
 // `count` elements of `from` as those of `to`: 16-bit floats to and from
 // their f32 copy, or a copy of the same type (none where the op runs in
 // place).
 template <typename From, typename To>
-void CopyAs(const From* from, To* to, int64_t count) {
+void CopyAs(const From* from, To* to, int64_t count) {  // 16-bit floats only
   for (int64_t i = 0; i < count; ++i) to[i] = static_cast<To>(static_cast<float>(from[i]));
 }
 template <typename T>
@@ -100,9 +147,9 @@ class CholeskyKernel final : public LinalgKernel {
   void Prepare(const OpInfo& op) override {
     p_ = PlanCholesky(op);
     RequireLapackSize(op, p_.n, p_.n);
-    DispatchType(op.in[0].dtype, [&](auto v) {
+    DispatchTypeOrComplex(op.in[0].dtype, [&](auto v) {
       using T = decltype(v);
-      if constexpr (std::is_floating_point_v<T> || kIs16BitFloat<T>) {
+      if constexpr (kLapackType<T>) {
         run_ = &RunAs<T>;
         if (kIs16BitFloat<T>) scratch_bytes_ = op.Mul(p_.batch, p_.n * p_.n) * sizeof(float);
       } else {
@@ -141,7 +188,7 @@ class CholeskyKernel final : public LinalgKernel {
     const int n = static_cast<int>(p.n);
     int info = 0;
     if (n > 0) Potrf(p.lower ? 'U' : 'L', n, a, &info);
-    const C nan = std::numeric_limits<C>::quiet_NaN();
+    const C nan = NaN<C>();
     for (int r = 0; r < n; ++r)
       for (int c = 0; c < n; ++c) {
         C& x = a[static_cast<int64_t>(r) * n + c];
@@ -162,9 +209,9 @@ class TriangularSolveKernel final : public LinalgKernel {
     p_ = PlanTriangularSolve(op);
     RequireLapackSize(op, p_.k, p_.k);
     RequireLapackSize(op, p_.m, p_.n);
-    DispatchType(op.in[0].dtype, [&](auto v) {
+    DispatchTypeOrComplex(op.in[0].dtype, [&](auto v) {
       using T = decltype(v);
-      if constexpr (std::is_floating_point_v<T> || kIs16BitFloat<T>) {
+      if constexpr (kLapackType<T>) {
         run_ = &RunAs<T>;
         if (kIs16BitFloat<T>)
           scratch_bytes_ = op.Mul(p_.batch, op.Add(p_.k * p_.k, p_.m * p_.n)) * sizeof(float);
@@ -200,7 +247,8 @@ class TriangularSolveKernel final : public LinalgKernel {
         CopyAs(b_in + i * b_size, x, b_size);
         // Column-major, x is n x m: left_side's op(a) x = b is x^T op(a)^T = b^T.
         if (p.m > 0 && p.n > 0)
-          Trsm(p.left_side ? 'R' : 'L', p.lower ? 'U' : 'L', p.transpose ? 'T' : 'N',
+          Trsm(p.left_side ? 'R' : 'L', p.lower ? 'U' : 'L',
+               p.conjugate && kIsComplex<C> ? 'C' : (p.transpose ? 'T' : 'N'),
                p.unit_diagonal ? 'U' : 'N', static_cast<int>(p.n), static_cast<int>(p.m), a,
                static_cast<int>(p.k), x);
         CopyAs(x, out + i * b_size, b_size);
@@ -217,9 +265,9 @@ class LuKernel final : public LinalgKernel {
   void Prepare(const OpInfo& op) override {
     p_ = PlanLu(op);
     RequireLapackSize(op, p_.m, p_.n);
-    DispatchType(op.in[0].dtype, [&](auto v) {
+    DispatchTypeOrComplex(op.in[0].dtype, [&](auto v) {
       using T = decltype(v);
-      if constexpr (std::is_floating_point_v<T> || kIs16BitFloat<T>) {
+      if constexpr (kLapackType<T>) {
         run_ = &RunAs<T>;
         scratch_bytes_ = op.Mul(p_.batch, p_.m * p_.n) * sizeof(Lapack<T>);
       } else {
@@ -261,9 +309,9 @@ class LuKernel final : public LinalgKernel {
 }  // namespace
 
 void RegisterLinalg(std::vector<KernelDef>& defs) {
-  defs.push_back({"cholesky", kFloatTypes, &Make<CholeskyKernel>});
-  defs.push_back({"triangular_solve", kFloatTypes, &Make<TriangularSolveKernel>});
-  defs.push_back({"lu", kFloatTypes, &Make<LuKernel>});
+  defs.push_back({"cholesky", WithComplex(kFloatTypes), &Make<CholeskyKernel>});
+  defs.push_back({"triangular_solve", WithComplex(kFloatTypes), &Make<TriangularSolveKernel>});
+  defs.push_back({"lu", WithComplex(kFloatTypes), &Make<LuKernel>});
 }
 
 }  // namespace brt::cpu

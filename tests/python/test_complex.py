@@ -93,3 +93,28 @@ def test_complex_arrays_bind_and_mismatches_name_the_dtype(tmp_path):
     np.testing.assert_allclose(got, np.abs(z.astype(np.complex128)) ** 2, rtol=1e-6)
     with pytest.raises(Exception, match="c64"):
         session.run(z.astype(np.complex128))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_cholesky_adjoint_solve_and_lu_solve(tmp_path, dtype):
+    """LAPACK's c/z routines: a Hermitian positive definite system solved
+    through its Cholesky factor (L then L^H, an ADJOINT triangular solve),
+    and a general complex system through LU, against NumPy in complex128."""
+    import jax.scipy.linalg as jsl
+    a = complex_normal(4, 6, 6, dtype=np.complex128)
+    hermitian = (a @ np.conj(np.swapaxes(a, -1, -2)) + 6 * np.eye(6)).astype(dtype)
+    general = complex_normal(4, 6, 6, dtype=dtype)
+    rhs = complex_normal(4, 6, 2, dtype=dtype)
+
+    def solves(h, g, b):
+        factor = jnp.linalg.cholesky(h)
+        y = jsl.solve_triangular(factor, b, lower=True)
+        x = jsl.solve_triangular(factor, y, lower=True, trans="C")
+        return factor, x, jnp.linalg.solve(g, b)
+
+    factor, x, x_general = run(tmp_path, solves, hermitian, general, rhs)
+    h64, g64, b64 = (v.astype(np.complex128) for v in (hermitian, general, rhs))
+    tol = 1e-4 if dtype == np.complex64 else 1e-11
+    assert rel_err(factor, np.linalg.cholesky(h64)) < tol
+    assert rel_err(x, np.linalg.solve(h64, b64)) < tol
+    assert rel_err(x_general, np.linalg.solve(g64, b64)) < tol
