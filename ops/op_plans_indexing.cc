@@ -184,7 +184,7 @@ bool ParseReducer(const std::string& name, Reducer* r) {
 }
 
 bool ReducerDefinedFor(Reducer r, int32_t dtype) {
-  return !IsFloat(dtype) || (r != Reducer::kAnd && r != Reducer::kOr);
+  return IsInteger(dtype) || dtype == BRT_DTYPE_I1 || (r != Reducer::kAnd && r != Reducer::kOr);
 }
 
 ReducePlan PlanReduce(const OpInfo& op) {

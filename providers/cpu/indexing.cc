@@ -86,7 +86,7 @@ class ScatterKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
     p_ = PlanScatter(op);
-    DispatchType(op.out[0].dtype, [&](auto t) {
+    DispatchTypeOrComplex(op.out[0].dtype, [&](auto t) {
       using T = decltype(t);
       if (p_.replace) {
         apply_ = &Replace<T>;
@@ -189,7 +189,7 @@ class CheckIndicesKernel final : public CpuKernel {
 
 void RegisterIndexing(std::vector<KernelDef>& defs) {
   defs.push_back({"gather", kEveryType, &Make<GatherKernel>});
-  defs.push_back({"scatter", kAllTypes, &Make<ScatterKernel>});
+  defs.push_back({"scatter", kEveryType, &Make<ScatterKernel>});
   defs.push_back({"brt.check_indices", kIntTypes, &Make<CheckIndicesKernel>});
 }
 

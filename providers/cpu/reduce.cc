@@ -113,7 +113,7 @@ class ReduceKernel final : public CpuKernel {
   void Prepare(const OpInfo& op) override {
     p_ = PlanReduce(op);
     const TensorInfo& in = op.in[0];
-    DispatchType(in.dtype, [&](auto t) {
+    DispatchTypeOrComplex(in.dtype, [&](auto t) {
       using T = decltype(t);
       wide_ = kIs16BitFloat<T>;
       WithReducer(p_.reducer, [&](auto r) { fn_ = &Reduce<decltype(r)::value, T>; });
@@ -165,7 +165,7 @@ class ReduceWindowKernel final : public CpuKernel {
     p_ = PlanReduceWindow(op);
     const TensorInfo& in = op.in[0];
     const Reducer reducer = p_.reducer;
-    DispatchType(in.dtype, [&](auto t) {
+    DispatchTypeOrComplex(in.dtype, [&](auto t) {
       using T = decltype(t);
       WithReducer(reducer, [&](auto r) { fn_ = &Window<decltype(r)::value, T>; });
     });
@@ -291,8 +291,8 @@ class SelectAndScatterKernel final : public CpuKernel {
 }  // namespace
 
 void RegisterReductions(std::vector<KernelDef>& defs) {
-  defs.push_back({"reduce", kAllTypes, &Make<ReduceKernel>});
-  defs.push_back({"reduce_window", kAllTypes, &Make<ReduceWindowKernel>});
+  defs.push_back({"reduce", kEveryType, &Make<ReduceKernel>});
+  defs.push_back({"reduce_window", kEveryType, &Make<ReduceWindowKernel>});
   defs.push_back({"select_and_scatter", kNumericTypes, &Make<SelectAndScatterKernel>});
 }
 
