@@ -155,6 +155,14 @@ inline std::vector<int32_t> ElementwiseDTypes(Domain complex_domain) {
   return out;
 }
 
+// ElementwiseDTypes, with c64 and c128 where the domain takes them: for a
+// provider whose elementwise loops have complex forms.
+inline std::vector<int32_t> ElementwiseDTypesWithComplex(Domain domain) {
+  std::vector<int32_t> out = ElementwiseDTypes(domain);
+  if (TakesComplex(domain)) out.insert(out.end(), {BRT_DTYPE_C64, BRT_DTYPE_C128});
+  return out;
+}
+
 // The ABI table with its header filled in; the provider sets its entries.
 inline BrtProviderApi ProviderApiHeader(const char* name, int32_t device_kind) {
   BrtProviderApi api{};

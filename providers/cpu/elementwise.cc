@@ -534,13 +534,10 @@ void FusedInstance::RunPart(Scratch& s, void* const* b, int64_t row_begin, int64
 }  // namespace
 
 void RegisterElementwise(std::vector<KernelDef>& defs) {
-  auto dtypes = [](Domain d) {
-    return TakesComplex(d) ? WithComplex(ElementwiseDTypes(d)) : ElementwiseDTypes(d);
-  };
   for (const UnaryKind& u : kUnaryKinds)
-    defs.push_back({u.kind, dtypes(u.domain), &Make<UnaryKernel>});
+    defs.push_back({u.kind, ElementwiseDTypesWithComplex(u.domain), &Make<UnaryKernel>});
   for (const BinaryKind& b : kBinaryKinds)
-    defs.push_back({b.kind, dtypes(b.domain), &Make<BinaryKernel>});
+    defs.push_back({b.kind, ElementwiseDTypesWithComplex(b.domain), &Make<BinaryKernel>});
   defs.push_back({"compare", kEveryType, &Make<CompareKernel>, true});
   defs.push_back({"select", kEveryType, &Make<TernaryKernel>});
   defs.push_back({"clamp", WithComplex(kNumericTypes), &Make<TernaryKernel>});

@@ -10,10 +10,20 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cuda/std/complex>
+
 #include <algorithm>
 #include <cstdint>
 
 #include "kernels.h"
+
+// c64 and c128 in the kernels are cuda::std::complex, whose math functions
+// run on the device (and on the host under the emulation); ops/complex_ops.h
+// computes on it as on std::complex.
+namespace brt::ops {
+template <typename T>
+constexpr bool kIsComplex<::cuda::std::complex<T>> = true;
+}  // namespace brt::ops
 
 #ifdef BRT_CUDA_EMULATION
 #include "emulation.h"
@@ -106,6 +116,15 @@ bool Dispatch(int32_t dtype, F&& f) {
       return f(Tag<uint64_t>{}), true;
   }
   return false;
+}
+
+// Dispatch, and cuda::std::complex for c64 and c128: for the kernels that
+// have complex forms (elementwise ones; the others need not compile for them).
+template <typename F>
+bool DispatchOrComplex(int32_t dtype, F&& f) {
+  if (dtype == BRT_DTYPE_C64) return f(Tag<::cuda::std::complex<float>>{}), true;
+  if (dtype == BRT_DTYPE_C128) return f(Tag<::cuda::std::complex<double>>{}), true;
+  return Dispatch(dtype, f);
 }
 
 constexpr int kThreads = 256;

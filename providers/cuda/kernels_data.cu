@@ -76,10 +76,17 @@ __global__ void RngStateKernel(const uint64_t* state, int64_t state_size, long l
   ops::StoreRngNextState(state, state_size, blocks, next);
 }
 
-// Copies of 1, 2, 4 or 8 bytes per element move the same bits for every dtype.
+// A c128 element, moved as a whole.
+struct Bytes16 {
+  unsigned long long part[2];
+};
+
+// Copies of 1, 2, 4, 8 or 16 bytes per element move the same bits for every dtype.
 template <typename F>
 bool BySize(size_t elem_size, F&& f) {
   switch (elem_size) {
+    case 16:
+      return f(Tag<Bytes16>{}), true;
     case 1:
       return f(Tag<uint8_t>{}), true;
     case 2:

@@ -153,15 +153,15 @@ cudaError_t LaunchElementwise(const ElementwiseParams& p, int32_t in_dtype, int3
   bool known = false;
   if (p.kind == Elementwise::kConvert) {
     bool to_known = false;
-    known = Dispatch(in_dtype, [&](auto from) {
-      to_known = Dispatch(out_dtype, [&](auto to) {
+    known = DispatchOrComplex(in_dtype, [&](auto from) {
+      to_known = DispatchOrComplex(out_dtype, [&](auto to) {
         Launch(&ConvertKernel<typename decltype(from)::type, typename decltype(to)::type>, blocks,
                kThreads, stream, p.space.n, in[0], out);
       });
     });
     known = known && to_known;
   } else if (p.kind == Elementwise::kCompare) {
-    known = Dispatch(in_dtype, [&](auto t) {
+    known = DispatchOrComplex(in_dtype, [&](auto t) {
       Launch(&CompareKernel<typename decltype(t)::type>, blocks, kThreads, stream, p, in[0], in[1],
              out);
     });
@@ -169,7 +169,7 @@ cudaError_t LaunchElementwise(const ElementwiseParams& p, int32_t in_dtype, int3
     const int arity = p.kind == Elementwise::kUnary || p.kind == Elementwise::kActivation ? 1
                       : p.kind == Elementwise::kBinary                                    ? 2
                                                                                           : 3;
-    known = Dispatch(out_dtype, [&](auto t) {
+    known = DispatchOrComplex(out_dtype, [&](auto t) {
       Launch(&SameTypeKernel<typename decltype(t)::type>, blocks, kThreads, stream, p, in[0],
              arity > 1 ? in[1] : nullptr, arity > 2 ? in[2] : nullptr, out);
     });

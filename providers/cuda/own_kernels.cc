@@ -545,24 +545,24 @@ ops::KernelEntryPoints EntryPoints(PrepareFn prepare) {
 std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
   std::vector<TableRow> t;
   for (const ops::UnaryKind& u : ops::kUnaryKinds)
-    t.push_back({u.kind, ops::ElementwiseDTypes(u.domain), &Make<ElementwiseKernel>});
+    t.push_back({u.kind, ops::ElementwiseDTypesWithComplex(u.domain), &Make<ElementwiseKernel>});
   for (const ops::BinaryKind& b : ops::kBinaryKinds)
-    t.push_back({b.kind, ops::ElementwiseDTypes(b.domain), &Make<ElementwiseKernel>});
-  t.push_back({"compare", kAll, &Make<ElementwiseKernel>, true});
-  t.push_back({"select", kAll, &Make<ElementwiseKernel>});
+    t.push_back({b.kind, ops::ElementwiseDTypesWithComplex(b.domain), &Make<ElementwiseKernel>});
+  t.push_back({"compare", kEveryType, &Make<ElementwiseKernel>, true});
+  t.push_back({"select", kEveryType, &Make<ElementwiseKernel>});
   t.push_back({"clamp", kNumeric, &Make<ElementwiseKernel>});
-  t.push_back({"convert", kAll, &Make<ElementwiseKernel>});
+  t.push_back({"convert", kEveryType, &Make<ElementwiseKernel>});
   t.push_back({"brt.fused_elementwise", kHalfAndSingle, &Make<FusedKernel>, false, true, true});
   for (const char* kind : {"broadcast_in_dim", "transpose", "slice", "reverse"})
-    t.push_back({kind, kAll, &Make<StridedViewKernel>});
-  t.push_back({"concatenate", kAll, &Make<ConcatenateKernel>});
-  t.push_back({"pad", kAll, &Make<PadKernel>});
+    t.push_back({kind, kEveryType, &Make<StridedViewKernel>});
+  t.push_back({"concatenate", kEveryType, &Make<ConcatenateKernel>});
+  t.push_back({"pad", kEveryType, &Make<PadKernel>});
   t.push_back({"iota", kNumeric, &Make<IotaKernel>});
   t.push_back({"sort", kAll, &Make<SortKernel>});
   t.push_back({"rng_bit_generator", {BRT_DTYPE_U64}, &Make<RngBitGeneratorKernel>});
-  t.push_back({"dynamic_slice", kAll, &Make<DynamicSliceKernel>});
-  t.push_back({"dynamic_update_slice", kAll, &Make<DynamicSliceKernel>});
-  t.push_back({"gather", kAll, &Make<GatherKernel>});
+  t.push_back({"dynamic_slice", kEveryType, &Make<DynamicSliceKernel>});
+  t.push_back({"dynamic_update_slice", kEveryType, &Make<DynamicSliceKernel>});
+  t.push_back({"gather", kEveryType, &Make<GatherKernel>});
   t.push_back({"scatter", kAll, &Make<ScatterKernel>});
   t.push_back({"reduce", kAll, &Make<ReduceKernel>, false, true, true});
   t.push_back({"reduce_window", kAll, &Make<ReduceWindowKernel>});
@@ -574,10 +574,10 @@ std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
   t.push_back({"brt.softmax", kFloats, &Make<SoftmaxKernel>});
   t.push_back({"brt.layer_norm", kFloats, &Make<LayerNormKernel>});
   // From pageable host memory a copy is not recordable into a graph.
-  t.push_back({"brt.copy", kAll, &Make<CopyKernel<ops::PlanReshape>>, false, false});
-  t.push_back({"reshape", kAll, &Make<CopyKernel<ops::PlanReshape>>});
-  t.push_back({"bitcast_convert", kAll, &Make<CopyKernel<ops::PlanBitcastConvert>>});
-  t.push_back({"constant", kAll, &Make<ConstantKernel>});
+  t.push_back({"brt.copy", kEveryType, &Make<CopyKernel<ops::PlanReshape>>, false, false});
+  t.push_back({"reshape", kEveryType, &Make<CopyKernel<ops::PlanReshape>>});
+  t.push_back({"bitcast_convert", kEveryType, &Make<CopyKernel<ops::PlanBitcastConvert>>});
+  t.push_back({"constant", kEveryType, &Make<ConstantKernel>});
   return t;
 }
 

@@ -116,6 +116,13 @@ inline const std::vector<int32_t> kAll = {
     BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16, BRT_DTYPE_F64, BRT_DTYPE_I1,
     BRT_DTYPE_I8,  BRT_DTYPE_I16, BRT_DTYPE_I32,  BRT_DTYPE_I64, BRT_DTYPE_U8,
     BRT_DTYPE_U16, BRT_DTYPE_U32, BRT_DTYPE_U64};
+// kAll with c64 and c128: the kernels that only move elements, and the
+// elementwise ones whose registry domain takes complex values.
+inline const std::vector<int32_t> kEveryType = [] {
+  std::vector<int32_t> every = kAll;
+  every.insert(every.end(), {BRT_DTYPE_C64, BRT_DTYPE_C128});
+  return every;
+}();
 inline const std::vector<int32_t> kFloats = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16,
                                              BRT_DTYPE_F64};
 inline const std::vector<int32_t> kHalfAndSingle = {BRT_DTYPE_F32, BRT_DTYPE_F16, BRT_DTYPE_BF16};
