@@ -11,7 +11,7 @@ sudo=""
 
 apt_packages=(cmake ninja-build g++ clang libclang-rt-14-dev libflatbuffers-dev flatbuffers-compiler
               libgtest-dev libbenchmark-dev libmlir-22-dev mlir-22-tools llvm-22-dev
-              libopenmpi-dev openmpi-bin liblapack-dev libkissfft-dev)
+              libopenmpi-dev openmpi-bin liblapack-dev libkissfft-dev nlohmann-json3-dev libb64-0d)
 missing=()
 for p in "${apt_packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -52,8 +52,38 @@ if ! python3 -c 'import torch, torchvision, torch_mlir, transformers, sentence_t
   python3 -m pip install -q --disable-pip-version-check "${torch_packages[@]}"
 fi
 
+# The Triton Inference Server backend's test (serving/triton, docs/serving.md;
+# nlohmann-json above builds the backend): the real tritonserver from
+# nvidia-pytriton's wheel (Triton 2.51 with its own libraries and the Python
+# backend). --no-deps: the wheel pins numpy<2, which JAX refuses, and the
+# server binary needs none of its Python packages. tritonclient 2.73 pins
+# ml_dtypes<=0.5.4 and protobuf<7, which JAX, onnx and brt's bf16 binding
+# take as well.
+triton_site="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+if [ ! -x "$triton_site/pytriton/tritonserver/bin/tritonserver" ]; then
+  echo "bootstrap: installing Triton Inference Server (nvidia-pytriton's wheel, without its Python deps)"
+  python3 -m pip install -q --disable-pip-version-check --no-deps nvidia-pytriton==0.7.0
+fi
+if ! python3 -c 'import tritonclient.http, tritonclient.grpc' 2>/dev/null; then
+  echo "bootstrap: installing tritonclient[http,grpc]"
+  python3 -m pip install -q --disable-pip-version-check "tritonclient[http,grpc]==2.73.0"
+fi
+
 if [ "${1:-}" = --peers ] && ! python3 -c 'import onnx, onnxruntime, iree.compiler, iree.runtime' 2>/dev/null; then
   peers=(onnx onnxruntime iree-base-compiler iree-base-runtime)
   echo "bootstrap: installing the benchmarks' peers: ${peers[*]}"
   python3 -m pip install -q --disable-pip-version-check "${peers[@]}"
+fi
+# The serving benchmark's load generator (bench/triton_serving.py):
+# perf_analyzer. PyPI's perf-analyzer wheels (2.58 on) need glibc 2.38, newer
+# than Debian 12's, so it comes from the tritonclient 2.51 wheel (the
+# server's own release), unpacked --no-deps under share/ so it does not
+# replace tritonclient 2.73; its libcudart is nvidia-pytriton's copy (libb64
+# is Debian's, above).
+perf_dir="$prefix/share/brt-triton/perf_analyzer-2.51"
+if [ "${1:-}" = --peers ] && [ ! -x "$perf_dir/bin/perf_analyzer" ]; then
+  echo "bootstrap: installing perf_analyzer (tritonclient 2.51's wheel) into $perf_dir"
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$perf_dir" tritonclient==2.51.0
+  mkdir -p "$perf_dir/lib"
+  ln -sf "$(ls "$triton_site"/nvidia_pytriton.libs/libcudart-*.so.12*)" "$perf_dir/lib/libcudart.so.12"
 fi
