@@ -45,6 +45,7 @@ struct FunctionBuilder::Data {
   std::vector<OpRec> ops;
   std::vector<std::pair<std::string, int64_t>> mesh;
   bool region = false;
+  std::vector<std::string> constraints;
   // Weights are appended to the executable's list when it is serialized.
   std::vector<std::shared_ptr<const std::vector<uint8_t>>> weights;
 
@@ -110,6 +111,10 @@ void FunctionBuilder::Output(std::string name, ValueId value, std::string alias_
 }
 
 void FunctionBuilder::MarkRegion() { data_->region = true; }
+
+void FunctionBuilder::AddConstraint(std::string relation) {
+  data_->constraints.push_back(std::move(relation));
+}
 
 void FunctionBuilder::SetMesh(std::vector<std::pair<std::string, int64_t>> axes) {
   data_->mesh = std::move(axes);
@@ -292,9 +297,12 @@ std::vector<uint8_t> ExecutableBuilder::Impl::Encode(const std::vector<uint64_t>
     std::vector<flatbuffers::Offset<fb::MeshAxis>> mesh;
     for (const auto& [axis, size] : d.mesh)
       mesh.push_back(fb::CreateMeshAxis(b, b.CreateString(axis), size));
+    std::vector<flatbuffers::Offset<flatbuffers::String>> constraints;
+    for (const std::string& c : d.constraints) constraints.push_back(b.CreateString(c));
     fns.push_back(fb::CreateFunction(b, b.CreateString(d.name), b.CreateVector(values),
                                      b.CreateVector(args), b.CreateVector(ops), plan,
-                                     mesh.empty() ? 0 : b.CreateVector(mesh), d.region));
+                                     mesh.empty() ? 0 : b.CreateVector(mesh), d.region,
+                                     constraints.empty() ? 0 : b.CreateVector(constraints)));
   }
   std::vector<flatbuffers::Offset<flatbuffers::String>> target_names;
   for (DeviceKind t : targets) target_names.push_back(b.CreateString(DeviceKindName(t)));

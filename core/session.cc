@@ -206,18 +206,23 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
     fs->values.push_back({core::ToDType(val->dtype()), core::ValueDims(*val),
                           Device{core::ToDeviceKind(val->device()), val->device_ordinal()}});
   }
+  // Each symbolic dimension's expression is parsed once; a symbol is fixed
+  // by an input (or state) dimension that is that symbol alone.
   std::vector<bool> symbol_bound;
-  auto note_symbols = [&](const std::vector<Dim>& dims, bool from_input) {
+  auto note_symbols = [&](const std::vector<Dim>& dims, bool from_input) -> Status {
     for (const Dim& d : dims) {
       if (d.is_static()) continue;
-      auto it = std::find(fs->symbols.begin(), fs->symbols.end(), d.symbol);
-      if (it == fs->symbols.end()) {
-        fs->symbols.push_back(d.symbol);
-        symbol_bound.push_back(from_input);
-      } else if (from_input) {
-        symbol_bound[it - fs->symbols.begin()] = true;
+      auto it = fs->dim_exprs.find(d.symbol);
+      if (it == fs->dim_exprs.end()) {
+        auto parsed = core::DimExpr::Parse(d.symbol, &fs->symbols);
+        if (!parsed.ok())
+          return Status(parsed.status().code(), where + ": " + parsed.status().message());
+        it = fs->dim_exprs.emplace(d.symbol, std::move(*parsed)).first;
+        symbol_bound.resize(fs->symbols.size(), false);
       }
+      if (from_input && it->second.AsSymbol() >= 0) symbol_bound[it->second.AsSymbol()] = true;
     }
+    return Status::Ok();
   };
   for (size_t a = 0; a < Len(fn.arguments()); ++a) {
     const fb::Argument* arg = fn.arguments()->Get(a);
@@ -247,12 +252,20 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
     if (info.role == ArgRole::kInput || info.role == ArgRole::kState)
       fs->info.input_indices.push_back(static_cast<int>(a));
     if (info.role == ArgRole::kOutput) fs->info.output_indices.push_back(static_cast<int>(a));
-    note_symbols(info.shape, info.role == ArgRole::kInput || info.role == ArgRole::kState);
+    BRT_RETURN_IF_ERROR(
+        note_symbols(info.shape, info.role == ArgRole::kInput || info.role == ArgRole::kState));
     fs->weight_data.push_back(weight);
     fs->host_weight_data.push_back(host_weight);
     fs->info.arguments.push_back(std::move(info));
   }
-  for (const ValueMeta& vm : fs->values) note_symbols(vm.dims, false);
+  for (const ValueMeta& vm : fs->values) BRT_RETURN_IF_ERROR(note_symbols(vm.dims, false));
+  for (size_t c = 0; c < Len(fn.constraints()); ++c) {
+    auto constraint = core::DimConstraint::Parse(Str(fn.constraints()->Get(c)), &fs->symbols);
+    if (!constraint.ok())
+      return Status(constraint.status().code(), where + ": " + constraint.status().message());
+    fs->constraints.push_back(std::move(*constraint));
+    symbol_bound.resize(fs->symbols.size(), false);
+  }
   fs->constant_data.assign(fs->values.size(), nullptr);
   for (size_t a = 0; a < fs->host_weight_data.size(); ++a)
     if (fs->host_weight_data[a])
@@ -261,8 +274,9 @@ Status Session::Impl::InitFunction(const fb::Function& fn, FunctionState* fs) {
     if (!symbol_bound[s])
       return Status(StatusCode::kInvalidExecutable, where + ": symbolic dimension '" +
                                                         fs->symbols[s] +
-                                                        "' does not appear in any input, so it "
-                                                        "cannot be determined at run time");
+                                                        "' is not alone in any input's "
+                                                        "dimensions, so it cannot be determined "
+                                                        "at run time");
   fs->use_file_plan = fs->symbols.empty() && fn.plan() != nullptr;
   return inspect_only ? Status::Ok() : ResolveOps(fn, fs, where);
 }

@@ -28,6 +28,7 @@
 
 #include "allocator.h"
 #include "brt/session.h"
+#include "dim_expr.h"
 #include "format.h"
 #include "plugin_loader.h"
 #include "provider_status.h"
@@ -119,6 +120,10 @@ struct FunctionState {
   std::vector<ValueMeta> values;
   std::vector<ResolvedOp> ops;
   std::vector<std::string> symbols;
+  // Every symbolic dimension's expression by its text (a symbol alone is
+  // one too), and the function's shape constraints (format 1.6).
+  std::map<std::string, core::DimExpr, std::less<>> dim_exprs;
+  std::vector<core::DimConstraint> constraints;
   bool use_file_plan = false;
   std::vector<const void*> weight_data;       // per argument; null unless a weight
   std::vector<const void*> host_weight_data;  // the same, when it is in host memory
@@ -366,6 +371,9 @@ struct RequestContext::Impl {
   Status ResolveSymbols(bool require_all);
   std::vector<int64_t> symbol_values;
   std::vector<size_t> symbol_source;
+  // The bound arguments' dimensions that are expressions, against the
+  // values their symbols have.
+  Status CheckExpressionDims() const;
   Status PrepareRun();
   // Runs the request, inside the Session's host pool when it has one.
   Status Execute();

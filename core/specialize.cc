@@ -24,10 +24,17 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
     for (const Dim& d : fs.values[v].dims) {
       if (d.is_static()) {
         shape.push_back(d.size);
-      } else {
-        size_t s = std::find(fs.symbols.begin(), fs.symbols.end(), d.symbol) - fs.symbols.begin();
-        shape.push_back(symbols.at(s));
+        continue;
       }
+      auto size = fs.dim_exprs.find(d.symbol)->second.Evaluate(symbols);
+      if (!size.ok())
+        return Status(size.status().code(),
+                      where + ": value #" + std::to_string(v) + ": " + size.status().message());
+      if (*size < 0)
+        return Status(StatusCode::kInvalidArgument,
+                      where + ": value #" + std::to_string(v) + " dimension '" + d.symbol +
+                          "' is " + std::to_string(*size) + " for these inputs");
+      shape.push_back(*size);
     }
     auto n = NumElements(shape);
     size_t bytes = 0;
@@ -144,13 +151,19 @@ Status RequestContext::Impl::ResolveSymbols(bool require_all) {
   values.assign(fs->symbols.size(), -1);
   source.assign(fs->symbols.size(), 0);
   const auto& args = fs->info.arguments;
+  // Symbols alone fix their values; dimensions that are expressions are
+  // checked once every symbol is known.
+  bool has_expressions = false;
   for (size_t a = 0; a < args.size(); ++a) {
     if (!bindings[a].defined()) continue;
     for (size_t d = 0; d < args[a].shape.size(); ++d) {
       const Dim& dim = args[a].shape[d];
       if (dim.is_static()) continue;
-      size_t s =
-          std::find(fs->symbols.begin(), fs->symbols.end(), dim.symbol) - fs->symbols.begin();
+      const int s = fs->dim_exprs.find(dim.symbol)->second.AsSymbol();
+      if (s < 0) {
+        has_expressions = true;
+        continue;
+      }
       int64_t given = bindings[a].shape()[d];
       if (values[s] < 0) {
         values[s] = given, source[s] = a;
@@ -162,12 +175,38 @@ Status RequestContext::Impl::ResolveSymbols(bool require_all) {
       }
     }
   }
-  if (require_all)
-    for (size_t s = 0; s < values.size(); ++s)
-      if (values[s] < 0)
-        return Status(StatusCode::kFailedPrecondition,
-                      "symbolic dimension '" + fs->symbols[s] +
-                          "' is not determined: bind the inputs that use it");
+  if (!require_all) return Status::Ok();
+  for (size_t s = 0; s < values.size(); ++s)
+    if (values[s] < 0)
+      return Status(StatusCode::kFailedPrecondition,
+                    "symbolic dimension '" + fs->symbols[s] +
+                        "' is not determined: bind the inputs that use it");
+  if (has_expressions) BRT_RETURN_IF_ERROR(CheckExpressionDims());
+  for (const core::DimConstraint& c : fs->constraints)
+    BRT_RETURN_IF_ERROR(c.Check(values, fs->symbols));
+  return Status::Ok();
+}
+
+Status RequestContext::Impl::CheckExpressionDims() const {
+  const auto& args = fs->info.arguments;
+  for (size_t a = 0; a < args.size(); ++a) {
+    if (!bindings[a].defined()) continue;
+    for (size_t d = 0; d < args[a].shape.size(); ++d) {
+      const Dim& dim = args[a].shape[d];
+      if (dim.is_static()) continue;
+      const core::DimExpr& e = fs->dim_exprs.find(dim.symbol)->second;
+      if (e.AsSymbol() >= 0) continue;
+      auto want = e.Evaluate(symbol_values);
+      if (!want.ok())
+        return Status(want.status().code(),
+                      "argument " + ArgName(a) + ": " + want.status().message());
+      if (*want != bindings[a].shape()[d])
+        return Status(StatusCode::kInvalidArgument,
+                      "argument " + ArgName(a) + ": dimension " + std::to_string(d) + " is " +
+                          std::to_string(bindings[a].shape()[d]) + ", but '" + dim.symbol +
+                          "' is " + std::to_string(*want) + " for these inputs");
+    }
+  }
   return Status::Ok();
 }
 

@@ -100,6 +100,10 @@ class FunctionBuilder {
   // its index (the order of AddFunction calls, from 0); not callable by
   // name.
   void MarkRegion();
+  // A relation the symbols of the function's dimensions must satisfy, checked
+  // when the inputs are bound: "b >= 1", "mod(s, 8) == 0" (docs/format.md).
+  // A symbolic dimension itself may be an expression: Dim("2*b").
+  void AddConstraint(std::string relation);
   Status SetSharding(std::string_view argument, std::vector<std::string> per_dim);
 
   const TensorType& type(ValueId value) const;
