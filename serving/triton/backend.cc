@@ -125,7 +125,9 @@ Expected<std::unique_ptr<ModelState>> ModelState::Create(TRITONBACKEND_Model* mo
                        (file.empty() ? "model.brtx" : file))
                           .string();
   auto parameters = ReadParameters(*config);
-  if (!parameters.ok()) return parameters.status();
+  if (!parameters.ok())
+    return Status(parameters.status().code(),
+                  "model '" + state->name + "': " + parameters.status().message());
   state->parameters = *parameters;
 
   auto session = Session::LoadFile(state->executable, OptionsFor(*state));

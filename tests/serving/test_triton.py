@@ -1,0 +1,231 @@
+"""brt behind the real Triton Inference Server: tritonserver from
+nvidia-pytriton's wheel loads libtriton_brt.so from the build tree and serves
+a repository of brt models (the JAX MLP and all-MiniLM-L6-v2) on loopback
+ports. Checks answers over HTTP and gRPC against NumPy and brt.Session run
+directly, 8 concurrent clients, malformed requests, statistics, a broken and
+a mismatched model beside the good ones, and a new version dropped in.
+A server that cannot start fails the tests (never skips them)."""
+import os
+import pathlib
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+BUILD = pathlib.Path(os.environ.get("BRT_BUILD_DIR", HERE.parents[1] / "build"))
+sys.path.insert(0, str(BUILD / "python"))
+sys.path.insert(0, str(HERE))
+
+import serving_models  # noqa: E402
+from triton_server import TritonServer, wait_until  # noqa: E402
+
+import tritonclient.grpc as grpcclient  # noqa: E402
+import tritonclient.http as httpclient  # noqa: E402
+from tritonclient.utils import InferenceServerException  # noqa: E402
+
+MINILM_BATCHES = (1, 8)
+MINILM_SEQS = (16, 32)  # so its sequence dim is -1 in the config
+MINILM_SEQ = 16
+TIMEOUT_S = 60  # any one request
+
+
+def mlp_reference(x, seed):
+    """The MLP in float64 NumPy from the same weights."""
+    w1, b1, w2, b2, w3, b3 = (w.astype(np.float64) for w in serving_models.mlp_weights(seed))
+    h = np.maximum(x @ w1 + b1, 0)
+    h = np.maximum(h @ w2 + b2, 0)
+    z = h @ w3 + b3
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The repository and the running server (poll mode: files dropped in
+    are loaded)."""
+    work = tmp_path_factory.mktemp("serving")
+    mlp = serving_models.compile_mlp(work / "mlp.brtx", seed=0)
+    mlp_v2 = serving_models.compile_mlp(work / "mlp_v2.brtx", seed=1)
+    minilm = serving_models.compile_minilm(work / "minilm.brtx", MINILM_BATCHES, MINILM_SEQS)
+    repo = work / "repository"
+    # Two instances share the model's one Session, each with its own contexts.
+    serving_models.write_model(repo, "mlp", 1, mlp, "dynamic_batching { max_queue_delay_microseconds: 2000 }\n"
+                               "instance_group [{ kind: KIND_CPU, count: 2 }]\n")
+    serving_models.write_model(repo, "minilm", 1, minilm, "dynamic_batching { max_queue_delay_microseconds: 1000 }\n")
+    serving_models.write_model(repo, "mlp_fixed", 1, mlp, 'parameters { key: "function" value: { string_value: "main_4" } }\n'
+                               'parameters { key: "threads" value: { string_value: "1" } }\n')
+    broken = work / "broken.brtx"
+    broken.write_bytes(np.random.default_rng(7).integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    serving_models.write_model(repo, "broken", 1, broken)
+    serving_models.write_model(repo, "mismatched", 1, mlp, "max_batch_size: 8\n"
+                               'input [{ name: "x", data_type: TYPE_FP32, dims: [64] }]\n')
+    with TritonServer(repo, BUILD, poll=True) as server:
+        http = httpclient.InferenceServerClient(server.http_url, connection_timeout=TIMEOUT_S,
+                                                network_timeout=TIMEOUT_S)
+        grpc = grpcclient.InferenceServerClient(server.grpc_url)
+        wait_until(lambda: all(http.is_model_ready(m) for m in ("mlp", "minilm", "mlp_fixed")), 60,
+                   "the good models to load:\n" + server.log_tail())
+        yield dict(server=server, http=http, grpc=grpc, repo=repo, mlp_v2=mlp_v2, minilm=minilm)
+        grpc.close()
+        http.close()
+
+
+def infer(client, model, arrays, outputs=("result0",)):
+    module = httpclient if isinstance(client, httpclient.InferenceServerClient) else grpcclient
+    inputs = []
+    for name, array in arrays.items():
+        i = module.InferInput(name, list(array.shape), {np.float32: "FP32", np.int64: "INT64",
+                                                        np.float64: "FP64", np.int32: "INT32"}[array.dtype.type])
+        i.set_data_from_numpy(array)
+        inputs.append(i)
+    requested = [module.InferRequestedOutput(o) for o in outputs]
+    kwargs = {"client_timeout": TIMEOUT_S} if module is grpcclient else {}
+    result = client.infer(model, inputs, outputs=requested, **kwargs)
+    return [result.as_numpy(o) for o in outputs]
+
+
+def minilm_reference(path, arrays):
+    """brt.Session on the executable directly: the batch padded with masked
+    rows to the smallest function that holds it."""
+    import brt
+
+    rows, seq = arrays["input_ids"].shape
+    batch = min(b for b in MINILM_BATCHES if b >= rows)
+    padded = [np.concatenate([arrays[n], np.zeros((batch - rows, seq), np.int64)])
+              for n in ("input_ids", "attention_mask", "token_type_ids")]
+    (out,) = brt.Session(str(path)).run(*padded)
+    return out[:rows]
+
+
+def test_config_is_completed_from_the_executable(served):
+    config = served["http"].get_model_config("mlp")
+    assert config["max_batch_size"] == 8  # its functions take batches 1, 4 and 8
+    assert [(i["name"], i["data_type"], i["dims"]) for i in config["input"]] == [("x", "TYPE_FP32", [32])]
+    assert [(o["name"], o["data_type"], o["dims"]) for o in config["output"]] == [("result0", "TYPE_FP32", [10])]
+    minilm = served["grpc"].get_model_config("minilm", as_json=True)["config"]
+    assert minilm["max_batch_size"] == 8
+    assert [(i["name"], i["data_type"], [int(d) for d in i["dims"]]) for i in minilm["input"]] == \
+        [(n, "TYPE_INT64", [-1]) for n in ("input_ids", "attention_mask", "token_type_ids")]
+    # One function chosen by parameter: no batch dimension, its whole shape.
+    fixed = served["http"].get_model_config("mlp_fixed")
+    assert fixed["max_batch_size"] == 0 and fixed["input"][0]["dims"] == [4, 32]
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_answers_match_numpy_and_brt(served, protocol):
+    client = served[protocol]
+    rng = np.random.default_rng(1 if protocol == "http" else 2)
+    for rows in (1, 3, 8):  # 3 is padded up to the batch-4 function
+        x = rng.standard_normal((rows, 32)).astype(np.float32)
+        (y,) = infer(client, "mlp", {"x": x})
+        assert y.shape == (rows, 10)
+        np.testing.assert_allclose(y, mlp_reference(x, seed=0), rtol=1e-4, atol=1e-6)
+    x = rng.standard_normal((4, 32)).astype(np.float32)
+    np.testing.assert_allclose(infer(client, "mlp_fixed", {"x": x})[0], mlp_reference(x, seed=0),
+                               rtol=1e-4, atol=1e-6)
+    for rows, seq in ((1, 16), (2, 32), (8, 16)):
+        arrays = serving_models.minilm_inputs(rng, rows, seq)
+        (embedding,) = infer(client, "minilm", arrays)
+        assert embedding.shape == (rows, 384)
+        np.testing.assert_allclose(embedding, minilm_reference(served["minilm"], arrays), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(np.linalg.norm(embedding, axis=1), 1.0, rtol=1e-5)
+
+
+def test_concurrent_clients_all_correct(served):
+    """8 threads x 50 requests, HTTP and gRPC, MLP batches of 1-4 rows and
+    MiniLM every fifth request; every answer checked."""
+    failures = []
+    minilm_cases = []
+
+    def client_thread(index):
+        rng = np.random.default_rng(100 + index)
+        server = served["server"]
+        client = (httpclient.InferenceServerClient(server.http_url, network_timeout=TIMEOUT_S)
+                  if index % 2 == 0 else grpcclient.InferenceServerClient(server.grpc_url))
+        try:
+            for k in range(50):
+                if k % 5 == 0:
+                    arrays = serving_models.minilm_inputs(rng, int(rng.integers(1, 3)), MINILM_SEQ)
+                    minilm_cases.append((arrays, infer(client, "minilm", arrays)[0]))
+                    continue
+                x = rng.standard_normal((int(rng.integers(1, 5)), 32)).astype(np.float32)
+                (y,) = infer(client, "mlp", {"x": x})
+                if y.shape != (x.shape[0], 10) or not np.allclose(y, mlp_reference(x, 0), rtol=1e-4, atol=1e-6):
+                    failures.append(f"thread {index} request {k}: wrong answer")
+        except Exception as e:  # noqa: BLE001 -- reported below, with the thread
+            failures.append(f"thread {index}: {type(e).__name__}: {e}")
+        finally:
+            client.close()
+
+    before = served["http"].get_inference_statistics("mlp")["model_stats"][0]["inference_count"]
+    threads = [threading.Thread(target=client_thread, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads), "clients still running after 300 s"
+    assert not failures, "\n".join(failures)
+    assert len(minilm_cases) == 80
+    for arrays, embedding in minilm_cases:
+        np.testing.assert_allclose(embedding, minilm_reference(served["minilm"], arrays), rtol=1e-5, atol=1e-5)
+    stats = served["http"].get_inference_statistics("mlp")["model_stats"][0]
+    assert stats["inference_count"] - before >= 320  # rows served
+    # Dynamic batching stacked requests into shared runs.
+    assert stats["execution_count"] < stats["inference_count"]
+    assert int(stats["inference_stats"]["compute_infer"]["ns"]) > 0
+    assert int(stats["inference_stats"]["success"]["count"]) >= 320
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_malformed_requests_are_refused_and_server_stays_live(served, protocol):
+    client = served[protocol]
+    rng = np.random.default_rng(3)
+    good = serving_models.minilm_inputs(rng, 1, MINILM_SEQ)
+    cases = [
+        ("mlp", {"x": rng.standard_normal((2, 32))}, ["'x'", "FP64", "FP32"]),
+        ("mlp", {"x": rng.standard_normal((2, 31)).astype(np.float32)}, ["'x'", "[2,31]"]),
+        ("mlp", {"x": rng.standard_normal((9, 32)).astype(np.float32)}, ["8"]),
+        ("mlp", {"y": rng.standard_normal((1, 32)).astype(np.float32)}, ["'y'"]),
+        ("mlp_fixed", {"x": rng.standard_normal((2, 32)).astype(np.float32)}, ["'x'", "[4,32]"]),
+        ("minilm", {k: good[k] for k in ("input_ids", "attention_mask")}, ["token_type_ids"]),
+        # Passes Triton's own checks (the sequence dim is fixed only by the
+        # executable's functions): refused by the brt backend.
+        ("minilm", serving_models.minilm_inputs(rng, 1, 20), ["input_ids", "[1,20]", "[1,16], [1,32]"]),
+    ]
+    for model, arrays, expected in cases:
+        with pytest.raises(InferenceServerException) as refused:
+            infer(client, model, arrays)
+        message = str(refused.value)
+        assert all(e in message for e in expected), f"{model}: {message!r} lacks {expected}"
+        assert client.is_server_live()
+    (embedding,) = infer(client, "minilm", good)
+    np.testing.assert_allclose(embedding, minilm_reference(served["minilm"], good), rtol=1e-5, atol=1e-5)
+
+
+def test_broken_models_fail_only_their_own_load(served):
+    index = {m["name"]: m for m in served["http"].get_model_repository_index()}
+    assert index["broken"]["state"] == "UNAVAILABLE"
+    assert "model 'broken' version 1 (model.brtx) failed to load" in index["broken"]["reason"]
+    assert index["mismatched"]["state"] == "UNAVAILABLE"
+    assert ("config.pbtxt input 'x' has dims [64], model.brtx has [32]"
+            in index["mismatched"]["reason"]), index["mismatched"]["reason"]
+    for good in ("mlp", "minilm", "mlp_fixed"):
+        assert index[good]["state"] == "READY"
+    assert served["http"].is_server_live()
+
+
+def test_new_version_dropped_in_is_served(served):
+    """Runs last: replaces the MLP's weights."""
+    http = served["http"]
+    serving_models.write_model(served["repo"], "mlp", 2, served["mlp_v2"],
+                               "dynamic_batching { max_queue_delay_microseconds: 2000 }\n")
+    wait_until(lambda: http.is_model_ready("mlp", "2") and not http.is_model_ready("mlp", "1"), 60,
+               "version 2 of 'mlp' to replace version 1:\n" + served["server"].log_tail())
+    x = np.random.default_rng(4).standard_normal((5, 32)).astype(np.float32)
+    for client in (http, served["grpc"]):
+        (y,) = infer(client, "mlp", {"x": x})
+        np.testing.assert_allclose(y, mlp_reference(x, seed=1), rtol=1e-4, atol=1e-6)
+        assert not np.allclose(y, mlp_reference(x, seed=0), rtol=1e-3)
+    assert http.is_server_live()
