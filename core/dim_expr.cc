@@ -1,5 +1,7 @@
 #include "dim_expr.h"
 
+#include "brt/session.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -273,3 +275,23 @@ Status DimConstraint::Check(const std::vector<int64_t>& values,
 }
 
 }  // namespace brt::core
+
+namespace brt {
+
+Expected<int64_t> DimSize(const Dim& dim, const std::map<std::string, int64_t>& symbols) {
+  if (dim.is_static()) return dim.size;
+  std::vector<std::string> names;
+  auto expr = core::DimExpr::Parse(dim.symbol, &names);
+  if (!expr.ok()) return expr.status();
+  std::vector<int64_t> values;
+  for (const std::string& name : names) {
+    auto it = symbols.find(name);
+    if (it == symbols.end())
+      return Status(StatusCode::kInvalidArgument,
+                    "dimension '" + dim.symbol + "' needs a value for symbol '" + name + "'");
+    values.push_back(it->second);
+  }
+  return expr->Evaluate(values);
+}
+
+}  // namespace brt

@@ -77,6 +77,11 @@ Status Session::Impl::Init(const SessionOptions& options) {
                   "SessionOptions.max_loop_iterations must be >= 0 (0: no limit), got " +
                       std::to_string(options.max_loop_iterations));
   max_loop_iterations = options.max_loop_iterations;
+  if (options.max_shape_plans < 1)
+    return Status(StatusCode::kInvalidArgument,
+                  "SessionOptions.max_shape_plans must be >= 1, got " +
+                      std::to_string(options.max_shape_plans));
+  max_shape_plans = options.max_shape_plans;
   log = options.log;
   if (!inspect_only) {
     if (options.providers.empty())
@@ -361,6 +366,17 @@ Expected<std::unique_ptr<RequestContext>> Session::NewRequest(std::string_view f
   ctx->bindings.resize((*info)->arguments.size());
   ctx->outputs.resize((*info)->arguments.size());
   return std::unique_ptr<RequestContext>(new RequestContext(std::move(ctx)));
+}
+
+Expected<ShapePlanStats> Session::shape_plan_stats(std::string_view function) const {
+  auto info = this->function(function);
+  if (!info.ok()) return info.status();
+  FunctionState& fs = *impl_->functions[impl_->info_functions[*info - impl_->infos.data()]];
+  std::lock_guard<std::mutex> lock(fs.mu);
+  ShapePlanStats stats = fs.plan_stats;
+  stats.hits = fs.plan_hits.load(std::memory_order_relaxed);
+  stats.plans = static_cast<int64_t>(fs.specializations.size());
+  return stats;
 }
 
 AllocatorStats Session::allocator_stats(Device device) const {

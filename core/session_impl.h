@@ -18,6 +18,7 @@
 // while a run is in flight).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -129,8 +130,15 @@ struct FunctionState {
   std::vector<const void*> host_weight_data;  // the same, when it is in host memory
   std::vector<const void*> constant_data;     // per value: a weight's bytes, else null
 
-  std::mutex mu;
-  std::map<std::vector<int64_t>, std::shared_ptr<const Specialization>> specializations;
+  std::mutex mu;  // guards the plans and their statistics
+  struct Plan {
+    std::shared_ptr<const Specialization> spec;
+    int64_t last_use = 0;
+  };
+  std::map<std::vector<int64_t>, Plan> specializations;
+  int64_t uses = 0;                   // the plans' clock, for least-recently-used eviction
+  ShapePlanStats plan_stats;          // but its hits:
+  std::atomic<int64_t> plan_hits{0};  // counted without the lock, per run
 };
 
 // The communicators of one collectives provider: the world, and one per
@@ -149,6 +157,7 @@ struct Session::Impl {
   int rank = 0, world_size = 1;
   bool inspect_only = false;        // SessionOptions::inspect_only
   int64_t max_loop_iterations = 0;  // SessionOptions::max_loop_iterations
+  int max_shape_plans = 32;         // SessionOptions::max_shape_plans
   // Declared before `functions`: prepared collectives hold communicators,
   // so the communicators go last.
   std::vector<std::unique_ptr<Communicators>> comms;

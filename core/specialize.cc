@@ -6,6 +6,7 @@
 #include "session_impl.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "memory_planner.h"
@@ -15,8 +16,12 @@ namespace brt {
 Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
     FunctionState& fs, const std::vector<int64_t>& symbols) {
   std::lock_guard<std::mutex> lock(fs.mu);
-  if (auto it = fs.specializations.find(symbols); it != fs.specializations.end()) return it->second;
-
+  if (auto it = fs.specializations.find(symbols); it != fs.specializations.end()) {
+    ++fs.plan_hits;
+    it->second.last_use = ++fs.uses;
+    return it->second.spec;
+  }
+  const auto started = std::chrono::steady_clock::now();
   auto spec = std::make_shared<Specialization>();
   std::string where = "function '" + fs.info.name + "'";
   for (size_t v = 0; v < fs.values.size(); ++v) {
@@ -141,7 +146,20 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
       spec->value_offset[v] = std::max<int64_t>(r.offsets[v], 0);
     }
   }
-  fs.specializations[symbols] = spec;
+  if (static_cast<int>(fs.specializations.size()) >= max_shape_plans) {
+    auto oldest = std::min_element(
+        fs.specializations.begin(), fs.specializations.end(),
+        [](const auto& a, const auto& b) { return a.second.last_use < b.second.last_use; });
+    fs.specializations.erase(oldest);  // a context running it holds its own reference
+    ++fs.plan_stats.evictions;
+  }
+  fs.specializations[symbols] = {spec, ++fs.uses};
+  const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now() - started)
+                         .count();
+  ++fs.plan_stats.misses;
+  fs.plan_stats.total_plan_ns += ns;
+  fs.plan_stats.last_plan_ns = ns;
   return std::shared_ptr<const Specialization>(spec);
 }
 
@@ -218,6 +236,8 @@ Status RequestContext::Impl::PrepareRun() {
     if (!bindings[a].defined())
       return Status(StatusCode::kFailedPrecondition, "input " + ArgName(a) + " is not bound");
   BRT_RETURN_IF_ERROR(ResolveSymbols(true));
+  if (spec && symbol_values == spec_key && !fs->symbols.empty())
+    fs->plan_hits.fetch_add(1, std::memory_order_relaxed);  // the context's own plan
   if (!spec || symbol_values != spec_key) {
     auto next = s->Specialize(*fs, symbol_values);
     if (!next.ok()) return next.status();

@@ -4,7 +4,7 @@
 //
 //   brt-bench model.brtx [--function NAME] [--provider cpu|cuda|PATH] [--warmup N]
 //             [--iters N | --duration S] [--concurrency K] [--inputs DIR | --random-inputs SEED]
-//             [--json out.json] [--trace out.json]
+//             [--json out.json] [--trace out.json] [--symbols NAME=SIZE,...]
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -40,7 +40,8 @@ const char kUsage[] =
     "                 [--iters N | --duration S] [--concurrency K] [--inputs DIR | --random-inputs "
     "SEED]\n"
     "                 [--threads N] [--no-spinning] [--json out.json] [--trace out.json]\n"
-    "                 [--all-ranks]\n"
+    "                 [--all-ranks] [--symbols NAME=SIZE,...]\n"
+    "--symbols: the sizes of symbolic dimensions, for random inputs (b=8,s=128).\n"
     "--threads: intra-op threads per request (default: $BRT_NUM_THREADS, else one per CPU);\n"
     "--concurrency K: K threads each running requests on the one Session.\n"
     "Under mpirun every rank runs the same --iters, one request at a time; rank 0 prints\n"
@@ -60,6 +61,13 @@ double CpuSeconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
+bool ShapeIsSymbolic(const brt::FunctionInfo& fn) {
+  for (const brt::ArgumentInfo& a : fn.arguments)
+    for (const brt::Dim& d : a.shape)
+      if (!d.is_static()) return true;
+  return false;
+}
+
 // Nearest-rank percentile of sorted values.
 double Percentile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
@@ -69,6 +77,7 @@ double Percentile(const std::vector<double>& sorted, double q) {
 
 struct Options {
   std::string model, function, provider = "cpu", inputs_dir, json, trace;
+  std::map<std::string, int64_t> symbols;  // --symbols: sizes of random inputs' symbolic dims
   int warmup = 10, concurrency = 1, threads = 0;
   bool all_ranks = false, spinning = true;
   int64_t iters = 100;
@@ -124,7 +133,13 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* error) {
       o->spinning = false;
     else if (a == "--random-inputs")
       ok = number(&o->seed);
-    else if (a == "--all-ranks")
+    else if (a == "--symbols") {
+      std::string given;
+      if (!text(&given)) return false;
+      auto parsed = brt::tools::ParseSymbols(given);
+      if (!parsed.ok()) return *error = parsed.status().message(), false;
+      o->symbols = *parsed;
+    } else if (a == "--all-ranks")
       o->all_ranks = true;
     else if (a.rfind("-", 0) == 0)
       return *error = "unknown option '" + a + "'", false;
@@ -202,7 +217,7 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(o.seed);
   for (int k : fn.input_indices) {
     const brt::ArgumentInfo& arg = fn.arguments[k];
-    auto t = o.inputs_dir.empty() ? brt::tools::RandomTensor(arg, rng)
+    auto t = o.inputs_dir.empty() ? brt::tools::RandomTensor(arg, rng, o.symbols)
                                   : brt::tools::ReadNpy(o.inputs_dir + "/" + arg.name + ".npy");
     if (!t.ok()) return Fail(kUsageError, "input '" + arg.name + "': " + t.status().message());
     inputs.push_back(*t);
@@ -359,6 +374,16 @@ int main(int argc, char** argv) {
                     static_cast<double>(std::max<int64_t>(profiled_ns, 1)),
                 static_cast<long long>(kinds[i].second.second / profiled_runs));
 
+  // Functions with symbolic dimensions: their plans per shape; the first
+  // run of a new shape pays the plan.
+  const brt::ShapePlanStats plans = (*session)->shape_plan_stats(fn.name).value();
+  if (ShapeIsSymbolic(fn))
+    std::printf(
+        "shape plans: %lld held, %lld hits, %lld misses, %lld evictions, last plan %.3f ms\n",
+        static_cast<long long>(plans.plans), static_cast<long long>(plans.hits),
+        static_cast<long long>(plans.misses), static_cast<long long>(plans.evictions),
+        static_cast<double>(plans.last_plan_ns) / 1e6);
+
   if (!control_flow.empty())
     std::printf(
         "loops (iterations per run) and branches (the branch taken), each with its "
@@ -395,6 +420,7 @@ int main(int argc, char** argv) {
   }
   if (!o.json.empty()) {
     std::ofstream f(o.json);
+    f.precision(10);  // shares sum to 1 within 1e-9, not the default 6 digits' 1e-6
     f << "{\n  \"model\": " << JsonString(o.model) << ",\n  \"function\": " << JsonString(fn.name)
       << ",\n  \"provider\": " << JsonString(o.provider)
       << ",\n  \"concurrency\": " << o.concurrency
@@ -409,7 +435,11 @@ int main(int argc, char** argv) {
       << ",\n  \"allocator\": {\"cpu\": {\"bytes_in_use\": " << mem.bytes_in_use
       << ", \"peak_bytes_in_use\": " << mem.peak_bytes_in_use
       << ", \"bytes_reserved\": " << mem.bytes_reserved
-      << ", \"num_allocations\": " << mem.num_allocations << "}},\n  \"profile\": [";
+      << ", \"num_allocations\": " << mem.num_allocations
+      << "}},\n  \"shape_plans\": {\"held\": " << plans.plans << ", \"hits\": " << plans.hits
+      << ", \"misses\": " << plans.misses << ", \"evictions\": " << plans.evictions
+      << ", \"last_plan_ms\": " << static_cast<double>(plans.last_plan_ns) / 1e6
+      << "},\n  \"profile\": [";
     for (size_t i = 0; i < kinds.size(); ++i)
       f << (i ? ", " : "") << "{\"kind\": " << JsonString(kinds[i].first)
         << ", \"ms_per_run\": " << static_cast<double>(kinds[i].second.first) / profiled_runs / 1e6

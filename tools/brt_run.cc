@@ -26,7 +26,8 @@ constexpr int kExecutableError = 3;
 const char kUsage[] =
     "usage: brt-run model.brtx [--function NAME] [--inputs a.npy b.npy ...] [--input "
     "NAME=file.npy]\n"
-    "               [--random-inputs SEED] [--out DIR] [--provider cpu|cuda|PATH[,...]]\n"
+    "               [--random-inputs SEED [--symbols NAME=SIZE,...]] [--out DIR]\n"
+    "               [--provider cpu|cuda|PATH[,...]]\n"
     "               [--all-ranks]\n"
     "Under mpirun each rank runs its part of a multi-rank program: \"{rank}\" in an input\n"
     "path becomes the rank, outputs are written as out<i>.rank<r>.npy, and only rank 0\n"
@@ -98,6 +99,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   std::vector<std::pair<std::string, std::string>> named;
   std::optional<uint64_t> seed;
+  std::map<std::string, int64_t> symbols;  // --symbols: sizes of random inputs' symbolic dims
   bool all_ranks = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -109,7 +111,7 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (a == "--function" || a == "--out" || a == "--provider" || a == "--random-inputs" ||
-               a == "--input") {
+               a == "--input" || a == "--symbols") {
       auto v = value();
       if (!v) return Fail(kUsageError, a + " needs a value\n" + kUsage);
       if (a == "--function") function = *v;
@@ -122,6 +124,11 @@ int main(int argc, char** argv) {
           return Fail(kUsageError,
                       "--random-inputs takes a non-negative integer seed, got '" + *v + "'");
         }
+      }
+      if (a == "--symbols") {
+        auto parsed = brt::tools::ParseSymbols(*v);
+        if (!parsed.ok()) return Fail(kUsageError, parsed.status().message());
+        symbols = *parsed;
       }
       if (a == "--input") {
         size_t eq = v->find('=');
@@ -211,7 +218,7 @@ int main(int argc, char** argv) {
       missing.push_back(fn.arguments[k].name);
       continue;
     }
-    auto t = brt::tools::RandomTensor(fn.arguments[k], rng);
+    auto t = brt::tools::RandomTensor(fn.arguments[k], rng, symbols);
     if (!t.ok()) return Fail(kUsageError, t.status().message());
     brt::Status s = (*ctx)->Bind(k, *t, brt::Ownership::kRuntimeOwned);
     if (!s.ok()) return Fail(kUsageError, s.message());

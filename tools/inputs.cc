@@ -1,5 +1,6 @@
 #include "inputs.h"
 
+#include <algorithm>
 #include <type_traits>
 
 namespace brt::tools {
@@ -18,14 +19,19 @@ void FillRandom(T* p, int64_t n, std::mt19937_64& rng) {
 
 }  // namespace
 
-Expected<Tensor> RandomTensor(const ArgumentInfo& arg, std::mt19937_64& rng) {
+Expected<Tensor> RandomTensor(const ArgumentInfo& arg, std::mt19937_64& rng,
+                              const std::map<std::string, int64_t>& symbols) {
   std::vector<int64_t> shape;
   for (const Dim& d : arg.shape) {
-    if (!d.is_static())
-      return Status(StatusCode::kInvalidArgument, "input '" + arg.name +
-                                                      "' has symbolic dimension '" + d.symbol +
-                                                      "'; give this input as a .npy file");
-    shape.push_back(d.size);
+    auto size = DimSize(d, symbols);
+    if (!size.ok())
+      return Status(StatusCode::kInvalidArgument,
+                    "input '" + arg.name + "': " + size.status().message() +
+                        " (give it with --symbols NAME=SIZE, or the input as a .npy file)");
+    if (*size < 0)
+      return Status(StatusCode::kInvalidArgument, "input '" + arg.name + "': dimension '" +
+                                                      d.symbol + "' is " + std::to_string(*size));
+    shape.push_back(*size);
   }
   Tensor t = Tensor::Allocate(arg.dtype, shape);
   const int64_t n = t.num_elements();
@@ -75,6 +81,32 @@ Expected<Tensor> RandomTensor(const ArgumentInfo& arg, std::mt19937_64& rng) {
                                                   "'");
   }
   return t;
+}
+
+Expected<std::map<std::string, int64_t>> ParseSymbols(const std::string& text) {
+  std::map<std::string, int64_t> symbols;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string entry = text.substr(start, end - start);
+    const size_t eq = entry.find('=');
+    int64_t value = -1;
+    try {
+      size_t used = 0;
+      if (eq != std::string::npos) value = std::stoll(entry.substr(eq + 1), &used);
+      if (eq == std::string::npos || eq == 0 || used != entry.size() - eq - 1 || value < 0)
+        value = -1;
+    } catch (...) {
+      value = -1;
+    }
+    if (value < 0)
+      return Status(
+          StatusCode::kInvalidArgument,
+          "--symbols takes NAME=SIZE[,NAME=SIZE...] with sizes >= 0, got '" + entry + "'");
+    symbols[entry.substr(0, eq)] = value;
+    start = end + 1;
+  }
+  return symbols;
 }
 
 std::string ForRank(std::string path, int rank) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -30,6 +31,11 @@ struct ArgumentInfo {
   // over ("x", "x,y") or "" where whole. Empty: not partitioned.
   std::vector<std::string> sharding;
 };
+
+// A dimension's size given its symbols' values (docs/format.md: a symbolic
+// dimension is an expression of them, "b" or "2*b"); a static one's size. An
+// error names the expression and a symbol without a value.
+Expected<int64_t> DimSize(const Dim& dim, const std::map<std::string, int64_t>& symbols);
 
 struct MeshAxis {
   std::string name;
@@ -104,6 +110,12 @@ struct SessionOptions {
   // runaway loops, e.g. on inputs no one checked); 0: no limit.
   int64_t max_loop_iterations = 0;
 
+  // A function with symbolic dimensions is planned (memory, kernels) once
+  // per set of symbol values; this many plans are kept per function, the
+  // least recently used dropped first (a request running a dropped plan
+  // keeps it until it moves on). At least 1.
+  int max_shape_plans = 32;
+
   // Verifies the executable and describes its functions (functions(),
   // meshes, shardings) without loading providers, uploading weights,
   // preparing kernels or joining a world: e.g. to slice global inputs for
@@ -119,6 +131,18 @@ struct SessionOptions {
   // ("brt: <message>"), each distinct message once per Session, and debug
   // and info messages nowhere.
   LogCallback log;
+};
+
+// A function's plans per set of symbol values (SessionOptions::
+// max_shape_plans): a run whose shapes have a plan is a hit, one that plans
+// them a miss, which pays plan_ns (memory planning and kernel preparation).
+struct ShapePlanStats {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t evictions = 0;
+  int64_t plans = 0;          // held now
+  int64_t total_plan_ns = 0;  // spent planning, over every miss
+  int64_t last_plan_ns = 0;   // the latest miss's
 };
 
 struct AllocatorStats {
@@ -274,6 +298,8 @@ class Session : public std::enable_shared_from_this<Session> {
   Expected<std::unique_ptr<RequestContext>> NewRequest(std::string_view function = {}) const;
 
   AllocatorStats allocator_stats(Device device = {}) const;
+  // The shape plans of a function (by name; empty: the only one).
+  Expected<ShapePlanStats> shape_plan_stats(std::string_view function = {}) const;
   // Returns cached memory to the system.
   void Trim();
 

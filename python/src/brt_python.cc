@@ -471,7 +471,8 @@ NB_MODULE(_brt, m) {
   nb::class_<brt::Session>(m, "Session")
       .def(nb::new_([](const std::string& path, std::optional<std::vector<std::string>> providers,
                        std::optional<int> rank, std::optional<int> world_size, bool inspect_only,
-                       int threads, bool spinning, int64_t max_loop_iterations) {
+                       int threads, bool spinning, int64_t max_loop_iterations,
+                       int max_shape_plans) {
              brt::SessionOptions options;
              if (providers) options.providers = *providers;
              if (rank) options.rank = *rank;
@@ -480,11 +481,13 @@ NB_MODULE(_brt, m) {
              options.intra_op_threads = threads;
              options.allow_spinning = spinning;
              options.max_loop_iterations = max_loop_iterations;
+             options.max_shape_plans = max_shape_plans;
              return Take(brt::Session::LoadFile(path, options));
            }),
            nb::arg("path"), nb::arg("providers") = nb::none(), nb::arg("rank") = nb::none(),
            nb::arg("world_size") = nb::none(), nb::arg("inspect_only") = false,
            nb::arg("threads") = 0, nb::arg("spinning") = true, nb::arg("max_loop_iterations") = 0,
+           nb::arg("max_shape_plans") = 32,
            "Loads a .brtx (memory-mapped). A program with collectives takes its rank and world "
            "size from mpirun's (or torchrun's) environment, or from rank= and world_size=. "
            "inspect_only=True only describes it (functions, meshes, shardings): no providers, "
@@ -493,7 +496,9 @@ NB_MODULE(_brt, m) {
            "draws on the same worker threads. spinning=False sends workers to sleep as soon as "
            "an op's work is done instead of after a short wait for the next op's. "
            "max_loop_iterations: a while loop running this many iterations fails the run, "
-           "naming it (0: no limit).")
+           "naming it (0: no limit). max_shape_plans: a function with symbolic dimensions "
+           "keeps this many plans (one per set of symbol values), the least recently used "
+           "dropped first.")
       .def_prop_ro("rank", &brt::Session::rank)
       .def_prop_ro("world_size", &brt::Session::world_size)
       .def_prop_ro("threads", &brt::Session::intra_op_threads,
@@ -517,6 +522,22 @@ NB_MODULE(_brt, m) {
                      return fns;
                    })
       .def_prop_ro("providers", &brt::Session::provider_names)
+      .def(
+          "shape_plan_stats",
+          [](const brt::Session& s, std::optional<std::string> function) {
+            const brt::ShapePlanStats stats = Take(s.shape_plan_stats(function.value_or("")));
+            nb::dict d;
+            d["plans"] = stats.plans;
+            d["hits"] = stats.hits;
+            d["misses"] = stats.misses;
+            d["evictions"] = stats.evictions;
+            d["last_plan_ms"] = static_cast<double>(stats.last_plan_ns) / 1e6;
+            d["total_plan_ms"] = static_cast<double>(stats.total_plan_ns) / 1e6;
+            return d;
+          },
+          nb::arg("function") = nb::none(),
+          "A function's plans per set of symbol values: held, hits, misses (each a new "
+          "shape's planning: memory and kernels, last_plan_ms of the latest), evictions.")
       .def(
           "new_request",
           [](brt::Session& s, std::optional<std::string> function) {

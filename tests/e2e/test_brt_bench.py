@@ -55,3 +55,12 @@ def test_bad_arguments_exit_2(build_dir, mlp_dir, tmp_path):
     assert r.returncode == 2 and "--iters takes a non-negative number, got 'many'" in r.stderr
     r = bench(build_dir, mlp_dir / "mlp.brtx", "--inputs", tmp_path / "missing")
     assert r.returncode == 2 and "input 'x'" in r.stderr
+
+
+def test_symbolic_batch_reports_its_shape_plans(build_dir, mlp_dir, tmp_path):
+    r = bench(build_dir, mlp_dir / "mlp_dynamic.brtx", "--random-inputs", 1, "--symbols", "b=4",
+              "--warmup", 1, "--iters", 10, "--json", tmp_path / "b.json")
+    assert r.returncode == 0, r.stderr
+    assert "shape plans: 1 held" in r.stdout and "1 misses" in r.stdout
+    plans = json.loads((tmp_path / "b.json").read_text())["shape_plans"]
+    assert plans["held"] == 1 and plans["misses"] == 1 and plans["hits"] >= 10 and plans["last_plan_ms"] > 0

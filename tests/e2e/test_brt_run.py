@@ -79,3 +79,28 @@ def test_malformed_executables_exit_3(build_dir, mlp_dir, tmp_path):
         r = brt_run(build_dir, path, "--inputs", mlp_dir / "x.npy")
         assert r.returncode == 3, (name, r.returncode, r.stderr)
         assert r.stderr.startswith("brt-run: ") and str(path) in r.stderr, (name, r.stderr)
+
+
+def test_a_symbolic_batch_runs_at_any_size(build_dir, mlp_dir, tmp_path):
+    """mlp_dynamic.brtx: the same MLP over a symbolic batch "b >= 1". Inputs of
+    5 and 16 rows run on one executable and match NumPy; random inputs take
+    their size from --symbols, and a missing or bad one is named."""
+    x = np.random.default_rng(3).standard_normal((5, 64)).astype(np.float32)
+    np.save(tmp_path / "x5.npy", x)
+    for path, rows in ((tmp_path / "x5.npy", 5), (mlp_dir / "x.npy", 16)):
+        out_dir = tmp_path / f"out{rows}"
+        r = brt_run(build_dir, mlp_dir / "mlp_dynamic.brtx", "--inputs", path, "--out", out_dir)
+        assert r.returncode == 0, r.stderr
+        out = np.load(out_dir / "out0.npy")
+        assert out.shape == (rows, 10)
+        assert rel_error(out, mlp_reference(mlp_dir, np.load(path))) <= 1e-5
+    r = brt_run(build_dir, mlp_dir / "mlp_dynamic.brtx", "--random-inputs", 1, "--symbols", "b=3", "--out", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert np.load(tmp_path / "out0.npy").shape == (3, 10)
+    r = brt_run(build_dir, mlp_dir / "mlp_dynamic.brtx", "--random-inputs", 1)
+    assert r.returncode == 2 and "'b'" in r.stderr and "--symbols" in r.stderr
+    r = brt_run(build_dir, mlp_dir / "mlp_dynamic.brtx", "--random-inputs", 1, "--symbols", "b=x")
+    assert r.returncode == 2 and "NAME=SIZE" in r.stderr and "'b=x'" in r.stderr
+    np.save(tmp_path / "empty.npy", np.zeros((0, 64), np.float32))
+    r = brt_run(build_dir, mlp_dir / "mlp_dynamic.brtx", "--inputs", tmp_path / "empty.npy")
+    assert r.returncode != 0 and "constraint 'b >= 1'" in r.stderr and "b = 0" in r.stderr

@@ -150,5 +150,40 @@ TEST(DynamicDims, UnloadableExpressionsAreRefusedAtLoad) {
   }
 }
 
+// Plans are kept per set of symbol values, at most max_shape_plans of them:
+// a shape seen before is a hit, a new one a miss that reports its cost, and
+// the least recently used plan goes first.
+TEST(DynamicDims, ShapePlansAreCachedBoundedAndCounted) {
+  ExecutableBuilder builder("dynamic-dims-test");
+  BuildExpressionProgram(builder);
+  SessionOptions options = TestOptions();
+  options.max_shape_plans = 2;
+  auto session = LoadBuilt(builder, options);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto ctx = std::move((*session)->NewRequest().value());
+  auto run = [&](int64_t b) {
+    HostTensor x = Random(DType::kF32, {b, 3}, Rng());
+    HostTensor y = Random(DType::kF32, {(b + 3) / 4 * 4}, Rng());
+    ASSERT_TRUE(ctx->Bind("x", x.view(), Ownership::kCopied).ok());
+    ASSERT_TRUE(ctx->Bind("y", y.view(), Ownership::kCopied).ok());
+    Status ran = ctx->Run();
+    ASSERT_TRUE(ran.ok()) << ran.ToString();
+  };
+  for (int64_t b : {2, 2, 2, 3, 2, 4, 2})  // plans: {2}, {2,3}, hit 2, {2,4} drops 3, hit 2
+    run(b);
+  auto stats = (*session)->shape_plan_stats();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->misses, 3);
+  EXPECT_EQ(stats->hits, 4);
+  EXPECT_EQ(stats->evictions, 1);
+  EXPECT_EQ(stats->plans, 2);
+  EXPECT_GT(stats->last_plan_ns, 0);
+  EXPECT_GE(stats->total_plan_ns, stats->last_plan_ns);
+  run(3);  // dropped before: planned again
+  EXPECT_EQ((*session)->shape_plan_stats()->misses, 4);
+  options.max_shape_plans = 0;
+  ExpectError(LoadBuilt(builder, options).status(), {"max_shape_plans", ">= 1"});
+}
+
 }  // namespace
 }  // namespace brt::test
