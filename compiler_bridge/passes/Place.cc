@@ -1,13 +1,18 @@
 // brt-place: chooses a device per op for the compile target and inserts
 // brt.copy where a value crosses devices. Function arguments and results
-// live on the target device. Which kinds a device runs comes from the
-// providers' own kernel tables, loaded as the runtime loads them.
+// live on the target device. Which kinds, on which dtypes, a device runs
+// comes from the providers' own kernel tables, loaded as the runtime loads
+// them.
+#include <set>
+
 #include "BrtDialect.h"
+#include "RuntimeTypes.h"
 #include "brt/session.h"
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "passes/Passes.h"
+#include "passes/Patterns.h"
 
 namespace brt::bridge {
 
@@ -15,10 +20,11 @@ namespace brt::bridge {
 #include "passes/Passes.h.inc"
 namespace {
 
-// The kinds the plugins named in `providers` run on CUDA devices, or an
-// error naming the plugin that could not be asked.
-mlir::FailureOr<llvm::StringSet<>> CudaKinds(llvm::StringRef providers, mlir::MLIRContext* ctx) {
-  llvm::StringSet<> kinds;
+// Per kind, the dtypes the plugins named in `providers` run it on, on CUDA
+// devices; or an error naming the plugin that could not be asked.
+using KindDTypes = llvm::StringMap<std::set<brt::DType>>;
+mlir::FailureOr<KindDTypes> CudaKinds(llvm::StringRef providers, mlir::MLIRContext* ctx) {
+  KindDTypes kinds;
   llvm::SmallVector<llvm::StringRef> names;
   providers.split(names, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef name : names) {
@@ -28,7 +34,8 @@ mlir::FailureOr<llvm::StringSet<>> CudaKinds(llvm::StringRef providers, mlir::ML
              << "target cuda: cannot ask provider '" << name.trim()
              << "' which ops run on CUDA: " << listing.status().message();
     for (const brt::KernelListing& k : *listing)
-      if (k.device == brt::DeviceKind::kCuda) kinds.insert(k.kind);
+      if (k.device == brt::DeviceKind::kCuda)
+        kinds[k.kind].insert(k.dtypes.begin(), k.dtypes.end());
   }
   return kinds;
 }
@@ -75,8 +82,7 @@ struct PlacePass : impl::PlaceBase<PlacePass> {
       if (auto k = mlir::dyn_cast<BrtOp>(op)) {
         if (mlir::isa<CopyOp>(op)) return;
         // Control flow runs where its regions' arguments live: on the target.
-        const bool on_target =
-            cuda_kinds_.contains(k.getKind()) || k.getKind() == "while" || k.getKind() == "case";
+        const bool on_target = OnCuda(k) || k.getKind() == "while" || k.getKind() == "case";
         auto device = on_target ? target_attr : b.getStringAttr("cpu");
         k->setAttr(kDeviceAttr, device);
         for (mlir::OpOperand& use : k->getOpOperands()) use.set(on(use.get(), device, op));
@@ -87,7 +93,20 @@ struct PlacePass : impl::PlaceBase<PlacePass> {
   }
 
  private:
-  llvm::StringSet<> cuda_kinds_;  // what the target's providers run on CUDA
+  // Whether the target's providers run `k` on CUDA: its kind, with the
+  // dtypes of its first operand and first result (abs of a complex number
+  // is listed by the result's real type alone, and stays on the CPU).
+  bool OnCuda(BrtOp k) const {
+    auto it = cuda_kinds_.find(k.getKind());
+    if (it == cuda_kinds_.end()) return false;
+    auto takes = [&](mlir::Value v) {
+      return it->second.count(ToDType(TypeOf(v).getElementType())) > 0;
+    };
+    return (k->getNumOperands() == 0 || takes(k->getOperand(0))) &&
+           (k->getNumResults() == 0 || takes(k->getResult(0)));
+  }
+
+  KindDTypes cuda_kinds_;  // what the target's providers run on CUDA
 };
 
 }  // namespace

@@ -35,3 +35,18 @@ func.func @fused_kinds_stay_on_cuda(%x: tensor<1x4x4x1xf32>, %w: tensor<1x1x1x1x
   %s = brt.softmax(%c) {axis = 3 : i64} : (tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
   return %s : tensor<1x4x4x1xf32>
 }
+
+// A kind CUDA runs, on dtypes it does not: the magnitude of a complex
+// number (CUDA's abs takes real operands) and a complex dot_general (no
+// cuBLASLt form) run on the CPU; the complex multiply stays on the device.
+// CHECK-LABEL: func.func @dtypes_cuda_lacks_stay_on_the_cpu
+// CHECK: %[[M:.*]] = brt.multiply(%arg0, %arg0) {brt.device = "cuda"}
+// CHECK: %[[C:.*]] = brt.copy(%[[M]]) {brt.device = "cpu"}
+// CHECK: brt.abs(%[[C]]) {brt.device = "cpu"}
+// CHECK: brt.dot_general(%[[C]], %[[C]]) {brt.device = "cpu"
+func.func @dtypes_cuda_lacks_stay_on_the_cpu(%z: tensor<4x4xcomplex<f32>>) -> (tensor<4x4xf32>, tensor<4x4xcomplex<f32>>) {
+  %m = brt.multiply(%z, %z) : (tensor<4x4xcomplex<f32>>, tensor<4x4xcomplex<f32>>) -> tensor<4x4xcomplex<f32>>
+  %a = brt.abs(%m) : (tensor<4x4xcomplex<f32>>) -> tensor<4x4xf32>
+  %d = brt.dot_general(%m, %m) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x4xcomplex<f32>>, tensor<4x4xcomplex<f32>>) -> tensor<4x4xcomplex<f32>>
+  return %a, %d : tensor<4x4xf32>, tensor<4x4xcomplex<f32>>
+}
