@@ -174,19 +174,17 @@ Expected<std::unique_ptr<InstanceState>> InstanceState::Create(
   BRT_RETURN_IF_TRITON_ERROR(TRITONBACKEND_ModelInstanceKind(instance, &kind));
   int32_t device_id = 0;
   BRT_RETURN_IF_TRITON_ERROR(TRITONBACKEND_ModelInstanceDeviceId(instance, &device_id));
+  // brt placed each op when it compiled: the executable, not the instance
+  // group, decides the device (a CPU executable under Triton's default
+  // KIND_GPU group on a GPU machine still runs, on the CPU).
   const Device device = state->model->signature.device;
-  // brt places each op when compiling: the executable decides the device.
-  if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU &&
-      (device.kind != DeviceKind::kCuda || device.ordinal != device_id))
-    return Status(StatusCode::kInvalidArgument,
-                  "instance '" + state->name + "' is KIND_GPU on GPU " + std::to_string(device_id) +
-                      ", but " + state->model->Describe() + " runs on " +
-                      DeviceKindName(device.kind) + ":" + std::to_string(device.ordinal) +
-                      " (brt-compile --target=cuda makes a GPU executable)");
-  if (kind == TRITONSERVER_INSTANCEGROUPKIND_CPU && device.kind != DeviceKind::kCpu)
-    return Status(StatusCode::kInvalidArgument,
-                  "instance '" + state->name + "' is KIND_CPU, but " + state->model->Describe() +
-                      " was compiled for " + DeviceKindName(device.kind) + ": use KIND_GPU");
+  const bool on_gpu = kind == TRITONSERVER_INSTANCEGROUPKIND_GPU;
+  if (on_gpu != (device.kind == DeviceKind::kCuda) || (on_gpu && device.ordinal != device_id))
+    Log(TRITONSERVER_LOG_WARN,
+        "instance '" + state->name + "' is " +
+            (on_gpu ? "KIND_GPU on GPU " + std::to_string(device_id) : "KIND_CPU") + ", but " +
+            state->model->Describe() + " was compiled for " + DeviceKindName(device.kind) + ":" +
+            std::to_string(device.ordinal) + ", where it runs");
   return state;
 }
 

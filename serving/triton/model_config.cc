@@ -173,16 +173,22 @@ bool AutoComplete(json& config, const ModelSignature& sig) {
   if (MaxBatchSize(config) == 0 && sig.made_for_batching && Section(config, "input").empty()) {
     config["max_batch_size"] =
         sig.largest_batch == kVariableDim ? kSymbolicBatchDefault : sig.largest_batch;
+    // Batching on, as the executable was made for, where no scheduler is
+    // configured: preferring the batches it has functions for over ones
+    // padded up to the next function. (Triton takes a backend's scheduler
+    // only where the configuration has none.)
+    if (!config.contains("dynamic_batching") && !config.contains("sequence_batching") &&
+        !config.contains("ensemble_scheduling")) {
+      std::vector<int64_t> sizes;  // the functions are in ascending batch order
+      for (const FunctionChoice& f : sig.functions)
+        if (f.batch > 0 && (sizes.empty() || sizes.back() != f.batch)) sizes.push_back(f.batch);
+      config["dynamic_batching"] = {{"preferred_batch_size", sizes}};
+    }
     changed = true;
   }
   const bool batching = MaxBatchSize(config) > 0 && sig.batch_capable;
   changed |= CompleteTensors(config, sig.inputs, "input", batching);
   changed |= CompleteTensors(config, sig.outputs, "output", batching);
-  if (Section(config, "instance_group").empty()) {
-    config["instance_group"] =
-        json::array({{{"kind", sig.device.kind == DeviceKind::kCuda ? "KIND_GPU" : "KIND_CPU"}}});
-    changed = true;
-  }
   return changed;
 }
 

@@ -25,10 +25,10 @@ struct BackendParameters {
 
 Expected<BackendParameters> ReadParameters(const nlohmann::json& config);
 
-// Fills in what the configuration leaves out: max_batch_size (when the
-// executable was made for batching and the configuration names no inputs),
-// the inputs and outputs, and an instance group on the executable's device
-// kind. Returns whether anything changed.
+// Fills in what the configuration leaves out: max_batch_size, with dynamic
+// batching preferring the functions' batch sizes where no scheduler is set,
+// when the executable was made for batching and the configuration names no
+// inputs; the inputs and outputs. Returns whether anything changed.
 bool AutoComplete(nlohmann::json& config, const ModelSignature& signature);
 
 // Refuses a configuration that disagrees with the executable, naming both

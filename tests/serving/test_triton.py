@@ -53,7 +53,7 @@ def served(tmp_path_factory):
     # Two instances share the model's one Session, each with its own contexts.
     serving_models.write_model(repo, "mlp", 1, mlp, "dynamic_batching { max_queue_delay_microseconds: 2000 }\n"
                                "instance_group [{ kind: KIND_CPU, count: 2 }]\n")
-    serving_models.write_model(repo, "minilm", 1, minilm, "dynamic_batching { max_queue_delay_microseconds: 1000 }\n")
+    serving_models.write_model(repo, "minilm", 1, minilm)  # the backend line alone
     serving_models.write_model(repo, "mlp_fixed", 1, mlp, 'parameters { key: "function" value: { string_value: "main_4" } }\n'
                                'parameters { key: "threads" value: { string_value: "1" } }\n')
     broken = work / "broken.brtx"
@@ -106,6 +106,9 @@ def test_config_is_completed_from_the_executable(served):
     assert [(o["name"], o["data_type"], o["dims"]) for o in config["output"]] == [("result0", "TYPE_FP32", [10])]
     minilm = served["grpc"].get_model_config("minilm", as_json=True)["config"]
     assert minilm["max_batch_size"] == 8
+    # No scheduler configured: dynamic batching, preferring the batches the
+    # executable has functions for.
+    assert [int(b) for b in minilm["dynamic_batching"]["preferred_batch_size"]] == [1, 8]
     assert [(i["name"], i["data_type"], [int(d) for d in i["dims"]]) for i in minilm["input"]] == \
         [(n, "TYPE_INT64", [-1]) for n in ("input_ids", "attention_mask", "token_type_ids")]
     # One function chosen by parameter: no batch dimension, its whole shape.

@@ -8,6 +8,7 @@ import pathlib
 import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import urllib.error
@@ -55,7 +56,8 @@ class TritonServer:
     """`with TritonServer(repository, build_dir) as server:` serves the
     repository on 127.0.0.1 (server.http_url, server.grpc_url) and stops the
     server on leaving, however the block ends. `python_backend=True` adds
-    Triton's Python backend; `poll=True` reloads models whose files change."""
+    Triton's Python backend, its stub running this Python (its libpython,
+    so its packages); `poll=True` reloads models whose files change."""
 
     def __init__(self, repository, build_dir, python_backend=False, poll=False, start_timeout=60,
                  extra_args=()):
@@ -113,9 +115,14 @@ class TritonServer:
         if self.poll:
             args += ["--model-control-mode=poll", "--repository-poll-secs=1"]
         args += self.extra_args
+        env = dict(os.environ)
+        if self.python_backend:
+            # The wheel's stub links libpython3.X.so.1.0 by name: this one's.
+            libdir = sysconfig.get_config_var("LIBDIR")
+            env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [libdir, env.get("LD_LIBRARY_PATH")]))
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL)
+                                        stdin=subprocess.DEVNULL, env=env)
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
