@@ -330,7 +330,10 @@ BRT_HD inline bool ApplyCmp(Cmp c, V a, V b) {
 template <typename CT, typename CF>
 BRT_HD inline CT ConvertScalar(CF v) {
   if constexpr (std::is_same_v<CT, bool>) {
-    return v != CF(0);
+    if constexpr (kIsComplex<CF>)
+      return v.real() != 0;  // the real part alone, as for every real type
+    else
+      return v != CF(0);
   } else if constexpr (kIsComplex<CT>) {
     if constexpr (kIsComplex<CF>)
       return CT(v);

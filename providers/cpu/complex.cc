@@ -2,6 +2,7 @@
 // real result). The elementwise ops that also take complex values run on
 // elementwise.cc's loops (ops/complex_ops.h's semantics); fft is fft.cc's.
 #include <complex>
+#include <cstring>
 
 #include "kernel.h"
 
@@ -90,6 +91,30 @@ class MakeComplexKernel final : public CpuKernel {
   int64_t n_ = 0;
 };
 
+// real and imag of a real number: itself, and zeros (StableHLO takes both).
+class RealOfRealKernel final : public CpuKernel {
+ public:
+  void Prepare(const OpInfo& op) override {
+    op.RequireOperands(1);
+    op.RequireSameDTypes();
+    op.Require(op.in[0].dims == op.out[0].dims, "operand shape " + FormatDims(op.in[0].dims) +
+                                                    " differs from result shape " +
+                                                    FormatDims(op.out[0].dims));
+    imag_ = op.kind == "imag";
+    bytes_ = op.out[0].bytes();
+  }
+  void Run(void* const* b) override {
+    if (imag_)
+      std::memset(b[1], 0, bytes_);  // +0 in every float format
+    else if (b[1] != b[0])
+      std::memcpy(b[1], b[0], bytes_);
+  }
+
+ private:
+  bool imag_ = false;
+  size_t bytes_ = 0;
+};
+
 }  // namespace
 
 // Before the elementwise rows: abs of a complex operand has a real result,
@@ -98,6 +123,8 @@ void RegisterComplex(std::vector<KernelDef>& defs) {
   for (const char* kind : {"real", "imag", "abs"})
     defs.push_back({kind, kComplexTypes, &Make<ComplexToRealKernel>, true});
   defs.push_back({"complex", kComplexTypes, &Make<MakeComplexKernel>});
+  for (const char* kind : {"real", "imag"})
+    defs.push_back({kind, kFloatTypes, &Make<RealOfRealKernel>, true});
 }
 
 }  // namespace brt::cpu

@@ -145,6 +145,7 @@ TEST(ComplexCompareSelect, EqualityAndLexicographicOrder) {
 
 TEST(ComplexConvert, BetweenComplexRealAndIntegerTypes) {
   HostTensor z = Random(DType::kC128, {9}, Rng(), -50, 50);
+  z.as<std::complex<double>>()[0] = {0, 1};  // to i1 false: the imaginary part goes too
   auto narrow = MustRunOp({"convert", {z}, {{DType::kC64, {9}}}});
   auto real = MustRunOp({"convert", {z}, {{DType::kF32, {9}}}});
   auto integer = MustRunOp({"convert", {z}, {{DType::kI32, {9}}}});
@@ -156,7 +157,7 @@ TEST(ComplexConvert, BetweenComplexRealAndIntegerTypes) {
     EXPECT_EQ(narrow[0].as<std::complex<float>>()[i], std::complex<float>(v));
     EXPECT_EQ(real[0].as<float>()[i], static_cast<float>(v.real()));  // the imaginary part goes
     EXPECT_EQ(integer[0].as<int32_t>()[i], static_cast<int32_t>(v.real()));
-    EXPECT_EQ(truth[0].as<uint8_t>()[i], v != 0.0 ? 1 : 0);
+    EXPECT_EQ(truth[0].as<uint8_t>()[i], v.real() != 0.0 ? 1 : 0);
     EXPECT_EQ(widened[0].as<std::complex<double>>()[i], std::complex<double>(f.as<float>()[i]));
   }
 }
@@ -200,6 +201,14 @@ TEST(ComplexOnlyOps, RealImagComplexAbsOnTheCpu) {
       EXPECT_EQ(im[0].Get(i), static_cast<double>(At(z, i).imag()));
       EXPECT_NEAR(abs[0].Get(i), static_cast<double>(std::abs(At(z, i))), 1e-6);
       EXPECT_EQ(At(made[0], i), At(z, i));
+    }
+    // Of a real operand (StableHLO takes one): itself, and zeros.
+    HostTensor x = Random(part, {2, 4}, Rng(), -3, 3);
+    auto re_x = MustRunOp({"real", {x}, {{part, {2, 4}}}});
+    auto im_x = MustRunOp({"imag", {x}, {{part, {2, 4}}}});
+    for (int64_t i = 0; i < 8; ++i) {
+      EXPECT_EQ(re_x[0].Get(i), x.Get(i));
+      EXPECT_EQ(im_x[0].Get(i), 0.0);
     }
     // A result of the wrong part type is refused, naming both.
     auto wrong = RunOp({"real", {z}, {{t, {2, 4}}}});
