@@ -84,6 +84,8 @@ BRT_HD inline Z ComplexUnary(Z z) {
   if constexpr (OP == O::kLog1p) return ComplexLog1p(z);
   if constexpr (OP == O::kSqrt) return sqrt(z);
   if constexpr (OP == O::kRsqrt) return Z(1) / sqrt(z);
+  // The principal cube root, StableHLO's (0 at 0, where log is -inf).
+  if constexpr (OP == O::kCbrt) return z == Z(0) ? z : exp(log(z) / Z(3));
   if constexpr (OP == O::kTanh) return ComplexTanh(z);
   if constexpr (OP == O::kLogistic) return Z(1) / (Z(1) + exp(-z));
   if constexpr (OP == O::kSin) return sin(z);

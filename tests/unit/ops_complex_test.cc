@@ -49,6 +49,7 @@ const UnaryCase kUnary[] = {
     {"log_plus_one", [](Z z) { return std::log(Z(1) + z); }, 2},
     {"sqrt", [](Z z) { return std::sqrt(z); }, 3},
     {"rsqrt", [](Z z) { return Z(1) / std::sqrt(z); }, 3},
+    {"cbrt", [](Z z) { return std::exp(std::log(z) / Z(3)); }, 3},
     {"tanh", [](Z z) { return std::tanh(z); }, 2},
     {"logistic", [](Z z) { return Z(1) / (Z(1) + std::exp(-z)); }, 2},
     {"sine", [](Z z) { return std::sin(z); }, 2},
