@@ -86,6 +86,31 @@ TEST(Concurrency, EightThreadsShareOneSession) {
                              OneThreadResults(*session, 24, bind, "probabilities"));
 }
 
+// Five batch sizes over two plans (SessionOptions::max_shape_plans): plans
+// are dropped while other threads' contexts still run them, and every
+// result stays what one thread computes.
+TEST(Concurrency, ShapePlansEvictedWhileInUse) {
+  Mlp mlp(Rng());
+  ExecutableBuilder b("concurrency-plans");
+  mlp.Build(b.AddFunction("mlp"), "batch");
+  SessionOptions options = TestOptions();
+  options.max_shape_plans = 2;
+  auto loaded = LoadBuilt(b, options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  std::shared_ptr<Session> session = *loaded;
+  std::vector<HostTensor> inputs;
+  for (int i = 0; i < 10; ++i) inputs.push_back(Random(DType::kF32, {1 + i % 5, 16}, Rng()));
+  const Bind bind = [&](RequestContext& ctx, int i, std::vector<HostTensor>& own) {
+    own = {inputs[i]};
+    return ctx.Bind("x", own[0].view());
+  };
+  ExpectSameResultsOnThreads(*session, /*threads=*/4, /*rounds=*/4, bind, "probabilities",
+                             OneThreadResults(*session, 10, bind, "probabilities"));
+  const ShapePlanStats stats = session->shape_plan_stats().value();
+  EXPECT_LE(stats.plans, 2);
+  EXPECT_GT(stats.evictions, 0);
+}
+
 // The shared kernels that keep per-thread scratch (brt.attention's score
 // buffers, thread_local) run by 4 threads at once.
 TEST(Concurrency, AttentionScratchPerThread) {
