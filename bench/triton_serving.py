@@ -72,13 +72,18 @@ def export_onnx(path):
 
 
 def config(batching, threads, backend):
-    lines = [f'backend: "{backend}"', f"max_batch_size: {BATCHES[-1]}",
+    """brt with batching: what the backend auto-completes (max_batch_size 16,
+    dynamic batching preferring batches 1, 2, 4, 8 and 16); ORT with
+    batching: Triton's default dynamic batcher (any batch size suits it)."""
+    lines = [f'backend: "{backend}"',
              f'parameters {{ key: "threads" value: {{ string_value: "{threads}" }} }}',
              "instance_group [{ kind: KIND_CPU, count: 1 }]"]
     if backend == "python":
         lines += [f'input [{{ name: "{n}", data_type: TYPE_INT64, dims: [{SEQ}] }}]' for n in INPUTS]
-        lines += [f'output [{{ name: "result0", data_type: TYPE_FP32, dims: [384] }}]']
-    if batching:
+        lines += ['output [{ name: "result0", data_type: TYPE_FP32, dims: [384] }]']
+    if backend == "python" or not batching:
+        lines.append(f"max_batch_size: {BATCHES[-1]}")
+    if backend == "python" and batching:
         lines.append("dynamic_batching { }")
     return "\n".join(lines) + "\n"
 
@@ -161,7 +166,7 @@ def measure(binary, libdir, server, model, concurrency, data, interval_ms, work)
     env = dict(os.environ, LD_LIBRARY_PATH=str(libdir))
     args = [str(binary), "-m", model, "-u", server.grpc_url, "-i", "grpc", "-b", "1",
             f"--concurrency-range={concurrency}:{concurrency}", f"--input-data={data}",
-            f"--measurement-interval={interval_ms}", "--stability-percentage=25", "--max-trials=8",
+            f"--measurement-interval={interval_ms}", "--stability-percentage=100", "--max-trials=10",
             "-f", str(out)]
     r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
     if r.returncode != 0:

@@ -70,10 +70,28 @@ Status WriteConfig(TRITONBACKEND_Model* model, const nlohmann::json& config) {
   return status;
 }
 
-SessionOptions OptionsFor(const ModelState& state) {
+// The providers for the executable: the `provider` parameter's, else the
+// CUDA provider where the executable's inputs live on a GPU (read without
+// loading it). A CUDA executable still runs its host ops on the CPU provider.
+Expected<std::vector<std::string>> ProvidersFor(const ModelState& state) {
+  std::string provider = state.parameters.provider;
+  if (provider.empty()) {
+    SessionOptions inspect;
+    inspect.inspect_only = true;
+    auto session = Session::LoadFile(state.executable, inspect);
+    if (!session.ok()) return session.status();
+    provider = "cpu";
+    for (const FunctionInfo& f : (*session)->functions())
+      for (int i : f.input_indices)
+        if (f.arguments[i].device.kind == DeviceKind::kCuda) provider = "cuda";
+  }
+  if (provider == "cuda") return std::vector<std::string>{"cuda", "cpu"};
+  return std::vector<std::string>{"cpu"};
+}
+
+SessionOptions OptionsFor(const ModelState& state, std::vector<std::string> providers) {
   SessionOptions options;
-  // The CUDA provider's executables still run host ops on the CPU provider.
-  if (state.parameters.provider == "cuda") options.providers = {"cuda", "cpu"};
+  options.providers = std::move(providers);
   options.intra_op_threads = state.parameters.threads;
   const std::string prefix = state.Describe() + ": ";
   options.log = [prefix](LogLevel level, std::string_view message) {
@@ -130,7 +148,10 @@ Expected<std::unique_ptr<ModelState>> ModelState::Create(TRITONBACKEND_Model* mo
                   "model '" + state->name + "': " + parameters.status().message());
   state->parameters = *parameters;
 
-  auto session = Session::LoadFile(state->executable, OptionsFor(*state));
+  auto providers = ProvidersFor(*state);
+  auto session = providers.ok()
+                     ? Session::LoadFile(state->executable, OptionsFor(*state, *providers))
+                     : Expected<std::shared_ptr<Session>>(providers.status());
   if (!session.ok())
     return Status(session.status().code(),
                   state->Describe() + " failed to load: " + session.status().message());

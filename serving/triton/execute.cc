@@ -146,7 +146,7 @@ Expected<Tensor> GatherInput(InstanceState& state, const FunctionChoice& functio
       filled += size;
     }
   const size_t row = shape.empty() || shape[0] == 0 ? total : total / shape[0];
-  for (; filled + row <= total && filled >= row; filled += row)
+  for (; row > 0 && filled >= row && filled + row <= total; filled += row)
     std::memcpy(out + filled, out + filled - row, row);
   return staging;
 }
@@ -241,19 +241,32 @@ Status RunStacked(InstanceState& state, const std::vector<Pending*>& run) {
   if (!context.ok()) return context.status();
   RequestContext& ctx = **context;
   const int64_t run_rows = function->batch >= 0 ? function->batch : rows;
+  size_t inputs_in_place = 0;
   for (size_t i = 0; i < sig.inputs.size(); ++i) {
     std::vector<int64_t> shape = run[0]->shapes[i];
     if (model.batching) shape.insert(shape.begin(), run_rows);
     auto tensor = GatherInput(state, *function, i, run, shape);
     if (!tensor.ok()) return tensor.status();
     BRT_RETURN_IF_ERROR(ctx.Bind(sig.inputs[i].name, *tensor));
+    if (!tensor->owner()) ++inputs_in_place;  // a request's buffer, not the staging one
   }
   for (const TensorSignature& output : sig.outputs) BRT_RETURN_IF_ERROR(ctx.Unbind(output.name));
   std::vector<EarlyOutput> early(sig.outputs.size());
-  if (run.size() == 1 && run_rows == rows && sig.device.kind == DeviceKind::kCpu) {
+  const bool padded = model.batching && run_rows != rows;
+  if (run.size() == 1 && !padded && sig.device.kind == DeviceKind::kCpu) {
     auto made = BindResponseOutputs(model, *function, *run[0], ctx);
     if (!made.ok()) return made.status();
     early = std::move(made).value();
+  }
+  if (TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE)) {
+    const size_t outputs_in_place =
+        std::count_if(early.begin(), early.end(), [](const EarlyOutput& o) { return o.bound; });
+    Log(TRITONSERVER_LOG_VERBOSE,
+        model.Describe() + " runs '" + function->name + "' for " + std::to_string(run.size()) +
+            " request(s)" + (model.batching ? ", " + std::to_string(rows) + " row(s)" : "") +
+            "; in place: " + std::to_string(inputs_in_place) + " of " +
+            std::to_string(sig.inputs.size()) + " inputs, " + std::to_string(outputs_in_place) +
+            " of " + std::to_string(sig.outputs.size()) + " outputs");
   }
   const uint64_t start = NowNs();
   Status ran = ctx.Run();

@@ -61,7 +61,8 @@ def served(tmp_path_factory):
     serving_models.write_model(repo, "broken", 1, broken)
     serving_models.write_model(repo, "mismatched", 1, mlp, "max_batch_size: 8\n"
                                'input [{ name: "x", data_type: TYPE_FP32, dims: [64] }]\n')
-    with TritonServer(repo, BUILD, poll=True) as server:
+    # Verbose: the backend logs how each run bound its tensors.
+    with TritonServer(repo, BUILD, poll=True, extra_args=["--log-verbose=1"]) as server:
         http = httpclient.InferenceServerClient(server.http_url, connection_timeout=TIMEOUT_S,
                                                 network_timeout=TIMEOUT_S)
         grpc = grpcclient.InferenceServerClient(server.grpc_url)
@@ -134,6 +135,26 @@ def test_answers_match_numpy_and_brt(served, protocol):
         assert embedding.shape == (rows, 384)
         np.testing.assert_allclose(embedding, minilm_reference(served["minilm"], arrays), rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(np.linalg.norm(embedding, axis=1), 1.0, rtol=1e-5)
+
+
+def test_requests_filling_a_function_run_without_copies(served):
+    """gRPC's buffers are aligned: a request whose rows fill a function is
+    bound in place and brt writes its output into the response; a padded
+    one is stacked and copied."""
+    rng = np.random.default_rng(5)
+    server, client = served["server"], served["grpc"]
+
+    def logged(line):
+        runs = [r for r in server.log_text().splitlines() if " runs '" in r]
+        wait_until(lambda: line in server.log_text(), 10, f"{line!r} in the log; its last runs: {runs[-3:]}")
+
+    x = rng.standard_normal((4, 32)).astype(np.float32)
+    np.testing.assert_allclose(infer(client, "mlp_fixed", {"x": x})[0], mlp_reference(x, 0), rtol=1e-4, atol=1e-6)
+    logged("model 'mlp_fixed' version 1 (model.brtx) runs 'main_4' for 1 request(s); "
+           "in place: 1 of 1 inputs, 1 of 1 outputs")
+    x = rng.standard_normal((3, 32)).astype(np.float32)
+    np.testing.assert_allclose(infer(client, "mlp", {"x": x})[0], mlp_reference(x, 0), rtol=1e-4, atol=1e-6)
+    logged("runs 'main_4' for 1 request(s), 3 row(s); in place: 0 of 1 inputs, 0 of 1 outputs")
 
 
 def test_concurrent_clients_all_correct(served):
