@@ -5,7 +5,12 @@ namespace {
 
 using namespace op_flags;
 constexpr int ResultCount(unsigned flags) {
-  return flags & kAnyResults ? -2 : flags & kResultPerOperand ? -1 : flags & kTwoResults ? 2 : 1;
+  return flags & kAnyResults         ? -2
+         : flags & kResultPerOperand ? -1
+         : flags & kFourResults      ? 4
+         : flags & kThreeResults     ? 3
+         : flags & kTwoResults       ? 2
+                                     : 1;
 }
 // Each BRT_OP row's attributes, as k<Name>Attrs.
 #define BRT_REQUIRED(name, type) {#name, attr_types::type, true},

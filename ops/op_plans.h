@@ -100,6 +100,41 @@ struct LuPlan {
   int64_t batch = 1, m = 0, n = 0;
 };
 LuPlan PlanLu(const OpInfo& op);
+// The LAPACK decompositions after lu (brt/ops.def), each over `batch`
+// matrices. eigh and tridiagonal: n x n, the triangle `lower` read.
+struct SymmetricPlan {
+  int64_t batch = 1, n = 0;
+  bool lower = true;
+};
+SymmetricPlan PlanEigh(const OpInfo& op);
+SymmetricPlan PlanTridiagonal(const OpInfo& op);
+// svd, geqrf: m x n matrices, k = min(m, n); householder_product: k
+// reflectors of length m make an m x n matrix.
+struct SvdPlan {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool full_matrices = true, compute_uv = true;
+};
+SvdPlan PlanSvd(const OpInfo& op);
+struct QrPlan {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+QrPlan PlanGeqrf(const OpInfo& op);
+QrPlan PlanHouseholderProduct(const OpInfo& op);
+// eig and hessenberg: n x n matrices.
+struct EigPlan {
+  int64_t batch = 1, n = 0;
+  bool left = true, right = true;
+};
+EigPlan PlanEig(const OpInfo& op);
+struct HessenbergPlan {
+  int64_t batch = 1, n = 0;
+};
+HessenbergPlan PlanHessenberg(const OpInfo& op);
+// tridiagonal_solve: m equations, nrhs right-hand sides.
+struct TridiagonalSolvePlan {
+  int64_t batch = 1, m = 0, nrhs = 0;
+};
+TridiagonalSolvePlan PlanTridiagonalSolve(const OpInfo& op);
 
 // dynamic_slice(operand, i0, i1, ...) and dynamic_update_slice(operand,
 // update, i0, ...): start index d, a scalar of any integer type, is read

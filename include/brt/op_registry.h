@@ -69,6 +69,8 @@ inline constexpr unsigned kInPlace = 64;
 // copying it onto itself and writes the rest (scatter, dynamic_update_slice).
 inline constexpr unsigned kInPlaceFirstOperand = 128;
 inline constexpr unsigned kAnyResults = 256;  // any count: while's and case's, set by their regions
+inline constexpr unsigned kThreeResults = 512;  // three results: eigh's
+inline constexpr unsigned kFourResults = 1024;  // four results: svd's and eig's
 }  // namespace op_flags
 
 struct OpSchema {
