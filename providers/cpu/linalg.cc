@@ -1,18 +1,16 @@
 // cholesky, triangular_solve and lu (ops/op_plans.h) by LAPACK's potrf,
 // BLAS's trsm and LAPACK's getrf (s, d, c and z: f32, f64, c64, c128), one
 // matrix of the batch at a time, the batch shared out over the Session's
-// threads. f16 and bf16 are computed in
-// an f32 copy, each request's own. LAPACK is column-major: it sees brt's
-// row-major matrix transposed, so a lower triangle here is an upper one
-// there, and a left solve a right one; lu, whose pivoting does not commute
-// with the transpose, factors a column-major copy.
-#include <climits>
+// threads; the other decompositions are linalg_eigen.cc's and
+// linalg_factor.cc's. f16 and bf16 are computed in an f32 copy, each
+// request's own. LAPACK is column-major: it sees brt's row-major matrix
+// transposed, so a lower triangle here is an upper one there, and a left
+// solve a right one; lu, whose pivoting does not commute with the
+// transpose, factors a column-major copy.
 #include <complex>
-#include <limits>
 
-#include "kernel.h"
+#include "linalg.h"
 #include "ops/op_plans.h"
-#include "parallel.h"
 
 // The Fortran symbols (reference LAPACK and BLAS, or any that replaces them),
 // with gfortran's hidden lengths of the character arguments last.
@@ -84,16 +82,6 @@ using Lapack = std::conditional_t<kIs16BitFloat<T>, float, T>;
 template <typename T>
 constexpr bool kLapackType = std::is_floating_point_v<T> || kIs16BitFloat<T> || kIsComplex<T>;
 
-template <typename C>
-C NaN() {
-  if constexpr (kIsComplex<C>) {
-    const typename C::value_type part = std::numeric_limits<typename C::value_type>::quiet_NaN();
-    return C(part, part);
-  } else {
-    return std::numeric_limits<C>::quiet_NaN();
-  }
-}
-
 // `count` elements of `from` as those of `to`: 16-bit floats to and from
 // their f32 copy, or a copy of the same type (none where the op runs in
 // place).
@@ -105,42 +93,6 @@ template <typename T>
 void CopyAs(const T* from, T* to, int64_t count) {
   if (from != to) std::memcpy(to, from, count * sizeof(T));
 }
-
-// Batch entries per task: enough for ~2^16 multiply-adds of `work` each.
-int64_t Grain(int64_t work) {
-  return std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, work));
-}
-
-// LAPACK's indices are 32-bit: every matrix must be addressable by them.
-void RequireLapackSize(const OpInfo& op, int64_t rows, int64_t cols) {
-  op.Require(op.Mul(rows, cols) <= INT_MAX, "a " + std::to_string(rows) + "x" +
-                                                std::to_string(cols) +
-                                                " matrix is beyond LAPACK's 32-bit indices");
-}
-
-// A kernel with scratch (the 16-bit forms' f32 copy, lu's column-major
-// one): a request's instance owns it; a kernel without runs shared.
-class LinalgKernel : public CpuKernel {
- public:
-  void Run(void* const* b) override { Compute(b, nullptr); }
-  std::unique_ptr<Runnable> CreateInstance() const override {
-    class Instance final : public Runnable {
-     public:
-      Instance(const LinalgKernel& k, size_t bytes) : k_(k), scratch_(new std::byte[bytes]) {}
-      void Run(void* const* b) override { k_.Compute(b, scratch_.get()); }
-
-     private:
-      const LinalgKernel& k_;
-      std::unique_ptr<std::byte[]> scratch_;
-    };
-    if (scratch_bytes_ == 0) return nullptr;
-    return std::make_unique<Instance>(*this, scratch_bytes_);
-  }
-
- protected:
-  virtual void Compute(void* const* b, void* scratch) const = 0;
-  size_t scratch_bytes_ = 0;
-};
 
 class CholeskyKernel final : public LinalgKernel {
  public:
@@ -289,15 +241,11 @@ class LuKernel final : public LinalgKernel {
     ParallelFor(p.batch, Grain(size * k), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         C* a = static_cast<C*>(scratch) + i * size;  // column-major, lda m
-        const T* x = in + i * size;
-        for (int64_t r = 0; r < p.m; ++r)
-          for (int64_t c = 0; c < p.n; ++c) a[c * p.m + r] = static_cast<C>(x[r * p.n + c]);
+        ToColumnMajor(in + i * size, p.m, p.n, a);
         // info > 0 (an exact zero pivot) still completes the factorization.
         int info = 0;
         if (k > 0) Getrf(static_cast<int>(p.m), static_cast<int>(p.n), a, pivots + i * k, &info);
-        T* y = out + i * size;
-        for (int64_t r = 0; r < p.m; ++r)
-          for (int64_t c = 0; c < p.n; ++c) y[r * p.n + c] = static_cast<T>(a[c * p.m + r]);
+        FromColumnMajor(a, p.m, p.n, out + i * size);
       }
     });
   }
@@ -312,6 +260,8 @@ void RegisterLinalg(std::vector<KernelDef>& defs) {
   defs.push_back({"cholesky", WithComplex(kFloatTypes), &Make<CholeskyKernel>});
   defs.push_back({"triangular_solve", WithComplex(kFloatTypes), &Make<TriangularSolveKernel>});
   defs.push_back({"lu", WithComplex(kFloatTypes), &Make<LuKernel>});
+  RegisterLinalgEigen(defs);
+  RegisterLinalgFactor(defs);
 }
 
 }  // namespace brt::cpu
