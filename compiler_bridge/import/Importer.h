@@ -94,6 +94,9 @@ class Importer {
   // ImportLinalg.cc: JAX's LAPACK custom_calls, stablehlo.triangular_solve.
   bool ImportLapack(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
                     llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportLapackDecomposition(mlir::Operation& op, llvm::StringRef routine,
+                                 llvm::ArrayRef<mlir::Value> operands,
+                                 llvm::DenseMap<mlir::Value, mlir::Value>& map);
   bool ImportTriangularSolve(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
                              llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   // One op of `kind` with a single result, for ops imported as others.
