@@ -1,8 +1,11 @@
-"""Cholesky and triangular solves, compiled by brt-compile and run by brt-run
-on the CPU provider: JAX's LAPACK custom_calls (lapack_{s,d}potrf_ffi,
-lapack_{s,d}trsm_ffi) for f32 and f64 against JAX on the CPU, and
-stablehlo.cholesky / stablehlo.triangular_solve (what JAX keeps for f16 and
-bf16, and what other producers write) against a float64 reference. Errors are
+"""Linear algebra compiled by brt-compile and run by brt-run on the CPU
+provider: JAX's LAPACK custom_calls (lapack_{s,d}potrf_ffi,
+lapack_{s,d}trsm_ffi, lapack_{s,d}getrf_ffi) for f32 and f64 against JAX on
+the CPU, and stablehlo.cholesky / stablehlo.triangular_solve (what JAX keeps
+for f16 and bf16, and what other producers write) against a float64
+reference; the decompositions (eigh, svd, qr, householder_product, eig,
+hessenberg, tridiagonal, tridiagonal_solve) on f32, f64, c64 and c128, each
+checked by its defining property in float64 and against JAX. Errors are
 bounded by the condition number of each problem times the dtype's epsilon."""
 import pathlib
 import sys
@@ -328,3 +331,218 @@ def test_solve(have_compiler, build_dir, tmp_path, kind, batch):
     cond = np.linalg.cond(a.astype(np.float64))
     assert_close(got, want, cond, kind, "solve vs JAX")
     assert_close(got, np.linalg.solve(a.astype(np.float64), b.astype(np.float64)), cond, kind, "solve vs float64")
+
+
+# --- decompositions ------------------------------------------------------------
+
+LAPACK_KINDS = {"f32": np.float32, "f64": np.float64, "c64": np.complex64, "c128": np.complex128}
+
+
+def random_matrices(shape, kind):
+    x = RNG.standard_normal(shape)
+    if kind.startswith("c"):
+        x = x + 1j * RNG.standard_normal(shape)
+    return x.astype(LAPACK_KINDS[kind])
+
+
+def adjoint(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def run_with_jax(build_dir, tmp_path, name, fn, args, kind):
+    """brt's outputs and JAX's, float64 or complex128."""
+    with jax.enable_x64(kind in ("f64", "c128")):
+        got = compile_and_run(build_dir, tmp_path, name, fn, args)
+        want = jax.jit(fn)(*args)
+    want = want if isinstance(want, (tuple, list)) else [want]
+    assert [g.dtype for g in got] == [np.asarray(w).dtype for w in want], name
+    return [g.astype(np.complex128) for g in got], [np.asarray(w).astype(np.complex128) for w in want]
+
+
+def assert_small(residual, scale, cond, kind, what):
+    """|residual| within 16 n cond eps of `scale` (n: the matrices' order)."""
+    n = max(residual.shape[-2:]) if residual.ndim > 1 else residual.shape[-1]
+    tol = 16 * n * np.max(cond) * np.finfo(LAPACK_KINDS[kind]).eps * scale
+    err = np.abs(residual).max(initial=0)
+    assert err <= tol, f"{kind} {what}: error {err:.3g} above {tol:.3g}"
+
+
+def assert_orthonormal_columns(q, kind, what):
+    k = q.shape[-1]
+    assert_small(adjoint(q) @ q - np.eye(k), 1, 1, kind, what + ": Q^H Q = I")
+
+
+KINDS_BATCHES = [(kind, batch) for kind in LAPACK_KINDS for batch in [(), (2, 3)]]
+KB_IDS = [f"{kind}-{'batched' if batch else 'unbatched'}" for kind, batch in KINDS_BATCHES]
+
+
+@pytest.mark.parametrize("kind,batch", KINDS_BATCHES, ids=KB_IDS)
+@pytest.mark.parametrize("lower", [True, False], ids=["lower", "upper"])
+def test_eigh(have_compiler, build_dir, tmp_path, kind, batch, lower):
+    """lax.linalg.eigh (lapack_?syevd_ffi, ?heevd for complex) reading one
+    triangle (garbage in the other): H V = V diag(w), V unitary, w ascending
+    and LAPACK's (numpy's eigvalsh, and JAX's)."""
+    n = 6
+    a = random_matrices((*batch, n, n), kind)
+    triangle = np.tri(n, dtype=bool) if lower else np.tri(n, dtype=bool).T
+    h = np.where(triangle, a, adjoint(a)).astype(np.complex128)
+    h[..., range(n), range(n)] = h[..., range(n), range(n)].real
+    a = np.where(triangle, h if kind.startswith("c") else h.real, 1e3).astype(a.dtype)
+    fn = lambda a: lax.linalg.eigh(a, lower=lower, symmetrize_input=False)  # noqa: E731
+    (v, w), (_, want_w) = run_with_jax(build_dir, tmp_path, "eigh", fn, [a], kind)
+    scale = np.abs(h).max()
+    assert np.all(np.diff(w.real, axis=-1) >= 0), "ascending"
+    assert_orthonormal_columns(v, kind, "eigh")
+    assert_small(h @ v - v * w[..., None, :], scale, 1, kind, "H V = V diag(w)")
+    assert_small(w - np.linalg.eigvalsh(h, UPLO="L"), scale, 1, kind, "w vs numpy")
+    assert_small(w - want_w, scale, 1, kind, "w vs JAX")
+
+
+SVD_SHAPES = [(5, 5), (6, 3), (3, 6)]
+
+
+@pytest.mark.parametrize("kind,batch", KINDS_BATCHES, ids=KB_IDS)
+@pytest.mark.parametrize("shape", SVD_SHAPES, ids=["square", "tall", "wide"])
+@pytest.mark.parametrize("mode", ["full", "reduced", "values"])
+def test_svd(have_compiler, build_dir, tmp_path, kind, batch, shape, mode):
+    """lax.linalg.svd (lapack_?gesdd_ffi, modes A, S and N): A = U diag(s)
+    V^H, U and V with orthonormal columns, s descending and LAPACK's."""
+    a = random_matrices((*batch, *shape), kind)
+    k = min(shape)
+    x = a.astype(np.complex128)
+    scale = np.linalg.norm(x, 2, axis=(-2, -1)).max()
+    if mode == "values":
+        fn = lambda a: lax.linalg.svd(a, compute_uv=False)  # noqa: E731
+        (s,), (want_s,) = run_with_jax(build_dir, tmp_path, "svd", fn, [a], kind)
+    else:
+        fn = lambda a: lax.linalg.svd(a, full_matrices=mode == "full")  # noqa: E731
+        (u, s, vt), (_, want_s, _) = run_with_jax(build_dir, tmp_path, "svd", fn, [a], kind)
+        rows = shape if mode == "full" else (k, k)
+        assert u.shape[-2:] == (shape[0], rows[0]) and vt.shape[-2:] == (rows[1], shape[1])
+        assert_orthonormal_columns(u, kind, "svd U")
+        assert_orthonormal_columns(adjoint(vt), kind, "svd V")
+        assert_small(u[..., :k] * s[..., None, :] @ vt[..., :k, :] - x, scale, 1, kind, "A = U S V^H")
+    assert np.all(np.diff(s.real, axis=-1) <= 0), "descending"
+    assert_small(s - np.linalg.svd(x, compute_uv=False), scale, 1, kind, "s vs numpy")
+    assert_small(s - want_s, scale, 1, kind, "s vs JAX")
+
+
+@pytest.mark.parametrize("kind,batch", KINDS_BATCHES, ids=KB_IDS)
+@pytest.mark.parametrize("shape", SVD_SHAPES, ids=["square", "tall", "wide"])
+@pytest.mark.parametrize("full", [True, False], ids=["full", "reduced"])
+def test_qr(have_compiler, build_dir, tmp_path, kind, batch, shape, full):
+    """lax.linalg.qr (lapack_?geqrf_ffi, then ?orgqr/?ungqr): A = Q R, Q with
+    orthonormal columns, R upper triangular; both JAX's (LAPACK's signs)."""
+    a = random_matrices((*batch, *shape), kind)
+    fn = lambda a: lax.linalg.qr(a, full_matrices=full)  # noqa: E731
+    (q, r), (want_q, want_r) = run_with_jax(build_dir, tmp_path, "qr", fn, [a], kind)
+    x = a.astype(np.complex128)
+    scale = np.abs(x).max()
+    assert_orthonormal_columns(q, kind, "qr")
+    np.testing.assert_array_equal(np.tril(r, -1), 0, err_msg="R is upper triangular")
+    assert_small(q @ r - x, scale, 1, kind, "A = Q R")
+    cond = np.linalg.cond(x)
+    assert_small(r - want_r, scale, cond, kind, "R vs JAX")
+    assert_small(q[..., :min(shape)] - want_q[..., :min(shape)], 1, cond, kind, "Q vs JAX")
+
+
+def reflectors_product(a, taus, first_row):
+    """The product of I - tau_i v_i v_i^H, v_i zero above row first_row + i,
+    1 there, and a's column i below (LAPACK's storage of Householder vectors)."""
+    n = a.shape[-2]
+    product = np.broadcast_to(np.eye(n, dtype=np.complex128), a.shape[:-2] + (n, n)).copy()
+    for i in range(taus.shape[-1]):
+        row = np.arange(n)
+        v = np.where(row < first_row + i, 0, np.where(row == first_row + i, 1, a[..., :, i]))[..., None]
+        product = product @ (np.eye(n) - taus[..., i, None, None] * v @ adjoint(v))
+    return product
+
+
+@pytest.mark.parametrize("kind", list(LAPACK_KINDS))
+def test_householder_product(have_compiler, build_dir, tmp_path, kind):
+    """lax.linalg.householder_product (?orgqr/?ungqr) of geqrf's reflectors,
+    fewer than the columns: the product of I - tau v v^H, in float64."""
+    m, n, k = 6, 4, 3
+    a = random_matrices((2, m, n), kind)
+    taus = RNG.uniform(1, 2, (2, k))
+    if kind.startswith("c"):
+        taus = taus * np.exp(1j * RNG.uniform(0, 2 * np.pi, (2, k)))
+    taus = taus.astype(a.dtype)
+    (q,), (want,) = run_with_jax(build_dir, tmp_path, "householder", lax.linalg.householder_product, [a, taus], kind)
+    product = reflectors_product(a, taus, 0)
+    assert_small(q - product[..., :n], np.abs(product).max(), 1, kind, "householder_product vs float64")
+    assert_small(q - want, np.abs(product).max(), 1, kind, "householder_product vs JAX")
+
+
+@pytest.mark.parametrize("kind,batch", KINDS_BATCHES, ids=KB_IDS)
+def test_eig(have_compiler, build_dir, tmp_path, kind, batch):
+    """lax.linalg.eig (lapack_?geev_ffi; a real matrix's complex pairs
+    unpacked): A vr = vr diag(w), vl^H A = diag(w) vl^H, unit columns, w as
+    JAX's."""
+    n = 5
+    a = random_matrices((*batch, n, n), kind)
+    (w, vl, vr), (want_w, _, _) = run_with_jax(build_dir, tmp_path, "eig", lax.linalg.eig, [a], kind)
+    x = a.astype(np.complex128)
+    scale = np.linalg.norm(x, 2, axis=(-2, -1)).max()
+    # Eigenvectors are as well conditioned as the eigenvector matrix.
+    cond = np.linalg.cond(vr)
+    assert_small(x @ vr - vr * w[..., None, :], scale, cond, kind, "A vr = vr diag(w)")
+    assert_small(adjoint(vl) @ x - w[..., :, None] * adjoint(vl), scale, cond, kind, "vl^H A = w vl^H")
+    assert_small(np.linalg.norm(vr, axis=-2) - 1, 1, 1, kind, "unit right eigenvectors")
+    assert_small(w - want_w, scale, cond, kind, "w vs JAX")
+
+
+@pytest.mark.parametrize("kind,batch", KINDS_BATCHES, ids=KB_IDS)
+def test_hessenberg(have_compiler, build_dir, tmp_path, kind, batch):
+    """lax.linalg.hessenberg (lapack_?gehrd_ffi): Q^H A Q is the upper
+    Hessenberg part, Q the reflectors below the subdiagonal."""
+    n = 6
+    a = random_matrices((*batch, n, n), kind)
+    (h, taus), (want_h, want_taus) = run_with_jax(build_dir, tmp_path, "hessenberg", lax.linalg.hessenberg, [a], kind)
+    q = reflectors_product(h, taus, 1)
+    x = a.astype(np.complex128)
+    scale = np.abs(x).max()
+    assert_orthonormal_columns(q, kind, "hessenberg Q")
+    assert_small(adjoint(q) @ x @ q - np.triu(h, -1), scale, 1, kind, "Q^H A Q = H")
+    assert_small(h - want_h, scale, 1, kind, "vs JAX")
+    assert_small(taus - want_taus, 1, 1, kind, "taus vs JAX")
+
+
+@pytest.mark.parametrize("kind,batch", KINDS_BATCHES, ids=KB_IDS)
+@pytest.mark.parametrize("lower", [True, False], ids=["lower", "upper"])
+def test_tridiagonal(have_compiler, build_dir, tmp_path, kind, batch, lower):
+    """lax.linalg.tridiagonal (lapack_?sytrd_ffi, ?hetrd): the tridiagonal
+    matrix of d and e has the eigenvalues of A; d, e and the reflectors as
+    JAX's."""
+    n = 6
+    a = random_matrices((*batch, n, n), kind)
+    a = (a + adjoint(a)) / 2
+    fn = lambda a: lax.linalg.tridiagonal(a, lower=lower)  # noqa: E731
+    got, want = run_with_jax(build_dir, tmp_path, "tridiagonal", fn, [a], kind)
+    _, d, e, _ = got
+    t = np.stack([np.diag(dd) + np.diag(ee, 1) + np.diag(ee, -1)
+                  for dd, ee in zip(d.real.reshape(-1, n), e.real.reshape(-1, n - 1))]).reshape(*batch, n, n)
+    x = a.astype(np.complex128)
+    scale = np.abs(x).max()
+    assert_small(np.linalg.eigvalsh(t) - np.linalg.eigvalsh(x), scale, 1, kind, "eigenvalues of T")
+    for g, w, what in zip(got, want, ["a", "d", "e", "taus"]):
+        assert_small(g - w, scale, 1, kind, f"{what} vs JAX")
+
+
+@pytest.mark.parametrize("kind,batch", KINDS_BATCHES, ids=KB_IDS)
+def test_tridiagonal_solve(have_compiler, build_dir, tmp_path, kind, batch):
+    """lax.linalg.tridiagonal_solve (lapack_?gtsv_ffi): T x = b, dl[0] and
+    du[-1] outside T; a singular T gives NaN, as JAX's info check."""
+    m = 6
+    dl, du = random_matrices((*batch, 2, m), kind), random_matrices((*batch, 2, m), kind)
+    d = random_matrices((*batch, 2, m), kind) + 4
+    b = random_matrices((*batch, 2, m, 3), kind)
+    d[..., 1, :], dl[..., 1, :], du[..., 1, :] = 0, 0, 0  # the second system of each pair: singular
+    (x,), (want,) = run_with_jax(build_dir, tmp_path, "gtsv", lax.linalg.tridiagonal_solve, [dl, d, du, b], kind)
+    t = (d[..., :, None] * np.eye(m) + dl[..., :, None] * np.eye(m, k=-1) + du[..., :, None] * np.eye(m, k=1))
+    t = t.astype(np.complex128)[..., 0, :, :]
+    assert np.isnan(x[..., 1, :, :]).all() and np.isnan(want[..., 1, :, :]).all(), "singular: NaN"
+    cond = np.linalg.cond(t)
+    assert_small(x[..., 0, :, :] - np.linalg.solve(t, b[..., 0, :, :].astype(np.complex128)), 1, cond, kind,
+                 "T x = b")
+    assert_small(x[..., 0, :, :] - want[..., 0, :, :], 1, cond, kind, "x vs JAX")
