@@ -128,6 +128,12 @@ void OpInfo::RequireSameDTypes() const {
                                              DTypeName(out[0].dtype));
 }
 
+void OpInfo::RequireShapeOfResult(size_t i) const {
+  Require(in.at(i).dims == out[0].dims, "operand shape " + FormatDims(in[i].dims) +
+                                            " differs from result shape " +
+                                            FormatDims(out[0].dims));
+}
+
 void OpInfo::RequireDims(const std::vector<int64_t>& dims, int rank,
                          const std::string& what) const {
   std::vector<bool> seen(rank, false);

@@ -57,6 +57,8 @@ class OpInfo {
   void RequireOperands(int n) const;
   // Every operand and the result share one dtype.
   void RequireSameDTypes() const;
+  // Operand `i` has the result's shape (elementwise ops that do not broadcast).
+  void RequireShapeOfResult(size_t i) const;
   // Checked arithmetic for sizes derived from attributes, which are untrusted:
   // throws KernelError instead of overflowing.
   int64_t Mul(int64_t a, int64_t b) const;

@@ -30,9 +30,7 @@ class ComplexToRealKernel final : public CpuKernel {
     op.Require(op.out[0].dtype == PartDType(from),
                std::string("the result of a ") + DTypeName(from) + " operand is " +
                    DTypeName(PartDType(from)) + ", got " + DTypeName(op.out[0].dtype));
-    op.Require(op.in[0].dims == op.out[0].dims, "operand shape " + FormatDims(op.in[0].dims) +
-                                                    " differs from result shape " +
-                                                    FormatDims(op.out[0].dims));
+    op.RequireShapeOfResult(0);
     DispatchPart(from, [&](auto part) {
       using T = decltype(part);
       if (op.kind == "real") fn_ = &Loop<T, Part::kReal>;
@@ -70,9 +68,7 @@ class MakeComplexKernel final : public CpuKernel {
                                              " result takes " + DTypeName(part) +
                                              " parts, operand " + std::to_string(i) + " is " +
                                              DTypeName(op.in[i].dtype));
-      op.Require(op.in[i].dims == op.out[0].dims,
-                 "operand " + std::to_string(i) + " shape " + FormatDims(op.in[i].dims) +
-                     " differs from result shape " + FormatDims(op.out[0].dims));
+      op.RequireShapeOfResult(i);
     }
     DispatchPart(op.out[0].dtype, [&](auto p) { fn_ = &Loop<decltype(p)>; });
     n_ = op.out[0].numel;
@@ -97,9 +93,7 @@ class RealOfRealKernel final : public CpuKernel {
   void Prepare(const OpInfo& op) override {
     op.RequireOperands(1);
     op.RequireSameDTypes();
-    op.Require(op.in[0].dims == op.out[0].dims, "operand shape " + FormatDims(op.in[0].dims) +
-                                                    " differs from result shape " +
-                                                    FormatDims(op.out[0].dims));
+    op.RequireShapeOfResult(0);
     imag_ = op.kind == "imag";
     bytes_ = op.out[0].bytes();
   }

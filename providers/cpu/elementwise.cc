@@ -70,9 +70,7 @@ class UnaryKernel final : public CpuKernel {
   void Prepare(const OpInfo& op) override {
     op.RequireOperands(1);
     op.RequireSameDTypes();
-    op.Require(op.in[0].dims == op.out[0].dims, "operand shape " + FormatDims(op.in[0].dims) +
-                                                    " differs from result shape " +
-                                                    FormatDims(op.out[0].dims));
+    op.RequireShapeOfResult(0);
     fn_ = FindUnary(op.kind)->pick(op.out[0].dtype);
     if (!fn_) throw UnsupportedError(op.kind + ": not defined for " + DTypeName(op.out[0].dtype));
     n_ = op.out[0].numel;
@@ -326,9 +324,7 @@ class ConvertKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
     op.RequireOperands(1);
-    op.Require(op.in[0].dims == op.out[0].dims, "operand shape " + FormatDims(op.in[0].dims) +
-                                                    " differs from result shape " +
-                                                    FormatDims(op.out[0].dims));
+    op.RequireShapeOfResult(0);
     DispatchTypeOrComplex(op.in[0].dtype, [&](auto f) {
       DispatchTypeOrComplex(op.out[0].dtype,
                             [&](auto t) { fn_ = &ConvertLoop<decltype(f), decltype(t)>; });
