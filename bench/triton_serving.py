@@ -174,7 +174,7 @@ def measure(binary, libdir, server, model, concurrency, data, interval_ms, work)
     with open(out) as f:
         row = next(csv.DictReader(f))
     return {"throughput": float(row["Inferences/Second"]), "p50_ms": float(row["p50 latency"]) / 1e3,
-            "p99_ms": float(row["p99 latency"]) / 1e3}
+            "p99_ms": float(row["p99 latency"]) / 1e3, "load": os.getloadavg()[0]}
 
 
 def main():
@@ -252,10 +252,11 @@ def report(args, samples, concurrencies, diff, load_before, load_after, direct):
               f"{args.threads} threads): " + "; ".join(
                   f"batch {b}: brt {direct[('brt', b)]:.1f}, ORT {direct[('ORT', b)]:.1f}"
                   for b in (1, BATCHES[-1])) + ".",
-              "", "Every run (throughput infer/s, p50 ms, p99 ms):", ""]
+              "", "Every run (throughput infer/s, p50 ms, p99 ms, the machine's 1-minute load average "
+              "after it: the machine is shared, and a load above 2 means other work took its CPUs):", ""]
     for (m, c), runs in samples.items():
-        lines.append(f"- {m} c={c}: " + "; ".join(f"{s['throughput']:.1f}, {s['p50_ms']:.1f}, {s['p99_ms']:.1f}"
-                                                   for s in runs))
+        lines.append(f"- {m} c={c}: " + "; ".join(f"{s['throughput']:.1f}, {s['p50_ms']:.1f}, {s['p99_ms']:.1f}, "
+                                                   f"load {s['load']:.1f}" for s in runs))
     machine.publish(lines, args.out)
 
 

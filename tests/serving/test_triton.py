@@ -61,6 +61,10 @@ def served(tmp_path_factory):
     serving_models.write_model(repo, "broken", 1, broken)
     serving_models.write_model(repo, "mismatched", 1, mlp, "max_batch_size: 8\n"
                                'input [{ name: "x", data_type: TYPE_FP32, dims: [64] }]\n')
+    serving_models.write_model(repo, "too_big", 1, mlp, "max_batch_size: 16\n")
+    serving_models.write_model(repo, "wrong_type", 1, mlp, "max_batch_size: 8\n"
+                               'input [{ name: "x", data_type: TYPE_INT32, dims: [32] }]\n')
+    serving_models.write_model(repo, "bad_parameter", 1, mlp, 'parameters { key: "thread" value: { string_value: "2" } }\n')
     # Verbose: the backend logs how each run bound its tensors.
     with TritonServer(repo, BUILD, poll=True, extra_args=["--log-verbose=1"]) as server:
         http = httpclient.InferenceServerClient(server.http_url, connection_timeout=TIMEOUT_S,
@@ -232,9 +236,16 @@ def test_broken_models_fail_only_their_own_load(served):
     index = {m["name"]: m for m in served["http"].get_model_repository_index()}
     assert index["broken"]["state"] == "UNAVAILABLE"
     assert "model 'broken' version 1 (model.brtx) failed to load" in index["broken"]["reason"]
-    assert index["mismatched"]["state"] == "UNAVAILABLE"
-    assert ("config.pbtxt input 'x' has dims [64], model.brtx has [32]"
-            in index["mismatched"]["reason"]), index["mismatched"]["reason"]
+    refusals = {
+        "mismatched": "model 'mismatched': config.pbtxt input 'x' has dims [64], model.brtx has [32] after "
+                      "the batch dimension",
+        "too_big": "config.pbtxt sets max_batch_size 16, but model.brtx's largest batch is 8 (function 'main_8')",
+        "wrong_type": "config.pbtxt input 'x' is TYPE_INT32, model.brtx has TYPE_FP32 (f32)",
+        "bad_parameter": "config.pbtxt parameter 'thread' is not one the brt backend takes",
+    }
+    for model, reason in refusals.items():
+        assert index[model]["state"] == "UNAVAILABLE"
+        assert reason in index[model]["reason"], index[model]["reason"]
     for good in ("mlp", "minilm", "mlp_fixed"):
         assert index[good]["state"] == "READY"
     assert served["http"].is_server_live()
