@@ -199,28 +199,49 @@ RngBitGeneratorPlan PlanRngBitGenerator(const OpInfo& op) {
   op.Require(op.in.size() == 1 && op.out.size() == 2,
              "expected 1 operand (the state) and 2 results (the new state, the bits)");
   const std::string algorithm = Decode<RngBitGeneratorAttrs>(op).rng_algorithm;
-  if (algorithm != "DEFAULT" && algorithm != "PHILOX")
+  if (algorithm != "DEFAULT" && algorithm != "PHILOX" && algorithm != "THREE_FRY")
     throw UnsupportedError(op.kind + ": algorithm " + algorithm +
-                           " is not supported (DEFAULT and PHILOX are: Philox4x32-10, as XLA "
-                           "runs DEFAULT on CPUs and GPUs)");
+                           " is not supported (DEFAULT, PHILOX and THREE_FRY are)");
+  RngBitGeneratorPlan p;
+  p.three_fry = algorithm == "THREE_FRY";
   const TensorInfo& state = op.in[0];
   op.Require(state.dtype == BRT_DTYPE_U64 && state.rank() == 1 &&
-                 (state.dims[0] == 2 || state.dims[0] == 3),
-             "the Philox state must be u64[2] or u64[3], got " +
-                 std::string(DTypeName(state.dtype)) + FormatDims(state.dims));
+                 (state.dims[0] == 2 || (state.dims[0] == 3 && !p.three_fry)),
+             std::string("the ") +
+                 (p.three_fry ? "ThreeFry state must be u64[2]"
+                              : "Philox state must be u64[2] or u64[3]") +
+                 ", got " + DTypeName(state.dtype) + FormatDims(state.dims));
   op.Require(op.out[0].dtype == state.dtype && op.out[0].dims == state.dims,
              "the new state must have the state's type");
   const int32_t bits = op.out[1].dtype;
-  op.Require(
-      bits == BRT_DTYPE_U8 || bits == BRT_DTYPE_I8 || bits == BRT_DTYPE_U32 ||
-          bits == BRT_DTYPE_I32 || bits == BRT_DTYPE_U64 || bits == BRT_DTYPE_I64,
-      std::string("the bits must be an 8-, 32- or 64-bit integer type, got ") + DTypeName(bits));
-  RngBitGeneratorPlan p;
+  p.element_bytes = static_cast<int>(brt_dtype_size(bits));
+  op.Require(bits == BRT_DTYPE_U8 || bits == BRT_DTYPE_I8 || bits == BRT_DTYPE_U16 ||
+                 bits == BRT_DTYPE_I16 || bits == BRT_DTYPE_U32 || bits == BRT_DTYPE_I32 ||
+                 bits == BRT_DTYPE_U64 || bits == BRT_DTYPE_I64,
+             std::string("the bits must be an 8-, 16-, 32- or 64-bit integer type, got ") +
+                 DTypeName(bits));
   p.state_size = state.dims[0];
   p.numel = op.out[1].numel;
-  p.element_bytes = static_cast<int>(brt_dtype_size(bits));
-  const int64_t words = p.element_bytes == 8 ? op.Mul(p.numel, 2) : p.numel;
-  p.blocks = (words + 3) / 4;
+  if (!p.three_fry) {
+    const int64_t words = p.element_bytes == 8 ? op.Mul(p.numel, 2) : p.numel;
+    p.blocks = (words + 3) / 4;
+    return p;
+  }
+  if (p.element_bytes == 8) {
+    p.blocks = p.numel;
+    return p;
+  }
+  const std::vector<int64_t>& dims = op.out[1].dims;
+  int split_dim = -1;
+  for (int d = 0; d < static_cast<int>(dims.size()) && split_dim < 0; ++d)
+    if (dims[d] % 2 == 0) split_dim = d;
+  for (int d = 0; d < static_cast<int>(dims.size()) && split_dim < 0; ++d)
+    if (dims[d] == *std::max_element(dims.begin(), dims.end())) split_dim = d;
+  if (split_dim >= 0) {
+    p.split = dims[split_dim];
+    for (size_t d = split_dim + 1; d < dims.size(); ++d) p.inner *= dims[d];
+  }
+  p.blocks = p.split == 0 ? 0 : p.numel / p.split * ((p.split + 1) / 2);
   return p;
 }
 
@@ -238,22 +259,29 @@ SortPlan PlanSort(const OpInfo& op) {
         "result " + std::to_string(i) + " must have operand " + std::to_string(i) + "'s type");
   }
   const SortAttrs attrs = Decode<SortAttrs>(op);
-  const int64_t dimension = attrs.dimension, key = attrs.key;
+  const int64_t dimension = attrs.dimension;
   const int rank = static_cast<int>(dims.size());
   op.Require(
       dimension >= 0 && dimension < rank,
       "dimension " + std::to_string(dimension) + " is outside the rank " + std::to_string(rank));
-  op.Require(key >= 0 && key < static_cast<int64_t>(op.in.size()),
-             "key " + std::to_string(key) + " names no operand");
   const std::string& order = attrs.order;
   op.Require(order == "ascending" || order == "descending",
              "order must be ascending or descending, got '" + order + "'");
+  std::vector<int64_t> keys = {attrs.key, order == "descending", attrs.total_order};
+  if (attrs.tie_keys) {
+    op.Require(attrs.tie_keys->size() % 3 == 0,
+               "tie_keys holds (operand, descending, total_order) triples, got " +
+                   std::to_string(attrs.tie_keys->size()) + " values");
+    keys.insert(keys.end(), attrs.tie_keys->begin(), attrs.tie_keys->end());
+  }
   SortPlan p;
+  for (size_t k = 0; k < keys.size(); k += 3) {
+    op.Require(keys[k] >= 0 && keys[k] < static_cast<int64_t>(op.in.size()),
+               "key " + std::to_string(keys[k]) + " names no operand");
+    p.keys.push_back({static_cast<int>(keys[k]), keys[k + 1] != 0, keys[k + 2] != 0});
+  }
   for (int d = 0; d < rank; ++d)
     (d < dimension ? p.outer : d > dimension ? p.inner : p.size) *= dims[d];
-  p.key = static_cast<int>(key);
-  p.descending = order == "descending";
-  p.total_order = attrs.total_order != 0;
   return p;
 }
 

@@ -48,16 +48,26 @@ struct IotaPlan {
 };
 IotaPlan PlanIota(const OpInfo& op);
 
-// rng_bit_generator(state) -> (new state, bits): the Philox4x32-10 bits XLA
-// gives for algorithm DEFAULT or PHILOX on CPUs and GPUs. state is u64[2] or
-// u64[3]: the key, then the 128-bit counter's low word and (u64[3]) its high
-// word, which is the key for u64[2]. Block i of 4 u32 words is Philox of
-// counter + i; a result of 8 or 32 bits per element takes word e (its low
-// bits), one of 64 bits words 2e and 2e + 1. The new state's counter is
-// advanced by the number of blocks.
+// rng_bit_generator(state) -> (new state, bits), the bits XLA gives on CPUs
+// and GPUs (ops/rng_bits.h computes them). DEFAULT and PHILOX:
+// Philox4x32-10; state is u64[2] or u64[3]: the key, then the 128-bit
+// counter's low word and (u64[3]) its high word, which is the key for
+// u64[2]. Block i of 4 u32 words is Philox of counter + i; a result of 8, 16
+// or 32 bits per element takes word e (its low bits), one of 64 bits words
+// 2e and 2e + 1. The new state's counter is advanced by the number of
+// blocks. THREE_FRY: Threefry2x32-20 under the key state[0] (u64[2]) of the
+// counter state[1] + i for block i; 64-bit elements take block e (its two
+// words, the first low). Narrower ones are made in pairs along the split
+// dimension (the first of even size, else the first of the largest): block
+// i of the shape with that dimension halved (rounded up) gives elements 2h
+// and 2h + 1 along it (the second dropped past an odd end). The new state
+// is the key and the counter advanced by the number of blocks.
 struct RngBitGeneratorPlan {
+  bool three_fry = false;
   int64_t state_size = 2, numel = 0, blocks = 0;
   int element_bytes = 4;
+  // THREE_FRY's pairs: the split dimension's size, and the elements after it.
+  int64_t split = 1, inner = 1;
 };
 RngBitGeneratorPlan PlanRngBitGenerator(const OpInfo& op);
 
@@ -72,11 +82,15 @@ ReducePrecisionPlan PlanReducePrecision(const OpInfo& op);
 
 // sort (brt/ops.def): every operand is outer x size x inner elements around
 // `dimension`, and each of its outer * inner lines of `size` elements (at
-// stride inner) is reordered by the stable sort of operand `key`'s line.
+// stride inner) is reordered by the stable sort of its keys' lines: `key`,
+// then the tie_keys, lexicographically.
+struct SortKeyOrder {
+  int operand = 0;
+  bool descending = false, total_order = false;
+};
 struct SortPlan {
   int64_t outer = 1, size = 1, inner = 1;
-  int key = 0;
-  bool descending = false, total_order = false;
+  std::vector<SortKeyOrder> keys;
 };
 SortPlan PlanSort(const OpInfo& op);
 

@@ -15,8 +15,19 @@ BRT_HD inline uint64_t RngCounterHigh(const uint64_t* state, int64_t state_size)
   return state[state_size == 3 ? 2 : 0];
 }
 
+// Element e of 8, 16 or 32 bits: the low bits of a 32-bit word, as XLA
+// converts its u32 bits to narrower types.
+BRT_HD inline void StoreRngWord(uint32_t word, int element_bytes, int64_t e, void* bits) {
+  if (element_bytes == 4)
+    static_cast<uint32_t*>(bits)[e] = word;
+  else if (element_bytes == 2)
+    static_cast<uint16_t*>(bits)[e] = static_cast<uint16_t>(word);
+  else
+    static_cast<uint8_t*>(bits)[e] = static_cast<uint8_t>(word);
+}
+
 // Block i of the stream: Philox of counter + i under the state's key, stored
-// as the elements it holds (4 of 8 or 32 bits, 2 of 64 bits; those past
+// as the elements it holds (4 of 8, 16 or 32 bits, 2 of 64 bits; those past
 // numel are dropped).
 BRT_HD inline void StoreRngBlock(const uint64_t* state, int64_t state_size, int64_t i,
                                  int element_bytes, int64_t numel, void* bits) {
@@ -36,12 +47,8 @@ BRT_HD inline void StoreRngBlock(const uint64_t* state, int64_t state_size, int6
       static_cast<uint64_t*>(bits)[2 * i + j] = x[2 * j] | uint64_t{x[2 * j + 1]} << 32;
     return;
   }
-  for (int64_t j = 0; j < 4 && 4 * i + j < numel; ++j) {
-    if (element_bytes == 4)
-      static_cast<uint32_t*>(bits)[4 * i + j] = x[j];
-    else
-      static_cast<uint8_t*>(bits)[4 * i + j] = static_cast<uint8_t>(x[j]);
-  }
+  for (int64_t j = 0; j < 4 && 4 * i + j < numel; ++j)
+    StoreRngWord(x[j], element_bytes, 4 * i + j, bits);
 }
 
 // The new state: the key, the counter advanced by `blocks` (its high word

@@ -4,6 +4,7 @@
 
 #include "import/OpaqueAttrs.h"
 #include "llvm/ADT/StringExtras.h"
+#include "ops/op_plans.h"
 #include "ops/scalar_ops.h"
 
 namespace brt::bridge {
@@ -284,57 +285,103 @@ bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
 
 namespace {
 
-struct SortOrder {
-  int64_t key = 0;
-  bool descending = false, total_order = false;
-};
-
-// What a sort comparator computes, told by running it on scalars: ordering
-// by one operand's values, ascending or descending, floats by totalOrder or
-// with -0 == +0 and NaN last (SortKey, ops/scalar_ops.h). A comparator
-// that says false whenever a NaN is involved (torch-mlir's compare FLOAT) is
-// matched on the other values, and brt puts NaN last (first descending), as
-// PyTorch eager does.
-bool SortComparatorOrder(mlir::Block& body, llvm::ArrayRef<mlir::Type> elements, SortOrder* found) {
-  const size_t n = elements.size();
+// The values a sort comparator is probed with for an operand of `element`.
+std::vector<double> SortProbes(mlir::Type element, bool with_nan) {
   constexpr double kInf = std::numeric_limits<double>::infinity(),
                    kNaN = std::numeric_limits<double>::quiet_NaN();
-  for (size_t key = 0; key < n; ++key) {
-    const mlir::Type element = elements[key];
-    const bool floats = mlir::isa<mlir::FloatType>(element);
-    std::vector<double> probes = {-3, 0, 1, 5};
-    if (floats)
-      probes = {-kNaN, -kInf, -1.5, -0.0, 0.0, 2.0, kInf, kNaN};
-    else if (element.isInteger(1))
-      probes = {0, 1};
-    else if (element.isUnsignedInteger())
-      probes = {0, 1, 3, 200};
-    for (bool with_nan : {true, false}) {
-      if (!with_nan && !floats) break;
-      for (bool descending : {false, true})
-        for (bool total : {false, true}) {
-          if (total && !floats) continue;
-          bool all = true;
-          for (double a : probes)
-            for (double b : probes)
-              for (double other : {0.0, 1.0}) {  // the other operands' values, both ways round
-                if (!with_nan && (std::isnan(a) || std::isnan(b))) continue;
-                llvm::SmallVector<double> args;
-                for (size_t j = 0; j < n; ++j) {
-                  args.push_back(j == key ? a : other);
-                  args.push_back(j == key ? b : 1 - other);
-                }
-                const uint64_t ka = ops::SortKey(a, total), kb = ops::SortKey(b, total);
-                const bool first = descending ? kb < ka : ka < kb;
-                llvm::SmallVector<double> out;
-                all = all && RunScalarBody(body, args, out) && out.size() == 1 &&
-                      (out[0] != 0) == first;
-              }
-          if (all) {
-            *found = {static_cast<int64_t>(key), descending, total};
-            return true;
-          }
+  if (mlir::isa<mlir::FloatType>(element)) {
+    if (with_nan) return {-kNaN, -kInf, -1.5, -0.0, 0.0, 2.0, kInf, kNaN};
+    return {-kInf, -1.5, -0.0, 0.0, 2.0, kInf};
+  }
+  if (element.isInteger(1)) return {0, 1};
+  if (element.isUnsignedInteger()) return {0, 1, 3, 200};
+  return {-3, 0, 1, 5};
+}
+
+// The keys of a lexicographic comparator, found one after another: the next
+// key is the operand whose order (ascending or descending; floats by
+// totalOrder or with -0 == +0 and NaN last, SortKey in ops/scalar_ops.h) the
+// comparator follows wherever the keys found so far tie, whatever the other
+// operands hold; the comparator is told once it says false wherever all of
+// its keys tie. Probed with NaNs, then without: a comparator that says false
+// whenever a NaN is involved (torch-mlir's compare FLOAT) is matched on the
+// other values, and brt puts NaN last (first descending), as PyTorch eager
+// does.
+bool SortComparatorKeys(mlir::Block& body, llvm::ArrayRef<mlir::Type> elements,
+                        llvm::SmallVectorImpl<ops::SortKeyOrder>* keys) {
+  const size_t n = elements.size();
+  for (bool with_nan : {true, false}) {
+    keys->clear();
+    // Per key found, the pairs of values it ties on.
+    std::vector<std::vector<std::pair<double, double>>> ties;
+    // Runs the comparator with the found keys at their tie pair `tie` (each
+    // cycling through its own), operand `probed` at (a, b) and the others at
+    // (other, 1 - other); false where it cannot be run.
+    auto run = [&](size_t probed, double a, double b, size_t tie, double other, bool* less) {
+      llvm::SmallVector<double> args;
+      for (size_t j = 0; j < n; ++j) {
+        auto found = llvm::find_if(
+            *keys, [&](const ops::SortKeyOrder& k) { return static_cast<size_t>(k.operand) == j; });
+        std::pair<double, double> pair = {other, 1 - other};
+        if (j == probed) pair = {a, b};
+        if (found != keys->end()) {
+          const auto& key_ties = ties[found - keys->begin()];
+          pair = key_ties[tie % key_ties.size()];
         }
+        args.push_back(pair.first);
+        args.push_back(pair.second);
+      }
+      llvm::SmallVector<double> out;
+      if (!RunScalarBody(body, args, out) || out.size() != 1) return false;
+      *less = out[0] != 0;
+      return true;
+    };
+    auto all_ties = [&](auto&& holds) {
+      size_t tie_count = 1;
+      for (const auto& key_ties : ties) tie_count = std::max(tie_count, key_ties.size());
+      for (size_t tie = 0; tie < tie_count; ++tie)
+        for (double other : {0.0, 1.0})
+          if (!holds(tie, other)) return false;
+      return true;
+    };
+    for (;;) {
+      const bool told = all_ties([&](size_t tie, double other) {
+        bool less = true;
+        return run(n, 0, 0, tie, other, &less) && !less;
+      });
+      if (told) return !keys->empty();
+      bool found = false;
+      for (size_t candidate = 0; candidate < n && !found; ++candidate) {
+        if (llvm::any_of(*keys, [&](const ops::SortKeyOrder& k) {
+              return static_cast<size_t>(k.operand) == candidate;
+            }))
+          continue;
+        const mlir::Type element = elements[candidate];
+        const std::vector<double> probes = SortProbes(element, with_nan);
+        for (bool descending : {false, true})
+          for (bool total : {false, true}) {
+            if (found || (total && !mlir::isa<mlir::FloatType>(element))) continue;
+            const bool follows = all_ties([&](size_t tie, double other) {
+              for (double a : probes)
+                for (double b : probes) {
+                  const uint64_t ka = ops::SortKey(a, total), kb = ops::SortKey(b, total);
+                  bool less = false;
+                  if (ka != kb && (!run(candidate, a, b, tie, other, &less) ||
+                                   less != (descending ? kb < ka : ka < kb)))
+                    return false;
+                }
+              return true;
+            });
+            if (!follows) continue;
+            keys->push_back({static_cast<int>(candidate), descending, total});
+            ties.emplace_back();
+            for (double a : probes)
+              for (double b : probes)
+                if (ops::SortKey(a, total) == ops::SortKey(b, total)) ties.back().push_back({a, b});
+            found = true;
+          }
+      }
+      if (!found) break;
     }
   }
   return false;
@@ -362,17 +409,24 @@ bool Importer::ImportSort(Operation& op, llvm::ArrayRef<Value> operands,
   llvm::SmallVector<mlir::Type> elements;
   for (Value v : operands)
     elements.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType());
-  SortOrder order;
-  if (!SortComparatorOrder(op.getRegion(0).front(), elements, &order))
+  llvm::SmallVector<ops::SortKeyOrder> keys;
+  if (!SortComparatorKeys(op.getRegion(0).front(), elements, &keys))
     return Fail(op,
-                "stablehlo.sort is supported with a comparator that orders by one operand, "
-                "ascending or descending (as jnp.sort, jnp.argsort, lax.sort_key_val, lax.top_k, "
-                "torch.sort, torch.argsort and torch.topk write it); this one is not");
+                "stablehlo.sort is supported with a lexicographic comparator: by operands one "
+                "after another, each ascending or descending (as jnp.sort, jnp.lexsort, "
+                "lax.sort with num_keys, lax.top_k, torch.sort and torch.topk write it); this one "
+                "is not");
   llvm::SmallVector<mlir::NamedAttribute> params = {
       b_.getNamedAttr("dimension", b_.getI64IntegerAttr(dimension)),
-      b_.getNamedAttr("key", b_.getI64IntegerAttr(order.key)),
-      b_.getNamedAttr("order", b_.getStringAttr(order.descending ? "descending" : "ascending"))};
-  if (order.total_order) params.push_back(b_.getNamedAttr("total_order", b_.getI64IntegerAttr(1)));
+      b_.getNamedAttr("key", b_.getI64IntegerAttr(keys[0].operand)),
+      b_.getNamedAttr("order", b_.getStringAttr(keys[0].descending ? "descending" : "ascending"))};
+  if (keys[0].total_order)
+    params.push_back(b_.getNamedAttr("total_order", b_.getI64IntegerAttr(1)));
+  llvm::SmallVector<int64_t> tie_keys;
+  for (const ops::SortKeyOrder& key : llvm::drop_begin(keys))
+    tie_keys.append({key.operand, key.descending, key.total_order});
+  if (!tie_keys.empty())
+    params.push_back(b_.getNamedAttr("tie_keys", b_.getDenseI64ArrayAttr(tie_keys)));
   auto k = CreateOp(b_, op.getLoc(), "sort", op.getResultTypes(), operands, params);
   for (auto [from, to] : llvm::zip(op.getResults(), k->getResults())) map[from] = to;
   return true;

@@ -1,8 +1,8 @@
-// rng_bit_generator: the Philox stream of ops/philox.h, its blocks
-// shared out over the Session's threads.
+// rng_bit_generator: the Philox or ThreeFry stream of ops/rng_bits.h, its
+// blocks shared out over the Session's threads.
 #include "kernel.h"
 #include "ops/op_plans.h"
-#include "ops/philox.h"
+#include "ops/rng_bits.h"
 #include "parallel.h"
 
 namespace brt::cpu {
@@ -15,8 +15,7 @@ class RngBitGeneratorKernel final : public CpuKernel {
     const uint64_t* state = static_cast<const uint64_t*>(b[0]);
     const RngBitGeneratorPlan p = p_;
     ParallelFor(p.blocks, 4096, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i)
-        StoreRngBlock(state, p.state_size, i, p.element_bytes, p.numel, b[2]);
+      for (int64_t i = begin; i < end; ++i) StoreRngBits(p, state, i, b[2]);
     });
     StoreRngNextState(state, p.state_size, p.blocks, static_cast<uint64_t*>(b[1]));
   }

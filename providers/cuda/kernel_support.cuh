@@ -85,8 +85,12 @@ struct Tag {
 };
 
 // Calls f(Tag<T>{}) with the storage type of a dtype; false for an unknown one.
+// Kernels may call it too, with a lambda of their own.
+#ifdef __CUDACC__
+#pragma nv_exec_check_disable
+#endif
 template <typename F>
-bool Dispatch(int32_t dtype, F&& f) {
+__host__ __device__ bool Dispatch(int32_t dtype, F&& f) {
   switch (dtype) {
     case BRT_DTYPE_F32:
       return f(Tag<float>{}), true;

@@ -79,13 +79,15 @@ cudaError_t LaunchFill(long long n, size_t elem_size, const void* value, void* d
 
 // sort (ops/op_plans.h: SortPlan) of up to kMaxSortOperands operands, by
 // rank: each element goes where the number of its line's elements ordered
-// before it says (quadratic in the line's length; stable).
+// before it (by the keys in turn) says (quadratic in the line's length;
+// stable).
 inline constexpr int kMaxSortOperands = 8;
 struct SortParams {
   long long outer = 1, size = 1, inner = 1;
-  int key = 0, operands = 0;
-  bool descending = false, total_order = false;
-  int32_t key_dtype = 0;
+  int operands = 0, keys = 0;
+  int key[kMaxSortOperands] = {};
+  bool descending[kMaxSortOperands] = {}, total_order[kMaxSortOperands] = {};
+  int32_t key_dtype[kMaxSortOperands] = {};
   const void* in[kMaxSortOperands] = {};
   void* out[kMaxSortOperands] = {};
   int element_bytes[kMaxSortOperands] = {};
@@ -96,11 +98,10 @@ cudaError_t LaunchSort(const SortParams& p, cudaStream_t stream);
 cudaError_t LaunchIota(long long n, long long size, long long stride, int32_t dtype, void* out,
                        cudaStream_t stream);
 
-// rng_bit_generator (ops/philox.h): the bits of `blocks` Philox blocks,
-// then the new state (state and next may be one buffer).
-cudaError_t LaunchRngBitGenerator(const uint64_t* state, int64_t state_size, long long blocks,
-                                  int element_bytes, long long numel, void* bits, uint64_t* next,
-                                  cudaStream_t stream);
+// rng_bit_generator (ops/rng_bits.h): the bits of the plan's blocks, then
+// the new state (state and next may be one buffer).
+cudaError_t LaunchRngBitGenerator(const ops::RngBitGeneratorPlan& p, const uint64_t* state,
+                                  void* bits, uint64_t* next, cudaStream_t stream);
 
 // gather / scatter from an IndexPlan (see ops/op_plans.h).
 struct IndexingParams {

@@ -1,7 +1,7 @@
 // brt's own CUDA kernels for data movement (strided copies, fill, iota) and
 // gather / scatter.
 #include "kernel_support.cuh"
-#include "ops/philox.h"
+#include "ops/rng_bits.h"
 
 namespace brt::cuda {
 namespace {
@@ -42,18 +42,32 @@ __global__ void IotaKernel(long long n, long long size, long long stride, void* 
   BRT_GRID_STRIDE(i, n) { StoreAt<T>(out, i, static_cast<C>((i / stride) % size)); }
 }
 
-template <typename K>
+// Key k of element i (ops::SortKey), complemented when descending.
+__device__ uint64_t SortKeyAt(const SortParams& p, int k, long long i) {
+  uint64_t key = 0;
+  Dispatch(p.key_dtype[k], [&](auto t) {
+    using T = typename decltype(t)::type;
+    key = ops::SortKey<typename Num<T>::C>(LoadAt<T>(p.in[p.key[k]], i), p.total_order[k]);
+  });
+  return p.descending[k] ? ~key : key;
+}
+
 __global__ void SortKernel(SortParams p) {
-  using C = typename Num<K>::C;
   BRT_GRID_STRIDE(e, p.outer * p.size * p.inner) {
     const long long j = e / p.inner % p.size,
                     first = e / (p.inner * p.size) * p.size * p.inner + e % p.inner;
-    const uint64_t kj = ops::SortKey<C>(LoadAt<K>(p.in[p.key], first + j * p.inner), p.total_order);
     long long rank = 0;
     for (long long i = 0; i < p.size; ++i) {
-      const uint64_t ki =
-          ops::SortKey<C>(LoadAt<K>(p.in[p.key], first + i * p.inner), p.total_order);
-      rank += (p.descending ? ki > kj : ki < kj) || (ki == kj && i < j);
+      bool before = i < j;  // where every key ties
+      for (int k = 0; k < p.keys; ++k) {
+        const uint64_t ki = SortKeyAt(p, k, first + i * p.inner),
+                       kj = SortKeyAt(p, k, first + j * p.inner);
+        if (ki != kj) {
+          before = ki < kj;
+          break;
+        }
+      }
+      rank += before;
     }
     for (int k = 0; k < p.operands; ++k) {
       const int bytes = p.element_bytes[k];
@@ -64,11 +78,8 @@ __global__ void SortKernel(SortParams p) {
   }
 }
 
-__global__ void RngBitsKernel(const uint64_t* state, int64_t state_size, long long blocks,
-                              int element_bytes, long long numel, void* bits) {
-  BRT_GRID_STRIDE(i, blocks) {
-    ops::StoreRngBlock(state, state_size, i, element_bytes, numel, bits);
-  }
+__global__ void RngBitsKernel(ops::RngBitGeneratorPlan p, const uint64_t* state, void* bits) {
+  BRT_GRID_STRIDE(i, p.blocks) { ops::StoreRngBits(p, state, i, bits); }
 }
 
 __global__ void RngStateKernel(const uint64_t* state, int64_t state_size, long long blocks,
@@ -419,19 +430,17 @@ cudaError_t LaunchIota(long long n, long long size, long long stride, int32_t dt
 cudaError_t LaunchSort(const SortParams& p, cudaStream_t stream) {
   const long long n = p.outer * p.size * p.inner;
   if (n == 0) return cudaSuccess;
-  const bool known = Dispatch(p.key_dtype, [&](auto t) {
-    Launch(&SortKernel<typename decltype(t)::type>, Blocks(n), kThreads, stream, p);
-  });
-  return known ? LastError() : cudaErrorInvalidValue;
+  for (int k = 0; k < p.keys; ++k)
+    if (!Dispatch(p.key_dtype[k], [](auto) {})) return cudaErrorInvalidValue;
+  Launch(&SortKernel, Blocks(n), kThreads, stream, p);
+  return LastError();
 }
 
-cudaError_t LaunchRngBitGenerator(const uint64_t* state, int64_t state_size, long long blocks,
-                                  int element_bytes, long long numel, void* bits, uint64_t* next,
-                                  cudaStream_t stream) {
-  if (blocks > 0)
-    Launch(&RngBitsKernel, Blocks(blocks), kThreads, stream, state, state_size, blocks,
-           element_bytes, numel, bits);
-  Launch(&RngStateKernel, 1, 1, stream, state, state_size, blocks, next);
+cudaError_t LaunchRngBitGenerator(const ops::RngBitGeneratorPlan& p, const uint64_t* state,
+                                  void* bits, uint64_t* next, cudaStream_t stream) {
+  if (p.blocks > 0) Launch(&RngBitsKernel, Blocks(p.blocks), kThreads, stream, p, state, bits);
+  Launch(&RngStateKernel, 1, 1, stream, state, p.state_size, static_cast<long long>(p.blocks),
+         next);
   return LastError();
 }
 

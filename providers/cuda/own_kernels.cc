@@ -232,9 +232,15 @@ class SortKernel final : public Kernel {
                "sorts at most " + std::to_string(kMaxSortOperands) + " operands on CUDA, got " +
                    std::to_string(op.in.size()));
     p_.outer = plan.outer, p_.size = plan.size, p_.inner = plan.inner;
-    p_.key = plan.key, p_.descending = plan.descending, p_.total_order = plan.total_order;
-    p_.key_dtype = op.in[plan.key].dtype;
     p_.operands = static_cast<int>(op.in.size());
+    op.Require(plan.keys.size() <= static_cast<size_t>(kMaxSortOperands),
+               "sorts by at most " + std::to_string(kMaxSortOperands) + " keys on CUDA, got " +
+                   std::to_string(plan.keys.size()));
+    for (const ops::SortKeyOrder& key : plan.keys) {
+      const int k = p_.keys++;
+      p_.key[k] = key.operand, p_.descending[k] = key.descending;
+      p_.total_order[k] = key.total_order, p_.key_dtype[k] = op.in[key.operand].dtype;
+    }
     for (int k = 0; k < p_.operands; ++k)
       p_.element_bytes[k] = static_cast<int>(brt_dtype_size(op.in[k].dtype));
   }
@@ -252,9 +258,8 @@ class RngBitGeneratorKernel final : public Kernel {
  public:
   explicit RngBitGeneratorKernel(const OpInfo& op) : p_(ops::PlanRngBitGenerator(op)) {}
   void Run(void* const* b, Queue* q) override {
-    Check(LaunchRngBitGenerator(static_cast<const uint64_t*>(b[0]), p_.state_size, p_.blocks,
-                                p_.element_bytes, p_.numel, b[2], static_cast<uint64_t*>(b[1]),
-                                q->stream),
+    Check(LaunchRngBitGenerator(p_, static_cast<const uint64_t*>(b[0]), b[2],
+                                static_cast<uint64_t*>(b[1]), q->stream),
           "rng_bit_generator");
   }
 

@@ -381,11 +381,86 @@ TEST(RngBitGenerator, BadStateAndAlgorithmAreNamed) {
                   .status(),
               {"rng_bit_generator", "u64[2] or u64[3]"});
   ExpectError(RunOp({"rng_bit_generator",
-                     {RngState({1, 2})},
-                     {{DType::kU64, {2}}, {DType::kU32, {8}}},
+                     {RngState({1, 2, 3})},
+                     {{DType::kU64, {3}}, {DType::kU32, {8}}},
                      {{"rng_algorithm", "THREE_FRY"}}})
                   .status(),
-              {"rng_bit_generator", "THREE_FRY is not supported"});
+              {"rng_bit_generator", "ThreeFry state must be u64[2], got u64[3]"});
+  ExpectError(RunOp({"rng_bit_generator",
+                     {RngState({1, 2})},
+                     {{DType::kU64, {2}}, {DType::kU32, {8}}},
+                     {{"rng_algorithm", "SQUARES"}}})
+                  .status(),
+              {"rng_bit_generator", "algorithm SQUARES is not supported"});
+}
+
+// THREE_FRY: Random123's known answers for Threefry2x32-20 (counter (x0,
+// x1) under key (k0, k1)), read as one u64 element of a state [key,
+// counter], low words first; the counter advances by one block.
+TEST(RngBitGenerator, ThreeFryKnownAnswers) {
+  struct Case {
+    uint64_t key, counter, bits;
+  };
+  const Case cases[] = {
+      {0, 0, 0x99ba4efe6b200159ull},
+      {~0ull, ~0ull, 0xbb002be71cb996fcull},
+      {0x0370734413198a2eull, 0x85a308d3243f6a88ull, 0x483df7a0c4923a9cull},
+  };
+  for (const Case& c : cases) {
+    auto out = RunRng(RngState({c.key, c.counter}), DType::kU64, 1, "THREE_FRY");
+    EXPECT_EQ(out[1].as<uint64_t>()[0], c.bits);
+    EXPECT_EQ(out[0].as<uint64_t>()[0], c.key);
+    EXPECT_EQ(out[0].as<uint64_t>()[1], c.counter + 1);
+  }
+}
+
+// THREE_FRY below 64 bits makes elements in pairs along the split dimension:
+// u32[3, 5] (no even dimension: the largest, 5, is split into 3 pairs) takes
+// both words of blocks a * 3 + h at (a, 2h) and (a, 2h + 1), the last pair's
+// second dropped; 9 blocks. u16[2, 3] as JAX computes it (split along the
+// first dimension; the counter wraps).
+TEST(RngBitGenerator, ThreeFryPairsAlongTheSplitDimension) {
+  const HostTensor state = RngState({0x0123456789abcdefull, 1000});
+  auto words = MustRunOp({"rng_bit_generator",
+                          {state},
+                          {{DType::kU64, {2}}, {DType::kU32, {3, 5}}},
+                          {{"rng_algorithm", "THREE_FRY"}}});
+  auto blocks = RunRng(state, DType::kU64, 9, "THREE_FRY");
+  for (int64_t a = 0; a < 3; ++a)
+    for (int64_t j = 0; j < 5; ++j) {
+      const uint64_t block = blocks[1].as<uint64_t>()[a * 3 + j / 2];
+      EXPECT_EQ(words[1].as<uint32_t>()[a * 5 + j], static_cast<uint32_t>(block >> (j % 2 * 32)))
+          << a << "," << j;
+    }
+  EXPECT_EQ(words[0].as<uint64_t>()[1], 1009u);
+
+  auto narrow = MustRunOp({"rng_bit_generator",
+                           {RngState({0x0123456789abcdefull, ~0ull - 2})},
+                           {{DType::kU64, {2}}, {DType::kU16, {2, 3}}},
+                           {{"rng_algorithm", "THREE_FRY"}}});
+  const uint16_t jax[] = {0x955f, 0x215b, 0x7494, 0xc6dc, 0x60b4, 0xc4dc};
+  for (int e = 0; e < 6; ++e) EXPECT_EQ(narrow[1].as<uint16_t>()[e], jax[e]) << e;
+  EXPECT_EQ(narrow[0].as<uint64_t>()[1], 0u);
+}
+
+// PHILOX to u16: each word's low half, as JAX computes it.
+TEST(RngBitGenerator, PhiloxSixteenBits) {
+  auto out = RunRng(RngState({0x0123456789abcdefull, ~0ull - 2}), DType::kU16, 6, "PHILOX");
+  const uint16_t jax[] = {0x3967, 0x081d, 0x917c, 0x4396, 0x5194, 0xf806};
+  for (int e = 0; e < 6; ++e) EXPECT_EQ(out[1].as<uint16_t>()[e], jax[e]) << e;
+  EXPECT_EQ(out[0].as<uint64_t>()[1], ~0ull);  // 2 blocks
+}
+
+// The positions of line (o, i) of an outer x size x inner array, and the
+// same positions stable-sorted by `before`.
+template <typename Before>
+std::pair<std::vector<int64_t>, std::vector<int64_t>> SortedLine(int64_t o, int64_t i, int64_t size,
+                                                                 int64_t inner, Before before) {
+  std::vector<int64_t> at(size);
+  for (int64_t j = 0; j < size; ++j) at[j] = (o * size + j) * inner + i;
+  std::vector<int64_t> sorted = at;
+  std::stable_sort(sorted.begin(), sorted.end(), before);
+  return {at, sorted};
 }
 
 // sort: lines along a middle dimension (outer and inner both above 1) of an
@@ -419,10 +494,7 @@ TEST(Sort, LinesAlongAMiddleDimensionAgainstAStableSort) {
       const bool descending = order[0] == 'd';
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t i = 0; i < inner; ++i) {
-          std::vector<int64_t> at(size);
-          for (int64_t j = 0; j < size; ++j) at[j] = (o * size + j) * inner + i;
-          std::vector<int64_t> want = at;
-          std::stable_sort(want.begin(), want.end(), [&](int64_t x, int64_t y) {
+          const auto [at, want] = SortedLine(o, i, size, inner, [&](int64_t x, int64_t y) {
             const float a = key.as<float>()[x], b = key.as<float>()[y];
             return descending ? before(b, a, total) : before(a, b, total);
           });
@@ -490,6 +562,48 @@ TEST(Sort, SixteenBitKeysAgainstAStableSort) {
   CheckSixteenBitSort<uint16_t>(DType::kU16);
 }
 
+// A lexicographic sort by three keys of three types (f64 ascending with ties
+// and both zeros, i8 descending, u16 ascending) of lines along the middle
+// dimension, a payload carried along, against std::stable_sort with the
+// order written out here.
+TEST(Sort, TieKeysOrderLexicographically) {
+  const std::vector<int64_t> shape = {2, 40, 3};
+  const int64_t outer = 2, size = 40, inner = 3, n = outer * size * inner;
+  HostTensor first(DType::kF64, shape), second(DType::kI8, shape), third(DType::kU16, shape),
+      payload(DType::kI32, shape);
+  const double values[] = {-1.5, 0.0, -0.0, 2.25};
+  for (int64_t i = 0; i < n; ++i) {
+    first.as<double>()[i] = values[Rng()() % 4];
+    second.as<int8_t>()[i] = static_cast<int8_t>(static_cast<int>(Rng()() % 3) - 1);
+    third.as<uint16_t>()[i] = static_cast<uint16_t>(Rng()() % 3 ? Rng()() % 4 : 65535);
+    payload.as<int32_t>()[i] = static_cast<int32_t>(i);
+  }
+  auto out = MustRunOp({"sort",
+                        {first, second, third, payload},
+                        {{DType::kF64, Dims(shape)},
+                         {DType::kI8, Dims(shape)},
+                         {DType::kU16, Dims(shape)},
+                         {DType::kI32, Dims(shape)}},
+                        {{"dimension", int64_t{1}},
+                         {"key", int64_t{0}},
+                         {"order", "ascending"},
+                         {"tie_keys", std::vector<int64_t>{1, 1, 0, 2, 0, 0}}}});
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const auto [at, want] = SortedLine(o, i, size, inner, [&](int64_t x, int64_t y) {
+        const double a = first.as<double>()[x], b = first.as<double>()[y];  // -0 == +0
+        if (a != b) return a < b;
+        const int8_t c = second.as<int8_t>()[x], d = second.as<int8_t>()[y];
+        if (c != d) return c > d;
+        return third.as<uint16_t>()[x] < third.as<uint16_t>()[y];
+      });
+      for (int64_t j = 0; j < size; ++j) {
+        ASSERT_EQ(out[3].as<int32_t>()[at[j]], want[j]) << "line " << o << "," << i << " at " << j;
+        EXPECT_EQ(out[2].as<uint16_t>()[at[j]], third.as<uint16_t>()[want[j]]);
+      }
+    }
+}
+
 TEST(Sort, BadOperandsAndAttributesAreNamed) {
   HostTensor a = Random(DType::kF32, {2, 3}, Rng()), b = Random(DType::kF32, {3, 2}, Rng());
   auto run = [&](std::vector<HostTensor> in, std::vector<Attribute> attrs) {
@@ -505,6 +619,12 @@ TEST(Sort, BadOperandsAndAttributesAreNamed) {
               {"sort", "key 1 names no operand"});
   ExpectError(run({a}, {{"dimension", int64_t{0}}, {"key", int64_t{0}}, {"order", "up"}}),
               {"sort", "order must be ascending or descending, got 'up'"});
+  const Attribute dim0 = {"dimension", int64_t{0}}, key0 = {"key", int64_t{0}},
+                  ascending = {"order", "ascending"};
+  ExpectError(run({a}, {dim0, key0, ascending, {"tie_keys", std::vector<int64_t>{0, 1}}}),
+              {"sort", "tie_keys holds (operand, descending, total_order) triples, got 2 values"});
+  ExpectError(run({a}, {dim0, key0, ascending, {"tie_keys", std::vector<int64_t>{3, 0, 0}}}),
+              {"sort", "key 3 names no operand"});
 }
 
 }  // namespace
