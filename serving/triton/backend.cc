@@ -38,9 +38,11 @@ TRITONSERVER_Error* ToTriton(const Status& status) {
   return TRITONSERVER_ErrorNew(code, status.message().c_str());
 }
 
-void Log(TRITONSERVER_LogLevel level, const std::string& message) {
+void Log(TRITONSERVER_LogLevel level, const std::string& message, std::source_location where) {
   if (!TRITONSERVER_LogIsEnabled(level)) return;
-  TRITONSERVER_Error* error = TRITONSERVER_LogMessage(level, __FILE__, __LINE__, message.c_str());
+  const std::string file = std::filesystem::path(where.file_name()).filename().string();
+  TRITONSERVER_Error* error =
+      TRITONSERVER_LogMessage(level, file.c_str(), static_cast<int>(where.line()), message.c_str());
   if (error) TRITONSERVER_ErrorDelete(error);
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <source_location>
 #include <string>
 #include <utility>
 
@@ -21,7 +22,9 @@ namespace brt::triton {
 Status FromTriton(TRITONSERVER_Error* error);
 // A Status as a new Triton error (nullptr for OK).
 TRITONSERVER_Error* ToTriton(const Status& status);
-void Log(TRITONSERVER_LogLevel level, const std::string& message);
+// To Triton's log, under the caller's file and line.
+void Log(TRITONSERVER_LogLevel level, const std::string& message,
+         std::source_location where = std::source_location::current());
 
 #define BRT_RETURN_IF_TRITON_ERROR(call) BRT_RETURN_IF_ERROR(::brt::triton::FromTriton(call))
 
