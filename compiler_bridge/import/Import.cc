@@ -181,8 +181,9 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     if (!CheckType(t, op)) return false;
   llvm::SmallVector<mlir::NamedAttribute> params;
   if (!Params(op, params)) return false;
-  if (kind == "reduce" && op.getNumOperands() == 4)
-    return ImportArgReduce(op, operands, params, map);
+  if (kind == "reduce" && op.getNumOperands() > 2)
+    return ImportVariadicReduce(op, operands, params, map);
+  bool scatter_body = false;  // a body no scatter mode names
   if (kind == "reduce" || kind == "reduce_window") {
     if (op.getNumOperands() != 2)
       return Fail(op, kind.str() + " with several operands is not supported yet");
@@ -192,10 +193,11 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
   } else if (kind == "scatter") {
     if (op.getNumOperands() != 3)
       return Fail(op, "scatter with several operands is not supported yet");
-    if (!Reducer(op, kind, params)) return false;
+    scatter_body = !Reducer(op, kind, params, &operands);
   }
   if ((kind == "gather" || kind == "scatter") && !UnbatchIndexing(op, kind, operands, params))
     return false;
+  if (scatter_body) return ImportScatterBody(op, operands, params, map);
   if (kind == "all_reduce" || kind == "all_gather" || kind == "reduce_scatter" ||
       kind == "all_to_all")
     return ImportCollective(op, kind, operands, params, map);

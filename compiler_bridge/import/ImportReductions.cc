@@ -12,10 +12,22 @@ namespace brt::bridge {
 using mlir::Operation;
 using mlir::Value;
 
+namespace {
+
+// The body ops reduce and reduce_window take by name, and their names.
+constexpr std::pair<const char*, const char*> kReducers[] = {
+    {"stablehlo.add", "add"},     {"stablehlo.multiply", "mul"}, {"stablehlo.maximum", "max"},
+    {"stablehlo.minimum", "min"}, {"stablehlo.and", "and"},      {"stablehlo.or", "or"}};
+
+}  // namespace
+
 // reduce, reduce_window and scatter carry their computation as a region;
-// the runtime takes it by name.
+// the runtime takes it by name. A scatter body subtracting the update from
+// the old value (lax.scatter_sub) adds the negated update (x - u is x + -u
+// in IEEE and in wrapping integers alike): `operands`' update is replaced.
 bool Importer::Reducer(Operation& op, llvm::StringRef kind,
-                       llvm::SmallVectorImpl<mlir::NamedAttribute>& params) {
+                       llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                       llvm::SmallVectorImpl<Value>* operands) {
   if (op.getNumRegions() != 1 || op.getRegion(0).getBlocks().size() != 1)
     return Fail(op, kind.str() + " needs exactly one body block");
   mlir::Block& body = op.getRegion(0).front();
@@ -39,6 +51,11 @@ bool Importer::Reducer(Operation& op, llvm::StringRef kind,
         body.getNumArguments() == 2) {
       const Value a = ops[0]->getOperand(0), b = ops[0]->getOperand(1);
       const Value old = body.getArgument(0), update = body.getArgument(1);
+      if (name_of(ops[0]) == "stablehlo.subtract" && a == old && b == update && operands) {
+        (*operands)[2] = Emit(op.getLoc(), (*operands)[2].getType(), "negate", (*operands)[2]);
+        params.push_back(b_.getNamedAttr("mode", b_.getStringAttr("add")));
+        return true;
+      }
       if ((a == old && b == update) || (a == update && b == old))
         for (auto [name, mode] : kCombiners)
           if (name_of(ops[0]) == name) {
@@ -48,11 +65,9 @@ bool Importer::Reducer(Operation& op, llvm::StringRef kind,
     }
     return Fail(op,
                 "scatter computations other than replace, add, multiply, maximum and minimum of "
-                "the old value and the update are not supported");
+                "the old value and the update, and the old value minus the update, are not "
+                "supported");
   }
-  static const std::pair<const char*, const char*> kReducers[] = {
-      {"stablehlo.add", "add"},     {"stablehlo.multiply", "mul"}, {"stablehlo.maximum", "max"},
-      {"stablehlo.minimum", "min"}, {"stablehlo.and", "and"},      {"stablehlo.or", "or"}};
   if (ops.size() == 2 && ops[0]->getNumOperands() == 2 &&
       ops[0]->getOperand(0) == body.getArgument(0) && ops[0]->getOperand(1) == body.getArgument(1))
     for (auto [name, reducer] : kReducers)
@@ -186,6 +201,52 @@ std::string ArgReduceDirection(mlir::Block& body, bool floats) {
 
 }  // namespace
 
+namespace {
+
+// The reducer of each result of a variadic reduce body (arguments: the n
+// accumulators, then the n values) that combines its own accumulator and
+// value by one op of kReducers; false where a result is anything else.
+bool SeparateReducers(mlir::Block& body, size_t n, llvm::SmallVectorImpl<std::string>* reducers) {
+  Operation* ret = body.getTerminator();
+  if (body.getNumArguments() != 2 * n || !ret || ret->getNumOperands() != n ||
+      body.getOperations().size() != n + 1)
+    return false;
+  for (size_t k = 0; k < n; ++k) {
+    Operation* combine = ret->getOperand(k).getDefiningOp();
+    if (!combine || combine->getNumOperands() != 2) return false;
+    const Value a = combine->getOperand(0), b = combine->getOperand(1);
+    const Value acc = body.getArgument(k), value = body.getArgument(n + k);
+    if (!((a == acc && b == value) || (a == value && b == acc))) return false;
+    auto named = llvm::find_if(
+        kReducers, [&](const auto& r) { return combine->getName().getStringRef() == r.first; });
+    if (named == std::end(kReducers)) return false;
+    reducers->push_back(named->second);
+  }
+  return true;
+}
+
+}  // namespace
+
+// reduce with several operands: where each result reduces its own operand
+// (lax.reduce over a tuple with a body like (max(a0, b0), min(a1, b1))), one
+// reduce per operand; otherwise jnp.argmax's or argmin's form.
+bool Importer::ImportVariadicReduce(Operation& op, llvm::ArrayRef<Value> operands,
+                                    llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                                    llvm::DenseMap<Value, Value>& map) {
+  const size_t n = op.getNumResults();
+  llvm::SmallVector<std::string> reducers;
+  if (op.getNumRegions() != 1 || !op.getRegion(0).hasOneBlock() || operands.size() != 2 * n ||
+      !SeparateReducers(op.getRegion(0).front(), n, &reducers))
+    return ImportArgReduce(op, operands, params, map);
+  for (size_t k = 0; k < n; ++k) {
+    llvm::SmallVector<mlir::NamedAttribute> reduce_params(params.begin(), params.end());
+    reduce_params.push_back(b_.getNamedAttr("reducer", b_.getStringAttr(reducers[k])));
+    map[op.getResult(k)] = Emit(op.getLoc(), op.getResult(k).getType(), "reduce",
+                                {operands[k], operands[n + k]}, reduce_params);
+  }
+  return true;
+}
+
 // reduce(x, indices, init value, init index) with jnp.argmax's or argmin's
 // body (found by running it): m = reduce max (min) of x; the index is the
 // smallest index where x equals m, or (floats) is NaN; the value, if read, is
@@ -196,7 +257,9 @@ bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
                                llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
                                llvm::DenseMap<Value, Value>& map) {
   const std::string unsupported =
-      "reduce with several operands is supported in the form jnp.argmax and jnp.argmin write";
+      "reduce with several operands is supported where each result reduces its own operand by "
+      "add, multiply, maximum, minimum, and or or, and in the form jnp.argmax and jnp.argmin "
+      "write";
   if (op.getNumResults() != 2 || op.getNumRegions() != 1 || !op.getRegion(0).hasOneBlock() ||
       op.getRegion(0).front().getNumArguments() != 4)
     return Fail(op, unsupported);

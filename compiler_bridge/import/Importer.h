@@ -110,6 +110,12 @@ class Importer {
   }
   bool SelectAndScatterBodies(mlir::Operation& op,
                               llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
+  bool ImportScatterBody(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                         llvm::ArrayRef<mlir::NamedAttribute> params,
+                         llvm::DenseMap<mlir::Value, mlir::Value>& map);
+  bool ImportVariadicReduce(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                            llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+                            llvm::DenseMap<mlir::Value, mlir::Value>& map);
   bool ImportArgReduce(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
                        llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
                        llvm::DenseMap<mlir::Value, mlir::Value>& map);
@@ -121,7 +127,8 @@ class Importer {
                        llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
   bool Params(mlir::Operation& op, llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
   bool Reducer(mlir::Operation& op, llvm::StringRef kind,
-               llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
+               llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
+               llvm::SmallVectorImpl<mlir::Value>* operands = nullptr);
   bool CheckType(mlir::Type type, mlir::Operation& op);
   bool Fail(mlir::Operation& op, const std::string& message) {
     error_ = Where(op.getLoc()) + ": " + message;
