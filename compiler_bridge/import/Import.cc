@@ -149,6 +149,8 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
     {"stablehlo.case", &Importer::ImportBranches},
     {"stablehlo.if", &Importer::ImportBranches},
     {"stablehlo.triangular_solve", &Importer::ImportTriangularSolve},
+    {"stablehlo.clamp", &Importer::ImportClamp},
+    {"stablehlo.dot_general", &Importer::ImportDotGeneral},
 };
 
 bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth) {

@@ -99,6 +99,10 @@ class Importer {
                                  llvm::DenseMap<mlir::Value, mlir::Value>& map);
   bool ImportTriangularSolve(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
                              llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportClamp(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                   llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportDotGeneral(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                        llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   // One op of `kind` with a single result, for ops imported as others.
   mlir::Value Emit(mlir::Location loc, mlir::Type type, llvm::StringRef kind,
                    mlir::ValueRange operands, llvm::ArrayRef<mlir::NamedAttribute> params = {}) {
