@@ -173,6 +173,8 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     auto target = AttrOrPropertyOf<mlir::StringAttr>(&op, "call_target_name");
     if (target && target.getValue().starts_with("lapack_"))
       return ImportLapack(op, operands, map, depth);
+    if (target && target.getValue() == "ApproxTopK")
+      return ImportApproxTopK(op, operands, map, depth);
     return Fail(op, "unknown custom_call target '" +
                         (target ? target.getValue().str() : std::string("?")) + "'");
   }
