@@ -118,8 +118,6 @@ bool Importer::ImportConvolution(Operation& op, llvm::ArrayRef<Value> operands,
     const size_t n = spatial.size();
     if (padding.size() != 2 * n || (!lhs_dilation.empty() && lhs_dilation.size() != n))
       return Fail(op, "convolution padding or lhs_dilation does not match its spatial dimensions");
-    if (!mlir::isa<mlir::FloatType>(lhs_type.getElementType()))
-      return Fail(op, "convolution with lhs_dilation or negative padding needs a float operand");
     const int64_t rank = lhs_type.getRank();
     llvm::SmallVector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
     llvm::SmallVector<int64_t> shape(lhs_type.getShape());
@@ -133,11 +131,16 @@ bool Importer::ImportConvolution(Operation& op, llvm::ArrayRef<Value> operands,
       shape[d] = low[d] + high[d] + extent + std::max<int64_t>(extent - 1, 0) * interior[d];
       if (shape[d] < 0) return Fail(op, "convolution padding leaves a negative extent");
     }
-    lhs = Emit(loc, mlir::RankedTensorType::get(shape, lhs_type.getElementType()), "pad",
-               {lhs, FloatScalar(loc, lhs_type.getElementType(), 0.0)},
-               {b_.getNamedAttr("edge_padding_low", b_.getDenseI64ArrayAttr(low)),
-                b_.getNamedAttr("edge_padding_high", b_.getDenseI64ArrayAttr(high)),
-                b_.getNamedAttr("interior_padding", b_.getDenseI64ArrayAttr(interior))});
+    auto scalar = mlir::RankedTensorType::get({}, lhs_type.getElementType());
+    Value zero =
+        Emit(loc, scalar, "constant", {},
+             {b_.getNamedAttr("value", mlir::DenseElementsAttr::get(
+                                           scalar, b_.getZeroAttr(lhs_type.getElementType())))});
+    lhs =
+        Emit(loc, mlir::RankedTensorType::get(shape, lhs_type.getElementType()), "pad", {lhs, zero},
+             {b_.getNamedAttr("edge_padding_low", b_.getDenseI64ArrayAttr(low)),
+              b_.getNamedAttr("edge_padding_high", b_.getDenseI64ArrayAttr(high)),
+              b_.getNamedAttr("interior_padding", b_.getDenseI64ArrayAttr(interior))});
     set("padding", b_.getDenseI64ArrayAttr(llvm::SmallVector<int64_t>(2 * n, 0)));
     set("lhs_dilation", b_.getDenseI64ArrayAttr(llvm::SmallVector<int64_t>(n, 1)));
   }

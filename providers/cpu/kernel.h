@@ -90,6 +90,7 @@ void RegisterDnnl(std::vector<KernelDef>& defs);
 void RegisterAttention(std::vector<KernelDef>& defs);
 void RegisterRandom(std::vector<KernelDef>& defs);
 void RegisterSort(std::vector<KernelDef>& defs);
+void RegisterReferenceConvolution(std::vector<KernelDef>& defs);
 void RegisterReducePrecision(std::vector<KernelDef>& defs);
 void RegisterLinalg(std::vector<KernelDef>& defs);
 void RegisterComplex(std::vector<KernelDef>& defs);

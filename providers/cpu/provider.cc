@@ -19,6 +19,7 @@ const std::vector<KernelDef>& Registry() {
     RegisterIndexing(d);
     RegisterReductions(d);
     RegisterDnnl(d);
+    RegisterReferenceConvolution(d);  // after oneDNN's: the types it lacks
     RegisterAttention(d);
     RegisterRandom(d);
     RegisterSort(d);

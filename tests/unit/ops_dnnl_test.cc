@@ -458,6 +458,38 @@ TEST(Convolution, LayoutsStridesPaddingDilationGroups) {
   }
 }
 
+// The types oneDNN has no convolution for run the CPU provider's reference
+// loop (the CUDA provider's table has none of them): f64 and f16 against the
+// float64 reference; i8, i32 and u64 on small values against it wrapped to
+// the type (i8 sums overflow), bit for bit; i1 as the or of ands.
+TEST(Convolution, ReferenceLoopOnTheTypesOneDnnLacks) {
+  if (TestDevice().kind == DeviceKind::kCuda) GTEST_SKIP() << "the CPU provider's kernel";
+  for (const ConvSpec& s : kConvs) {
+    for (DType t : {DType::kF64, DType::kF16}) {
+      HostTensor x = Random(t, s.in, Rng()), w = Random(t, s.kernel, Rng());
+      auto out = MustRunOp({"convolution", {x, w}, {{t, Dims(s.out)}}, ConvAttrs(s)});
+      EXPECT_LE(RelError(out[0].ToDouble(), ConvReference(x, w, s)),
+                t == DType::kF64 ? 1e-12 : 2e-3)
+          << DTypeName(t) << " " << FormatShape(s.in) << " * " << FormatShape(s.kernel);
+    }
+    for (DType t : {DType::kI8, DType::kI32, DType::kU64, DType::kI1}) {
+      const bool logical = t == DType::kI1;
+      const double lo = logical || t == DType::kU64 ? 0 : -9, hi = logical ? 1 : 9;
+      HostTensor x = Random(t, s.in, Rng(), lo, hi), w = Random(t, s.kernel, Rng(), lo, hi);
+      auto out = MustRunOp({"convolution", {x, w}, {{t, Dims(s.out)}}, ConvAttrs(s)});
+      const std::vector<double> want = ConvReference(x, w, s), got = out[0].ToDouble();
+      for (size_t i = 0; i < want.size(); ++i) {
+        const int64_t sum = static_cast<int64_t>(want[i]);
+        const double wrapped = logical            ? double(sum != 0)
+                               : t == DType::kI8  ? double(static_cast<int8_t>(sum))
+                               : t == DType::kU64 ? double(static_cast<uint64_t>(sum))
+                                                  : double(static_cast<int32_t>(sum));
+        ASSERT_EQ(got[i], wrapped) << DTypeName(t) << " " << FormatShape(s.in) << " at " << i;
+      }
+    }
+  }
+}
+
 // brt.conv: convolution + bias over the output features + activation.
 TEST(Convolution, BiasAndActivationEpilogues) {
   const std::pair<int, const char*> cases[] = {{1, "relu"}, {0, "gelu"}, {3, "tanh"}};
