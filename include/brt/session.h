@@ -196,7 +196,8 @@ class RequestContext {
   const FunctionInfo& function() const;
 
   // Binds an input, state or output argument. Checks dtype, shape (symbolic
-  // dims consistent across arguments), device and 64-byte alignment.
+  // dims consistent across arguments; expressions and constraints when the
+  // run starts), device, and alignment to the element size.
   Status Bind(ArgRef arg, const Tensor& tensor, Ownership ownership = Ownership::kBorrowed);
   // Forgets a binding (an unbound output is allocated by the runtime).
   Status Unbind(ArgRef arg);
