@@ -93,17 +93,22 @@ struct PlacePass : impl::PlaceBase<PlacePass> {
   }
 
  private:
-  // Whether the target's providers run `k` on CUDA: its kind, with the
-  // dtypes of its first operand and first result (abs of a complex number
-  // is listed by the result's real type alone, and stays on the CPU).
+  // Whether the target's providers run `k` on CUDA: its kind, with its first
+  // result's dtype (what kernel tables are keyed by). A complex first operand
+  // must be listed too: abs of a complex number is listed by its real result
+  // alone, and stays on the CPU. (Other operands may differ from the key:
+  // a select's predicate, a gather's indices.)
   bool OnCuda(BrtOp k) const {
     auto it = cuda_kinds_.find(k.getKind());
     if (it == cuda_kinds_.end()) return false;
     auto takes = [&](mlir::Value v) {
       return it->second.count(ToDType(TypeOf(v).getElementType())) > 0;
     };
-    return (k->getNumOperands() == 0 || takes(k->getOperand(0))) &&
-           (k->getNumResults() == 0 || takes(k->getResult(0)));
+    const bool complex_operand =
+        k->getNumOperands() > 0 &&
+        mlir::isa<mlir::ComplexType>(TypeOf(k->getOperand(0)).getElementType());
+    return (k->getNumResults() == 0 || takes(k->getResult(0))) &&
+           (!complex_operand || takes(k->getOperand(0)));
   }
 
   KindDTypes cuda_kinds_;  // what the target's providers run on CUDA
