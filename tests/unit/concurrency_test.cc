@@ -68,44 +68,40 @@ std::vector<std::vector<float>> OneThreadResults(Session& session, int inputs, c
   return expected;
 }
 
-TEST(Concurrency, EightThreadsShareOneSession) {
+// The test MLP over a symbolic batch, run by `threads` threads on `count`
+// inputs of 1 to 5 rows, each result compared with one thread's.
+void ExpectMlpSameOnThreads(const SessionOptions& options, int threads, int rounds, int count,
+                            std::shared_ptr<Session>* loaded_session) {
   Mlp mlp(Rng());
   ExecutableBuilder b("concurrency-test");
   mlp.Build(b.AddFunction("mlp"), "batch");
-  auto loaded = LoadBuilt(b);
+  auto loaded = LoadBuilt(b, options);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  std::shared_ptr<Session> session = *loaded;
-
+  *loaded_session = *loaded;
   std::vector<HostTensor> inputs;
-  for (int i = 0; i < 24; ++i) inputs.push_back(Random(DType::kF32, {1 + i % 5, 16}, Rng()));
+  for (int i = 0; i < count; ++i) inputs.push_back(Random(DType::kF32, {1 + i % 5, 16}, Rng()));
   const Bind bind = [&](RequestContext& ctx, int i, std::vector<HostTensor>& own) {
     own = {inputs[i]};
     return ctx.Bind("x", own[0].view());
   };
-  ExpectSameResultsOnThreads(*session, /*threads=*/8, /*rounds=*/6, bind, "probabilities",
-                             OneThreadResults(*session, 24, bind, "probabilities"));
+  ExpectSameResultsOnThreads(**loaded, threads, rounds, bind, "probabilities",
+                             OneThreadResults(**loaded, count, bind, "probabilities"));
+}
+
+TEST(Concurrency, EightThreadsShareOneSession) {
+  std::shared_ptr<Session> session;
+  ExpectMlpSameOnThreads(TestOptions(), /*threads=*/8, /*rounds=*/6, /*count=*/24, &session);
 }
 
 // Five batch sizes over two plans (SessionOptions::max_shape_plans): plans
 // are dropped while other threads' contexts still run them, and every
 // result stays what one thread computes.
 TEST(Concurrency, ShapePlansEvictedWhileInUse) {
-  Mlp mlp(Rng());
-  ExecutableBuilder b("concurrency-plans");
-  mlp.Build(b.AddFunction("mlp"), "batch");
   SessionOptions options = TestOptions();
   options.max_shape_plans = 2;
-  auto loaded = LoadBuilt(b, options);
-  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  std::shared_ptr<Session> session = *loaded;
-  std::vector<HostTensor> inputs;
-  for (int i = 0; i < 10; ++i) inputs.push_back(Random(DType::kF32, {1 + i % 5, 16}, Rng()));
-  const Bind bind = [&](RequestContext& ctx, int i, std::vector<HostTensor>& own) {
-    own = {inputs[i]};
-    return ctx.Bind("x", own[0].view());
-  };
-  ExpectSameResultsOnThreads(*session, /*threads=*/4, /*rounds=*/4, bind, "probabilities",
-                             OneThreadResults(*session, 10, bind, "probabilities"));
+  std::shared_ptr<Session> session;
+  ExpectMlpSameOnThreads(options, /*threads=*/4, /*rounds=*/4, /*count=*/10, &session);
+  ASSERT_TRUE(session);
   const ShapePlanStats stats = session->shape_plan_stats().value();
   EXPECT_LE(stats.plans, 2);
   EXPECT_GT(stats.evictions, 0);
