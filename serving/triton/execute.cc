@@ -189,9 +189,11 @@ Status Respond(Pending& p, const TensorSignature& sig, const Tensor& result, boo
 }
 
 // When one request fills the run and an output's shape is known before it
-// runs, its response buffer is made first and, where aligned for brt, bound
-// so that brt writes the output straight into it. Per signature output: that
-// buffer (nullptr: made after the run) and whether it is bound.
+// runs (its dims are fixed, or its leading dim is a symbolic batch, which
+// the request's rows fix), its response buffer is made first and, where
+// aligned for brt, bound so that brt writes the output straight into it. Per
+// signature output: that buffer (nullptr: made after the run) and whether it
+// is bound.
 struct EarlyOutput {
   void* buffer = nullptr;
   bool bound = false;
@@ -203,8 +205,11 @@ Expected<std::vector<EarlyOutput>> BindResponseOutputs(const ModelState& model,
   const ModelSignature& sig = model.signature;
   std::vector<EarlyOutput> early(sig.outputs.size());
   for (size_t j : p.outputs) {
+    // With batching every argument leads with the function's batch, so a
+    // symbolic leading dim is the request's rows.
     std::vector<int64_t> shape;
-    for (const Dim& d : function.outputs[j]) shape.push_back(d.is_static() ? d.size : -1);
+    for (const Dim& d : function.outputs[j])
+      shape.push_back(d.is_static() ? d.size : model.batching && shape.empty() ? p.rows : -1);
     if (std::find(shape.begin(), shape.end(), -1) != shape.end()) continue;
     const size_t element = DTypeSize(sig.outputs[j].dtype);
     auto buffer =
@@ -241,6 +246,10 @@ Status RunStacked(InstanceState& state, const std::vector<Pending*>& run) {
   if (!context.ok()) return context.status();
   RequestContext& ctx = **context;
   const int64_t run_rows = function->batch >= 0 ? function->batch : rows;
+  // The last run's bindings (buffers of requests since released) go first:
+  // brt checks a symbolic dim against every bound argument as each is bound.
+  for (const auto* tensors : {&sig.inputs, &sig.outputs})
+    for (const TensorSignature& t : *tensors) BRT_RETURN_IF_ERROR(ctx.Unbind(t.name));
   size_t inputs_in_place = 0;
   for (size_t i = 0; i < sig.inputs.size(); ++i) {
     std::vector<int64_t> shape = run[0]->shapes[i];
@@ -250,7 +259,6 @@ Status RunStacked(InstanceState& state, const std::vector<Pending*>& run) {
     BRT_RETURN_IF_ERROR(ctx.Bind(sig.inputs[i].name, *tensor));
     if (!tensor->owner()) ++inputs_in_place;  // a request's buffer, not the staging one
   }
-  for (const TensorSignature& output : sig.outputs) BRT_RETURN_IF_ERROR(ctx.Unbind(output.name));
   std::vector<EarlyOutput> early(sig.outputs.size());
   const bool padded = model.batching && run_rows != rows;
   if (run.size() == 1 && !padded && sig.device.kind == DeviceKind::kCpu) {
