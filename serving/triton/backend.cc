@@ -154,9 +154,16 @@ Expected<std::unique_ptr<ModelState>> ModelState::Create(TRITONBACKEND_Model* mo
   auto session = providers.ok()
                      ? Session::LoadFile(state->executable, OptionsFor(*state, *providers))
                      : Expected<std::shared_ptr<Session>>(providers.status());
-  if (!session.ok())
-    return Status(session.status().code(),
-                  state->Describe() + " failed to load: " + session.status().message());
+  if (!session.ok()) {
+    // A CUDA executable, or the provider parameter, put the CUDA provider
+    // first: its load fails where the server sees no GPU.
+    const std::string on_cuda =
+        providers.ok() && providers->front() == "cuda"
+            ? " on providers cuda, cpu (a CUDA executable needs a GPU the server can see)"
+            : "";
+    return Status(session.status().code(), state->Describe() + " failed to load" + on_cuda + ": " +
+                                               session.status().message());
+  }
   state->session = std::move(session).value();
   auto signature = ReadSignature(*state->session, state->parameters.function);
   if (!signature.ok())
@@ -173,10 +180,13 @@ Expected<std::unique_ptr<ModelState>> ModelState::Create(TRITONBACKEND_Model* mo
   if (!agreed.ok())
     return Status(agreed.code(), "model '" + state->name + "': " + agreed.message());
   state->batching = MaxBatchSize(*config) > 0;
+  std::string providers_loaded;
+  for (const std::string& p : state->session->provider_names())
+    providers_loaded += (providers_loaded.empty() ? "" : ", ") + p;
   Log(TRITONSERVER_LOG_INFO,
       state->Describe() + " loaded: " + std::to_string(state->signature.functions.size()) +
           " function(s), max_batch_size " + std::to_string(MaxBatchSize(*config)) + ", providers " +
-          state->session->provider_names().front());
+          providers_loaded + ", threads " + std::to_string(state->session->intra_op_threads()));
   return state;
 }
 
