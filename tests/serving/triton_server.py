@@ -5,6 +5,7 @@ bench/triton_serving.py."""
 import importlib.util
 import os
 import pathlib
+import re
 import socket
 import subprocess
 import sys
@@ -57,12 +58,15 @@ class TritonServer:
     repository on 127.0.0.1 (server.http_url, server.grpc_url) and stops the
     server on leaving, however the block ends. `python_backend=True` adds
     Triton's Python backend, its stub running this Python (its libpython,
-    so its packages); `poll=True` reloads models whose files change."""
+    so its packages); `poll=True` reloads models whose files change;
+    `backend_directory` is passed to the server as it is (an installed
+    <prefix>/backends), instead of one made with build_dir's brt."""
 
     def __init__(self, repository, build_dir, python_backend=False, poll=False, start_timeout=60,
-                 extra_args=()):
+                 extra_args=(), backend_directory=None):
         self.repository = pathlib.Path(repository)
         self.build_dir = build_dir
+        self.backend_directory = backend_directory
         self.python_backend = python_backend
         self.poll = poll
         self.start_timeout = start_timeout
@@ -105,7 +109,7 @@ class TritonServer:
         self.grpc_url = f"127.0.0.1:{self.grpc_port}"
         self.log_path = pathlib.Path(self._scratch.name) / "server.log"
         args = [str(binary), f"--model-repository={self.repository}",
-                f"--backend-directory={self._backend_directory()}",
+                f"--backend-directory={self.backend_directory or self._backend_directory()}",
                 "--http-address=127.0.0.1", f"--http-port={self.http_port}",
                 "--grpc-address=127.0.0.1", f"--grpc-port={self.grpc_port}",
                 "--metrics-address=127.0.0.1", f"--metrics-port={self.metrics_port}",
@@ -127,11 +131,11 @@ class TritonServer:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise ServerError(f"tritonserver exited with code {self.process.returncode} while "
-                                  f"starting:\n{self.log_tail()}")
+                                  f"starting{self.why()}")
             if self.live():
                 return
             time.sleep(0.2)
-        raise ServerError(f"tritonserver was not live after {self.start_timeout} s:\n{self.log_tail()}")
+        raise ServerError(f"tritonserver was not live after {self.start_timeout} s{self.why()}")
 
     def live(self):
         try:
@@ -143,6 +147,15 @@ class TritonServer:
     def log_tail(self, lines=60):
         self.log.flush()
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def why(self):
+        """The log's errors (Triton's E lines, a refused option, whose usage
+        text would push it out of the tail), then its last lines."""
+        errors = [line for line in self.log_text().splitlines()
+                  if re.match(r"E\d{4} ", line) or "unrecognized option" in line
+                  or "invalid argument" in line.lower()]
+        return (":\n" + "\n".join(errors[:20]) if errors else "") + \
+            f"\n--- the server log's last lines:\n{self.log_tail()}"
 
     def log_text(self):
         self.log.flush()
