@@ -2,9 +2,10 @@
 MLP of examples/jax_models.py and all-MiniLM-L6-v2 (examples/
 minilm_embeddings.py), each compiled for several batch sizes into one
 executable, so the backend auto-completes max_batch_size and pads a batch up
-to the nearest function."""
+to the nearest function; and tests/e2e/make_mlp's MLP over a symbolic batch."""
 import os
 import pathlib
+import subprocess
 import sys
 
 import numpy as np
@@ -25,9 +26,9 @@ def mlp_weights(seed=0):
     return weights
 
 
-def compile_mlp(path, seed=0, batches=MLP_BATCHES):
+def compile_mlp(path, seed=0, batches=MLP_BATCHES, target="cpu"):
     """The MLP with its weights folded in: input 'x' [batch, 32] f32, one
-    function per batch size."""
+    function per batch size, for `target` (brt-compile --target)."""
     import jax
     import jax.numpy as jnp
 
@@ -41,7 +42,31 @@ def compile_mlp(path, seed=0, batches=MLP_BATCHES):
 
     texts = {f"main_{b}": brt.export_stablehlo(classify, jax.ShapeDtypeStruct((b, MLP_WIDTHS[0]), jnp.float32))
              for b in batches}
-    return brt.compile_stablehlo(texts, path=str(path))
+    return brt.compile_stablehlo(texts, path=str(path), target=target)
+
+
+def make_symbolic_mlp(build_dir, directory):
+    """tests/e2e/make_mlp's executables, written by the builder:
+    mlp_dynamic.brtx takes x [b, 64] f32 for any batch b >= 1 (a symbolic
+    dim, which compiling from JAX does not make) and returns
+    'probabilities' [b, 10]; its weights beside it as {w,b}{1,2,3}.npy."""
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    subprocess.run([str(pathlib.Path(build_dir) / "tests" / "make_mlp"), str(directory)], check=True,
+                   capture_output=True)
+    return directory / "mlp_dynamic.brtx"
+
+
+def symbolic_mlp_reference(directory, x):
+    """make_mlp's MLP in float64 NumPy from the weights it wrote."""
+    h = x.astype(np.float64)
+    for layer in (1, 2, 3):
+        w, b = (np.load(pathlib.Path(directory) / f"{n}{layer}.npy").astype(np.float64) for n in "wb")
+        h = h @ w + b
+        if layer < 3:
+            h = np.maximum(h, 0)
+    e = np.exp(h - h.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
 
 
 def compile_minilm(path, batches=(1, 8), sequences=(16,)):

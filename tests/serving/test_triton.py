@@ -2,13 +2,19 @@
 nvidia-pytriton's wheel loads libtriton_brt.so from the build tree and serves
 a repository of brt models (the JAX MLP and all-MiniLM-L6-v2) on loopback
 ports. Checks answers over HTTP and gRPC against NumPy and brt.Session run
-directly, 8 concurrent clients, malformed requests, statistics, a broken and
-a mismatched model beside the good ones, and a new version dropped in.
-A server that cannot start fails the tests (never skips them)."""
+directly, 8 concurrent clients, malformed requests, a failed run,
+statistics and metrics, a symbolic batch, KIND_GPU and CUDA executables (run
+where a GPU is visible, refused clearly where none is), a broken and a
+mismatched model beside the good ones, a new version dropped in, and the
+backend as `cmake --install` lays it out. A server that cannot start fails
+the tests (never skips them)."""
 import os
 import pathlib
+import shutil
+import subprocess
 import sys
 import threading
+import urllib.request
 
 import numpy as np
 import pytest
@@ -17,9 +23,11 @@ HERE = pathlib.Path(__file__).resolve().parent
 BUILD = pathlib.Path(os.environ.get("BRT_BUILD_DIR", HERE.parents[1] / "build"))
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
 import serving_models  # noqa: E402
-from triton_server import TritonServer, wait_until  # noqa: E402
+from gpu_expectation import gpu_expected  # noqa: E402
+from triton_server import ServerError, TritonServer, wait_until  # noqa: E402
 
 import tritonclient.grpc as grpcclient  # noqa: E402
 import tritonclient.http as httpclient  # noqa: E402
@@ -29,6 +37,11 @@ MINILM_BATCHES = (1, 8)
 MINILM_SEQS = (16, 32)  # so its sequence dim is -1 in the config
 MINILM_SEQ = 16
 TIMEOUT_S = 60  # any one request
+GPU = gpu_expected()
+# A build without CUDA has no CUDA provider to compile for or serve with.
+CUDA_PROVIDER = (BUILD / "lib" / "libbrt_provider_cuda.so").is_file()
+GOOD_MODELS = ("mlp", "minilm", "mlp_fixed", "mlp_any", "mlp_any_whole") + (("mlp_gpu",) if GPU else ()) + \
+    (("mlp_cuda",) if GPU and CUDA_PROVIDER else ())
 
 
 def mlp_reference(x, seed):
@@ -65,14 +78,28 @@ def served(tmp_path_factory):
     serving_models.write_model(repo, "wrong_type", 1, mlp, "max_batch_size: 8\n"
                                'input [{ name: "x", data_type: TYPE_INT32, dims: [32] }]\n')
     serving_models.write_model(repo, "bad_parameter", 1, mlp, 'parameters { key: "thread" value: { string_value: "2" } }\n')
+    # A symbolic batch (any rows): batching from the backend line alone; and
+    # the same executable served whole (max_batch_size 0), where brt itself
+    # checks the batch's constraint (b >= 1) when the run starts.
+    symbolic = serving_models.make_symbolic_mlp(BUILD, work / "symbolic")
+    serving_models.write_model(repo, "mlp_any", 1, symbolic)
+    serving_models.write_model(repo, "mlp_any_whole", 1, symbolic,
+                               'input [{ name: "x", data_type: TYPE_FP32, dims: [-1, 64] }]\n')
+    # The GPU paths: a KIND_GPU instance group, and an executable compiled
+    # for CUDA (the backend loads the CUDA provider for it).
+    serving_models.write_model(repo, "mlp_gpu", 1, mlp, "instance_group [{ kind: KIND_GPU }]\n")
+    if CUDA_PROVIDER:
+        serving_models.write_model(repo, "mlp_cuda", 1, serving_models.compile_mlp(
+            work / "mlp_cuda.brtx", seed=0, batches=(1, 4), target="cuda"))
     # Verbose: the backend logs how each run bound its tensors.
     with TritonServer(repo, BUILD, poll=True, extra_args=["--log-verbose=1"]) as server:
         http = httpclient.InferenceServerClient(server.http_url, connection_timeout=TIMEOUT_S,
                                                 network_timeout=TIMEOUT_S)
         grpc = grpcclient.InferenceServerClient(server.grpc_url)
-        wait_until(lambda: all(http.is_model_ready(m) for m in ("mlp", "minilm", "mlp_fixed")), 60,
+        wait_until(lambda: all(http.is_model_ready(m) for m in GOOD_MODELS), 60,
                    "the good models to load:\n" + server.log_tail())
-        yield dict(server=server, http=http, grpc=grpc, repo=repo, mlp_v2=mlp_v2, minilm=minilm)
+        yield dict(server=server, http=http, grpc=grpc, repo=repo, mlp_v2=mlp_v2, minilm=minilm,
+                   symbolic=symbolic.parent)
         grpc.close()
         http.close()
 
@@ -119,6 +146,23 @@ def test_config_is_completed_from_the_executable(served):
     # One function chosen by parameter: no batch dimension, its whole shape.
     fixed = served["http"].get_model_config("mlp_fixed")
     assert fixed["max_batch_size"] == 0 and fixed["input"][0]["dims"] == [4, 32]
+    # A symbolic batch: the backend's default max_batch_size (64).
+    symbolic = served["http"].get_model_config("mlp_any")
+    assert symbolic["max_batch_size"] == 64 and "dynamic_batching" in symbolic
+    assert [(i["name"], i["data_type"], i["dims"]) for i in symbolic["input"]] == [("x", "TYPE_FP32", [64])]
+    assert [(o["name"], o["dims"]) for o in symbolic["output"]] == [("probabilities", [10])]
+    whole = served["http"].get_model_config("mlp_any_whole")
+    assert whole["max_batch_size"] == 0 and whole["output"][0]["dims"] == [-1, 10]
+
+
+def test_one_session_per_model_and_the_parameters_applied(served):
+    """The model's two instances share the Session loaded once; 'threads'
+    reaches SessionOptions."""
+    log = served["server"].log_text()
+    assert log.count("model 'mlp' version 1 (model.brtx) loaded: 3 function(s)") == 1
+    assert "Starting backend thread for mlp_0_0 " in log and "Starting backend thread for mlp_0_1 " in log
+    assert "model 'mlp_fixed' version 1 (model.brtx) loaded: 1 function(s), max_batch_size 0, " \
+           "providers cpu, threads 1" in log
 
 
 @pytest.mark.parametrize("protocol", ["http", "grpc"])
@@ -161,6 +205,62 @@ def test_requests_filling_a_function_run_without_copies(served):
     logged("runs 'main_4' for 1 request(s), 3 row(s); in place: 0 of 1 inputs, 0 of 1 outputs")
 
 
+def test_symbolic_batch_serves_any_rows_in_place(served):
+    """One function over any batch: no padding, and a request's rows fix the
+    output's shape, so over gRPC brt writes it into the response."""
+    rng = np.random.default_rng(6)
+    for protocol, rows in (("http", 1), ("grpc", 5), ("http", 37), ("grpc", 64)):
+        x = rng.standard_normal((rows, 64)).astype(np.float32)
+        (y,) = infer(served[protocol], "mlp_any", {"x": x}, outputs=("probabilities",))
+        np.testing.assert_allclose(y, serving_models.symbolic_mlp_reference(served["symbolic"], x),
+                                   rtol=1e-5, atol=1e-6)
+    line = "model 'mlp_any' version 1 (model.brtx) runs 'mlp' for 1 request(s), 64 row(s); " \
+           "in place: 1 of 1 inputs, 1 of 1 outputs"
+    wait_until(lambda: line in served["server"].log_text(), 10, f"{line!r} in the log")
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_a_failed_run_fails_its_request_only(served, protocol):
+    """Served whole, the symbolic MLP takes x [0, 64] past Triton's checks
+    and the backend's; brt's run refuses it (b >= 1). The request fails with
+    brt's message; the server and the instance go on."""
+    client = served[protocol]
+    with pytest.raises(InferenceServerException) as refused:
+        infer(client, "mlp_any_whole", {"x": np.zeros((0, 64), np.float32)}, outputs=("probabilities",))
+    assert "model 'mlp_any_whole' version 1 (model.brtx) function 'mlp' failed: shape constraint " \
+           "'b >= 1' does not hold (0 >= 1 is false with b = 0)" in str(refused.value)
+    assert client.is_server_live() and client.is_model_ready("mlp_any_whole")
+    x = np.random.default_rng(8).standard_normal((3, 64)).astype(np.float32)
+    (y,) = infer(client, "mlp_any_whole", {"x": x}, outputs=("probabilities",))
+    np.testing.assert_allclose(y, serving_models.symbolic_mlp_reference(served["symbolic"], x), rtol=1e-5, atol=1e-6)
+
+
+def test_gpu_instances_and_cuda_executables(served):
+    """Where a GPU is visible: a KIND_GPU instance (the CPU executable runs
+    on the CPU, with a warning) and a CUDA executable answer as NumPy does.
+    Where none is, each fails its own load, saying so."""
+    http = served["http"]
+    if GPU:
+        assert CUDA_PROVIDER, f"a GPU is visible, but {BUILD}/lib has no libbrt_provider_cuda.so"
+        x = np.random.default_rng(9).standard_normal((3, 32)).astype(np.float32)
+        for model in ("mlp_gpu", "mlp_cuda"):
+            for client in (http, served["grpc"]):
+                np.testing.assert_allclose(infer(client, model, {"x": x})[0], mlp_reference(x, 0),
+                                           rtol=1e-4, atol=1e-6)
+        assert any("is KIND_GPU on GPU" in line and "but model 'mlp_gpu' version 1" in line
+                   for line in served["server"].log_text().splitlines())
+        return
+    index = {m["name"]: m for m in http.get_model_repository_index()}
+    assert index["mlp_gpu"]["state"] == "UNAVAILABLE"
+    assert "instance group mlp_gpu_0 of model mlp_gpu has kind KIND_GPU but no GPUs are available" in \
+        index["mlp_gpu"]["reason"]
+    if CUDA_PROVIDER:
+        assert index["mlp_cuda"]["state"] == "UNAVAILABLE"
+        assert "model 'mlp_cuda' version 1 (model.brtx) failed to load on providers cuda, cpu (a CUDA " \
+               "executable needs a GPU the server can see): " in index["mlp_cuda"]["reason"]
+    assert http.is_server_live()
+
+
 def test_concurrent_clients_all_correct(served):
     """8 threads x 50 requests, HTTP and gRPC, MLP batches of 1-4 rows and
     MiniLM every fifth request; every answer checked."""
@@ -187,7 +287,12 @@ def test_concurrent_clients_all_correct(served):
         finally:
             client.close()
 
-    before = served["http"].get_inference_statistics("mlp")["model_stats"][0]["inference_count"]
+    def counts():
+        stats = served["http"].get_inference_statistics("mlp")["model_stats"][0]
+        return (int(stats["inference_count"]), int(stats["execution_count"]),
+                int(stats["inference_stats"]["success"]["count"]))
+
+    rows_before, runs_before, requests_before = counts()
     threads = [threading.Thread(target=client_thread, args=(i,)) for i in range(8)]
     for t in threads:
         t.start()
@@ -198,12 +303,23 @@ def test_concurrent_clients_all_correct(served):
     assert len(minilm_cases) == 80
     for arrays, embedding in minilm_cases:
         np.testing.assert_allclose(embedding, minilm_reference(served["minilm"], arrays), rtol=1e-5, atol=1e-5)
+    rows, runs, requests = counts()
+    assert requests - requests_before == 320
+    assert rows - rows_before >= 320
+    # Dynamic batching stacked requests into shared runs: fewer brt runs
+    # than requests.
+    assert runs - runs_before < requests - requests_before
     stats = served["http"].get_inference_statistics("mlp")["model_stats"][0]
-    assert stats["inference_count"] - before >= 320  # rows served
-    # Dynamic batching stacked requests into shared runs.
-    assert stats["execution_count"] < stats["inference_count"]
-    assert int(stats["inference_stats"]["compute_infer"]["ns"]) > 0
-    assert int(stats["inference_stats"]["success"]["count"]) >= 320
+    for phase in ("queue", "compute_input", "compute_infer", "compute_output"):
+        assert int(stats["inference_stats"][phase]["ns"]) > 0, phase
+    # One batch report per brt run.
+    assert sum(int(b["compute_infer"]["count"]) for b in stats["batch_stats"]) == runs
+    # Triton's metrics endpoint counts what the backend reported.
+    with urllib.request.urlopen(f"http://127.0.0.1:{served['server'].metrics_port}/metrics") as r:
+        metrics = dict(line.rsplit(" ", 1) for line in r.read().decode().splitlines()
+                       if line and not line.startswith("#"))
+    assert int(float(metrics['nv_inference_request_success{model="mlp",version="1"}'])) == requests
+    assert int(float(metrics['nv_inference_exec_count{model="mlp",version="1"}'])) == runs
 
 
 @pytest.mark.parametrize("protocol", ["http", "grpc"])
@@ -213,7 +329,7 @@ def test_malformed_requests_are_refused_and_server_stays_live(served, protocol):
     good = serving_models.minilm_inputs(rng, 1, MINILM_SEQ)
     cases = [
         ("mlp", {"x": rng.standard_normal((2, 32))}, ["'x'", "FP64", "FP32"]),
-        ("mlp", {"x": rng.standard_normal((2, 31)).astype(np.float32)}, ["'x'", "[2,31]"]),
+        ("mlp", {"x": rng.standard_normal((2, 31)).astype(np.float32)}, ["'x'", "Expected [-1,32], got [2,31]"]),
         ("mlp", {"x": rng.standard_normal((9, 32)).astype(np.float32)}, ["8"]),
         ("mlp", {"y": rng.standard_normal((1, 32)).astype(np.float32)}, ["'y'"]),
         ("mlp_fixed", {"x": rng.standard_normal((2, 32)).astype(np.float32)}, ["'x'", "[4,32]"]),
@@ -249,6 +365,40 @@ def test_broken_models_fail_only_their_own_load(served):
     for good in ("mlp", "minilm", "mlp_fixed"):
         assert index[good]["state"] == "READY"
     assert served["http"].is_server_live()
+
+
+def test_a_server_that_cannot_start_fails_saying_why(tmp_path):
+    with pytest.raises(ServerError) as failed:
+        with TritonServer(tmp_path, BUILD, extra_args=["--no-such-flag"]):
+            pass
+    assert "tritonserver exited with code 1 while starting" in str(failed.value)
+    assert "unrecognized option '--no-such-flag'" in str(failed.value)
+    with pytest.raises(ServerError, match="libtriton_brt.so is missing: build the triton_brt target"):
+        with TritonServer(tmp_path, tmp_path):
+            pass
+
+
+def test_the_installed_backend_serves(tmp_path, monkeypatch):
+    """`cmake --install` lays out <prefix>/backends/brt, which the server
+    takes as its --backend-directory, finding libbrt and the providers in
+    <prefix>/lib by the backend's RPATH alone."""
+    cmake = shutil.which("cmake")
+    assert cmake, "cmake is not on PATH: it installs the backend for this test"
+    prefix = tmp_path / "prefix"
+    subprocess.run([cmake, "--install", str(BUILD), "--prefix", str(prefix)], check=True, capture_output=True)
+    backend = prefix / "backends" / "brt" / "libtriton_brt.so"
+    assert backend.is_file()
+    symbolic = serving_models.make_symbolic_mlp(BUILD, tmp_path / "symbolic")
+    serving_models.write_model(tmp_path / "repository", "mlp_any", 1, symbolic)
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)  # the RPATH alone finds libbrt
+    with TritonServer(tmp_path / "repository", BUILD, backend_directory=prefix / "backends") as server:
+        client = httpclient.InferenceServerClient(server.http_url)
+        wait_until(lambda: client.is_model_ready("mlp_any"), 60, "the model to load:\n" + server.log_tail())
+        x = np.random.default_rng(10).standard_normal((3, 64)).astype(np.float32)
+        (y,) = infer(client, "mlp_any", {"x": x}, outputs=("probabilities",))
+        np.testing.assert_allclose(y, serving_models.symbolic_mlp_reference(symbolic.parent, x), rtol=1e-5, atol=1e-6)
+        assert f"| brt     | {backend} |" in server.log_text()
+        client.close()
 
 
 def test_new_version_dropped_in_is_served(served):
