@@ -1,5 +1,7 @@
 #include "RuntimeTypes.h"
 
+#include "SymbolicDims.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -39,7 +41,13 @@ static int64_t ElementBytesWidth(mlir::Type e) {
 TensorType ToTensorType(mlir::Type t) {
   auto r = mlir::cast<mlir::RankedTensorType>(t);
   TensorType out{ToDType(r.getElementType()), {}};
-  for (int64_t d : r.getShape()) out.dims.emplace_back(d);
+  std::optional<llvm::SmallVector<SymDim>> symbolic = SymbolicShape(r);
+  for (auto [i, d] : llvm::enumerate(r.getShape())) {
+    if (mlir::ShapedType::isDynamic(d) && symbolic)
+      out.dims.emplace_back((*symbolic)[i].Text());
+    else
+      out.dims.emplace_back(d);
+  }
   return out;
 }
 

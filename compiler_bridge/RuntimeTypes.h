@@ -15,7 +15,8 @@ namespace brt::bridge {
 // kInvalid for an element type the runtime has no dtype for.
 DType ToDType(mlir::Type element);
 
-// A ranked tensor type's dtype and static dims.
+// A ranked tensor type's dtype and dims: static sizes, or symbolic ones
+// (SymbolicDims.h) as their expressions' text.
 TensorType ToTensorType(mlir::Type tensor);
 
 // A ranked tensor type's bytes in the runtime (i1: one byte per element).

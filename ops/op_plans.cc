@@ -55,6 +55,8 @@ StridedView PlanStridedView(const OpInfo& op) {
                    static_cast<int>(step.size()) == in.rank() && out.rank() == in.rank(),
                "start_indices/limit_indices/strides must each have rank entries");
     for (int d = 0; d < in.rank(); ++d) {
+      // A limit of -1: to the end (a symbolic dimension sliced to its end).
+      if (limit[d] == -1) limit[d] = in.dims[d];
       op.Require(0 <= start[d] && start[d] <= limit[d] && limit[d] <= in.dims[d] && step[d] > 0,
                  "dimension " + std::to_string(d) + ": slice [" + std::to_string(start[d]) + ":" +
                      std::to_string(limit[d]) + ":" + std::to_string(step[d]) +

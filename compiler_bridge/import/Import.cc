@@ -2,6 +2,8 @@
 // decoded to plain ones, and the dispatch of each source op by name.
 #include "import/Importer.h"
 
+#include <set>
+
 #include "OpKinds.h"
 #include "import/OpaqueAttrs.h"
 #include "import/PerRank.h"
@@ -74,9 +76,10 @@ std::string CompareDirection(Operation* compare) {
 bool Importer::CheckType(mlir::Type type, Operation& op) {
   auto t = mlir::dyn_cast<mlir::RankedTensorType>(type);
   if (!t) return Fail(op, "unsupported type (not a ranked tensor)");
-  if (!t.hasStaticShape())
-    return Fail(op,
-                "dynamic shape " + PrintedText(t) + " is not supported: export with static shapes");
+  if (!t.hasStaticShape() && !SymbolicShape(t))
+    return Fail(op, "dynamic shape " + PrintedText(t) +
+                        " without symbolic sizes: export with jax.export and "
+                        "jax.export.symbolic_shape, or with static shapes");
   if (ToDType(t.getElementType()) != DType::kInvalid) return true;
   return Fail(op,
               "unsupported element type " + PrintedText(t.getElementType()) +
@@ -133,6 +136,8 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
     {"stablehlo.dynamic_iota", &Importer::ImportStaticForm},
     {"stablehlo.dynamic_broadcast_in_dim", &Importer::ImportStaticForm},
     {"stablehlo.dynamic_reshape", &Importer::ImportStaticForm},
+    {"stablehlo.dynamic_pad", &Importer::ImportDynamicPad},
+    {"stablehlo.real_dynamic_slice", &Importer::ImportRealDynamicSlice},
     {"stablehlo.optimization_barrier", &Importer::ImportOptimizationBarrier},
     {"stablehlo.while", &Importer::ImportWhile},
     {"stablehlo.is_finite", &Importer::ImportIsFinite},
@@ -155,17 +160,33 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
 
 bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int depth) {
   const llvm::StringRef name = op.getName().getStringRef();
+  if (symbolic_) {
+    const int followed = FollowShapeOp(op);
+    if (followed != 0) return followed > 0;
+  }
+  // A followed size read as data is computed at run time; a call's
+  // arguments and dynamic ops' shape operands stay sizes.
+  const bool takes_sizes = name == "func.call" || name == "stablehlo.dynamic_broadcast_in_dim" ||
+                           name == "stablehlo.dynamic_iota" ||
+                           name == "stablehlo.dynamic_reshape" || name == "stablehlo.dynamic_pad" ||
+                           name == "stablehlo.real_dynamic_slice";
   llvm::SmallVector<Value> operands;
   for (Value v : op.getOperands()) {
-    auto it = map.find(v);
-    if (it == map.end()) return Fail(op, "operand defined outside the function");
-    operands.push_back(it->second);
+    Value mapped = map.lookup(v);
+    if (!mapped && symbolic_ && Followed(v) && !takes_sizes) {
+      if (!(mapped = MaterializeShapeValue(op, v))) return false;
+      map[v] = mapped;
+    } else if (!mapped && !(symbolic_ && Followed(v))) {
+      return Fail(op, "operand defined outside the function");
+    }
+    operands.push_back(mapped);
   }
   if (name == "func.call") return ImportCall(op, "callee", operands, map, depth);
   // torch-mlir's StableHLO keeps the constants it folds as arith.constant.
   if (!name.starts_with("stablehlo.") && !name.starts_with("chlo.") && name != "arith.constant")
     return Fail(op, "unsupported op '" + name.str() + "'");
   ++source_ops_;
+  if (symbolic_ && name != "stablehlo.composite" && !RefineResultTypes(op)) return false;
   llvm::StringRef kind = name.split('.').second;
   for (const auto& [rewritten, handler] : kRewritten)
     if (name == rewritten) return (this->*handler)(op, operands, map, depth);
@@ -231,10 +252,20 @@ bool Importer::ImportBlock(mlir::Block& block, Operation* owner, llvm::ArrayRef<
   llvm::DenseMap<Value, Value> map;
   if (outer) map = *outer;
   for (auto [from, to] : llvm::zip(block.getArguments(), args)) map[from] = to;
+  const bool keep_followed = keep_followed_results_;
+  keep_followed_results_ = false;
+  // What an earlier import of this block (another call) followed is stale.
+  for (Operation& op : block)
+    for (Value v : op.getResults()) shape_values_.erase(v), relations_.erase(v);
   for (Operation& op : block) {
     const llvm::StringRef name = op.getName().getStringRef();
     if (name == "func.return" || name == "sdy.return" || name == "stablehlo.return") {
-      for (Value v : op.getOperands()) results.push_back(map.lookup(v));
+      for (Value v : op.getOperands()) {
+        Value r = map.lookup(v);
+        if (!r && symbolic_ && Followed(v) && !keep_followed && !(r = MaterializeShapeValue(op, v)))
+          return false;
+        results.push_back(r);
+      }
       return true;
     }
     if (!ImportOp(op, map, depth)) return false;
@@ -269,7 +300,22 @@ ImportResult Importer::Run() {
     result.error = Where(main.getLoc()) + ": " + sharding_error;
     return result;
   }
-  mlir::FunctionType type = main.getFunctionType();
+  symbolic_ = llvm::any_of(main.getArgumentTypes(), HasSymbolicDims);
+  for (unsigned i = 0; i < main.getNumArguments(); ++i)
+    if (main.getArgAttr(i, "jax.global_constant"))
+      return result.error = Where(main.getLoc()) +
+                            ": @main takes dimension sizes as arguments (jax.jit(...).lower with "
+                            "symbolic shapes): export with jax.export instead, which computes "
+                            "them from the arguments' shapes",
+             std::move(result);
+  if (symbolic_ && per_rank.body)
+    return result.error = Where(main.getLoc()) +
+                          ": shard_map programs with symbolic shapes are "
+                          "not supported",
+           std::move(result);
+  if (symbolic_ && !NameMainSymbols(main)) return result.error = error_, std::move(result);
+  mlir::FunctionType type = b_.getFunctionType(main.getBody().front().getArgumentTypes(),
+                                               main.getFunctionType().getResults());
   if (per_rank.body) {
     llvm::SmallVector<mlir::Type> results;
     for (Value v : per_rank.body->getTerminator()->getOperands()) results.push_back(v.getType());
@@ -291,6 +337,14 @@ ImportResult Importer::Run() {
     return result;
   }
   mlir::func::ReturnOp::create(b_, main.getLoc(), results);
+  if (symbolic_) {
+    fn.setType(b_.getFunctionType(fn.getArgumentTypes(), mlir::ValueRange(results).getTypes()));
+    llvm::SmallVector<mlir::Attribute> constraints;
+    std::set<std::string> seen;
+    for (const std::string& c : constraints_)
+      if (seen.insert(c).second) constraints.push_back(b_.getStringAttr(c));
+    if (!constraints.empty()) fn->setAttr(kConstraintsAttr, b_.getArrayAttr(constraints));
+  }
   // Donated arguments (jax.jit(..., donate_argnums=...)): the result that
   // reuses each one's buffer, where JAX named one of the same type.
   for (unsigned i = 0; i < main.getNumArguments() && i < fn.getNumArguments(); ++i) {

@@ -31,6 +31,11 @@ inline constexpr const char* kAliasOutputAttr = "brt.aliasing_output";
 // and pytree path, e.g. "params.dense.w"). Without it: "arg<i>".
 inline constexpr const char* kArgNameAttr = "brt.name";
 
+// On the imported `main`: the relations between its dimension symbols that
+// the inputs must satisfy ("b >= 1"), from the program's shape assertions
+// and what the importer needs to hold.
+inline constexpr const char* kConstraintsAttr = "brt.constraints";
+
 // On a function of the imported module other than `main`: it is a region
 // (a loop's condition or body, a branch), which a brt while or case op names
 // by its position in the module (main is 0; regions follow their user).

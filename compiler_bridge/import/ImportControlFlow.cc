@@ -27,11 +27,33 @@ bool Importer::ImportCall(Operation& op, llvm::StringRef symbol, llvm::ArrayRef<
     return Fail(op, op.getName().getStringRef().str() + "'s " + symbol.str() +
                         " names no function of the module");
   llvm::SmallVector<Value> results;
-  if (!ImportFunction(callee, operands, results, depth + 1)) return false;
+  // Symbolic shapes: the callee's arguments take the call's types and sizes,
+  // and the call's results its returned ones.
+  if (symbolic_ && !callee.getBody().empty()) {
+    for (auto [arg, v] : llvm::zip(callee.getArguments(), op.getOperands())) {
+      arg.setType(v.getType());
+      shape_values_.erase(arg), relations_.erase(arg);
+      if (shape_values_.count(v)) shape_values_[arg] = shape_values_.lookup(v);
+      if (relations_.count(v)) relations_[arg] = relations_.lookup(v);
+    }
+    keep_followed_results_ = true;
+  }
+  const bool imported = ImportFunction(callee, operands, results, depth + 1);
+  keep_followed_results_ = false;
+  if (!imported) return false;
   if (results.size() != op.getNumResults())
     return Fail(op, "the function returns " + std::to_string(results.size()) + " values for " +
                         std::to_string(op.getNumResults()) + " results");
-  for (auto [from, to] : llvm::zip(op.getResults(), results)) map[from] = to;
+  Operation* ret = symbolic_ ? callee.getBody().front().getTerminator() : nullptr;
+  for (auto [i, from, to] : llvm::enumerate(op.getResults(), results)) {
+    if (ret) {
+      Value returned = ret->getOperand(i);
+      from.setType(returned.getType());
+      if (shape_values_.count(returned)) shape_values_[from] = shape_values_.lookup(returned);
+      if (relations_.count(returned)) relations_[from] = relations_.lookup(returned);
+    }
+    if (to) map[from] = to;
+  }
   return true;
 }
 

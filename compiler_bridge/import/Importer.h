@@ -4,7 +4,8 @@
 // sort, top_k, select_and_scatter), ImportControlFlow.cc (calls, composites,
 // case/if, while loops, optimization barriers) and ImportOpForms.cc (ops
 // imported as other kinds: static forms, is_finite, square, CHLO expansions,
-// convolution forms, batched gather/scatter, collectives).
+// convolution forms, batched gather/scatter, collectives), ImportSymbolic.cc
+// and ImportDynamicOps.cc (symbolic shapes).
 #pragma once
 
 #include <cmath>
@@ -14,6 +15,7 @@
 
 #include "BrtDialect.h"
 #include "RuntimeTypes.h"
+#include "SymbolicDims.h"
 #include "import/ChloExpansions.h"
 #include "import/Import.h"
 #include "import/OpText.h"
@@ -142,6 +144,21 @@ class Importer {
                llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
                llvm::SmallVectorImpl<mlir::Value>* operands = nullptr);
   bool CheckType(mlir::Type type, mlir::Operation& op);
+  // ImportSymbolic.cc: symbolic shapes.
+  bool NameMainSymbols(mlir::func::FuncOp main);
+  int FollowShapeOp(mlir::Operation& op);
+  std::string FollowShapeArithmetic(mlir::Operation& op,
+                                    llvm::ArrayRef<const llvm::SmallVector<SymDim>*> in,
+                                    mlir::RankedTensorType type);
+  bool Followed(mlir::Value v) const { return shape_values_.count(v) || relations_.count(v); }
+  mlir::Value DimValue(mlir::Location loc, const SymDim& size, mlir::Type element);
+  mlir::Value MaterializeShapeValue(mlir::Operation& user, mlir::Value source);
+  std::optional<llvm::SmallVector<SymDim>> ResultSizes(mlir::Operation& op, unsigned k);
+  bool RefineResultTypes(mlir::Operation& op);
+  bool ImportRealDynamicSlice(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                              llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportDynamicPad(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                        llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   bool Fail(mlir::Operation& op, const std::string& message) {
     error_ = Where(op.getLoc()) + ": " + message;
     return false;
@@ -155,6 +172,15 @@ class Importer {
   int regions_ = 0;        // control-flow ops made into regions so far, for their names
   std::string error_;
   int source_ops_ = 0;
+  // Symbolic shapes: on when @main has dynamic dimensions. The sizes (and
+  // conditions on them) that source integer values hold, followed at compile
+  // time; the constraints for @main; whether the block being imported hands
+  // followed sizes back to its caller instead of computing them.
+  bool symbolic_ = false;
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<SymDim>> shape_values_;
+  llvm::DenseMap<mlir::Value, std::string> relations_;
+  std::vector<std::string> constraints_;
+  bool keep_followed_results_ = false;
 };
 
 }  // namespace brt::bridge

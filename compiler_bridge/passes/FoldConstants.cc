@@ -8,6 +8,7 @@
 #include "BrtDialect.h"
 #include "OpKinds.h"
 #include "RuntimeTypes.h"
+#include "SymbolicDims.h"
 #include "brt/builder.h"
 #include "brt/session.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -178,6 +179,8 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
           k.getInputs().empty())
         continue;
       if (FoldOnScalars(k) || !llvm::all_of(k.getInputs(), IsConstant)) continue;
+      // A constant of symbolic size has no bytes to fold into.
+      if (llvm::any_of(k->getResultTypes(), HasSymbolicDims)) continue;
       auto folded = Evaluate(k);
       if (!folded) continue;
       mlir::OpBuilder b(k);

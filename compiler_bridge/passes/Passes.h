@@ -29,6 +29,10 @@ void RegisterPasses();
 struct PipelineStep {
   std::string name;
   std::unique_ptr<mlir::Pass> pass;
+  // Whether the pass is written for symbolic sizes (SymbolicDims.h): it
+  // keeps the expressions of the types it makes and compares sizes by them.
+  // A module with symbolic sizes skips the others.
+  bool on_symbolic_sizes = false;
 };
 struct PipelineOptions {
   std::string target = "cpu";
@@ -47,7 +51,8 @@ std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options);
 
 // Runs one step's pass on `module` (nested on its functions unless the pass
 // is a module pass), consuming it. Returns "" on success, else the first
-// diagnostic ("<location>: <message>") or "pass '<name>' failed".
+// diagnostic ("<location>: <message>") or "pass '<name>' failed". A step
+// not written for symbolic sizes leaves a module that has them as it is.
 std::string RunPipelineStep(mlir::ModuleOp module, PipelineStep& step);
 
 }  // namespace brt::bridge

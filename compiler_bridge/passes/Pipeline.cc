@@ -1,5 +1,6 @@
 // The compiler's pipeline, in order, and the passes' registration for
 // brt-opt.
+#include "SymbolicDims.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -20,14 +21,14 @@ std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options) {
                                    : target == "cuda"            ? kOverlapMinRowsCuda
                                                                  : 0;
   std::vector<PipelineStep> steps;
-  steps.push_back({"verify", createVerify()});
-  steps.push_back({"fold-constants", createFoldConstants()});
-  steps.push_back({"cse", mlir::createCSEPass()});
+  steps.push_back({"verify", createVerify(), true});
+  steps.push_back({"fold-constants", createFoldConstants(), true});
+  steps.push_back({"cse", mlir::createCSEPass(), true});
   steps.push_back({"simplify", createSimplify()});
   // Batch norm folds into the convolution weights once simplify has made its
   // per-channel vectors plain broadcasts; the new weights are constants.
   steps.push_back({"fold-batch-norm", createFoldBatchNorm()});
-  steps.push_back({"fold-constants", createFoldConstants()});
+  steps.push_back({"fold-constants", createFoldConstants(), true});
   steps.push_back({"channels-last", createChannelsLast(ChannelsLastOptions{target})});
   steps.push_back({"fold-transpose-into-dot", createFoldTransposeIntoDot()});
   steps.push_back({"fuse-collective-matmul",
@@ -35,20 +36,30 @@ std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options) {
   steps.push_back({"fuse-softmax", createFuseSoftmax(FuseSoftmaxOptions{target})});
   steps.push_back({"fuse-layer-norm", createFuseLayerNorm()});
   steps.push_back({"fuse-epilogues", createFuseEpilogues(FuseEpiloguesOptions{target})});
-  steps.push_back({"canonicalize", mlir::createCanonicalizerPass()});
+  steps.push_back({"canonicalize", mlir::createCanonicalizerPass(), true});
   steps.push_back({"fuse-attention", createFuseAttention(FuseAttentionOptions{target})});
   steps.push_back({"fuse-elementwise", createFuseElementwise()});
-  steps.push_back({"cleanup", mlir::createCanonicalizerPass()});
+  steps.push_back({"cleanup", mlir::createCanonicalizerPass(), true});
   steps.push_back({"bucket-all-reduce",
                    createBucketAllReduce(BucketAllReduceOptions{options.all_reduce_bucket_bytes})});
-  steps.push_back({"place", createPlace(PlaceOptions{target})});
+  steps.push_back({"place", createPlace(PlaceOptions{target}), true});
   if (target == "cuda")
     steps.push_back({"generate-cuda-kernels",
                      createGenerateCudaKernels(GenerateCudaKernelsOptions{options.cuda_arch})});
   return steps;
 }
 
+bool HasSymbolicSizes(mlir::ModuleOp module) {
+  bool symbolic = false;
+  module.walk([&](mlir::func::FuncOp fn) {
+    symbolic = symbolic || llvm::any_of(fn.getArgumentTypes(), HasSymbolicDims) ||
+               llvm::any_of(fn.getResultTypes(), HasSymbolicDims);
+  });
+  return symbolic;
+}
+
 std::string RunPipelineStep(mlir::ModuleOp module, PipelineStep& step) {
+  if (!step.on_symbolic_sizes && HasSymbolicSizes(module)) return "";
   mlir::MLIRContext* context = module.getContext();
   mlir::PassManager pm(context);
   if (step.pass->getOpName() == mlir::ModuleOp::getOperationName())

@@ -5,6 +5,7 @@
 
 #include "BrtDialect.h"
 #include "RuntimeTypes.h"
+#include "SymbolicDims.h"
 #include "brt/op_registry.h"
 #include "codegen/CudaCodegen.h"
 #include "import/Import.h"
@@ -77,6 +78,15 @@ Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::fu
                    SerializeReport* serialized, int first_function, int module_functions) {
   FunctionBuilder& f = builder.AddFunction(name);
   if (main->hasAttr(kRegionAttr)) f.MarkRegion();
+  if (auto constraints = main->getAttrOfType<mlir::ArrayAttr>(kConstraintsAttr))
+    for (mlir::Attribute c : constraints) f.AddConstraint(mlir::cast<mlir::StringAttr>(c).str());
+  // A dynamic dimension must carry its expression (SymbolicDims.h): a pass
+  // that made a type without it would otherwise write an unknown size.
+  for (mlir::Type t : main.getArgumentTypes())
+    if (HasSymbolicDims(t) && !SymbolicShape(t))
+      return Status(StatusCode::kInvalidArgument,
+                    Where(main.getLoc()) + ": argument type " + PrintedText(t) +
+                        " has a dynamic dimension without its symbolic size");
   llvm::DenseMap<mlir::Value, ValueId> ids;
   const Device target{options.target == "cuda" ? DeviceKind::kCuda : DeviceKind::kCpu, 0};
   // Arguments keep the names the importer carried (unique, else "arg<i>").
@@ -185,7 +195,15 @@ Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::fu
       return Status(StatusCode::kInvalidArgument, Where(op.getLoc()) + ": unexpected op '" +
                                                       op.getName().getStringRef().str() + "'");
     std::vector<TensorType> results;
-    for (mlir::Type t : k->getResultTypes()) results.push_back(ToTensorType(t));
+    for (mlir::Type t : k->getResultTypes()) {
+      if (HasSymbolicDims(t) && !SymbolicShape(t))
+        return Status(StatusCode::kInvalidArgument,
+                      Where(op.getLoc()) + ": '" + k.getKind().str() + "' result type " +
+                          PrintedText(t) +
+                          " has a dynamic dimension without its symbolic size (a pass that "
+                          "needs static shapes rewrote it)");
+      results.push_back(ToTensorType(t));
+    }
     if (auto constant = mlir::dyn_cast<ConstantOp>(op)) {
       auto value = ConstantBytes(constant.getValue(), Where(op.getLoc()));
       if (!value.ok()) return value.status();

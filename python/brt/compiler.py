@@ -22,16 +22,46 @@ def export_stablehlo(fn, *example_args):
     `opt_state.0.mu.dense.w`, `x`): the names brt gives the arguments, and
     so the keys of saved state."""
     import jax
-
-    lowered = (fn if hasattr(fn, "lower") else jax.jit(fn)).lower(*example_args)
-    module = lowered.compiler_ir("stablehlo")
     from jax._src.lib.mlir import ir
 
-    _name_arguments(module, _argument_names(fn, lowered, example_args), ir)
+    jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
+    if has_symbolic_shapes(example_args):
+        return _export_symbolic(fn, jitted, example_args)
+    lowered = jitted.lower(*example_args)
+    module = lowered.compiler_ir("stablehlo")
+    kept = getattr(getattr(lowered, "_lowering", None), "compile_args", {}).get("kept_var_idx")
+    _name_arguments(module, _argument_names(fn, kept, example_args), ir)
     return module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None)
 
 
-def _argument_names(fn, lowered, example_args):
+def has_symbolic_shapes(example_args):
+    """Whether an argument has a symbolic dimension (`jax.ShapeDtypeStruct`
+    with a shape from `jax.export.symbolic_shape`)."""
+    import jax
+
+    return any(
+        not all(isinstance(d, int) for d in getattr(leaf, "shape", ()))
+        for leaf in jax.tree_util.tree_leaves(example_args)
+    )
+
+
+def _export_symbolic(fn, jitted, example_args):
+    """`jax.export` of a function with symbolic shapes: its module computes
+    the dimension sizes from the arguments and asserts the shapes'
+    constraints, which brt-compile turns into the executable's symbols and
+    constraints."""
+    import jax
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib.mlir import ir
+
+    exported = jax.export.export(jitted)(*example_args)
+    with jax_mlir.make_ir_context():
+        module = ir.Module.parse(exported.mlir_module())
+        _name_arguments(module, _argument_names(fn, exported.module_kept_var_idx, example_args), ir)
+        return module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None)
+
+
+def _argument_names(fn, kept, example_args):
     """Per argument of the lowered `main`: "<parameter>.<pytree path>"."""
     import inspect
 
@@ -49,7 +79,6 @@ def _argument_names(fn, lowered, example_args):
         rest = jax.tree_util.keystr(path[1:], simple=True, separator=".")
         names.append(f"{head}.{rest}" if rest else head)
     # jax.jit drops the arguments the function never reads.
-    kept = getattr(getattr(lowered, "_lowering", None), "compile_args", {}).get("kept_var_idx")
     if kept is not None:
         names = [n for i, n in enumerate(names) if i in kept]
     return names
@@ -106,6 +135,8 @@ def compile(fn, *example_args, target="cpu", path=None, stats=False, check=False
     the first output that differs, by how much, and the seed."""
     if check:
         refuse_device(target, "brt.compile(check=True)")
+        if has_symbolic_shapes(example_args):
+            raise ValueError("brt.compile(check=True) needs concrete shapes: check the executable at sizes of your choice")
     made_path = path is None
     path = compile_stablehlo(export_stablehlo(fn, *example_args), target=target, path=path, stats=stats)
     if check:

@@ -41,7 +41,7 @@ GPU = gpu_expected()
 # A build without CUDA has no CUDA provider to compile for or serve with.
 CUDA_PROVIDER = (BUILD / "lib" / "libbrt_provider_cuda.so").is_file()
 GOOD_MODELS = ("mlp", "minilm", "mlp_fixed", "mlp_any", "mlp_any_whole") + (("mlp_gpu",) if GPU else ()) + \
-    (("mlp_cuda",) if GPU and CUDA_PROVIDER else ())
+    (("mlp_as_cuda",) if CUDA_PROVIDER else ()) + (("mlp_cuda",) if GPU and CUDA_PROVIDER else ())
 
 
 def mlp_reference(x, seed):
@@ -89,8 +89,15 @@ def served(tmp_path_factory):
     # for CUDA (the backend loads the CUDA provider for it).
     serving_models.write_model(repo, "mlp_gpu", 1, mlp, "instance_group [{ kind: KIND_GPU }]\n")
     if CUDA_PROVIDER:
-        serving_models.write_model(repo, "mlp_cuda", 1, serving_models.compile_mlp(
-            work / "mlp_cuda.brtx", seed=0, batches=(1, 4), target="cuda"))
+        mlp_cuda = serving_models.compile_mlp(work / "mlp_cuda.brtx", seed=0, batches=(1, 4), target="cuda")
+        serving_models.write_model(repo, "mlp_cuda", 1, mlp_cuda)
+        # The provider parameter: the CPU provider alone for a CUDA executable;
+        # the CUDA provider first for a CPU one (which still runs on the CPU).
+        serving_models.write_model(repo, "mlp_cuda_as_cpu", 1, mlp_cuda,
+                                   'parameters { key: "provider" value: { string_value: "cpu" } }\n')
+        serving_models.write_model(repo, "mlp_as_cuda", 1, mlp,
+                                   'parameters { key: "provider" value: { string_value: "cuda" } }\n'
+                                   'parameters { key: "graph_capture" value: { string_value: "false" } }\n')
     # Verbose: the backend logs how each run bound its tensors.
     with TritonServer(repo, BUILD, poll=True, extra_args=["--log-verbose=1"]) as server:
         http = httpclient.InferenceServerClient(server.http_url, connection_timeout=TIMEOUT_S,
@@ -157,12 +164,23 @@ def test_config_is_completed_from_the_executable(served):
 
 def test_one_session_per_model_and_the_parameters_applied(served):
     """The model's two instances share the Session loaded once; 'threads'
-    reaches SessionOptions."""
+    reaches SessionOptions and 'provider' the providers loaded (with
+    'graph_capture' off, which CPU runs do not use)."""
     log = served["server"].log_text()
     assert log.count("model 'mlp' version 1 (model.brtx) loaded: 3 function(s)") == 1
     assert "Starting backend thread for mlp_0_0 " in log and "Starting backend thread for mlp_0_1 " in log
     assert "model 'mlp_fixed' version 1 (model.brtx) loaded: 1 function(s), max_batch_size 0, " \
            "providers cpu, threads 1" in log
+    if CUDA_PROVIDER:  # 'provider' picks the providers the Session loads
+        assert "model 'mlp_as_cuda' version 1 (model.brtx) loaded: 3 function(s), max_batch_size 8, " \
+               "providers cuda, cpu" in log
+        x = np.random.default_rng(11).standard_normal((2, 32)).astype(np.float32)
+        np.testing.assert_allclose(infer(served["grpc"], "mlp_as_cuda", {"x": x})[0], mlp_reference(x, 0),
+                                   rtol=1e-4, atol=1e-6)
+        refused = {m["name"]: m for m in served["http"].get_model_repository_index()}["mlp_cuda_as_cpu"]
+        assert refused["state"] == "UNAVAILABLE"
+        assert "model 'mlp_cuda_as_cpu' version 1 (model.brtx) failed to load: " in refused["reason"]
+        assert "lives on cuda, and no loaded provider can copy to it" in refused["reason"]
 
 
 @pytest.mark.parametrize("protocol", ["http", "grpc"])

@@ -1,0 +1,227 @@
+// Symbolic shapes, continued (see ImportSymbolic.cc): the sizes of each
+// dynamic result from its op's operands, and the dynamic ops brt imports as
+// static ones of symbolic size (real_dynamic_slice, dynamic_pad).
+#include <set>
+
+#include "import/Importer.h"
+
+namespace brt::bridge {
+
+using mlir::Operation;
+using mlir::Value;
+
+// The sizes of `op`'s result `k` (a type with dynamic dimensions), from its
+// operands' refined types and the followed sizes; nullopt if this op's rule
+// is unknown.
+std::optional<llvm::SmallVector<SymDim>> Importer::ResultSizes(Operation& op, unsigned k) {
+  const llvm::StringRef kind = op.getName().getStringRef().split('.').second;
+  auto type = mlir::cast<mlir::RankedTensorType>(op.getResult(k).getType());
+  auto shape = [&](unsigned i) { return SymbolicShape(op.getOperand(i).getType()); };
+  auto followed = [&](unsigned i) -> std::optional<llvm::SmallVector<SymDim>> {
+    auto it = shape_values_.find(op.getOperand(i));
+    if (it == shape_values_.end()) return std::nullopt;
+    return it->second;
+  };
+  if (kind == "dynamic_iota") return followed(0);
+  if (kind == "dynamic_broadcast_in_dim" || kind == "dynamic_reshape") return followed(1);
+  llvm::SmallVector<mlir::NamedAttribute> params;
+  if (!Params(op, params)) return std::nullopt;
+  auto ints = [&](llvm::StringRef name) { return IntsParam(params, name); };
+  llvm::SmallVector<SymDim> out;
+  if (kind == "dynamic_pad") {
+    auto in = shape(0);
+    auto lo = followed(2), hi = followed(3), interior = followed(4);
+    if (!in || !lo || !hi || !interior) return std::nullopt;
+    for (size_t d = 0; d < in->size(); ++d)
+      out.push_back((*lo)[d] + (*in)[d] + (*hi)[d] + (*interior)[d] * ((*in)[d] - 1));
+    return out;
+  }
+  if (kind == "real_dynamic_slice") {
+    auto start = followed(1), limit = followed(2), strides = followed(3);
+    if (!start || !limit || !strides || start->size() != limit->size() ||
+        strides->size() != limit->size())
+      return std::nullopt;
+    for (size_t d = 0; d < start->size(); ++d)
+      out.push_back(SymDim::CeilDiv((*limit)[d] - (*start)[d], (*strides)[d]));
+    return out;
+  }
+  if (kind == "transpose") {
+    auto in = shape(0);
+    if (!in) return std::nullopt;
+    for (int64_t p : ints("permutation")) out.push_back((*in)[p]);
+    return out;
+  }
+  if (kind == "dot_general") {
+    auto lhs = shape(0), rhs = shape(1);
+    if (!lhs || !rhs) return std::nullopt;
+    const auto lb = ints("lhs_batching_dimensions"), lc = ints("lhs_contracting_dimensions"),
+               rb = ints("rhs_batching_dimensions"), rc = ints("rhs_contracting_dimensions");
+    for (int64_t d : lb) out.push_back((*lhs)[d]);
+    for (int64_t d = 0; d < static_cast<int64_t>(lhs->size()); ++d)
+      if (!llvm::is_contained(lb, d) && !llvm::is_contained(lc, d)) out.push_back((*lhs)[d]);
+    for (int64_t d = 0; d < static_cast<int64_t>(rhs->size()); ++d)
+      if (!llvm::is_contained(rb, d) && !llvm::is_contained(rc, d)) out.push_back((*rhs)[d]);
+    return out;
+  }
+  if (kind == "reduce") {
+    auto in = shape(0);
+    if (!in) return std::nullopt;
+    const auto reduced = ints("dimensions");
+    for (int64_t d = 0; d < static_cast<int64_t>(in->size()); ++d)
+      if (!llvm::is_contained(reduced, d)) out.push_back((*in)[d]);
+    return out;
+  }
+  if (kind == "concatenate") {
+    const auto along = ints("dimension");
+    for (unsigned i = 0; i < op.getNumOperands(); ++i) {
+      auto in = shape(i);
+      if (!in || along.empty()) return std::nullopt;
+      if (i == 0)
+        out = *in;
+      else
+        out[along[0]] = out[along[0]] + (*in)[along[0]];
+    }
+    return out;
+  }
+  if (kind == "broadcast_in_dim") {
+    auto in = shape(0);
+    if (!in) return std::nullopt;
+    out.assign(type.getShape().begin(), type.getShape().end());
+    for (auto [i, d] : llvm::enumerate(ints("broadcast_dimensions"))) out[d] = (*in)[i];
+    return out;
+  }
+  if (kind == "pad") {
+    auto in = shape(0);
+    if (!in) return std::nullopt;
+    const auto lo = ints("edge_padding_low"), hi = ints("edge_padding_high"),
+               interior = ints("interior_padding");
+    if (lo.size() != in->size() || hi.size() != in->size() || interior.size() != in->size())
+      return std::nullopt;
+    for (size_t d = 0; d < in->size(); ++d)
+      out.push_back((*in)[d] + lo[d] + hi[d] + interior[d] * ((*in)[d] - 1));
+    return out;
+  }
+  if (kind == "reduce_window") {
+    auto in = shape(0);
+    if (!in) return std::nullopt;
+    const auto window = ints("window_dimensions"), strides = ints("window_strides"),
+               padding = ints("padding"), base = ints("base_dilations"),
+               dilations = ints("window_dilations");
+    auto at = [](const llvm::SmallVector<int64_t>& v, size_t i, int64_t missing) {
+      return i < v.size() ? v[i] : missing;
+    };
+    for (size_t d = 0; d < in->size(); ++d) {
+      const SymDim padded =
+          ((*in)[d] - 1) * at(base, d, 1) + 1 + at(padding, 2 * d, 0) + at(padding, 2 * d + 1, 0);
+      const int64_t extent = (at(window, d, 1) - 1) * at(dilations, d, 1) + 1;
+      out.push_back(SymDim::FloorDiv(padded - extent, at(strides, d, 1)) + 1);
+    }
+    return out;
+  }
+  // Shape-keeping ops (elementwise, select, sort, scatter, ...): an operand
+  // whose dimensions are dynamic where the result's are.
+  const std::set<llvm::StringRef> reshaping = {"reshape",
+                                               "slice",
+                                               "gather",
+                                               "dynamic_slice",
+                                               "convolution",
+                                               "iota",
+                                               "while",
+                                               "if",
+                                               "case",
+                                               "custom_call",
+                                               "dynamic_gather",
+                                               "dynamic_conv",
+                                               "rng_bit_generator",
+                                               "fft",
+                                               "select_and_scatter",
+                                               "all_gather",
+                                               "reduce_scatter",
+                                               "all_to_all",
+                                               "get_tuple_element",
+                                               "tuple",
+                                               "triangular_solve",
+                                               "cholesky",
+                                               "top_k"};
+  if (reshaping.count(kind)) return std::nullopt;
+  for (unsigned i = 0; i < op.getNumOperands(); ++i) {
+    auto operand = mlir::dyn_cast<mlir::RankedTensorType>(op.getOperand(i).getType());
+    if (!operand || operand.getShape() != type.getShape()) continue;
+    if (auto in = shape(i)) return in;
+  }
+  return std::nullopt;
+}
+
+// Gives each result of `op` whose type has dynamic dimensions the
+// expressions of its sizes.
+bool Importer::RefineResultTypes(Operation& op) {
+  for (unsigned k = 0; k < op.getNumResults(); ++k) {
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(op.getResult(k).getType());
+    if (!type || type.hasStaticShape()) continue;
+    std::optional<llvm::SmallVector<SymDim>> sizes = ResultSizes(op, k);
+    if (!sizes || sizes->size() != static_cast<size_t>(type.getRank()))
+      return Fail(op, "'" + op.getName().getStringRef().str() + "' with the dynamic result " +
+                          PrintedText(type) + ": brt cannot derive its symbolic sizes yet");
+    for (auto [d, size] : llvm::enumerate(type.getShape()))
+      if (!mlir::ShapedType::isDynamic(size) && (*sizes)[d].Constant() != size)
+        return Fail(op, "result " + std::to_string(k) + " dimension " + std::to_string(d) + " is " +
+                            std::to_string(size) + " in the program but " + (*sizes)[d].Text() +
+                            " by its operands");
+    op.getResult(k).setType(SymbolicTensorType(*sizes, type.getElementType()));
+  }
+  return true;
+}
+
+// real_dynamic_slice with constant starts and strides: a slice whose limit
+// on a dimension sliced to its end is -1 (the runtime's "to the end").
+bool Importer::ImportRealDynamicSlice(Operation& op, llvm::ArrayRef<Value> operands,
+                                      llvm::DenseMap<Value, Value>& map, int) {
+  auto sizes = [&](unsigned i) { return shape_values_.lookup(op.getOperand(i)); };
+  const llvm::SmallVector<SymDim> start = sizes(1), limit = sizes(2), strides = sizes(3);
+  auto in = SymbolicShape(op.getOperand(0).getType());
+  if (!in || start.size() != in->size() || limit.size() != in->size() ||
+      strides.size() != in->size())
+    return Fail(op, "real_dynamic_slice's bounds are not sizes brt can follow");
+  llvm::SmallVector<int64_t> first, last, step;
+  for (size_t d = 0; d < in->size(); ++d) {
+    const std::optional<int64_t> a = start[d].Constant(), z = limit[d].Constant(),
+                                 k = strides[d].Constant();
+    if (!a || !k || (!z && !(limit[d] == (*in)[d])))
+      return Fail(op, "real_dynamic_slice of dimension " + std::to_string(d) + " from " +
+                          start[d].Text() + " to " + limit[d].Text() + " by " + strides[d].Text() +
+                          ": brt slices a dynamic dimension only from a constant start to its "
+                          "end or to a constant limit");
+    first.push_back(*a);
+    last.push_back(z ? *z : -1);
+    step.push_back(*k);
+  }
+  map[op.getResult(0)] = Emit(op.getLoc(), op.getResult(0).getType(), "slice", {operands[0]},
+                              {b_.getNamedAttr("start_indices", b_.getDenseI64ArrayAttr(first)),
+                               b_.getNamedAttr("limit_indices", b_.getDenseI64ArrayAttr(last)),
+                               b_.getNamedAttr("strides", b_.getDenseI64ArrayAttr(step))});
+  return true;
+}
+
+// dynamic_pad without interior padding: the operand written at its low
+// padding into a broadcast of the padding value.
+bool Importer::ImportDynamicPad(Operation& op, llvm::ArrayRef<Value> operands,
+                                llvm::DenseMap<Value, Value>& map, int) {
+  auto sizes = [&](unsigned i) { return shape_values_.lookup(op.getOperand(i)); };
+  const llvm::SmallVector<SymDim> lo = sizes(2), hi = sizes(3), interior = sizes(4);
+  auto in = SymbolicShape(op.getOperand(0).getType());
+  if (!in || lo.size() != in->size() || hi.size() != in->size() || interior.size() != in->size())
+    return Fail(op, "dynamic_pad's paddings are not sizes brt can follow");
+  if (llvm::any_of(interior, [](const SymDim& d) { return d.Constant() != 0; }))
+    return Fail(op, "dynamic_pad with interior padding is not supported");
+  for (const SymDim& edge : llvm::concat<const SymDim>(lo, hi))
+    if (!edge.LowerBound() || *edge.LowerBound() < 0) constraints_.push_back(edge.Text() + " >= 0");
+  const mlir::Type type = op.getResult(0).getType();
+  Value filled = Emit(op.getLoc(), type, "broadcast_in_dim", {operands[1]},
+                      {b_.getNamedAttr("broadcast_dimensions", b_.getDenseI64ArrayAttr({}))});
+  llvm::SmallVector<Value> inputs = {filled, operands[0]};
+  for (const SymDim& start : lo) inputs.push_back(DimValue(op.getLoc(), start, b_.getI64Type()));
+  map[op.getResult(0)] = Emit(op.getLoc(), type, "dynamic_update_slice", inputs);
+  return true;
+}
+
+}  // namespace brt::bridge

@@ -1,0 +1,314 @@
+// Symbolic shapes (JAX shape polymorphism, `jax.export` with
+// `symbolic_shape`): the importer names each dynamic dimension of @main's
+// arguments, follows the integer arithmetic JAX writes on dimension sizes
+// (get_dimension_size, convert, reshape, concatenate, divide, ...) at
+// compile time instead of importing it, turns shape_assertion custom calls
+// into the function's constraints, and gives every dynamic result type the
+// expressions of its sizes (SymbolicDims.h).
+#include "import/Importer.h"
+
+namespace brt::bridge {
+
+using mlir::Operation;
+using mlir::Value;
+
+namespace {
+
+// The argument dimension a dimension size comes from: through converts, a
+// get_dimension_size of a block argument of `main`.
+std::optional<std::pair<unsigned, unsigned>> ArgumentDim(Value v, mlir::Block& main) {
+  Operation* def = v.getDefiningOp();
+  while (def && def->getName().getStringRef() == "stablehlo.convert")
+    def = def->getOperand(0).getDefiningOp();
+  if (!def || def->getName().getStringRef() != "stablehlo.get_dimension_size") return std::nullopt;
+  auto arg = mlir::dyn_cast<mlir::BlockArgument>(def->getOperand(0));
+  auto dim = AttrOrPropertyOf<mlir::IntegerAttr>(def, "dimension");
+  if (!arg || arg.getOwner() != &main || !dim) return std::nullopt;
+  return std::make_pair(arg.getArgNumber(), static_cast<unsigned>(dim.getInt()));
+}
+
+bool IsIdentifier(llvm::StringRef name) {
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+    return false;
+  return llvm::all_of(
+      name, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+const char* Relation(llvm::StringRef direction) {
+  if (direction == "EQ") return "==";
+  if (direction == "NE") return "!=";
+  if (direction == "GE") return ">=";
+  if (direction == "GT") return ">";
+  if (direction == "LE") return "<=";
+  if (direction == "LT") return "<";
+  return nullptr;
+}
+
+// lhs OP rhs decided from lower bounds (every symbol >= 1), or nullopt.
+std::optional<bool> Decide(const SymDim& lhs, llvm::StringRef direction, const SymDim& rhs) {
+  const std::optional<int64_t> up = (lhs - rhs).LowerBound(), down = (rhs - lhs).LowerBound();
+  auto at_least = [](std::optional<int64_t> bound, int64_t v) { return bound && *bound >= v; };
+  if (direction == "EQ" || direction == "NE") {
+    std::optional<bool> equal;
+    if (auto d = (lhs - rhs).Constant()) equal = *d == 0;
+    if (at_least(up, 1) || at_least(down, 1)) equal = false;
+    if (!equal) return std::nullopt;
+    return direction == "EQ" ? *equal : !*equal;
+  }
+  if (direction == "LE" || direction == "LT")
+    return Decide(rhs, direction == "LE" ? "GE" : "GT", lhs);
+  const int64_t margin = direction == "GE" ? 0 : 1;  // lhs - rhs >= margin
+  if (at_least(up, margin)) return true;
+  if (at_least(down, 1 - margin)) return false;
+  return std::nullopt;
+}
+
+}  // namespace
+
+// Symbols for @main's dynamic dimensions: the names JAX's exported wrapper
+// gives them (`jax.global_constant` on the arguments it passes the sizes
+// to), shared with a dimension that a shape assertion requires equal to a
+// named one; otherwise "<argument>_<dim>".
+bool Importer::NameMainSymbols(mlir::func::FuncOp main) {
+  mlir::Block& body = main.getBody().front();
+  std::map<std::pair<unsigned, unsigned>, std::string> names;
+  main.walk([&](Operation* op) {
+    if (op->getName().getStringRef() != "func.call") return;
+    auto ref = AttrOrPropertyOf<mlir::FlatSymbolRefAttr>(op, "callee");
+    auto callee = ref ? source_.lookupSymbol<mlir::func::FuncOp>(ref.getValue()) : nullptr;
+    for (unsigned k = 0; callee && k < op->getNumOperands() && k < callee.getNumArguments(); ++k) {
+      auto name = callee.getArgAttrOfType<mlir::StringAttr>(k, "jax.global_constant");
+      auto dim = ArgumentDim(op->getOperand(k), body);
+      if (name && dim && IsIdentifier(name.getValue())) names.emplace(*dim, name.str());
+    }
+  });
+  main.walk([&](Operation* op) {
+    auto target = AttrOrPropertyOf<mlir::StringAttr>(op, "call_target_name");
+    if (!target || target.getValue() != "shape_assertion" || op->getNumOperands() == 0) return;
+    Operation* compare = op->getOperand(0).getDefiningOp();
+    if (!compare || compare->getName().getStringRef() != "stablehlo.compare" ||
+        CompareDirection(compare) != "EQ")
+      return;
+    auto a = ArgumentDim(compare->getOperand(0), body),
+         b = ArgumentDim(compare->getOperand(1), body);
+    if (!a || !b) return;
+    if (names.count(*a) && !names.count(*b)) names[*b] = names[*a];
+    if (names.count(*b) && !names.count(*a)) names[*a] = names[*b];
+  });
+  for (mlir::BlockArgument arg : body.getArguments()) {
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(arg.getType());
+    if (!type || type.hasStaticShape()) continue;
+    if (type.getEncoding()) return Fail(*main, "argument types with an encoding are not supported");
+    llvm::SmallVector<SymDim> dims;
+    for (auto [d, size] : llvm::enumerate(type.getShape())) {
+      if (!mlir::ShapedType::isDynamic(size)) {
+        dims.push_back(size);
+        continue;
+      }
+      auto named = names.find({arg.getArgNumber(), static_cast<unsigned>(d)});
+      const std::string symbol = named != names.end() ? named->second
+                                                      : "arg" + std::to_string(arg.getArgNumber()) +
+                                                            "_" + std::to_string(d);
+      // What the importer assumes when it decides conditions on sizes, and
+      // what JAX's own shape assertions check.
+      constraints_.push_back(symbol + " >= 1");
+      dims.push_back(SymDim::Symbol(symbol));
+    }
+    arg.setType(SymbolicTensorType(dims, type.getElementType()));
+  }
+  return true;
+}
+
+// 1: `op` is arithmetic on dimension sizes, followed here and not imported;
+// 0: import it (a constant is both: followed and imported); -1: an error.
+int Importer::FollowShapeOp(Operation& op) {
+  const llvm::StringRef name = op.getName().getStringRef();
+  auto known = [&](Value v) -> const llvm::SmallVector<SymDim>* {
+    auto it = shape_values_.find(v);
+    return it == shape_values_.end() ? nullptr : &it->second;
+  };
+  if (name == "stablehlo.get_dimension_size") {
+    auto dim = AttrOrPropertyOf<mlir::IntegerAttr>(&op, "dimension");
+    std::optional<llvm::SmallVector<SymDim>> shape = SymbolicShape(op.getOperand(0).getType());
+    if (!dim || !shape || dim.getInt() < 0 || dim.getInt() >= static_cast<int64_t>(shape->size()))
+      return Fail(op, "get_dimension_size of a dimension whose size is unknown"), -1;
+    shape_values_[op.getResult(0)] = {(*shape)[dim.getInt()]};
+    return 1;
+  }
+  auto target = AttrOrPropertyOf<mlir::StringAttr>(&op, "call_target_name");
+  if (target && target.getValue() == "shape_assertion") {
+    if (op.getNumOperands() == 0) return Fail(op, "shape_assertion without a predicate"), -1;
+    Value predicate = op.getOperand(0);
+    auto message = AttrOrPropertyOf<mlir::StringAttr>(&op, "error_message");
+    // Recorded even where it holds for symbols >= 1: that is what it checks.
+    const auto* decided = known(predicate);
+    if (decided && (*decided)[0].Constant() == 0)
+      return Fail(op, "this shape assertion always fails: " +
+                          (message ? message.str() : std::string("(no message)"))),
+             -1;
+    auto relation = relations_.find(predicate);
+    if (relation != relations_.end()) constraints_.push_back(relation->second);
+    if (relation == relations_.end() && !decided)
+      return Fail(op, "a shape assertion on a condition brt cannot express"), -1;
+    return 1;
+  }
+  if (op.getNumResults() != 1 || op.getNumRegions() != 0 ||
+      !(name.starts_with("stablehlo.") || name == "arith.constant"))
+    return 0;
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(op.getResult(0).getType());
+  if (!type || !type.hasStaticShape() || type.getRank() > 1 || type.getNumElements() > 64 ||
+      !mlir::isa<mlir::IntegerType>(type.getElementType()))
+    return 0;
+  if (name == "stablehlo.constant" || name == "arith.constant") {
+    auto value = AttrOrPropertyOf<mlir::DenseIntElementsAttr>(&op, "value");
+    if (!value) return 0;
+    llvm::SmallVector<SymDim> values;
+    for (const llvm::APInt& v : value.getValues<llvm::APInt>())
+      values.push_back(type.getElementType().isUnsignedInteger() || v.getBitWidth() == 1
+                           ? static_cast<int64_t>(v.getZExtValue())
+                           : v.getSExtValue());
+    shape_values_[op.getResult(0)] = values;
+    return 0;
+  }
+  llvm::SmallVector<const llvm::SmallVector<SymDim>*> in;
+  bool any_followed = false;
+  for (Value v : op.getOperands()) {
+    in.push_back(known(v));
+    if (!in.back() && !relations_.count(v)) return 0;
+    any_followed = any_followed || !in.back() ||
+                   llvm::any_of(*in.back(), [](const SymDim& d) { return !d.Constant(); });
+  }
+  // Sizes computed from constants alone are imported too (and folded).
+  std::string why = FollowShapeArithmetic(op, in, type);
+  if (why.empty()) return any_followed ? 1 : 0;
+  if (!any_followed) return 0;
+  return Fail(op, "a computation on dimension sizes brt cannot follow: " + why), -1;
+}
+
+// The sizes `op` computes from its operands' (`in`; null for an undecided
+// condition) into shape_values_ (or relations_); "" or why it cannot.
+std::string Importer::FollowShapeArithmetic(Operation& op,
+                                            llvm::ArrayRef<const llvm::SmallVector<SymDim>*> in,
+                                            mlir::RankedTensorType type) {
+  auto cannot = [](const std::string& why) { return why; };
+  auto scalar = [&](unsigned i) -> std::optional<SymDim> {
+    if (!in[i] || in[i]->size() != 1) return std::nullopt;
+    return (*in[i])[0];
+  };
+  llvm::SmallVector<SymDim> out;
+  const llvm::StringRef kind = op.getName().getStringRef().split('.').second;
+  if (kind == "convert" || kind == "reshape") {
+    if (!in[0] || static_cast<int64_t>(in[0]->size()) != type.getNumElements())
+      return cannot(kind.str() + " changes the number of sizes");
+    out = *in[0];
+  } else if (kind == "broadcast_in_dim") {
+    if (!scalar(0)) return cannot("broadcast of several sizes");
+    out.assign(type.getNumElements(), *scalar(0));
+  } else if (kind == "concatenate") {
+    for (const auto* v : in) {
+      if (!v) return cannot("concatenate of a condition");
+      out.append(v->begin(), v->end());
+    }
+  } else if (kind == "slice") {
+    if (!in[0]) return cannot("slice of a condition");
+    llvm::SmallVector<mlir::NamedAttribute> params;
+    if (!Params(op, params)) return error_;
+    const llvm::SmallVector<int64_t> start = IntsParam(params, "start_indices"),
+                                     stride = IntsParam(params, "strides");
+    if (start.size() != 1) return cannot("slice without a start");
+    for (int64_t i = 0; i < type.getNumElements(); ++i) {
+      const size_t at = static_cast<size_t>(start[0] + i * (stride.empty() ? 1 : stride[0]));
+      if (at >= in[0]->size()) return cannot("slice out of range");
+      out.push_back((*in[0])[at]);
+    }
+  } else if (kind == "compare") {
+    const std::string direction = CompareDirection(&op);
+    std::optional<SymDim> a = scalar(0), b = scalar(1);
+    const char* relation = Relation(direction);
+    if (!a || !b || !relation) return cannot("compare " + direction);
+    relations_[op.getResult(0)] = a->Text() + " " + relation + " " + b->Text();
+    if (std::optional<bool> decided = Decide(*a, direction, *b)) out.push_back(*decided ? 1 : 0);
+  } else if (kind == "and" || kind == "or") {
+    std::optional<SymDim> a = scalar(0), b = scalar(1);
+    const int64_t absorbing = kind == "and" ? 0 : 1;
+    if ((a && a->Constant() == absorbing) || (b && b->Constant() == absorbing))
+      out.push_back(absorbing);
+    else if (a && b && a->Constant() && b->Constant())
+      out.push_back(1 - absorbing);
+    else
+      return cannot(kind.str() + " of conditions brt cannot decide at compile time");
+  } else if (kind == "select") {
+    std::optional<SymDim> p = scalar(0);
+    if (!p || !p->Constant()) return cannot("select on a condition brt cannot decide");
+    if (!in[*p->Constant() ? 1 : 2]) return "select of a value that is not a size";
+    out = *in[*p->Constant() ? 1 : 2];
+  } else {
+    std::optional<SymDim> a = scalar(0), b = in.size() > 1 ? scalar(1) : std::nullopt;
+    if (!a || (in.size() > 1 && !b)) return cannot(kind.str() + " of several sizes");
+    const std::optional<int64_t> lower = a->LowerBound(),
+                                 divisor = b ? b->Constant() : std::nullopt;
+    const bool nonnegative_by_positive = lower && *lower >= 0 && divisor && *divisor > 0;
+    if (kind == "add")
+      out.push_back(*a + *b);
+    else if (kind == "subtract")
+      out.push_back(*a - *b);
+    else if (kind == "multiply")
+      out.push_back(*a * *b);
+    else if (kind == "negate")
+      out.push_back(SymDim(0) - *a);
+    else if (kind == "maximum")
+      out.push_back(SymDim::Max(*a, *b));
+    else if (kind == "minimum")
+      out.push_back(SymDim::Min(*a, *b));
+    else if (kind == "divide" && nonnegative_by_positive)
+      out.push_back(SymDim::FloorDiv(*a, *b));
+    else if (kind == "remainder" && nonnegative_by_positive)
+      out.push_back(SymDim::Mod(*a, *b));
+    else if (kind == "sign" && lower && *lower >= 1)
+      out.push_back(1);
+    else if (kind == "abs" && lower && *lower >= 0)
+      out.push_back(*a);
+    else
+      return cannot(kind.str() + " of " + a->Text() + (b ? ", " + b->Text() : ""));
+  }
+  if (!out.empty()) shape_values_[op.getResult(0)] = out;
+  return "";
+}
+
+// A dimension size's value at run time, as a scalar of `element`: the sum of
+// a broadcast of ones to that many elements. A size brt cannot show to be
+// non-negative becomes a constraint checked when the inputs are bound.
+Value Importer::DimValue(mlir::Location loc, const SymDim& size, mlir::Type element) {
+  Elementwise scalars(b_, loc, {});
+  if (std::optional<int64_t> c = size.Constant()) return scalars.IntConstant(element, *c);
+  if (!size.LowerBound() || *size.LowerBound() < 0) constraints_.push_back(size.Text() + " >= 0");
+  Value ones = Emit(loc, SymbolicTensorType({size}, element), "broadcast_in_dim",
+                    {scalars.IntConstant(element, 1)},
+                    {b_.getNamedAttr("broadcast_dimensions", b_.getDenseI64ArrayAttr({}))});
+  return Emit(loc, mlir::RankedTensorType::get({}, element), "reduce",
+              {ones, scalars.IntConstant(element, 0)},
+              {b_.getNamedAttr("dimensions", b_.getDenseI64ArrayAttr({0})),
+               b_.getNamedAttr("reducer", b_.getStringAttr("add"))});
+}
+
+// A followed size (or list of sizes) that an op reads as data.
+Value Importer::MaterializeShapeValue(Operation& user, Value source) {
+  auto type = mlir::cast<mlir::RankedTensorType>(source.getType());
+  const mlir::Type element = type.getElementType();
+  if (!shape_values_.count(source)) {
+    Fail(user, "reads the condition '" + relations_.lookup(source) +
+                   "' as data, which brt does not compute at run time");
+    return nullptr;
+  }
+  llvm::SmallVector<Value> parts;
+  for (const SymDim& v : shape_values_.lookup(source))
+    parts.push_back(DimValue(user.getLoc(), v, element));
+  if (type.getRank() == 0) return parts[0];
+  auto one = mlir::RankedTensorType::get({1}, element);
+  for (Value& p : parts) p = Emit(user.getLoc(), one, "reshape", {p});
+  return parts.size() == 1 ? parts[0]
+                           : Emit(user.getLoc(), type, "concatenate", parts,
+                                  {b_.getNamedAttr("dimension", b_.getI64IntegerAttr(0))});
+}
+
+}  // namespace brt::bridge
