@@ -330,11 +330,11 @@ def test_bad_inputs_give_one_clear_line(have_compiler, tmp_path):
                   '  %0 = "stablehlo.negate"(%a) : (tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN>\n'
                   '  "func.return"(%0) : (tensor<2xf8E4M3FN>) -> ()\n}) : () -> ()\n}) : () -> ()\n',
                   "unsupported element type f8E4M3FN"),
-        "dynamic": ('"builtin.module"() ({\n"func.func"() <{function_type = (tensor<?xf32>) -> tensor<?xf32>, '
+        "dynamic": ('"builtin.module"() ({\n"func.func"() <{function_type = (tensor<?xf32>) -> tensor<?x1xf32>, '
                     'sym_name = "main"}> ({\n^bb0(%a: tensor<?xf32>):\n'
-                    '  %0 = "stablehlo.negate"(%a) : (tensor<?xf32>) -> tensor<?xf32>\n'
-                    '  "func.return"(%0) : (tensor<?xf32>) -> ()\n}) : () -> ()\n}) : () -> ()\n',
-                    "dynamic shape tensor<?xf32>"),
+                    '  %0 = "stablehlo.reshape"(%a) : (tensor<?xf32>) -> tensor<?x1xf32>\n'
+                    '  "func.return"(%0) : (tensor<?x1xf32>) -> ()\n}) : () -> ()\n}) : () -> ()\n',
+                    "'stablehlo.reshape' with the dynamic result tensor<?x1xf32>: brt cannot derive"),
         "custom_call": ('"builtin.module"() ({\n"func.func"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, '
                         'sym_name = "main"}> ({\n^bb0(%a: tensor<2xf32>):\n'
                         '  %0 = "stablehlo.custom_call"(%a) <{call_target_name = "my_kernel"}> : '
