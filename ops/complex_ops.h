@@ -73,6 +73,20 @@ BRT_HD inline bool ComplexLess(Z a, Z b) {
   return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
 }
 
+// log(exp(a) + exp(b)) as jnp.logaddexp computes it on complex numbers: with
+// m the larger of a and b (ComplexLess), m + log1p(exp(a + b - 2m)), its
+// imaginary part brought into [-pi, pi) (the principal logarithm's range).
+template <typename Z>
+BRT_HD inline Z ComplexLogAddExp(Z a, Z b) {
+  using T = typename Z::value_type;
+  const Z m = ComplexLess(a, b) ? b : a;
+  const Z sum = m + ComplexLog1p(exp(a + b - m * T(2)));
+  const T pi = T(3.14159265358979323846);
+  T angle = std::fmod(sum.imag() + pi, 2 * pi);
+  if (angle < 0) angle += 2 * pi;
+  return Z(sum.real(), angle - pi);
+}
+
 // Defined for every op whose domain takes complex values (brt/ops.def).
 template <Unary OP, typename Z>
 BRT_HD inline Z ComplexUnary(Z z) {

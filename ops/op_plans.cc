@@ -280,6 +280,11 @@ SortPlan PlanSort(const OpInfo& op) {
   for (size_t k = 0; k < keys.size(); k += 3) {
     op.Require(keys[k] >= 0 && keys[k] < static_cast<int64_t>(op.in.size()),
                "key " + std::to_string(keys[k]) + " names no operand");
+    const int32_t key_dtype = op.in[keys[k]].dtype;
+    op.Require(key_dtype != BRT_DTYPE_C64 && key_dtype != BRT_DTYPE_C128,
+               "key " + std::to_string(keys[k]) + " is " + DTypeName(key_dtype) +
+                   ": a complex operand is sorted by its real and imaginary parts as keys of "
+                   "their own");
     p.keys.push_back({static_cast<int>(keys[k]), keys[k + 1] != 0, keys[k + 2] != 0});
   }
   for (int d = 0; d < rank; ++d)

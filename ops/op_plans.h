@@ -83,7 +83,8 @@ ReducePrecisionPlan PlanReducePrecision(const OpInfo& op);
 // sort (brt/ops.def): every operand is outer x size x inner elements around
 // `dimension`, and each of its outer * inner lines of `size` elements (at
 // stride inner) is reordered by the stable sort of its keys' lines: `key`,
-// then the tie_keys, lexicographically.
+// then the tie_keys, lexicographically. Keys are real; the other operands
+// may be complex.
 struct SortKeyOrder {
   int operand = 0;
   bool descending = false, total_order = false;
@@ -230,8 +231,13 @@ struct ScatterPlan : IndexPlan {
 ScatterPlan PlanScatter(const OpInfo& op);
 
 bool ParseReducer(const std::string& name, Reducer* r);
-// and/or need integers or i1; the others need a number or i1.
+// and/or/xor need integers or i1, logaddexp floats or complex numbers; the
+// others need a number or i1.
 bool ReducerDefinedFor(Reducer r, int32_t dtype);
+// Whether scatter combines by r (add, mul, max, min).
+constexpr bool IsScatterReducer(Reducer r) {
+  return r == Reducer::kAdd || r == Reducer::kMul || r == Reducer::kMax || r == Reducer::kMin;
+}
 
 // reduce(operand, init): the operand's dims collapsed into runs that are all
 // kept or all reduced; ostr is the result stride of each run (0: reduced).

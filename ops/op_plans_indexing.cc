@@ -133,8 +133,7 @@ ScatterPlan PlanScatter(const OpInfo& op) {
   const std::string& mode = attrs.mode;
   ScatterPlan p;
   p.replace = mode == "replace";
-  op.Require(p.replace || (ParseReducer(mode, &p.reducer) && p.reducer != Reducer::kAnd &&
-                           p.reducer != Reducer::kOr),
+  op.Require(p.replace || (ParseReducer(mode, &p.reducer) && IsScatterReducer(p.reducer)),
              "mode '" + mode + "' is not replace, add, mul, max or min");
   const std::vector<int64_t>& window_dims = attrs.update_window_dims;
   const std::vector<int64_t>& inserted = attrs.inserted_window_dims;
@@ -176,15 +175,20 @@ ScatterPlan PlanScatter(const OpInfo& op) {
 
 bool ParseReducer(const std::string& name, Reducer* r) {
   static const std::pair<const char*, Reducer> kNames[] = {
-      {"add", Reducer::kAdd}, {"mul", Reducer::kMul}, {"max", Reducer::kMax},
-      {"min", Reducer::kMin}, {"and", Reducer::kAnd}, {"or", Reducer::kOr}};
+      {"add", Reducer::kAdd}, {"mul", Reducer::kMul},
+      {"max", Reducer::kMax}, {"min", Reducer::kMin},
+      {"and", Reducer::kAnd}, {"or", Reducer::kOr},
+      {"xor", Reducer::kXor}, {"logaddexp", Reducer::kLogAddExp}};
   for (auto [n, v] : kNames)
     if (name == n) return *r = v, true;
   return false;
 }
 
 bool ReducerDefinedFor(Reducer r, int32_t dtype) {
-  return IsInteger(dtype) || dtype == BRT_DTYPE_I1 || (r != Reducer::kAnd && r != Reducer::kOr);
+  if (r == Reducer::kLogAddExp)
+    return IsFloat(dtype) || dtype == BRT_DTYPE_C64 || dtype == BRT_DTYPE_C128;
+  return IsInteger(dtype) || dtype == BRT_DTYPE_I1 ||
+         (r != Reducer::kAnd && r != Reducer::kOr && r != Reducer::kXor);
 }
 
 ReducePlan PlanReduce(const OpInfo& op) {
@@ -199,7 +203,7 @@ ReducePlan PlanReduce(const OpInfo& op) {
   ReducePlan p;
   const std::string& name = attrs.reducer;
   op.Require(ParseReducer(name, &p.reducer),
-             "reducer '" + name + "' is not add, mul, max, min, and or or");
+             "reducer '" + name + "' is not add, mul, max, min, and, or, xor or logaddexp");
   if (!ReducerDefinedFor(p.reducer, in.dtype))
     throw UnsupportedError("reduce: reducer '" + name + "' is not defined for " +
                            DTypeName(in.dtype));
@@ -291,7 +295,7 @@ ReduceWindowPlan PlanReduceWindow(const OpInfo& op) {
   ReduceWindowPlan p = PlanWindows(op, attrs, in, op.out[0], "result");
   const std::string& name = attrs.reducer;
   op.Require(ParseReducer(name, &p.reducer),
-             "reducer '" + name + "' is not add, mul, max, min, and or or");
+             "reducer '" + name + "' is not add, mul, max, min, and, or, xor or logaddexp");
   if (!ReducerDefinedFor(p.reducer, in.dtype))
     throw UnsupportedError("reduce_window: reducer '" + name + "' is not defined for " +
                            DTypeName(in.dtype));

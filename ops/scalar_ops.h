@@ -425,10 +425,11 @@ BRT_HD inline C Activate(Activation a, C x) {
   return x;
 }
 
-// The reducers of reduce and reduce_window; and/or take integers or i1.
-enum class Reducer { kAdd, kMul, kMax, kMin, kAnd, kOr };
+// The reducers of reduce and reduce_window; and/or/xor take integers or i1,
+// logaddexp floats and complex numbers.
+enum class Reducer { kAdd, kMul, kMax, kMin, kAnd, kOr, kXor, kLogAddExp };
 
-// The elementwise op a reducer combines with.
+// The elementwise op a reducer combines with (logaddexp has none: LogAddExp).
 constexpr Binary ReducerOp(Reducer r) {
   switch (r) {
     case Reducer::kAdd:
@@ -441,7 +442,10 @@ constexpr Binary ReducerOp(Reducer r) {
       return Binary::kMin;
     case Reducer::kAnd:
       return Binary::kAnd;
+    case Reducer::kXor:
+      return Binary::kXor;
     case Reducer::kOr:
+    case Reducer::kLogAddExp:
       break;
   }
   return Binary::kOr;
@@ -462,21 +466,41 @@ decltype(auto) WithReducer(Reducer r, F&& f) {
       return f(std::integral_constant<Reducer, Reducer::kMin>{});
     case Reducer::kAnd:
       return f(std::integral_constant<Reducer, Reducer::kAnd>{});
+    case Reducer::kXor:
+      return f(std::integral_constant<Reducer, Reducer::kXor>{});
+    case Reducer::kLogAddExp:
+      return f(std::integral_constant<Reducer, Reducer::kLogAddExp>{});
     case Reducer::kOr:
       break;
   }
   return f(std::integral_constant<Reducer, Reducer::kOr>{});
 }
 
+// log(exp(a) + exp(b)) as jnp.logaddexp computes it (lax.cumlogsumexp's
+// reducer): max(a, b) + log1p(exp(-|a - b|)), which neither overflows nor
+// loses a small term; a + b where a - b is NaN (a NaN, or two infinities of
+// one sign). Complex numbers: ComplexLogAddExp. Integers are refused in
+// Prepare (ReducerDefinedFor).
+template <typename C>
+BRT_HD inline C LogAddExp(C a, C b) {
+  if constexpr (kIsComplex<C>) {
+    return ComplexLogAddExp(a, b);
+  } else if constexpr (kIsFloat<C>) {
+    const C d = a - b;
+    if (d != d) return a + b;
+    return (a > b ? a : b) + std::log1p(std::exp(-std::fabs(d)));
+  } else {
+    return a;
+  }
+}
+
+// On i1 (ApplyBinary), add and max reduce as or, mul and min as and, xor as !=.
 template <Reducer R, typename C>
 BRT_HD inline C Combine(C a, C b) {
-  // On i1, add reduces as or and multiply as and.
-  if constexpr (std::is_same_v<C, bool>) {
-    if constexpr (R == Reducer::kAnd || R == Reducer::kMin || R == Reducer::kMul) return a && b;
-    return a || b;
-  } else {
-    return ApplyBinary<ReducerOp(R), C>(a, b);  // and/or are refused for floats in Prepare
-  }
+  if constexpr (R == Reducer::kLogAddExp)
+    return LogAddExp(a, b);
+  else
+    return ApplyBinary<ReducerOp(R), C>(a, b);  // and/or/xor are refused for floats in Prepare
 }
 
 template <typename C>
@@ -494,6 +518,10 @@ BRT_HD inline C CombineAt(Reducer r, C a, C b) {
       return Combine<Reducer::kAnd, C>(a, b);
     case Reducer::kOr:
       return Combine<Reducer::kOr, C>(a, b);
+    case Reducer::kXor:
+      return Combine<Reducer::kXor, C>(a, b);
+    case Reducer::kLogAddExp:
+      return Combine<Reducer::kLogAddExp, C>(a, b);
   }
   return a;
 }

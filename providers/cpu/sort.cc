@@ -1,4 +1,5 @@
-// sort (ops/op_plans.h: SortPlan): each line's values of every key become
+// sort (ops/op_plans.h: SortPlan): each line's values of every key (real:
+// the importer sorts complex numbers by their parts) become
 // unsigned integers in the order asked for (SortKey, ops/scalar_ops.h;
 // complemented for a descending key), a permutation is stable-sorted by them
 // lexicographically, and every operand's line is gathered through it. Lines
@@ -81,7 +82,7 @@ class SortKernel final : public CpuKernel {
 }  // namespace
 
 void RegisterSort(std::vector<KernelDef>& defs) {
-  defs.push_back({"sort", kAllTypes, &Make<SortKernel>});
+  defs.push_back({"sort", kEveryType, &Make<SortKernel>});
 }
 
 }  // namespace brt::cpu

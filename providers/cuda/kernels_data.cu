@@ -484,7 +484,7 @@ cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool replace, 
     }
     ops::WithReducer(reducer, [&](auto r) {
       constexpr Reducer R = decltype(r)::value;
-      if constexpr (R == Reducer::kAnd || R == Reducer::kOr) {
+      if constexpr (!ops::IsScatterReducer(R)) {
         status = cudaErrorInvalidValue;  // refused by PlanScatter
       } else {
         status = WithByteSpan<R, T>(

@@ -68,6 +68,7 @@ __device__ C Identity(Reducer r) {
     switch (r) {
       case Reducer::kAdd:
       case Reducer::kOr:
+      case Reducer::kXor:
         return C(0);
       case Reducer::kMul:
         return C(1);
@@ -75,6 +76,8 @@ __device__ C Identity(Reducer r) {
         return C(~0ll);
       case Reducer::kMax:
         return ops::kIsFloat<C> ? C(-INFINITY) : std::numeric_limits<C>::lowest();
+      case Reducer::kLogAddExp:  // floats only (ReducerDefinedFor)
+        return C(-INFINITY);
       case Reducer::kMin:
         return ops::kIsFloat<C> ? C(INFINITY) : std::numeric_limits<C>::max();
     }

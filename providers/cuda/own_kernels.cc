@@ -563,7 +563,7 @@ std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
   t.push_back({"concatenate", kEveryType, &Make<ConcatenateKernel>});
   t.push_back({"pad", kEveryType, &Make<PadKernel>});
   t.push_back({"iota", kNumeric, &Make<IotaKernel>});
-  t.push_back({"sort", kAll, &Make<SortKernel>});
+  t.push_back({"sort", kEveryType, &Make<SortKernel>});
   t.push_back({"rng_bit_generator", {BRT_DTYPE_U64}, &Make<RngBitGeneratorKernel>});
   t.push_back({"dynamic_slice", kEveryType, &Make<DynamicSliceKernel>});
   t.push_back({"dynamic_update_slice", kEveryType, &Make<DynamicSliceKernel>});
