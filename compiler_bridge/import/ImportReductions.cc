@@ -2,6 +2,7 @@
 #include "import/Importer.h"
 
 #include "import/OpaqueAttrs.h"
+#include "import/ScalarBody.h"
 #include "llvm/ADT/StringExtras.h"
 #include "ops/scalar_ops.h"
 
@@ -15,7 +16,27 @@ namespace {
 // The body ops reduce and reduce_window take by name, and their names.
 constexpr std::pair<const char*, const char*> kReducers[] = {
     {"stablehlo.add", "add"},     {"stablehlo.multiply", "mul"}, {"stablehlo.maximum", "max"},
-    {"stablehlo.minimum", "min"}, {"stablehlo.and", "and"},      {"stablehlo.or", "or"}};
+    {"stablehlo.minimum", "min"}, {"stablehlo.and", "and"},      {"stablehlo.or", "or"},
+    {"stablehlo.xor", "xor"}};
+
+// The reducer that result k of a reduce body over n operands (arguments: the
+// n accumulators, then the n values) computes from accumulator k and value
+// k: one op of kReducers of the two, in either order, or one JAX writes out
+// of several ops (ProbedReducer); "" where neither.
+std::string BodyReducer(mlir::Block& body, size_t k, size_t n) {
+  Operation* ret = body.getTerminator();
+  if (body.getNumArguments() != 2 * n || !ret || ret->getNumOperands() != n) return "";
+  const Value acc = body.getArgument(k), value = body.getArgument(n + k);
+  if (Operation* combine = ret->getOperand(k).getDefiningOp();
+      combine && combine->getNumOperands() == 2) {
+    const Value a = combine->getOperand(0), b = combine->getOperand(1);
+    auto named = llvm::find_if(
+        kReducers, [&](const auto& r) { return combine->getName().getStringRef() == r.first; });
+    if (((a == acc && b == value) || (a == value && b == acc)) && named != std::end(kReducers))
+      return named->second;
+  }
+  return ProbedReducer(body, mlir::getElementTypeOrSelf(acc.getType()), k, n);
+}
 
 }  // namespace
 
@@ -29,51 +50,45 @@ bool Importer::Reducer(Operation& op, llvm::StringRef kind,
   if (op.getNumRegions() != 1 || op.getRegion(0).getBlocks().size() != 1)
     return Fail(op, kind.str() + " needs exactly one body block");
   mlir::Block& body = op.getRegion(0).front();
-  llvm::SmallVector<Operation*> ops;
-  for (Operation& inner : body) ops.push_back(&inner);
-  auto name_of = [](Operation* o) { return o->getName().getStringRef(); };
+  const std::string reducer = BodyReducer(body, 0, 1);
+  // The reducers scatter and the collectives combine by.
+  const bool combines = llvm::is_contained({"add", "mul", "max", "min"}, reducer);
   if (kind == "scatter") {
-    // replace: return the update; otherwise return op(old, update) (either
-    // order: add, multiply, maximum and minimum are commutative).
-    if (ops.size() == 1 && ops[0]->getNumOperands() == 1 &&
-        ops[0]->getOperand(0) == body.getArgument(1)) {
+    // replace: return the update; the old value minus the update; otherwise
+    // a reducer of the old value and the update.
+    if (body.getNumArguments() != 2) return Fail(op, "scatter's body needs two arguments");
+    Operation& first = body.front();
+    const Value old = body.getArgument(0), update = body.getArgument(1);
+    if (body.getOperations().size() == 1 && first.getNumOperands() == 1 &&
+        first.getOperand(0) == update) {
       params.push_back(b_.getNamedAttr("mode", b_.getStringAttr("replace")));
       return true;
     }
-    static const std::pair<const char*, const char*> kCombiners[] = {{"stablehlo.add", "add"},
-                                                                     {"stablehlo.multiply", "mul"},
-                                                                     {"stablehlo.maximum", "max"},
-                                                                     {"stablehlo.minimum", "min"}};
-    if (ops.size() == 2 && ops[0]->getNumOperands() == 2 && ops[0]->getNumResults() == 1 &&
-        ops[1]->getNumOperands() == 1 && ops[1]->getOperand(0) == ops[0]->getResult(0) &&
-        body.getNumArguments() == 2) {
-      const Value a = ops[0]->getOperand(0), b = ops[0]->getOperand(1);
-      const Value old = body.getArgument(0), update = body.getArgument(1);
-      if (name_of(ops[0]) == "stablehlo.subtract" && a == old && b == update && operands) {
-        (*operands)[2] = Emit(op.getLoc(), (*operands)[2].getType(), "negate", (*operands)[2]);
-        params.push_back(b_.getNamedAttr("mode", b_.getStringAttr("add")));
-        return true;
-      }
-      if ((a == old && b == update) || (a == update && b == old))
-        for (auto [name, mode] : kCombiners)
-          if (name_of(ops[0]) == name) {
-            params.push_back(b_.getNamedAttr("mode", b_.getStringAttr(mode)));
-            return true;
-          }
+    if (body.getOperations().size() == 2 &&
+        first.getName().getStringRef() == "stablehlo.subtract" && first.getOperand(0) == old &&
+        first.getOperand(1) == update &&
+        body.getTerminator()->getOperand(0) == first.getResult(0) && operands) {
+      (*operands)[2] = Emit(op.getLoc(), (*operands)[2].getType(), "negate", (*operands)[2]);
+      params.push_back(b_.getNamedAttr("mode", b_.getStringAttr("add")));
+      return true;
     }
-    return Fail(op,
-                "scatter computations other than replace, add, multiply, maximum and minimum of "
-                "the old value and the update, and the old value minus the update, are not "
-                "supported");
+    if (!combines)
+      return Fail(op,
+                  "scatter computations other than replace, add, multiply, maximum and minimum "
+                  "of the old value and the update, and the old value minus the update, are not "
+                  "supported");
+    params.push_back(b_.getNamedAttr("mode", b_.getStringAttr(reducer)));
+    return true;
   }
-  if (ops.size() == 2 && ops[0]->getNumOperands() == 2 &&
-      ops[0]->getOperand(0) == body.getArgument(0) && ops[0]->getOperand(1) == body.getArgument(1))
-    for (auto [name, reducer] : kReducers)
-      if (name_of(ops[0]) == name) {
-        params.push_back(b_.getNamedAttr("reducer", b_.getStringAttr(reducer)));
-        return true;
-      }
-  return Fail(op, kind.str() + " body is not a single add/multiply/maximum/minimum/and/or");
+  const bool collective = kind == "all_reduce" || kind == "reduce_scatter";
+  if (collective && !reducer.empty() && !combines)
+    return Fail(op, kind.str() + " reduces by add, multiply, maximum or minimum, not " + reducer);
+  if (reducer.empty())
+    return Fail(op, kind.str() +
+                        " body is not a single add/multiply/maximum/minimum/and/or/xor, the "
+                        "maximum or minimum of complex numbers, or a logaddexp");
+  params.push_back(b_.getNamedAttr("reducer", b_.getStringAttr(reducer)));
+  return true;
 }
 
 // select_and_scatter's two computations, taken by name: select must compare
@@ -104,58 +119,6 @@ bool Importer::SelectAndScatterBodies(Operation& op,
   return true;
 }
 
-bool RunScalarBody(mlir::Block& body, llvm::ArrayRef<double> args,
-                   llvm::SmallVectorImpl<double>& results) {
-  if (body.getNumArguments() != args.size()) return false;
-  llvm::DenseMap<Value, double> env;
-  for (auto [i, a] : llvm::enumerate(args)) env[body.getArgument(i)] = a;
-  for (Operation& o : body) {
-    const llvm::StringRef name = o.getName().getStringRef();
-    auto in = [&](unsigned k) { return env.lookup(o.getOperand(k)); };
-    if (name == "stablehlo.return") {
-      results.clear();
-      for (unsigned k = 0; k < o.getNumOperands(); ++k) results.push_back(in(k));
-      return true;
-    }
-    if (o.getNumResults() != 1) return false;
-    double r;
-    if (name == "stablehlo.compare" && o.getNumOperands() == 2) {
-      ops::Cmp cmp;
-      if (!ops::ParseCmp(CompareDirection(&o), &cmp)) return false;
-      r = CompareAttr(&o, "compare_type") == "TOTALORDER"
-              ? ops::ApplyCmp(cmp, ops::SortKey(in(0), true), ops::SortKey(in(1), true))
-              : ops::ApplyCmp(cmp, in(0), in(1));
-    } else if (name == "stablehlo.and" && o.getNumOperands() == 2) {
-      r = in(0) != 0 && in(1) != 0;
-    } else if (name == "stablehlo.or" && o.getNumOperands() == 2) {
-      r = in(0) != 0 || in(1) != 0;
-    } else if (name == "stablehlo.not" && o.getNumOperands() == 1) {
-      r = in(0) == 0;
-    } else if (name == "stablehlo.select" && o.getNumOperands() == 3) {
-      r = in(0) != 0 ? in(1) : in(2);
-    } else if ((name == "stablehlo.minimum" || name == "stablehlo.maximum") &&
-               o.getNumOperands() == 2) {
-      const double x = in(0), y = in(1);
-      r = std::isnan(x) || std::isnan(y) ? std::numeric_limits<double>::quiet_NaN()
-          : name == "stablehlo.minimum"  ? std::min(x, y)
-                                         : std::max(x, y);
-    } else if (name == "stablehlo.constant") {
-      auto value = AttrOrPropertyOf<mlir::DenseElementsAttr>(&o, "value");
-      if (!value || value.getNumElements() != 1) return false;
-      if (auto f = mlir::dyn_cast<mlir::DenseFPElementsAttr>(value))
-        r = (*f.getValues<llvm::APFloat>().begin()).convertToDouble();
-      else if (auto n = mlir::dyn_cast<mlir::DenseIntElementsAttr>(value))
-        r = static_cast<double>((*n.getValues<llvm::APInt>().begin()).getSExtValue());
-      else
-        return false;
-    } else {
-      return false;
-    }
-    env[o.getResult(0)] = r;
-  }
-  return false;
-}
-
 namespace {
 
 // What a two-operand reduce body computes, told by running it on scalars:
@@ -163,9 +126,9 @@ namespace {
 // index among equals), "LT" for argmin's, "" otherwise.
 std::string ArgReduceDirection(mlir::Block& body, bool floats) {
   auto run = [&](double a, double ai, double b, double bi, double* v, double* i) {
-    llvm::SmallVector<double> out;
+    llvm::SmallVector<Scalar> out;
     if (!RunScalarBody(body, {a, ai, b, bi}, out) || out.size() != 2) return false;
-    *v = out[0], *i = out[1];
+    *v = out[0].real(), *i = out[1].real();
     return true;
   };
   // JAX's body picks a NaN, as PyTorch eager does; the body torch-mlir writes
@@ -198,24 +161,12 @@ std::string ArgReduceDirection(mlir::Block& body, bool floats) {
 
 namespace {
 
-// The reducer of each result of a variadic reduce body (arguments: the n
-// accumulators, then the n values) that combines its own accumulator and
-// value by one op of kReducers; false where a result is anything else.
+// The reducer of each result of a variadic reduce body over n operands
+// (BodyReducer); false where a result has none.
 bool SeparateReducers(mlir::Block& body, size_t n, llvm::SmallVectorImpl<std::string>* reducers) {
-  Operation* ret = body.getTerminator();
-  if (body.getNumArguments() != 2 * n || !ret || ret->getNumOperands() != n ||
-      body.getOperations().size() != n + 1)
-    return false;
   for (size_t k = 0; k < n; ++k) {
-    Operation* combine = ret->getOperand(k).getDefiningOp();
-    if (!combine || combine->getNumOperands() != 2) return false;
-    const Value a = combine->getOperand(0), b = combine->getOperand(1);
-    const Value acc = body.getArgument(k), value = body.getArgument(n + k);
-    if (!((a == acc && b == value) || (a == value && b == acc))) return false;
-    auto named = llvm::find_if(
-        kReducers, [&](const auto& r) { return combine->getName().getStringRef() == r.first; });
-    if (named == std::end(kReducers)) return false;
-    reducers->push_back(named->second);
+    reducers->push_back(BodyReducer(body, k, n));
+    if (reducers->back().empty()) return false;
   }
   return true;
 }
@@ -253,8 +204,7 @@ bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
                                llvm::DenseMap<Value, Value>& map) {
   const std::string unsupported =
       "reduce with several operands is supported where each result reduces its own operand by "
-      "add, multiply, maximum, minimum, and or or, and in the form jnp.argmax and jnp.argmin "
-      "write";
+      "a reducer a one-operand reduce takes, and in the form jnp.argmax and jnp.argmin write";
   if (op.getNumResults() != 2 || op.getNumRegions() != 1 || !op.getRegion(0).hasOneBlock() ||
       op.getRegion(0).front().getNumArguments() != 4)
     return Fail(op, unsupported);

@@ -2,6 +2,7 @@
 // Importer.h): brt's sort, its keys read from the comparator.
 #include "import/Importer.h"
 #include "import/OpaqueAttrs.h"
+#include "import/ScalarBody.h"
 #include "ops/op_plans.h"
 #include "ops/scalar_ops.h"
 
@@ -25,28 +26,37 @@ std::vector<double> SortProbes(mlir::Type element, bool with_nan) {
   return {-3, 0, 1, 5};
 }
 
-// The keys of a lexicographic comparator, found one after another: the next
-// key is the operand whose order (ascending or descending; floats by
-// totalOrder or with -0 == +0 and NaN last, SortKey in ops/scalar_ops.h) the
-// comparator follows wherever the keys found so far tie, whatever the other
-// operands hold; the comparator is told once it says false wherever all of
-// its keys tie. Probed with NaNs, then without: a comparator that says false
-// whenever a NaN is involved (torch-mlir's compare FLOAT) is matched on the
-// other values, and brt puts NaN last (first descending), as PyTorch eager
-// does.
-bool SortComparatorKeys(mlir::Block& body, llvm::ArrayRef<mlir::Type> elements,
+// What a comparator is probed on, and sorted by: a real operand (part -1),
+// or the real or imaginary part (0, 1) of a complex one, of float type
+// `element`.
+struct SortPart {
+  size_t operand;
+  int part;
+  mlir::Type element;
+};
+
+// The keys of a lexicographic comparator over `parts`, found one after
+// another: the next key is the part whose order (ascending or descending;
+// floats by totalOrder or with -0 == +0 and NaN last, SortKey in
+// ops/scalar_ops.h) the comparator follows wherever the keys found so far
+// tie, whatever the other parts hold; the comparator is told once it says
+// false wherever all of its keys tie. Probed with NaNs, then without: a
+// comparator that says false whenever a NaN is involved (torch-mlir's compare
+// FLOAT) is matched on the other values, and brt puts NaN last (first
+// descending), as PyTorch eager does. A key's `operand` is its part's index.
+bool SortComparatorKeys(mlir::Block& body, llvm::ArrayRef<SortPart> parts, size_t n,
                         llvm::SmallVectorImpl<ops::SortKeyOrder>* keys) {
-  const size_t n = elements.size();
+  const size_t m = parts.size();
   for (bool with_nan : {true, false}) {
     keys->clear();
     // Per key found, the pairs of values it ties on.
     std::vector<std::vector<std::pair<double, double>>> ties;
     // Runs the comparator with the found keys at their tie pair `tie` (each
-    // cycling through its own), operand `probed` at (a, b) and the others at
+    // cycling through its own), part `probed` at (a, b) and the others at
     // (other, 1 - other); false where it cannot be run.
     auto run = [&](size_t probed, double a, double b, size_t tie, double other, bool* less) {
-      llvm::SmallVector<double> args;
-      for (size_t j = 0; j < n; ++j) {
+      std::vector<std::pair<double, double>> pairs;
+      for (size_t j = 0; j < m; ++j) {
         auto found = llvm::find_if(
             *keys, [&](const ops::SortKeyOrder& k) { return static_cast<size_t>(k.operand) == j; });
         std::pair<double, double> pair = {other, 1 - other};
@@ -55,12 +65,19 @@ bool SortComparatorKeys(mlir::Block& body, llvm::ArrayRef<mlir::Type> elements,
           const auto& key_ties = ties[found - keys->begin()];
           pair = key_ties[tie % key_ties.size()];
         }
-        args.push_back(pair.first);
-        args.push_back(pair.second);
+        pairs.push_back(pair);
       }
-      llvm::SmallVector<double> out;
+      llvm::SmallVector<Scalar> args(2 * n);
+      for (size_t j = 0; j < m; ++j) {
+        Scalar &lhs = args[2 * parts[j].operand], &rhs = args[2 * parts[j].operand + 1];
+        if (parts[j].part == 1)
+          lhs.imag(pairs[j].first), rhs.imag(pairs[j].second);
+        else
+          lhs.real(pairs[j].first), rhs.real(pairs[j].second);
+      }
+      llvm::SmallVector<Scalar> out;
       if (!RunScalarBody(body, args, out) || out.size() != 1) return false;
-      *less = out[0] != 0;
+      *less = out[0].real() != 0;
       return true;
     };
     auto all_ties = [&](auto&& holds) {
@@ -74,16 +91,16 @@ bool SortComparatorKeys(mlir::Block& body, llvm::ArrayRef<mlir::Type> elements,
     for (;;) {
       const bool told = all_ties([&](size_t tie, double other) {
         bool less = true;
-        return run(n, 0, 0, tie, other, &less) && !less;
+        return run(m, 0, 0, tie, other, &less) && !less;
       });
       if (told) return !keys->empty();
       bool found = false;
-      for (size_t candidate = 0; candidate < n && !found; ++candidate) {
+      for (size_t candidate = 0; candidate < m && !found; ++candidate) {
         if (llvm::any_of(*keys, [&](const ops::SortKeyOrder& k) {
               return static_cast<size_t>(k.operand) == candidate;
             }))
           continue;
-        const mlir::Type element = elements[candidate];
+        const mlir::Type element = parts[candidate].element;
         const std::vector<double> probes = SortProbes(element, with_nan);
         for (bool descending : {false, true})
           for (bool total : {false, true}) {
@@ -130,6 +147,39 @@ llvm::SmallVector<mlir::NamedAttribute> SortParams(mlir::OpBuilder& b, int64_t d
   return params;
 }
 
+// The keys of comparator `body` of `operands` (SortComparatorKeys), each
+// complex operand probed as its real and imaginary parts; the parts that are
+// keys are appended to `operands` (real or imag of the operand), and sorted
+// by, as the runtime's sort orders real values. False where the comparator
+// is not lexicographic.
+bool SortKeys(mlir::OpBuilder& b, mlir::Location loc, mlir::Block& body,
+              llvm::SmallVectorImpl<Value>& operands,
+              llvm::SmallVectorImpl<ops::SortKeyOrder>* keys) {
+  const size_t n = operands.size();
+  llvm::SmallVector<SortPart> parts;
+  for (size_t j = 0; j < n; ++j) {
+    const mlir::Type element = mlir::getElementTypeOrSelf(operands[j].getType());
+    if (auto complex = mlir::dyn_cast<mlir::ComplexType>(element))
+      parts.append({{j, 0, complex.getElementType()}, {j, 1, complex.getElementType()}});
+    else
+      parts.push_back({j, -1, element});
+  }
+  if (!SortComparatorKeys(body, parts, n, keys)) return false;
+  for (ops::SortKeyOrder& key : *keys) {
+    const SortPart& part = parts[key.operand];
+    key.operand = static_cast<int>(part.operand);
+    if (part.part < 0) continue;
+    auto type = mlir::RankedTensorType::get(
+        mlir::cast<mlir::RankedTensorType>(operands[part.operand].getType()).getShape(),
+        part.element);
+    key.operand = static_cast<int>(operands.size());
+    operands.push_back(CreateOp(b, loc, part.part ? "imag" : "real", mlir::TypeRange{type},
+                                mlir::ValueRange{operands[part.operand]}, {})
+                           ->getResult(0));
+  }
+  return true;
+}
+
 }  // namespace
 
 // stablehlo.sort: brt's sort (brt/ops.def), its order read from the
@@ -149,18 +199,16 @@ bool Importer::ImportSort(Operation& op, llvm::ArrayRef<Value> operands,
   if (dimension < 0) dimension += rank;
   if (dimension < 0 || dimension >= rank)
     return Fail(op, "stablehlo.sort's dimension is outside the rank " + std::to_string(rank));
-  llvm::SmallVector<mlir::Type> elements;
-  for (Value v : operands)
-    elements.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType());
+  llvm::SmallVector<Value> sorted(operands);
   llvm::SmallVector<ops::SortKeyOrder> keys;
-  if (!SortComparatorKeys(op.getRegion(0).front(), elements, &keys))
+  if (!SortKeys(b_, op.getLoc(), op.getRegion(0).front(), sorted, &keys))
     return Fail(op,
                 "stablehlo.sort is supported with a lexicographic comparator: by operands one "
                 "after another, each ascending or descending (as jnp.sort, jnp.lexsort, "
                 "lax.sort with num_keys, lax.top_k, torch.sort and torch.topk write it); this one "
                 "is not");
-  const llvm::SmallVector<mlir::NamedAttribute> params = SortParams(b_, dimension, keys);
-  auto k = CreateOp(b_, op.getLoc(), "sort", op.getResultTypes(), operands, params);
+  auto k = CreateOp(b_, op.getLoc(), "sort", mlir::ValueRange(sorted).getTypes(), sorted,
+                    SortParams(b_, dimension, keys));
   for (auto [from, to] : llvm::zip(op.getResults(), k->getResults())) map[from] = to;
   return true;
 }
@@ -227,21 +275,17 @@ bool Importer::ImportApproxTopK(Operation& op, llvm::ArrayRef<Value> operands,
   if (d < 0 || d >= rank || k < 0 || k > type.getShape()[d])
     return Fail(op, "ApproxTopK's reduction_dim " + std::to_string(d) + " or top_k " +
                         std::to_string(k) + " is outside the operand's shape");
-  llvm::SmallVector<mlir::Type> elements, sorted_types;
-  for (Value v : operands.take_front(n)) {
-    elements.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType());
-    sorted_types.push_back(v.getType());
-  }
-  llvm::SmallVector<ops::SortKeyOrder> keys;
-  if (!SortComparatorKeys(comparator.getBody().front(), elements, &keys))
-    return Fail(op, "ApproxTopK's comparator is not lexicographic");
   const mlir::Location loc = op.getLoc();
-  auto sorted =
-      CreateOp(b_, loc, "sort", sorted_types, operands.take_front(n), SortParams(b_, d, keys));
+  llvm::SmallVector<Value> sorted_operands(operands.take_front(n));
+  llvm::SmallVector<ops::SortKeyOrder> keys;
+  if (!SortKeys(b_, loc, comparator.getBody().front(), sorted_operands, &keys))
+    return Fail(op, "ApproxTopK's comparator is not lexicographic");
+  auto sorted = CreateOp(b_, loc, "sort", mlir::ValueRange(sorted_operands).getTypes(),
+                         sorted_operands, SortParams(b_, d, keys));
   llvm::SmallVector<int64_t> start(rank, 0), strides(rank, 1);
   for (size_t r = 0; r < n; ++r) {
     llvm::SmallVector<int64_t> limit(
-        mlir::cast<mlir::RankedTensorType>(sorted_types[r]).getShape());
+        mlir::cast<mlir::RankedTensorType>(operands[r].getType()).getShape());
     limit[d] = k;
     map[op.getResult(r)] = Emit(loc, op.getResult(r).getType(), "slice", sorted->getResult(r),
                                 {b_.getNamedAttr("start_indices", b_.getDenseI64ArrayAttr(start)),

@@ -39,12 +39,6 @@ std::string CompareAttr(mlir::Operation* compare, llvm::StringRef name);
 // A source compare's direction ("GT", ...); "" when it has none.
 std::string CompareDirection(mlir::Operation* compare);
 
-// Runs a reduce or sort body on scalars held as doubles (which keep an f32's
-// -0 and the sign of its NaN): fills `results` with what it returns, or
-// returns false where it holds an op this does not know.
-bool RunScalarBody(mlir::Block& body, llvm::ArrayRef<double> args,
-                   llvm::SmallVectorImpl<double>& results);
-
 class Importer {
  public:
   Importer(mlir::MLIRContext& ctx, mlir::ModuleOp source, const ImportOptions& options)
