@@ -5,6 +5,7 @@
 //   brt-bench model.brtx [--function NAME] [--provider cpu|cuda|PATH] [--warmup N]
 //             [--iters N | --duration S] [--concurrency K] [--inputs DIR | --random-inputs SEED]
 //             [--json out.json] [--trace out.json] [--symbols NAME=SIZE,...]
+//             [--shapes NAME=SIZE,...;NAME=SIZE,...]
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@
 #include "brt/session.h"
 #include "inputs.h"
 #include "npy.h"
+#include "shape_sweep.h"
 
 namespace {
 
@@ -40,8 +42,9 @@ const char kUsage[] =
     "                 [--iters N | --duration S] [--concurrency K] [--inputs DIR | --random-inputs "
     "SEED]\n"
     "                 [--threads N] [--no-spinning] [--json out.json] [--trace out.json]\n"
-    "                 [--all-ranks] [--symbols NAME=SIZE,...]\n"
+    "                 [--all-ranks] [--symbols NAME=SIZE,...] [--shapes NAME=SIZE,...;...]\n"
     "--symbols: the sizes of symbolic dimensions, for random inputs (b=8,s=128).\n"
+    "--shapes: time each set of sizes in turn (b=1,s=16;b=1,s=128), one line each.\n"
     "--threads: intra-op threads per request (default: $BRT_NUM_THREADS, else one per CPU);\n"
     "--concurrency K: K threads each running requests on the one Session.\n"
     "Under mpirun every rank runs the same --iters, one request at a time; rank 0 prints\n"
@@ -78,6 +81,7 @@ double Percentile(const std::vector<double>& sorted, double q) {
 struct Options {
   std::string model, function, provider = "cpu", inputs_dir, json, trace;
   std::map<std::string, int64_t> symbols;  // --symbols: sizes of random inputs' symbolic dims
+  std::vector<std::map<std::string, int64_t>> shapes;  // --shapes: a sweep of them
   int warmup = 10, concurrency = 1, threads = 0;
   bool all_ranks = false, spinning = true;
   int64_t iters = 100;
@@ -139,6 +143,12 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* error) {
       auto parsed = brt::tools::ParseSymbols(given);
       if (!parsed.ok()) return *error = parsed.status().message(), false;
       o->symbols = *parsed;
+    } else if (a == "--shapes") {
+      std::string given;
+      if (!text(&given)) return false;
+      auto parsed = brt::tools::ParseShapeSweep(given);
+      if (!parsed.ok()) return *error = parsed.status().message(), false;
+      o->shapes = *parsed;
     } else if (a == "--all-ranks")
       o->all_ranks = true;
     else if (a.rfind("-", 0) == 0)
@@ -207,6 +217,13 @@ int main(int argc, char** argv) {
     return Fail(kUsageError,
                 "a multi-rank program runs the same number of requests on every rank, one at a "
                 "time: use --iters (not --duration) and --concurrency 1");
+  if (!o.shapes.empty()) {
+    if (world_size > 1 || o.concurrency > 1 || !o.inputs_dir.empty())
+      return Fail(kUsageError, "--shapes sweeps random inputs on one rank, one request at a time");
+    brt::Status swept = brt::tools::SweepShapes(**session, fn, o.shapes, o.warmup,
+                                                std::max<int64_t>(o.iters, 1), o.seed);
+    return swept.ok() ? 0 : Fail(1, swept.message());
+  }
   if (world_size > 1 && rank != 0 && !o.all_ranks && !std::freopen("/dev/null", "w", stdout))
     return Fail(1, "cannot silence rank " + std::to_string(rank));
   o.json = o.json.empty() ? o.json : brt::tools::RankSuffixed(o.json, rank, world_size);

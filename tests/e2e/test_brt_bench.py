@@ -64,3 +64,17 @@ def test_symbolic_batch_reports_its_shape_plans(build_dir, mlp_dir, tmp_path):
     assert "shape plans: 1 held" in r.stdout and "1 misses" in r.stdout
     plans = json.loads((tmp_path / "b.json").read_text())["shape_plans"]
     assert plans["held"] == 1 and plans["misses"] == 1 and plans["hits"] >= 10 and plans["last_plan_ms"] > 0
+
+
+def test_shape_sweep_times_each_shape_and_reuses_plans(build_dir, mlp_dir):
+    r = bench(build_dir, mlp_dir / "mlp_dynamic.brtx", "--shapes", "b=1;b=32;b=1", "--warmup", 1, "--iters", 20)
+    assert r.returncode == 0, r.stderr
+    rows = [line.split() for line in r.stdout.splitlines() if line.strip().startswith("b=")]
+    assert [row[0] for row in rows] == ["b=1", "b=32", "b=1"]
+    first, plan, p50, p99 = rows[1][1:]
+    assert float(first) >= float(plan) > 0 and 0 < float(p50) <= float(p99)
+    assert rows[2][2] == "hit"  # a shape seen before reuses its plan
+    r = bench(build_dir, mlp_dir / "mlp_dynamic.brtx", "--shapes", "b=1;;")
+    assert r.returncode == 2 and "--shapes" in r.stderr
+    r = bench(build_dir, mlp_dir / "mlp_dynamic.brtx", "--shapes", "c=3")
+    assert r.returncode == 1 and "shape c=3" in r.stderr and "'b'" in r.stderr
