@@ -55,8 +55,9 @@ StridedView PlanStridedView(const OpInfo& op) {
                    static_cast<int>(step.size()) == in.rank() && out.rank() == in.rank(),
                "start_indices/limit_indices/strides must each have rank entries");
     for (int d = 0; d < in.rank(); ++d) {
-      // A limit of -1: to the end (a symbolic dimension sliced to its end).
-      if (limit[d] == -1) limit[d] = in.dims[d];
+      // A limit of -1 follows from the result's size (a symbolic slice).
+      if (limit[d] == -1 && step[d] > 0)
+        limit[d] = out.dims[d] > 0 ? start[d] + (out.dims[d] - 1) * step[d] + 1 : start[d];
       op.Require(0 <= start[d] && start[d] <= limit[d] && limit[d] <= in.dims[d] && step[d] > 0,
                  "dimension " + std::to_string(d) + ": slice [" + std::to_string(start[d]) + ":" +
                      std::to_string(limit[d]) + ":" + std::to_string(step[d]) +

@@ -172,8 +172,8 @@ bool Importer::RefineResultTypes(Operation& op) {
   return true;
 }
 
-// real_dynamic_slice with constant starts and strides: a slice whose limit
-// on a dimension sliced to its end is -1 (the runtime's "to the end").
+// real_dynamic_slice with constant starts and strides: a slice whose limit,
+// where it is symbolic, is -1 (the runtime's "from the result's size").
 bool Importer::ImportRealDynamicSlice(Operation& op, llvm::ArrayRef<Value> operands,
                                       llvm::DenseMap<Value, Value>& map, int) {
   auto sizes = [&](unsigned i) { return shape_values_.lookup(op.getOperand(i)); };
@@ -186,11 +186,13 @@ bool Importer::ImportRealDynamicSlice(Operation& op, llvm::ArrayRef<Value> opera
   for (size_t d = 0; d < in->size(); ++d) {
     const std::optional<int64_t> a = start[d].Constant(), z = limit[d].Constant(),
                                  k = strides[d].Constant();
-    if (!a || !k || (!z && !(limit[d] == (*in)[d])))
+    if (!a || !k || *a < 0 || *k <= 0)
       return Fail(op, "real_dynamic_slice of dimension " + std::to_string(d) + " from " +
-                          start[d].Text() + " to " + limit[d].Text() + " by " + strides[d].Text() +
-                          ": brt slices a dynamic dimension only from a constant start to its "
-                          "end or to a constant limit");
+                          start[d].Text() + " by " + strides[d].Text() +
+                          ": brt slices from a constant start by a constant positive stride");
+    // A symbolic limit must stay within the operand: checked when bound.
+    if (!z && !(limit[d] == (*in)[d]))
+      constraints_.push_back((*in)[d].Text() + " >= " + limit[d].Text());
     first.push_back(*a);
     last.push_back(z ? *z : -1);
     step.push_back(*k);
