@@ -56,8 +56,12 @@ StridedView PlanStridedView(const OpInfo& op) {
                "start_indices/limit_indices/strides must each have rank entries");
     for (int d = 0; d < in.rank(); ++d) {
       // A limit of -1 follows from the result's size (a symbolic slice).
-      if (limit[d] == -1 && step[d] > 0)
-        limit[d] = out.dims[d] > 0 ? start[d] + (out.dims[d] - 1) * step[d] + 1 : start[d];
+      // Past the operand (without overflow): the check below refuses it.
+      if (limit[d] == -1 && step[d] > 0 && start[d] >= 0 && start[d] <= in.dims[d])
+        limit[d] = out.dims[d] <= 0 ? start[d]
+                   : out.dims[d] - 1 > (in.dims[d] - start[d]) / step[d]
+                       ? in.dims[d] + 1
+                       : start[d] + (out.dims[d] - 1) * step[d] + 1;
       op.Require(0 <= start[d] && start[d] <= limit[d] && limit[d] <= in.dims[d] && step[d] > 0,
                  "dimension " + std::to_string(d) + ": slice [" + std::to_string(start[d]) + ":" +
                      std::to_string(limit[d]) + ":" + std::to_string(step[d]) +

@@ -127,3 +127,18 @@ def test_unfollowed_slice_is_refused_by_name(have_compiler):
     (s,) = jax.export.symbolic_shape("s")
     with pytest.raises(brt.CompileError, match=r"dynamic_gather|real_dynamic_slice"):
         brt.compile(lambda x: x[: x.shape[0] // 2], spec((s,)))
+
+
+def test_static_table_sliced_to_a_symbolic_length(have_compiler):
+    """Position embeddings: a [64, 8] table sliced to the sequence length (a
+    slice whose limit follows from its symbolic size); a sequence past the
+    table fails the constraint that says so."""
+    (s,) = jax.export.symbolic_shape("s", constraints=("s <= 63",))
+    table = randn(64, 8)
+    fn = lambda x, t: x + jax.lax.slice_in_dim(t, 0, x.shape[0]) + jax.lax.slice_in_dim(t, 1, x.shape[0] + 1)
+    path = brt.compile(fn, spec((s, 8)), spec((64, 8)))
+    session = brt.Session(path)
+    for rows in (1, 17, 63):
+        assert_matches_jax(session, fn, (randn(rows, 8), table))
+    with pytest.raises(Exception, match=r"constraint '.*s.*'.*s = 64"):
+        session.run(randn(64, 8), table)
