@@ -305,4 +305,13 @@ bool HasSymbolicDims(mlir::Type type) {
   return t && !t.hasStaticShape();
 }
 
+bool SameShape(mlir::Type a, mlir::Type b) {
+  auto ta = mlir::dyn_cast<mlir::RankedTensorType>(a),
+       tb = mlir::dyn_cast<mlir::RankedTensorType>(b);
+  if (!ta || !tb || ta.getShape() != tb.getShape()) return false;
+  if (ta.hasStaticShape()) return true;
+  const std::optional<llvm::SmallVector<SymDim>> sa = SymbolicShape(a), sb = SymbolicShape(b);
+  return sa && sb && *sa == *sb;
+}
+
 }  // namespace brt::bridge

@@ -63,4 +63,10 @@ std::optional<llvm::SmallVector<SymDim>> SymbolicShape(mlir::Type type);
 // Whether the type is a ranked tensor with a dynamic dimension.
 bool HasSymbolicDims(mlir::Type type);
 
+// Whether a and b are ranked tensors of the same sizes, a symbolic size
+// compared by its expression (`?` of b and `?` of 2*b differ; one without an
+// expression equals nothing). Passes compare shapes by this, never by
+// getShape(), whose `?`s all look alike.
+bool SameShape(mlir::Type a, mlir::Type b);
+
 }  // namespace brt::bridge

@@ -68,7 +68,7 @@ struct FuseGroup : mlir::OpInterfaceRewritePattern<BrtOp> {
     llvm::SetVector<mlir::Value> inputs;
     llvm::SmallVector<double> constants;
     llvm::SmallVector<std::pair<mlir::Value, double>> constant_values;
-    const auto out_shape = TypeOf(root->getResult(0)).getShape();
+    const mlir::Type out_type = root->getResult(0).getType();
     llvm::DenseMap<mlir::Value, mlir::Value> aligned;
     // Operands from outside: scalar constants become immediates; NumPy
     // broadcasts are read at their source, and so are broadcasts that keep
@@ -81,7 +81,7 @@ struct FuseGroup : mlir::OpInterfaceRewritePattern<BrtOp> {
       while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
       if (src != v) return src;
       if (auto it = aligned.find(v); it != aligned.end()) return it->second;
-      if (TypeOf(v).getShape() != out_shape) return v;
+      if (!SameShape(v.getType(), out_type)) return v;
       mlir::Value reshaped = AlignInOrderBroadcast(rewriter, root.getLoc(), v);
       return reshaped ? aligned[v] = reshaped : v;
     };
@@ -94,7 +94,7 @@ struct FuseGroup : mlir::OpInterfaceRewritePattern<BrtOp> {
           continue;
         }
         mlir::Value src = outside(v);
-        if (TypeOf(src).getRank() > static_cast<int64_t>(out_shape.size())) src = v;
+        if (TypeOf(src).getRank() > TypeOf(root->getResult(0)).getRank()) src = v;
         inputs.insert(src);
       }
     if (inputs.empty()) return mlir::failure();  // constants only: nothing to stream
@@ -169,8 +169,7 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
         if (!ScalarConstant(v)) reads[k].insert(v);
       for (mlir::Value v : k.getInputs()) {
         auto p = v.getDefiningOp<BrtOp>();
-        if (IsFusable(p) && v.hasOneUse() &&
-            TypeOf(v).getShape() == TypeOf(k->getResult(0)).getShape())
+        if (IsFusable(p) && v.hasOneUse() && SameShape(v.getType(), k->getResult(0).getType()))
           join(p, k, v);
       }
     });
@@ -185,7 +184,7 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
         bool joins = true;
         for (mlir::Operation* user : v.getUsers()) {
           auto k = mlir::dyn_cast<BrtOp>(user);
-          if (!k || !IsFusable(k) || TypeOf(k->getResult(0)).getShape() != TypeOf(v).getShape() ||
+          if (!k || !IsFusable(k) || !SameShape(k->getResult(0).getType(), v.getType()) ||
               (group && groups.getLeaderValue(k) != group)) {
             joins = false;
             break;

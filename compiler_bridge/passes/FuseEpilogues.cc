@@ -36,7 +36,6 @@ Op OnlyUser(mlir::Operation* op) {
 mlir::Value BiasOf(mlir::OpBuilder& b, mlir::Operation* producer, mlir::Value other) {
   if (TypeOf(other).getElementType() != TypeOf(producer->getResult(0)).getElementType())
     return nullptr;
-  const auto out_shape = TypeOf(producer->getResult(0)).getShape();
   if (auto dot = mlir::dyn_cast<DotGeneralOp>(producer)) {
     const int64_t rhs_free =
         TypeOf(dot.getInputs()[1]).getRank() -
@@ -46,14 +45,17 @@ mlir::Value BiasOf(mlir::OpBuilder& b, mlir::Operation* producer, mlir::Value ot
     mlir::Value src = other;
     while (mlir::Value s = NumpyBroadcastSource(src)) src = s;
     // Leading unit dims ([1, n], a folded reshape of the bias) are dropped.
-    const auto bias_shape = TypeOf(src).getShape();
-    const int64_t extra = static_cast<int64_t>(bias_shape.size()) - rhs_free;
-    if (rhs_free <= 0 || extra < 0 ||
-        bias_shape.take_back(rhs_free) != out_shape.take_back(rhs_free) ||
-        llvm::any_of(bias_shape.take_front(extra), [](int64_t d) { return d != 1; }))
+    const std::optional<llvm::SmallVector<SymDim>> bias_shape = SymbolicShape(src.getType());
+    const std::optional<llvm::SmallVector<SymDim>> out_shape =
+        SymbolicShape(producer->getResult(0).getType());
+    if (!bias_shape || !out_shape) return nullptr;
+    const llvm::ArrayRef<SymDim> bias(*bias_shape), out(*out_shape);
+    const int64_t extra = static_cast<int64_t>(bias.size()) - rhs_free;
+    if (rhs_free <= 0 || extra < 0 || bias.take_back(rhs_free) != out.take_back(rhs_free) ||
+        llvm::any_of(bias.take_front(extra), [](const SymDim& d) { return d != 1; }))
       return nullptr;
     if (extra == 0) return src;
-    return Reshape(b, src.getLoc(), src, bias_shape.take_back(rhs_free));
+    return Reshape(b, src.getLoc(), src, bias.take_back(rhs_free));
   }
   return OutputFeatureVector(b, mlir::cast<ConvolutionOp>(producer), other);
 }
@@ -279,7 +281,10 @@ mlir::LogicalResult Fuse(const Epilogue& e, mlir::PatternRewriter& rewriter) {
   rewriter.setInsertionPoint(last);
   mlir::Value fused = MakeFused(rewriter, last->getLoc(), sum_type, producer, inputs, e.activation);
   if (e.reshape)
-    fused = Reshape(rewriter, last->getLoc(), fused, TypeOf(last->getResult(0)).getShape());
+    fused =
+        ReshapeOp::create(rewriter, last->getLoc(), mlir::TypeRange{last->getResult(0).getType()},
+                          mlir::ValueRange{fused})
+            .getResult(0);
   rewriter.replaceOp(last, fused);
   // Each op of the chain is used by later ones of it only.
   for (mlir::Operation* k : llvm::reverse(llvm::ArrayRef(e.chain).drop_back())) rewriter.eraseOp(k);

@@ -23,16 +23,17 @@ bool Commuted(Op k, F&& match) {
   return match(k.getInputs()[0], k.getInputs()[1]) || match(k.getInputs()[1], k.getInputs()[0]);
 }
 
-// divide(B(reduce_add(v over last)), B(C)) with C the size of the last dim.
+// divide(B(reduce_add(v over last)), B(C)) with C the size of the last dim,
+// which must be static: a constant C proves nothing about a symbolic size.
 bool IsMeanOverLast(mlir::Value mean, mlir::Value of) {
   auto div = mean.getDefiningOp<DivOp>();
-  if (!div) return false;
+  const llvm::ArrayRef<int64_t> shape = TypeOf(of).getShape();
+  if (!div || shape.empty() || mlir::ShapedType::isDynamic(shape.back())) return false;
   const int64_t rank = TypeOf(of).getRank();
   auto sum = StripBroadcasts(div.getInputs()[0]).getDefiningOp<ReduceOp>();
   auto n = ScalarConstant(div.getInputs()[1]);
   return ReducesOver(sum, "add", rank - 1) && sum.getInputs()[0] == of &&
-         ScalarConstant(sum.getInputs()[1]) == 0.0 && n &&
-         *n == static_cast<double>(TypeOf(of).getShape().back());
+         ScalarConstant(sum.getInputs()[1]) == 0.0 && n && *n == static_cast<double>(shape.back());
 }
 
 // The d whose squares' mean over the last dim `var` is
@@ -96,6 +97,7 @@ struct AddToLayerNorm : mlir::OpRewritePattern<AddOp> {
         return true;
       });
     });
+    // x's last dim is static (IsMeanOverLast), so the vectors' sizes compare as numbers.
     if (!matched || TypeOf(x) != TypeOf(add.getResult(0)) || !TypeOf(x).getElementType().isF32() ||
         TypeOf(scale).getShape()[0] != TypeOf(x).getShape().back() ||
         TypeOf(shift) != TypeOf(scale))

@@ -1,11 +1,13 @@
 // Matching helpers shared by the fusion passes, on the typed ops of the
 // registry (BrtDialect.h): what a value is, seen through broadcasts and
-// splat constants.
+// splat constants. Sizes are compared and made as SymbolicDims.h says: a
+// symbolic one by its expression.
 #pragma once
 
 #include <optional>
 
 #include "BrtDialect.h"
+#include "SymbolicDims.h"
 
 namespace brt::bridge {
 
@@ -28,13 +30,13 @@ inline mlir::Value BroadcastScalar(mlir::OpBuilder& b, mlir::Location loc, mlir:
       .getResult(0);
 }
 
-// reshape of `v` to `shape` (its element type kept), at b's insertion point.
+// reshape of `v` to `sizes` (its element type kept; a symbolic size keeps its
+// expression), at b's insertion point.
 inline mlir::Value Reshape(mlir::OpBuilder& b, mlir::Location loc, mlir::Value v,
-                           llvm::ArrayRef<int64_t> shape) {
-  return ReshapeOp::create(
-             b, loc,
-             mlir::TypeRange{mlir::RankedTensorType::get(shape, TypeOf(v).getElementType())},
-             mlir::ValueRange{v})
+                           llvm::ArrayRef<SymDim> sizes) {
+  return ReshapeOp::create(b, loc,
+                           mlir::TypeRange{SymbolicTensorType(sizes, TypeOf(v).getElementType())},
+                           mlir::ValueRange{v})
       .getResult(0);
 }
 
@@ -55,31 +57,32 @@ inline mlir::Value NumpyBroadcastSource(mlir::Value v) {
 // broadcast_in_dim whose operand dims keep their order (a per-channel [C]
 // onto dim 1 of NCHW, as batch norm writes it): its operand reshaped to align
 // with the result NumPy-style ([C, 1, 1]), made at b's insertion point; null
-// for any other value.
+// for any other value (or an operand with a `?` of no expression).
 inline mlir::Value AlignInOrderBroadcast(mlir::OpBuilder& b, mlir::Location loc, mlir::Value v) {
   auto bc = v.getDefiningOp<BroadcastInDimOp>();
   if (!bc) return nullptr;
   const llvm::ArrayRef<int64_t> dims = bc.getBroadcastDimensions();
-  if (dims.empty() || !llvm::is_sorted(dims)) return nullptr;
-  const auto from = TypeOf(bc.getInputs()[0]).getShape();
-  llvm::SmallVector<int64_t> shape(TypeOf(v).getRank() - dims[0], 1);
+  const std::optional<llvm::SmallVector<SymDim>> from = SymbolicShape(bc.getInputs()[0].getType());
+  if (dims.empty() || !llvm::is_sorted(dims) || !from) return nullptr;
+  llvm::SmallVector<SymDim> shape(TypeOf(v).getRank() - dims[0], 1);
   for (auto [i, d] : llvm::enumerate(dims)) {
     if (i > 0 && d == dims[i - 1]) return nullptr;
-    shape[d - dims[0]] = from[i];
+    shape[d - dims[0]] = (*from)[i];
   }
   return Reshape(b, loc, bc.getInputs()[0], shape);
 }
 
 // A reshape that only adds or drops unit dims ([1, 128] -> [1, 128, 1], as
-// PyTorch's keepdim reductions write it): the same values, row by row.
+// PyTorch's keepdim reductions write it): the same values, row by row. A
+// symbolic size counts as non-unit ([b, s] -> [s, b] is no such reshape).
 inline bool OnlyUnitDims(ReshapeOp reshape) {
-  auto non_unit = [](mlir::Value v) {
-    llvm::SmallVector<int64_t> dims;
-    for (int64_t d : TypeOf(v).getShape())
-      if (d != 1) dims.push_back(d);
-    return dims;
+  auto non_unit = [](mlir::Value v) -> std::optional<llvm::SmallVector<SymDim>> {
+    std::optional<llvm::SmallVector<SymDim>> sizes = SymbolicShape(v.getType());
+    if (sizes) llvm::erase(*sizes, SymDim(1));
+    return sizes;
   };
-  return non_unit(reshape.getInputs()[0]) == non_unit(reshape.getResult(0));
+  const auto from = non_unit(reshape.getInputs()[0]), to = non_unit(reshape.getResult(0));
+  return from && to && *from == *to;
 }
 
 // Follows broadcasts, and reshapes that only add or drop unit dims, back to
@@ -100,10 +103,11 @@ inline mlir::Value StripBroadcasts(mlir::Value v) {
 // convolution `conv`, followed back through each broadcast: the deepest such
 // value on the way (a scalar broadcast to [C] is one, the scalar is not), of
 // rank 1 or with unit dims around the features ([C, 1, 1]). Null if v is not
-// one. Creates nothing.
+// one (so is a symbolic feature count). Creates nothing.
 inline mlir::Value FindOutputFeatureVector(ConvolutionOp conv, mlir::Value v) {
   const int64_t feature_dim = conv.getOutputFeatureDimension();
   const int64_t features = TypeOf(conv.getResult(0)).getShape()[feature_dim];
+  if (mlir::ShapedType::isDynamic(features)) return nullptr;
   mlir::Value found;
   for (int64_t pos = feature_dim;;) {
     const auto shape = TypeOf(v).getShape();

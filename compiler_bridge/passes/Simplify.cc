@@ -111,11 +111,13 @@ DotGeneralOp UnbroadcastDot(mlir::OpBuilder& b, DotGeneralOp k) {
                                 rc = k.getRhsContractingDimensions();
   if (lb.empty() || !IsIdentity(lb)) return nullptr;
   const mlir::Value source = broadcast.getInputs()[0];
-  const auto source_shape = TypeOf(source).getShape(), shape = TypeOf(k.getInputs()[1]).getShape();
+  const std::optional<llvm::SmallVector<SymDim>> source_shape = SymbolicShape(source.getType());
+  const std::optional<llvm::SmallVector<SymDim>> shape = SymbolicShape(k.getInputs()[1].getType());
+  if (!source_shape || !shape) return nullptr;
   llvm::SmallVector<int64_t> contracting;
   int64_t last_free = -1;
   for (auto [j, d] : llvm::enumerate(dims)) {
-    if (llvm::is_contained(rb, d) || source_shape[j] != shape[d]) return nullptr;
+    if (llvm::is_contained(rb, d) || (*source_shape)[j] != (*shape)[d]) return nullptr;
     if (!llvm::is_contained(rc, d)) {
       if (d < last_free) return nullptr;  // free dims would change order
       last_free = d;
@@ -133,15 +135,19 @@ DotGeneralOp UnbroadcastDot(mlir::OpBuilder& b, DotGeneralOp k) {
 }
 
 // How many leading dims of its input the reshape making `v` merges into
-// its dim 0 ([b, h, s, d] -> [b * h, s, d]: 2), or 0 for any other value.
+// its dim 0 ([b, h, s, d] -> [b * h, s, d]: 2, also [b, 4, s, d] -> [4*b, s, d]),
+// or 0 for any other value.
 int64_t MergedLeadingDims(mlir::Value v) {
   auto r = v.getDefiningOp<ReshapeOp>();
-  if (!r) return 0;
-  const auto from = TypeOf(r.getInputs()[0]).getShape(), to = TypeOf(v).getShape();
+  const std::optional<llvm::SmallVector<SymDim>> from_sizes =
+      r ? SymbolicShape(r.getInputs()[0].getType()) : std::nullopt;
+  const std::optional<llvm::SmallVector<SymDim>> to_sizes = SymbolicShape(v.getType());
+  if (!from_sizes || !to_sizes) return 0;
+  const llvm::ArrayRef<SymDim> from(*from_sizes), to(*to_sizes);
   const int64_t n = static_cast<int64_t>(from.size()) - static_cast<int64_t>(to.size()) + 1;
   if (n < 2 || to.empty() || from.drop_front(n) != to.drop_front(1)) return 0;
-  int64_t product = 1;
-  for (int64_t d : from.take_front(n)) product *= d;
+  SymDim product = 1;
+  for (const SymDim& d : from.take_front(n)) product = product * d;
   return product == to[0] ? n : 0;
 }
 
@@ -158,43 +164,45 @@ mlir::Value UnmergeBatchDims(mlir::OpBuilder& builder, DotGeneralOp k) {
     return nullptr;
   const mlir::Value lhs = k.getInputs()[0], rhs = k.getInputs()[1];
   const int64_t n_lhs = MergedLeadingDims(lhs), n_rhs = MergedLeadingDims(rhs);
-  auto source = [](mlir::Value merged) { return merged.getDefiningOp<ReshapeOp>().getInputs()[0]; };
-  auto leading = [&](mlir::Value merged, int64_t n) {
-    return TypeOf(source(merged)).getShape().take_front(n);
-  };
   const int64_t n = n_lhs ? n_lhs : n_rhs;
-  if (!n) return nullptr;
-  const auto dims = leading(n_lhs ? lhs : rhs, n);
+  const mlir::RankedTensorType out = TypeOf(k.getResult(0));
+  const std::optional<llvm::SmallVector<SymDim>> out_sizes = SymbolicShape(out);
+  const std::optional<llvm::SmallVector<SymDim>> lhs_sizes = SymbolicShape(lhs.getType());
+  const std::optional<llvm::SmallVector<SymDim>> rhs_sizes = SymbolicShape(rhs.getType());
+  if (!n || !out_sizes || !lhs_sizes || !rhs_sizes) return nullptr;
+  auto source = [](mlir::Value merged) { return merged.getDefiningOp<ReshapeOp>().getInputs()[0]; };
+  // The sizes of the dims a merging reshape merges (MergedLeadingDims read them).
+  auto leading = [&](mlir::Value merged) {
+    return llvm::SmallVector<SymDim>(
+        llvm::ArrayRef(*SymbolicShape(source(merged).getType())).take_front(n));
+  };
+  const llvm::SmallVector<SymDim> batch_shape = leading(n_lhs ? lhs : rhs);
   const bool agree =
-      n_lhs && n_rhs ? n_lhs == n_rhs && dims == leading(rhs, n_rhs)
+      n_lhs && n_rhs ? n_lhs == n_rhs && batch_shape == leading(rhs)
                      : static_cast<bool>(source(n_lhs ? lhs : rhs).getDefiningOp<TransposeOp>());
   if (!agree) return nullptr;
-  const llvm::SmallVector<int64_t> batch_shape(dims.begin(), dims.end());
   // Each operand with its batch split: a merging reshape's input, or a new reshape.
-  auto unmerged = [&](mlir::Value v, int64_t merged) -> mlir::Value {
+  auto unmerged = [&](mlir::Value v, llvm::ArrayRef<SymDim> v_sizes, int64_t merged) {
     if (merged) return source(v);
-    llvm::SmallVector<int64_t> shape(batch_shape);
-    shape.append(TypeOf(v).getShape().begin() + 1, TypeOf(v).getShape().end());
+    llvm::SmallVector<SymDim> shape(batch_shape);
+    shape.append(v_sizes.begin() + 1, v_sizes.end());
     return Reshape(builder, k.getLoc(), v, shape);
   };
-  const mlir::Value a = unmerged(lhs, n_lhs), b = unmerged(rhs, n_rhs);
-  const auto a_shape = TypeOf(a).getShape();
+  const mlir::Value a = unmerged(lhs, *lhs_sizes, n_lhs), b = unmerged(rhs, *rhs_sizes, n_rhs);
   auto shifted = [&](llvm::ArrayRef<int64_t> dims) {
-    llvm::SmallVector<int64_t> out;
-    for (int64_t d : dims) out.push_back(d + n - 1);
-    return out;
+    llvm::SmallVector<int64_t> moved;
+    for (int64_t d : dims) moved.push_back(d + n - 1);
+    return moved;
   };
   const mlir::DenseI64ArrayAttr batch_dims =
       builder.getDenseI64ArrayAttr(llvm::to_vector(llvm::seq<int64_t>(0, n)));
-  const auto out = TypeOf(k.getResult(0));
-  llvm::SmallVector<int64_t> shape(a_shape.take_front(n));
-  shape.append(out.getShape().begin() + 1, out.getShape().end());
-  auto dot = DotGeneralOp::create(
-      builder, k.getLoc(),
-      mlir::TypeRange{mlir::RankedTensorType::get(shape, out.getElementType())},
-      mlir::ValueRange{a, b}, shifted(k.getLhsContractingDimensions()),
-      shifted(k.getRhsContractingDimensions()), batch_dims, batch_dims);
-  return Reshape(builder, k.getLoc(), dot.getResult(0), out.getShape());
+  llvm::SmallVector<SymDim> shape(batch_shape);
+  shape.append(out_sizes->begin() + 1, out_sizes->end());
+  auto dot = DotGeneralOp::create(builder, k.getLoc(),
+                                  mlir::TypeRange{SymbolicTensorType(shape, out.getElementType())},
+                                  mlir::ValueRange{a, b}, shifted(k.getLhsContractingDimensions()),
+                                  shifted(k.getRhsContractingDimensions()), batch_dims, batch_dims);
+  return Reshape(builder, k.getLoc(), dot.getResult(0), *out_sizes);
 }
 
 // transpose(dot_general(a, b)) that swaps the blocks of lhs and rhs free
@@ -310,16 +318,19 @@ struct SimplifyBroadcast : mlir::OpRewritePattern<BroadcastInDimOp> {
       return ReplaceUses(rewriter, broadcast, in);
     auto reshape = in.getDefiningOp<ReshapeOp>();
     if (!reshape) return mlir::failure();
-    auto from = TypeOf(reshape.getInputs()[0]).getShape(), to = TypeOf(in).getShape();
+    const std::optional<llvm::SmallVector<SymDim>> from =
+        SymbolicShape(reshape.getInputs()[0].getType());
+    const std::optional<llvm::SmallVector<SymDim>> to = SymbolicShape(in.getType());
+    if (!from || !to) return mlir::failure();
     llvm::SmallVector<int64_t> mapped;  // per dim of `from`: its dim in `to`
     size_t j = 0;
-    for (int64_t size : from) {
-      while (j < to.size() && to[j] != size && to[j] == 1) ++j;
-      if (j == to.size() || to[j] != size) return mlir::failure();
+    for (const SymDim& size : *from) {
+      while (j < to->size() && (*to)[j] != size && (*to)[j] == 1) ++j;
+      if (j == to->size() || (*to)[j] != size) return mlir::failure();
       mapped.push_back(dims[j++]);
     }
-    for (; j < to.size(); ++j)
-      if (to[j] != 1) return mlir::failure();
+    for (; j < to->size(); ++j)
+      if ((*to)[j] != 1) return mlir::failure();
     if (!llvm::is_sorted(mapped)) return mlir::failure();
     rewriter.modifyOpInPlace(broadcast, [&] {
       broadcast.setBroadcastDimensionsAttr(rewriter.getDenseI64ArrayAttr(mapped));
