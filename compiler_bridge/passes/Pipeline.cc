@@ -38,7 +38,7 @@ std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options) {
   steps.push_back({"fuse-epilogues", createFuseEpilogues(FuseEpiloguesOptions{target})});
   steps.push_back({"canonicalize", mlir::createCanonicalizerPass(), true});
   steps.push_back({"fuse-attention", createFuseAttention(FuseAttentionOptions{target})});
-  steps.push_back({"fuse-elementwise", createFuseElementwise()});
+  steps.push_back({"fuse-elementwise", createFuseElementwise(), true});
   steps.push_back({"cleanup", mlir::createCanonicalizerPass(), true});
   steps.push_back({"bucket-all-reduce",
                    createBucketAllReduce(BucketAllReduceOptions{options.all_reduce_bucket_bytes})});
