@@ -1,6 +1,7 @@
 // brt-fuse-layer-norm: (x - mean) * rsqrt(var + eps) * scale + shift over the
-// last dim becomes one brt.layer_norm (the variance as JAX writes it, or in
-// f64 as PyTorch's decomposition does; brt.layer_norm computes it in f32).
+// last dim, of static size, becomes one brt.layer_norm (the variance as JAX
+// writes it, or in f64 as PyTorch's decomposition does; brt.layer_norm
+// computes it in f32).
 #include "BrtDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"

@@ -34,7 +34,7 @@ std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options) {
   steps.push_back({"fuse-collective-matmul",
                    createFuseCollectiveMatmul(FuseCollectiveMatmulOptions{overlap_min_rows})});
   steps.push_back({"fuse-softmax", createFuseSoftmax(FuseSoftmaxOptions{target}), true});
-  steps.push_back({"fuse-layer-norm", createFuseLayerNorm()});
+  steps.push_back({"fuse-layer-norm", createFuseLayerNorm(), true});
   steps.push_back({"fuse-epilogues", createFuseEpilogues(FuseEpiloguesOptions{target})});
   steps.push_back({"canonicalize", mlir::createCanonicalizerPass(), true});
   steps.push_back({"fuse-attention", createFuseAttention(FuseAttentionOptions{target})});
