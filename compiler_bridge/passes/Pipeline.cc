@@ -35,7 +35,7 @@ std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options) {
                    createFuseCollectiveMatmul(FuseCollectiveMatmulOptions{overlap_min_rows})});
   steps.push_back({"fuse-softmax", createFuseSoftmax(FuseSoftmaxOptions{target}), true});
   steps.push_back({"fuse-layer-norm", createFuseLayerNorm(), true});
-  steps.push_back({"fuse-epilogues", createFuseEpilogues(FuseEpiloguesOptions{target})});
+  steps.push_back({"fuse-epilogues", createFuseEpilogues(FuseEpiloguesOptions{target}), true});
   steps.push_back({"canonicalize", mlir::createCanonicalizerPass(), true});
   steps.push_back({"fuse-attention", createFuseAttention(FuseAttentionOptions{target})});
   steps.push_back({"fuse-elementwise", createFuseElementwise(), true});
