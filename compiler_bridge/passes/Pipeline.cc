@@ -30,7 +30,7 @@ std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options) {
   steps.push_back({"fold-batch-norm", createFoldBatchNorm()});
   steps.push_back({"fold-constants", createFoldConstants(), true});
   steps.push_back({"channels-last", createChannelsLast(ChannelsLastOptions{target})});
-  steps.push_back({"fold-transpose-into-dot", createFoldTransposeIntoDot()});
+  steps.push_back({"fold-transpose-into-dot", createFoldTransposeIntoDot(), true});
   steps.push_back({"fuse-collective-matmul",
                    createFuseCollectiveMatmul(FuseCollectiveMatmulOptions{overlap_min_rows})});
   steps.push_back({"fuse-softmax", createFuseSoftmax(FuseSoftmaxOptions{target}), true});
