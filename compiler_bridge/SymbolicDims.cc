@@ -124,19 +124,49 @@ class Reader {
   llvm::StringRef rest_;
 };
 
-// An atom's lower bound: a symbol is >= 1; a function of others by its kind.
-std::optional<int64_t> AtomLowerBound(const std::string& atom) {
+thread_local std::map<std::string, int64_t> upper_bounds;
+
+// An atom's bounds: a symbol is >= 1 and at most its upper bound; a
+// function of others by its kind.
+std::optional<int64_t> AtomBound(const std::string& atom, bool upper) {
   std::string name;
   std::optional<SymDim> a, b;
-  if (!Reader(atom).Call(name, a, b)) return 1;  // a symbol
-  const std::optional<int64_t> la = a->LowerBound(), lb = b->LowerBound();
-  const std::optional<int64_t> divisor = b->Constant();
-  if (name == "mod" && divisor && *divisor > 0) return 0;
-  if ((name == "floordiv" || name == "ceildiv") && divisor && *divisor > 0 && la)
-    return name == "floordiv" ? PyFloorDiv(*la, *divisor) : -PyFloorDiv(-*la, *divisor);
-  if (name == "min" && la && lb) return std::min(*la, *lb);
-  if (name == "max" && (la || lb)) return std::max(la.value_or(*lb), lb.value_or(*la));
+  if (!Reader(atom).Call(name, a, b)) {  // a symbol
+    if (!upper) return 1;
+    auto it = upper_bounds.find(atom);
+    return it == upper_bounds.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+  auto bound = [&](const SymDim& d) { return upper ? d.UpperBound() : d.LowerBound(); };
+  const std::optional<int64_t> ba = bound(*a), bb = bound(*b), divisor = b->Constant();
+  if (name == "mod" && divisor && *divisor > 0) return upper ? *divisor - 1 : 0;
+  if ((name == "floordiv" || name == "ceildiv") && divisor && *divisor > 0 && ba)
+    return name == "floordiv" ? PyFloorDiv(*ba, *divisor) : -PyFloorDiv(-*ba, *divisor);
+  // min is at least the smaller lower bound and at most either upper bound.
+  if (name == (upper ? "max" : "min") && ba && bb)
+    return upper ? std::max(*ba, *bb) : std::min(*ba, *bb);
+  if (name == (upper ? "min" : "max") && (ba || bb))
+    return upper ? std::min(ba.value_or(*bb), bb.value_or(*ba))
+                 : std::max(ba.value_or(*bb), bb.value_or(*ba));
   return std::nullopt;
+}
+
+// A sum's bound from its terms' (a non-negative monomial's bounds, scaled by
+// the coefficient, whose sign picks which bound).
+std::optional<int64_t> SumBound(const std::map<std::vector<std::string>, int64_t>& terms,
+                                bool upper) {
+  int64_t bound = 0;
+  for (const auto& [monomial, coefficient] : terms) {
+    const bool need_upper = upper == (coefficient > 0);
+    int64_t product = 1;
+    for (const std::string& atom : monomial) {
+      std::optional<int64_t> lo = AtomBound(atom, false);
+      std::optional<int64_t> b = need_upper ? AtomBound(atom, true) : lo;
+      if (!lo || *lo < 0 || !b) return std::nullopt;
+      product *= *b;
+    }
+    bound += coefficient * product;
+  }
+  return bound;
 }
 
 }  // namespace
@@ -161,19 +191,12 @@ std::optional<int64_t> SymDim::Constant() const {
   return std::nullopt;
 }
 
-std::optional<int64_t> SymDim::LowerBound() const {
-  int64_t bound = 0;
-  for (const auto& [monomial, coefficient] : terms_) {
-    int64_t product = 1;
-    for (const std::string& atom : monomial) {
-      std::optional<int64_t> lb = AtomLowerBound(atom);
-      if (!lb || *lb < 0) return std::nullopt;
-      product *= *lb;
-    }
-    if (!monomial.empty() && coefficient < 0) return std::nullopt;
-    bound += coefficient * product;
-  }
-  return bound;
+std::optional<int64_t> SymDim::LowerBound() const { return SumBound(terms_, false); }
+
+std::optional<int64_t> SymDim::UpperBound() const { return SumBound(terms_, true); }
+
+void SymDim::SetUpperBounds(std::map<std::string, int64_t> bounds) {
+  upper_bounds = std::move(bounds);
 }
 
 std::string SymDim::Text() const {
@@ -225,6 +248,7 @@ SymDim SymDim::Function(llvm::StringRef name, const SymDim& a, const SymDim& b) 
 SymDim SymDim::FloorDiv(const SymDim& a, const SymDim& b) {
   const std::optional<int64_t> ca = a.Constant(), k = b.Constant();
   if (ca && k && *k != 0) return PyFloorDiv(*ca, *k);
+  if (std::optional<SymDim> exact = a.DividedExactly(b)) return *exact;
   if (!k || *k <= 0) return Function("floordiv", a, b);
   SymDim quotient, rest;
   for (const auto& [monomial, coefficient] : a.terms_)
@@ -232,6 +256,25 @@ SymDim SymDim::FloorDiv(const SymDim& a, const SymDim& b) {
                            : rest.terms_[monomial] = coefficient);
   if (auto r = rest.Constant()) return quotient + PyFloorDiv(*r, *k);
   return quotient + Function("floordiv", rest, b);
+}
+
+// a / b when b is one term (2*s) that divides every term of a (6*b*s*s).
+std::optional<SymDim> SymDim::DividedExactly(const SymDim& b) const {
+  if (b.terms_.size() != 1 || b.terms_.begin()->first.empty() || b.terms_.begin()->second <= 0)
+    return std::nullopt;
+  const auto& [divisor, c] = *b.terms_.begin();
+  SymDim quotient;
+  for (const auto& [monomial, coefficient] : terms_) {
+    if (coefficient % c != 0) return std::nullopt;
+    Monomial rest = monomial;
+    for (const std::string& atom : divisor) {
+      auto it = std::find(rest.begin(), rest.end(), atom);
+      if (it == rest.end()) return std::nullopt;
+      rest.erase(it);
+    }
+    quotient.terms_[rest] = coefficient / c;
+  }
+  return quotient;
 }
 
 SymDim SymDim::CeilDiv(const SymDim& a, const SymDim& b) {
@@ -259,11 +302,15 @@ SymDim SymDim::Mod(const SymDim& a, const SymDim& b) {
 
 SymDim SymDim::Min(const SymDim& a, const SymDim& b) {
   if (auto d = (a - b).Constant()) return *d <= 0 ? a : b;
+  if (auto d = (b - a).LowerBound(); d && *d >= 0) return a;
+  if (auto d = (a - b).LowerBound(); d && *d >= 0) return b;
   return a.Text() < b.Text() ? Function("min", a, b) : Function("min", b, a);
 }
 
 SymDim SymDim::Max(const SymDim& a, const SymDim& b) {
   if (auto d = (a - b).Constant()) return *d >= 0 ? a : b;
+  if (auto d = (a - b).LowerBound(); d && *d >= 0) return a;
+  if (auto d = (b - a).LowerBound(); d && *d >= 0) return b;
   return a.Text() < b.Text() ? Function("max", a, b) : Function("max", b, a);
 }
 

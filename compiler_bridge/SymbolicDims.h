@@ -29,9 +29,13 @@ class SymDim {
   static std::optional<SymDim> Parse(llvm::StringRef text);
 
   std::optional<int64_t> Constant() const;
-  // A lower bound, taking every symbol to be >= 1 (JAX asserts it); nullopt
-  // when unknown.
+  // Bounds, taking every symbol to be >= 1 (JAX asserts it) and at most its
+  // upper bound where one is set; nullopt when unknown.
   std::optional<int64_t> LowerBound() const;
+  std::optional<int64_t> UpperBound() const;
+  // Upper bounds of symbols (torch.export Dims' max) for the program being
+  // imported, on this thread; they decide comparisons and simplify min/max.
+  static void SetUpperBounds(std::map<std::string, int64_t> bounds);
   std::string Text() const;
   bool operator==(const SymDim& other) const { return terms_ == other.terms_; }
 
@@ -44,6 +48,8 @@ class SymDim {
   static SymDim Mod(const SymDim& a, const SymDim& b);
   static SymDim Min(const SymDim& a, const SymDim& b);
   static SymDim Max(const SymDim& a, const SymDim& b);
+  // *this / b when b is one term that divides every term exactly.
+  std::optional<SymDim> DividedExactly(const SymDim& b) const;
 
  private:
   using Monomial = std::vector<std::string>;  // sorted atoms; empty: the constant term

@@ -165,15 +165,19 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     if (followed != 0) return followed > 0;
   }
   // A followed size read as data is computed at run time; a call's
-  // arguments and dynamic ops' shape operands stay sizes.
-  const bool takes_sizes = name == "func.call" || name == "stablehlo.dynamic_broadcast_in_dim" ||
-                           name == "stablehlo.dynamic_iota" ||
-                           name == "stablehlo.dynamic_reshape" || name == "stablehlo.dynamic_pad" ||
-                           name == "stablehlo.real_dynamic_slice";
+  // arguments and dynamic ops' shape operands (from `first_size` on) stay
+  // sizes.
+  const unsigned first_size =
+      name == "func.call" || name == "shape.assuming" || name == "stablehlo.dynamic_iota" ? 0
+      : name == "stablehlo.dynamic_broadcast_in_dim" || name == "stablehlo.dynamic_reshape" ||
+              name == "stablehlo.real_dynamic_slice"
+          ? 1
+      : name == "stablehlo.dynamic_pad" ? 2
+                                        : op.getNumOperands();
   llvm::SmallVector<Value> operands;
-  for (Value v : op.getOperands()) {
+  for (auto [i, v] : llvm::enumerate(op.getOperands())) {
     Value mapped = map.lookup(v);
-    if (!mapped && symbolic_ && Followed(v) && !takes_sizes) {
+    if (!mapped && symbolic_ && Followed(v) && i < first_size) {
       if (!(mapped = MaterializeShapeValue(op, v))) return false;
       map[v] = mapped;
     } else if (!mapped && !(symbolic_ && Followed(v))) {
@@ -182,6 +186,7 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
     operands.push_back(mapped);
   }
   if (name == "func.call") return ImportCall(op, "callee", operands, map, depth);
+  if (name == "shape.assuming" && symbolic_) return ImportAssuming(op, operands, map, depth);
   // torch-mlir's StableHLO keeps the constants it folds as arith.constant.
   if (!name.starts_with("stablehlo.") && !name.starts_with("chlo.") && name != "arith.constant")
     return Fail(op, "unsupported op '" + name.str() + "'");
@@ -259,7 +264,8 @@ bool Importer::ImportBlock(mlir::Block& block, Operation* owner, llvm::ArrayRef<
     for (Value v : op.getResults()) shape_values_.erase(v), relations_.erase(v);
   for (Operation& op : block) {
     const llvm::StringRef name = op.getName().getStringRef();
-    if (name == "func.return" || name == "sdy.return" || name == "stablehlo.return") {
+    if (name == "func.return" || name == "sdy.return" || name == "stablehlo.return" ||
+        name == "shape.assuming_yield") {
       for (Value v : op.getOperands()) {
         Value r = map.lookup(v);
         if (!r && symbolic_ && Followed(v) && !keep_followed && !(r = MaterializeShapeValue(op, v)))
@@ -301,6 +307,7 @@ ImportResult Importer::Run() {
     return result;
   }
   symbolic_ = llvm::any_of(main.getArgumentTypes(), HasSymbolicDims);
+  SymDim::SetUpperBounds({});
   for (unsigned i = 0; i < main.getNumArguments(); ++i)
     if (main.getArgAttr(i, "jax.global_constant"))
       return result.error = Where(main.getLoc()) +

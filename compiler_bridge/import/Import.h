@@ -31,6 +31,12 @@ inline constexpr const char* kAliasOutputAttr = "brt.aliasing_output";
 // and pytree path, e.g. "params.dense.w"). Without it: "arg<i>".
 inline constexpr const char* kArgNameAttr = "brt.name";
 
+// On an argument of `main`, as brt.compile_torch writes it: the names of its
+// dimensions' symbols (torch.export's Dims), "" for a static one.
+inline constexpr const char* kDimNamesAttr = "brt.dims";
+// Beside it: each dimension's largest size (a Dim's max), 0 for none.
+inline constexpr const char* kDimMaxAttr = "brt.dim_max";
+
 // On the imported `main`: the relations between its dimension symbols that
 // the inputs must satisfy ("b >= 1"), from the program's shape assertions
 // and what the importer needs to hold.

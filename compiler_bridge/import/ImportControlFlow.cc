@@ -57,6 +57,28 @@ bool Importer::ImportCall(Operation& op, llvm::StringRef symbol, llvm::ArrayRef<
   return true;
 }
 
+// shape.assuming (torch-mlir, under symbolic shapes): its region in place;
+// the witness it waits on is the kernels' own shape checks.
+bool Importer::ImportAssuming(Operation& op, llvm::ArrayRef<Value>,
+                              llvm::DenseMap<Value, Value>& map, int depth) {
+  if (op.getNumRegions() != 1 || op.getRegion(0).getBlocks().size() != 1)
+    return Fail(op, "shape.assuming without its one block");
+  mlir::Block& block = op.getRegion(0).front();
+  llvm::SmallVector<Value> results;
+  keep_followed_results_ = true;
+  const bool imported = ImportBlock(block, &op, {}, results, depth, &map);
+  keep_followed_results_ = false;
+  if (!imported) return false;
+  Operation* yield = block.getTerminator();
+  for (auto [i, from, to] : llvm::enumerate(op.getResults(), results)) {
+    Value yielded = yield->getOperand(i);
+    from.setType(yielded.getType());
+    if (shape_values_.count(yielded)) shape_values_[from] = shape_values_.lookup(yielded);
+    if (to) map[from] = to;
+  }
+  return true;
+}
+
 bool Importer::ImportComposite(Operation& op, llvm::ArrayRef<Value> operands,
                                llvm::DenseMap<Value, Value>& map, int depth) {
   return ImportCall(op, "decomposition", operands, map, depth);

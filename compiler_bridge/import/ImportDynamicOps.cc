@@ -45,6 +45,30 @@ std::optional<llvm::SmallVector<SymDim>> Importer::ResultSizes(Operation& op, un
       out.push_back(SymDim::CeilDiv((*limit)[d] - (*start)[d], (*strides)[d]));
     return out;
   }
+  if (kind == "gather") {
+    // Batch dims: the indices' (less index_vector_dim); offset dims: the
+    // slice sizes not collapsed, at offset_dims.
+    auto indices = shape(1);
+    if (!indices) return std::nullopt;
+    const auto offset_dims = ints("offset_dims"), collapsed = ints("collapsed_slice_dims"),
+               operand_batching = ints("operand_batching_dims"), sizes = ints("slice_sizes"),
+               vector_dim = ints("index_vector_dim");
+    const int64_t ivd = vector_dim.empty() ? static_cast<int64_t>(indices->size()) : vector_dim[0];
+    llvm::SmallVector<SymDim> batch, offsets;
+    for (int64_t d = 0; d < static_cast<int64_t>(indices->size()); ++d)
+      if (d != ivd) batch.push_back((*indices)[d]);
+    for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d)
+      if (!llvm::is_contained(collapsed, d) && !llvm::is_contained(operand_batching, d))
+        offsets.push_back(sizes[d]);
+    if (batch.size() + offsets.size() != static_cast<size_t>(type.getRank()) ||
+        offsets.size() != offset_dims.size())
+      return std::nullopt;
+    size_t next_batch = 0, next_offset = 0;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      out.push_back(llvm::is_contained(offset_dims, d) ? offsets[next_offset++]
+                                                       : batch[next_batch++]);
+    return out;
+  }
   if (kind == "transpose") {
     auto in = shape(0);
     if (!in) return std::nullopt;
@@ -122,7 +146,6 @@ std::optional<llvm::SmallVector<SymDim>> Importer::ResultSizes(Operation& op, un
   // whose dimensions are dynamic where the result's are.
   const std::set<llvm::StringRef> reshaping = {"reshape",
                                                "slice",
-                                               "gather",
                                                "dynamic_slice",
                                                "convolution",
                                                "iota",

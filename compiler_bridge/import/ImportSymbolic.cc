@@ -72,6 +72,7 @@ std::optional<bool> Decide(const SymDim& lhs, llvm::StringRef direction, const S
 bool Importer::NameMainSymbols(mlir::func::FuncOp main) {
   mlir::Block& body = main.getBody().front();
   std::map<std::pair<unsigned, unsigned>, std::string> names;
+  std::map<std::string, int64_t> upper_bounds;
   main.walk([&](Operation* op) {
     if (op->getName().getStringRef() != "func.call") return;
     auto ref = AttrOrPropertyOf<mlir::FlatSymbolRefAttr>(op, "callee");
@@ -106,6 +107,17 @@ bool Importer::NameMainSymbols(mlir::func::FuncOp main) {
         continue;
       }
       auto named = names.find({arg.getArgNumber(), static_cast<unsigned>(d)});
+      // brt.compile_torch names them after torch.export's Dims.
+      auto given = main.getArgAttrOfType<mlir::ArrayAttr>(arg.getArgNumber(), kDimNamesAttr);
+      auto given_name = given && d < given.size() ? mlir::dyn_cast<mlir::StringAttr>(given[d])
+                                                  : mlir::StringAttr();
+      auto most = main.getArgAttrOfType<mlir::DenseI64ArrayAttr>(arg.getArgNumber(), kDimMaxAttr);
+      if (given_name && most && d < most.size() && most[d] > 0)
+        upper_bounds[given_name.str()] = most[d];
+      if (given_name && IsIdentifier(given_name.getValue()))
+        named =
+            names.insert_or_assign({arg.getArgNumber(), static_cast<unsigned>(d)}, given_name.str())
+                .first;
       const std::string symbol = named != names.end() ? named->second
                                                       : "arg" + std::to_string(arg.getArgNumber()) +
                                                             "_" + std::to_string(d);
@@ -116,6 +128,9 @@ bool Importer::NameMainSymbols(mlir::func::FuncOp main) {
     }
     arg.setType(SymbolicTensorType(dims, type.getElementType()));
   }
+  for (const auto& [symbol, most] : upper_bounds)
+    constraints_.push_back(symbol + " <= " + std::to_string(most));
+  SymDim::SetUpperBounds(std::move(upper_bounds));
   return true;
 }
 
@@ -152,17 +167,30 @@ int Importer::FollowShapeOp(Operation& op) {
       return Fail(op, "a shape assertion on a condition brt cannot express"), -1;
     return 1;
   }
+  if (name.starts_with("arith.") || name.starts_with("tensor.") ||
+      (name.starts_with("shape.") && name != "shape.assuming"))
+    return FollowBuiltinShapeOp(op);
   if (op.getNumResults() != 1 || op.getNumRegions() != 0 ||
       !(name.starts_with("stablehlo.") || name == "arith.constant"))
     return 0;
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(op.getResult(0).getType());
+  // Floats too: torch-mlir computes arange's length as ceil(f64(n) / step).
   if (!type || !type.hasStaticShape() || type.getRank() > 1 || type.getNumElements() > 64 ||
-      !mlir::isa<mlir::IntegerType>(type.getElementType()))
+      !mlir::isa<mlir::IntegerType, mlir::FloatType>(type.getElementType()))
     return 0;
   if (name == "stablehlo.constant" || name == "arith.constant") {
+    llvm::SmallVector<SymDim> values;
+    if (auto reals = AttrOrPropertyOf<mlir::DenseFPElementsAttr>(&op, "value")) {
+      for (const llvm::APFloat& v : reals.getValues<llvm::APFloat>()) {
+        const double d = v.convertToDouble();
+        if (d != std::floor(d) || std::abs(d) > 1e15) return 0;  // not a size
+        values.push_back(static_cast<int64_t>(d));
+      }
+      shape_values_[op.getResult(0)] = values;
+      return 0;
+    }
     auto value = AttrOrPropertyOf<mlir::DenseIntElementsAttr>(&op, "value");
     if (!value) return 0;
-    llvm::SmallVector<SymDim> values;
     for (const llvm::APInt& v : value.getValues<llvm::APInt>())
       values.push_back(type.getElementType().isUnsignedInteger() || v.getBitWidth() == 1
                            ? static_cast<int64_t>(v.getZExtValue())
@@ -260,7 +288,12 @@ std::string Importer::FollowShapeArithmetic(Operation& op,
       out.push_back(SymDim::Max(*a, *b));
     else if (kind == "minimum")
       out.push_back(SymDim::Min(*a, *b));
-    else if (kind == "divide" && nonnegative_by_positive)
+    else if (kind == "divide" && b && b->Constant() == 1)
+      out.push_back(*a);
+    else if ((kind == "ceil" || kind == "floor" || kind.starts_with("round_")) && !b)
+      out.push_back(*a);  // sizes are integers
+    else if (kind == "divide" && nonnegative_by_positive &&
+             mlir::isa<mlir::IntegerType>(type.getElementType()))
       out.push_back(SymDim::FloorDiv(*a, *b));
     else if (kind == "remainder" && nonnegative_by_positive)
       out.push_back(SymDim::Mod(*a, *b));
@@ -275,11 +308,146 @@ std::string Importer::FollowShapeArithmetic(Operation& op,
   return "";
 }
 
+// torch-mlir's arithmetic on sizes, in MLIR's builtin dialects: arith on
+// i64/index scalars, tensor.dim and tensor.from_elements, and shape's
+// shape_of, broadcast and the witnesses of its constraints (the kernels
+// check shapes at run time).
+int Importer::FollowBuiltinShapeOp(Operation& op) {
+  const llvm::StringRef name = op.getName().getStringRef();
+  if (op.getNumResults() != 1) return 0;
+  auto values = [&](unsigned i) -> const llvm::SmallVector<SymDim>* {
+    auto it = shape_values_.find(op.getOperand(i));
+    return it == shape_values_.end() ? nullptr : &it->second;
+  };
+  auto scalar = [&](unsigned i) -> std::optional<SymDim> {
+    const auto* v = values(i);
+    if (!v || v->size() != 1) return std::nullopt;
+    return (*v)[0];
+  };
+  auto cannot = [&](const std::string& why) {
+    return Fail(op, "a computation on dimension sizes brt cannot follow: " + why), -1;
+  };
+  for (unsigned i = 0; i < op.getNumOperands(); ++i)
+    if (!values(i) && name != "tensor.dim" && name != "shape.shape_of")
+      return name == "arith.constant" ? 0
+                                      : cannot("an operand of '" + name.str() + "' is not a size");
+  llvm::SmallVector<SymDim> out;
+  const llvm::StringRef kind = name.split('.').second;
+  if (name == "arith.constant") {
+    if (auto integer = AttrOrPropertyOf<mlir::IntegerAttr>(&op, "value")) {
+      shape_values_[op.getResult(0)] = {integer.getValue().getSExtValue()};
+      return 1;
+    }
+    auto dense = AttrOrPropertyOf<mlir::DenseIntElementsAttr>(&op, "value");
+    if (dense && dense.getNumElements() <= 64)
+      for (const llvm::APInt& v : dense.getValues<llvm::APInt>()) out.push_back(v.getSExtValue());
+    if (dense && dense.getNumElements() <= 64) shape_values_[op.getResult(0)] = out;
+    return 0;  // a tensor constant is data too
+  } else if (name == "tensor.dim") {
+    auto shape = SymbolicShape(op.getOperand(0).getType());
+    std::optional<SymDim> index = scalar(1);
+    std::optional<int64_t> d = index ? index->Constant() : std::nullopt;
+    if (!shape || !d || *d < 0 || *d >= static_cast<int64_t>(shape->size()))
+      return cannot("tensor.dim of a dimension brt cannot tell");
+    out.push_back((*shape)[*d]);
+  } else if (name == "shape.const_shape") {
+    auto shape = AttrOrPropertyOf<mlir::DenseIntElementsAttr>(&op, "shape");
+    if (!shape) return cannot("shape.const_shape without its shape");
+    for (const llvm::APInt& v : shape.getValues<llvm::APInt>()) out.push_back(v.getSExtValue());
+  } else if (name == "arith.cmpi") {
+    static const char* const kDirections[] = {"EQ", "NE", "LT", "LE", "GT",
+                                              "GE", "LT", "LE", "GT", "GE"};
+    auto predicate = AttrOrPropertyOf<mlir::IntegerAttr>(&op, "predicate");
+    if (!predicate || predicate.getInt() < 0 || predicate.getInt() > 9)
+      return cannot("arith.cmpi without a predicate");
+    const char* direction = kDirections[predicate.getInt()];
+    std::optional<bool> decided = Decide(*scalar(0), direction, *scalar(1));
+    if (!decided)
+      return cannot("a comparison of sizes brt cannot decide at compile time: " +
+                    scalar(0)->Text() + " " + direction + " " + scalar(1)->Text());
+    out.push_back(*decided ? 1 : 0);
+  } else if (name == "arith.select") {
+    std::optional<int64_t> p = scalar(0)->Constant();
+    if (!p) return cannot("arith.select on a condition brt cannot decide");
+    out = *values(*p ? 1 : 2);
+  } else if (name == "shape.shape_of") {
+    auto shape = SymbolicShape(op.getOperand(0).getType());
+    if (!shape) return cannot("shape_of a value of unknown sizes");
+    out = *shape;
+  } else if (name == "tensor.from_elements") {
+    for (unsigned i = 0; i < op.getNumOperands(); ++i) out.push_back(*scalar(i));
+  } else if (kind == "index_cast" || kind == "index_castui" || kind == "extsi" || kind == "extui" ||
+             kind == "trunci" || name == "tensor.cast" || name == "shape.index_to_size" ||
+             name == "shape.size_to_index" || name == "shape.to_extent_tensor") {
+    out = *values(0);
+  } else if (name == "tensor.extract") {
+    std::optional<SymDim> index = op.getNumOperands() == 2 ? scalar(1) : SymDim(0);
+    std::optional<int64_t> at = index ? index->Constant() : std::nullopt;
+    if (!at || *at < 0 || *at >= static_cast<int64_t>(values(0)->size()))
+      return cannot("tensor.extract at an index brt cannot tell");
+    out.push_back((*values(0))[*at]);
+  } else if (name == "shape.broadcast") {
+    // NumPy's rule, right-aligned; a 1 takes the other's size.
+    size_t rank = 0;
+    for (unsigned i = 0; i < op.getNumOperands(); ++i) rank = std::max(rank, values(i)->size());
+    out.assign(rank, SymDim(1));
+    for (unsigned i = 0; i < op.getNumOperands(); ++i) {
+      const auto& v = *values(i);
+      for (size_t k = 0; k < v.size(); ++k) {
+        SymDim& slot = out[rank - v.size() + k];
+        if (v[k].Constant() == 1 || slot == v[k]) continue;
+        if (slot.Constant() != 1)
+          return cannot("broadcast of sizes " + slot.Text() + " and " + v[k].Text());
+        slot = v[k];
+      }
+    }
+  } else if (name == "shape.num_elements") {
+    out.push_back(1);
+    for (const SymDim& d : *values(0)) out[0] = out[0] * d;
+  } else if (name == "shape.cstr_broadcastable" || name == "shape.cstr_eq" ||
+             name == "shape.const_witness" || name == "shape.assuming_all") {
+    out.push_back(1);  // a witness: the kernels check shapes when they run
+  } else if (name.starts_with("arith.") && op.getNumOperands() == 2) {
+    const SymDim a = *scalar(0), b = *scalar(1);
+    const std::optional<int64_t> lower = a.LowerBound(), divisor = b.Constant();
+    const bool nonnegative_by_positive = lower && *lower >= 0 && divisor && *divisor > 0;
+    if (kind == "addi")
+      out.push_back(a + b);
+    else if (kind == "subi")
+      out.push_back(a - b);
+    else if (kind == "muli")
+      out.push_back(a * b);
+    else if (kind == "maxsi" || kind == "maxui")
+      out.push_back(SymDim::Max(a, b));
+    else if (kind == "minsi" || kind == "minui")
+      out.push_back(SymDim::Min(a, b));
+    else if (kind == "floordivsi" ||
+             ((kind == "divsi" || kind == "divui") &&
+              (nonnegative_by_positive || (lower && *lower >= 0 && a.DividedExactly(b)))))
+      out.push_back(SymDim::FloorDiv(a, b));
+    else if (kind == "ceildivsi" || kind == "ceildivui")
+      out.push_back(SymDim::CeilDiv(a, b));
+    else if ((kind == "remsi" || kind == "remui") && nonnegative_by_positive)
+      out.push_back(SymDim::Mod(a, b));
+    else
+      return cannot(name.str() + " of " + a.Text() + " and " + b.Text());
+  } else {
+    return 0;
+  }
+  shape_values_[op.getResult(0)] = out;
+  return 1;
+}
+
 // A dimension size's value at run time, as a scalar of `element`: the sum of
 // a broadcast of ones to that many elements. A size brt cannot show to be
 // non-negative becomes a constraint checked when the inputs are bound.
 Value Importer::DimValue(mlir::Location loc, const SymDim& size, mlir::Type element) {
   Elementwise scalars(b_, loc, {});
+  if (!mlir::isa<mlir::IntegerType>(element)) {  // counted exactly in i64, then converted
+    if (std::optional<int64_t> c = size.Constant())
+      return scalars.Constant(element, static_cast<double>(*c));
+    return scalars.Convert(DimValue(loc, size, b_.getI64Type()), element);
+  }
   if (std::optional<int64_t> c = size.Constant()) return scalars.IntConstant(element, *c);
   if (!size.LowerBound() || *size.LowerBound() < 0) constraints_.push_back(size.Text() + " >= 0");
   Value ones = Emit(loc, SymbolicTensorType({size}, element), "broadcast_in_dim",
@@ -293,7 +461,11 @@ Value Importer::DimValue(mlir::Location loc, const SymDim& size, mlir::Type elem
 
 // A followed size (or list of sizes) that an op reads as data.
 Value Importer::MaterializeShapeValue(Operation& user, Value source) {
-  auto type = mlir::cast<mlir::RankedTensorType>(source.getType());
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(source.getType());
+  if (!type) {
+    Fail(user, "reads a size of type " + PrintedText(source.getType()) + " as data");
+    return nullptr;
+  }
   const mlir::Type element = type.getElementType();
   if (!shape_values_.count(source)) {
     Fail(user, "reads the condition '" + relations_.lookup(source) +

@@ -141,6 +141,9 @@ class Importer {
   // ImportSymbolic.cc: symbolic shapes.
   bool NameMainSymbols(mlir::func::FuncOp main);
   int FollowShapeOp(mlir::Operation& op);
+  int FollowBuiltinShapeOp(mlir::Operation& op);
+  bool ImportAssuming(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                      llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   std::string FollowShapeArithmetic(mlir::Operation& op,
                                     llvm::ArrayRef<const llvm::SmallVector<SymDim>*> in,
                                     mlir::RankedTensorType type);

@@ -84,12 +84,14 @@ def _argument_names(fn, kept, example_args):
     return names
 
 
-def _name_arguments(module, names, ir):
+def _name_arguments(module, names, ir, dims=None, dim_max=None):
     """Sets `brt.name` on the arguments of the module's `main`; leaves them
     unnamed (brt-compile then says arg0, arg1, ...) when the names do not
-    line up or repeat. `ir` is the MLIR Python package the module was made
-    with (JAX's or torch-mlir's)."""
-    if len(set(names)) != len(names):
+    line up or repeat. `dims`, per argument: the names of its dimensions'
+    symbols ("" for a static one), set as `brt.dims`, and `dim_max` their
+    largest sizes (0 for none), as `brt.dim_max`. `ir` is the MLIR Python
+    package the module was made with (JAX's or torch-mlir's)."""
+    if len(set(names)) != len(names) or (dims is not None and len(dims) != len(names)):
         return
     with module.context:
         for op in module.body.operations:
@@ -104,6 +106,9 @@ def _name_arguments(module, names, ir):
                 entries = ir.DictAttr(old[i]) if old is not None else []
                 merged = {entries[k].name: entries[k].attr for k in range(len(entries))}
                 merged["brt.name"] = ir.StringAttr.get(name)
+                if dims is not None and any(dims[i]):
+                    merged["brt.dims"] = ir.ArrayAttr.get([ir.StringAttr.get(d) for d in dims[i]])
+                    merged["brt.dim_max"] = ir.DenseI64ArrayAttr.get(dim_max[i])
                 attrs.append(ir.DictAttr.get(merged))
             op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
 

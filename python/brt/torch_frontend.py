@@ -42,8 +42,29 @@ def export_torch_stablehlo(module, *example_args, dynamic_shapes=None):
         if spec.kind == torch.export.graph_signature.InputKind.BUFFER and not spec.persistent:
             program.state_dict[spec.target] = program.constants[spec.target]
     mlir_module = fx.export_and_import(program, output_type="stablehlo", decomposition_table={})
-    _name_arguments(mlir_module, names, ir)
+    dims, dim_max = _dim_names(example_args, dynamic_shapes) if dynamic_shapes is not None else (None, None)
+    _name_arguments(mlir_module, names, ir, dims, dim_max)
     return mlir_module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None, enable_debug_info=True)
+
+
+def _dim_names(example_args, dynamic_shapes):
+    """Per example argument, the names of the torch.export Dims its dimensions
+    take ("" where static) and their largest sizes (0 where unbounded), from
+    `dynamic_shapes` given per argument in order (a dict {dim: Dim} or a
+    sequence of Dim/None each)."""
+    specs = list(dynamic_shapes.values()) if isinstance(dynamic_shapes, dict) else list(dynamic_shapes)
+    names, maxes = [], []
+    for arg, spec in zip(example_args, specs + [None] * (len(example_args) - len(specs))):
+        per_dim, most = [""] * arg.dim(), [0] * arg.dim()
+        items = spec.items() if isinstance(spec, dict) else enumerate(spec or ())
+        for d, dim in items:
+            if dim is not None:
+                per_dim[d] = getattr(dim, "__name__", "")
+                bound = getattr(dim, "max", None)
+                most[d] = int(bound) if isinstance(bound, int) and 0 < bound < 2**62 else 0
+        names.append(per_dim)
+        maxes.append(most)
+    return names, maxes
 
 
 def _views_as_reshapes(program):
@@ -63,7 +84,7 @@ def _views_as_reshapes(program):
 
 
 def compile_torch(module, *example_args, target="cpu", path=None, stats=False, specializations=(), check=False,
-                  check_seed=0):
+                  check_seed=0, dynamic_shapes=None):
     """Compiles a torch.nn.Module for arguments shaped like `example_args`
     (tensors); returns the path of the .brtx (a temporary file unless `path`
     is given).
@@ -77,12 +98,18 @@ def compile_torch(module, *example_args, target="cpu", path=None, stats=False, s
     `check=True` then runs the module (eagerly, without gradients) and each
     of the executable's functions on the CPU on the same random inputs (from
     `check_seed`) and raises brt.CheckError naming the first output that
-    differs, by how much, and the seed."""
+    differs, by how much, and the seed.
+
+    `dynamic_shapes`: torch.export's, per argument (`{0: Dim("b"), 1:
+    Dim("s")}`): one function for every size of those dimensions, its
+    symbols named after the Dims (docs/compiler.md, symbolic shapes)."""
     if check:
         refuse_device(target, "brt.compile_torch(check=True)")
+    if dynamic_shapes is not None and specializations:
+        raise ValueError("give either dynamic_shapes (one function for every size) or specializations, not both")
     shapes = [tuple(example_args)] + [tuple(s) for s in specializations]
     if len(shapes) == 1:
-        texts = export_torch_stablehlo(module, *example_args)
+        texts = export_torch_stablehlo(module, *example_args, dynamic_shapes=dynamic_shapes)
     else:
         texts = {_function_name(args): export_torch_stablehlo(module, *args) for args in shapes}
         if len(texts) != len(shapes):
