@@ -37,7 +37,7 @@ std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options) {
   steps.push_back({"fuse-layer-norm", createFuseLayerNorm(), true});
   steps.push_back({"fuse-epilogues", createFuseEpilogues(FuseEpiloguesOptions{target}), true});
   steps.push_back({"canonicalize", mlir::createCanonicalizerPass(), true});
-  steps.push_back({"fuse-attention", createFuseAttention(FuseAttentionOptions{target})});
+  steps.push_back({"fuse-attention", createFuseAttention(FuseAttentionOptions{target}), true});
   steps.push_back({"fuse-elementwise", createFuseElementwise(), true});
   steps.push_back({"cleanup", mlir::createCanonicalizerPass(), true});
   steps.push_back({"bucket-all-reduce",
