@@ -24,7 +24,7 @@ std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options) {
   steps.push_back({"verify", createVerify(), true});
   steps.push_back({"fold-constants", createFoldConstants(), true});
   steps.push_back({"cse", mlir::createCSEPass(), true});
-  steps.push_back({"simplify", createSimplify()});
+  steps.push_back({"simplify", createSimplify(), true});
   // Batch norm folds into the convolution weights once simplify has made its
   // per-channel vectors plain broadcasts; the new weights are constants.
   steps.push_back({"fold-batch-norm", createFoldBatchNorm()});
