@@ -5,11 +5,12 @@ through brt, compared with sentence-transformers' own output.
     PYTHONPATH=build/python python3 examples/minilm_embeddings.py [--brtx PATH] [SENTENCE ...]
 
 The model (BERT, then mean pooling over the unmasked tokens and L2
-normalization) is compiled by brt.compile_torch once for batch 1 and 32 and
-sequence 16 and 128: one executable of four functions sharing the weights.
-A request goes to the smallest of those that holds it, padded with masked
-tokens and empty rows, which change nothing in the real rows. --brtx keeps
-the executable at PATH and reuses it when it is there. Exits non-zero when
+normalization) is compiled by brt.compile_torch once, with a symbolic batch
+and sequence (torch.export Dims, up to 1024 sentences of 512 tokens): one
+function serves every request at its own shape, without padding.
+(bench/minilm_dynamic.py measures it against padded buckets and static
+functions.) --brtx keeps the executable at PATH and reuses it when it is
+there. Exits non-zero when
 brt and sentence-transformers differ by more than 1e-4 or a cosine between
 the two is below 0.99999.
 """
@@ -21,8 +22,8 @@ import time
 
 import numpy as np
 
-BATCHES = (1, 32)
-SEQUENCES = (16, 128)
+MAX_BATCH = 1024
+MAX_SEQUENCE = 512  # BERT's position embeddings
 SENTENCES = [
     "A man is eating food.",
     "A man is eating a piece of bread.",
@@ -65,38 +66,29 @@ def embedding_module(st):
 
 
 def compile_model(st, path):
-    """The executable with a function per (batch, sequence) bucket."""
+    """The executable: one function over a symbolic batch `b` and sequence `s`."""
     import torch
 
     import brt
 
-    def example(batch, seq):
-        ids = torch.full((batch, seq), 101, dtype=torch.int64)
-        return ids, torch.ones_like(ids), torch.zeros_like(ids)
-
-    shapes = [(b, s) for b in BATCHES for s in SEQUENCES]
-    return brt.compile_torch(embedding_module(st), *example(*shapes[0]),
-                             specializations=[example(*s) for s in shapes[1:]], path=path)
+    batch = torch.export.Dim("b", min=1, max=MAX_BATCH)
+    seq = torch.export.Dim("s", min=1, max=MAX_SEQUENCE)
+    ids = torch.full((2, 16), 101, dtype=torch.int64)
+    dims = {0: batch, 1: seq}
+    return brt.compile_torch(embedding_module(st), ids, torch.ones_like(ids), torch.zeros_like(ids),
+                             dynamic_shapes=(dims, dims, dims), path=path)
 
 
 def embed(session, tokenizer, sentences):
-    """brt's embeddings of `sentences`, through the smallest bucket that holds
-    them."""
-    tokens = tokenizer(sentences, padding="longest", truncation=True, max_length=max(SEQUENCES),
+    """brt's embeddings of `sentences`, at their own shape (padded to the
+    longest, as sentence-transformers does), in slices of MAX_BATCH."""
+    if len(sentences) > MAX_BATCH:
+        return np.concatenate([embed(session, tokenizer, sentences[i:i + MAX_BATCH])
+                               for i in range(0, len(sentences), MAX_BATCH)])
+    tokens = tokenizer(sentences, padding="longest", truncation=True, max_length=MAX_SEQUENCE,
                        return_tensors="np")
-    n, length = tokens["input_ids"].shape
-    batch = min((b for b in BATCHES if b >= n), default=None)
-    seq = min(s for s in SEQUENCES if s >= length)
-    if batch is None:  # more sentences than the largest bucket: in slices
-        return np.concatenate([embed(session, tokenizer, sentences[i:i + BATCHES[-1]])
-                               for i in range(0, len(sentences), BATCHES[-1])])
-    padded = []
-    for name in INPUTS:
-        a = np.zeros((batch, seq), np.int64)  # mask 0: padding attends nowhere and pools to nothing
-        a[:n, :length] = tokens[name]
-        padded.append(a)
-    (out,) = session.run(*padded)
-    return out[:n]
+    (out,) = session.run(*(tokens[name].astype(np.int64) for name in INPUTS))
+    return out
 
 
 def main(argv=None):
@@ -112,7 +104,7 @@ def main(argv=None):
     if not os.path.exists(path):
         start = time.perf_counter()
         compile_model(st, path)
-        print(f"compiled all-MiniLM-L6-v2 for batch {BATCHES} x sequence {SEQUENCES} in "
+        print(f"compiled all-MiniLM-L6-v2 for batch b <= {MAX_BATCH} x sequence s <= {MAX_SEQUENCE} in "
               f"{time.perf_counter() - start:.1f} s: {path} ({os.path.getsize(path) / 1e6:.1f} MB)")
     session = brt.Session(path)
 
