@@ -331,6 +331,12 @@ int Importer::FollowBuiltinShapeOp(Operation& op) {
     if (!values(i) && name != "tensor.dim" && name != "shape.shape_of")
       return name == "arith.constant" ? 0
                                       : cannot("an operand of '" + name.str() + "' is not a size");
+  // arith and from_elements read single sizes (a select's choices may be lists).
+  const bool single =
+      (name.starts_with("arith.") && name != "arith.select") || name == "tensor.from_elements";
+  for (unsigned i = 0; i < op.getNumOperands(); ++i)
+    if ((single || (name == "arith.select" && i == 0)) && !scalar(i))
+      return cannot("'" + name.str() + "' of a list of sizes");
   llvm::SmallVector<SymDim> out;
   const llvm::StringRef kind = name.split('.').second;
   if (name == "arith.constant") {
