@@ -1,5 +1,6 @@
 """A small decoder-only transformer language model in plain JAX, its AdamW
-train step and its one-token decode step with key/value caches: token and
+train step and its one-token decode steps with key/value caches (fixed-size
+and updated in place, or growing by a token a step): token and
 position embeddings, pre-norm blocks of causal multi-head attention and a
 GELU MLP, a final layer norm, logits through the tied embedding.
 `train_lm.py` trains it through brt and generates text with the decode step;
@@ -133,6 +134,57 @@ def decode_step(config):
         return keys, values, layer_norm(x, params["ln_f"]) @ params["embed"].T
 
     return jax.jit(step, donate_argnums=(1, 2))
+
+
+def growing_decode_step(config):
+    """step(params, keys, values, tokens) -> (keys, values, logits): decode_step
+    with caches that grow instead of a position and a mask. keys and values
+    are per layer [batch, heads, t, head], t the tokens so far, so this
+    token's position is t (the caches' size, read as data); its key and value
+    are appended and the caches returned hold t + 1 positions, all of them
+    visible. Compiled over a symbolic t (growing_decode_specs), one
+    executable serves every t from 1; t = 0 is an empty cache of static size."""
+    head = config.dim // config.heads
+
+    def step(params, keys, values, tokens):
+        batch = tokens.shape[0]
+        pos = keys[0].shape[2]
+        x = params["embed"][tokens] + jax.lax.dynamic_index_in_dim(params["pos"], pos, keepdims=False)
+        keys, values = list(keys), list(values)
+        for layer in range(config.layers):
+            p = params[f"block{layer}"]
+            q, k, v = (t.reshape(batch, config.heads, 1, head)
+                       for t in jnp.split(layer_norm(x, p["ln1"]) @ p["qkv"], 3, -1))
+            keys[layer] = jnp.concatenate([keys[layer], k], 2)
+            values[layer] = jnp.concatenate([values[layer], v], 2)
+            # Scores [batch, heads, 1, t + 1] stay 4-D: an integer index into
+            # an array of symbolic shape (scores[:, :, 0]) is a dynamic_gather,
+            # which brt refuses.
+            scores = q @ keys[layer].transpose(0, 1, 3, 2) / np.sqrt(head)
+            attended = (jax.nn.softmax(scores, -1) @ values[layer]).reshape(batch, config.dim)
+            x = x + attended @ p["proj"]
+            x = x + jax.nn.gelu(layer_norm(x, p["ln2"]) @ p["fc1"]) @ p["fc2"]
+        return keys, values, layer_norm(x, params["ln_f"]) @ params["embed"].T
+
+    return jax.jit(step)
+
+
+def empty_growing_caches(config, batch):
+    """(keys, values) for growing_decode_step's first token: per layer [batch, heads, 0, head]."""
+    shape = (batch, config.heads, 0, config.dim // config.heads)
+    return ([np.zeros(shape, np.float32) for _ in range(config.layers)],
+            [np.zeros(shape, np.float32) for _ in range(config.layers)])
+
+
+def growing_decode_specs(config, batch=None):
+    """(keys, values, tokens) as jax.ShapeDtypeStructs for compiling
+    growing_decode_step once: caches of symbolic length t, 1 <= t < context
+    (position t must have an embedding), and a symbolic batch b unless
+    `batch` fixes it."""
+    b, t = jax.export.symbolic_shape("b, t", constraints=(f"t <= {config.context - 1}",))
+    batch = b if batch is None else batch
+    cache = jax.ShapeDtypeStruct((batch, config.heads, t, config.dim // config.heads), jnp.float32)
+    return ([cache] * config.layers, [cache] * config.layers, jax.ShapeDtypeStruct((batch,), jnp.int32))
 
 
 def optimizer(config):
