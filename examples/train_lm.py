@@ -1,9 +1,11 @@
 """Trains a small transformer language model through brt on a bundled toy
 corpus (examples/data/corpus.txt, character level), saves a checkpoint that
 JAX reloads, and generates text from it through brt's decode step with
-key/value caches kept in place.
+key/value caches: growing a row a token, one executable over a symbolic
+cache length (--decode growing, the default), or of fixed size, kept in
+place (--decode fixed).
 
-    python3 examples/train_lm.py [--steps 800] [--checkpoint lm.safetensors]
+    python3 examples/train_lm.py [--steps 800] [--checkpoint lm.safetensors] [--decode growing|fixed]
 
 (with brt's Python package on PYTHONPATH: build/python after
 scripts/build.sh). The train step is plain JAX + optax AdamW
@@ -25,6 +27,10 @@ sys.path.insert(0, str(HERE))
 import tiny_lm  # noqa: E402
 
 
+CACHES = {"fixed": "KV caches in place",
+          "growing": "KV caches growing a row a token (one executable for every length)"}
+
+
 def batches(text_ids, config, rng):
     """Random windows of context + 1 characters: inputs and next characters."""
     while True:
@@ -43,15 +49,13 @@ def progress(step, steps, loss, started):
 
 
 class BrtDecoder:
-    """next-token logits of a window of tokens through the compiled decode
-    step: the caches (bound once, updated in place) keep the window's prefix,
-    so only its new tokens run; a window that does not extend the cached one
-    starts over at position 0."""
+    """next-token logits of a window of tokens, a token at a time through
+    `step(token, position)` -> logits [1, vocab], whose caches keep the
+    window's prefix, so only its new tokens run; a window that does not
+    extend the cached one starts over at position 0."""
 
-    def __init__(self, session, params, keys, values):
-        self.ctx = session.new_request()
-        for name, array in tiny_lm.decode_arguments(params, keys, values).items():
-            self.ctx.bind(name, array)
+    def __init__(self, step):
+        self.step = step
         self.cached = []
         self.history = []  # (window, logits) of every call
 
@@ -59,13 +63,57 @@ class BrtDecoder:
         if window[:len(self.cached)] != self.cached:
             self.cached = []
         for token in window[len(self.cached):]:
-            self.ctx.bind("tokens", np.array([token], np.int32))
-            self.ctx.bind("pos", np.array(len(self.cached), np.int32))
-            self.ctx.run()
+            self.logits = self.step(token, len(self.cached))
             self.cached.append(token)
-        logits = np.array(self.ctx.outputs()[-1][0])
-        self.history.append((list(window), logits))
-        return logits
+        self.history.append((list(window), self.logits[0]))
+        return self.logits[0]
+
+
+def fixed_cache_step(path, params, config):
+    """step(token, position) through decode_step compiled to `path`: caches
+    of context rows, bound once and written in place."""
+    keys, values = tiny_lm.empty_caches(config, 1)
+    brt.compile(tiny_lm.decode_step(config), params, keys, values, np.zeros(1, np.int32), np.int32(0),
+                path=path)
+    ctx = brt.Session(path).new_request()
+    for name, array in tiny_lm.decode_arguments(params, keys, values).items():
+        ctx.bind(name, array)
+
+    def step(token, position):
+        ctx.bind("tokens", np.array([token], np.int32))
+        ctx.bind("pos", np.array(position, np.int32))
+        ctx.run()
+        return np.array(ctx.outputs()[-1])
+
+    return step
+
+
+def growing_cache_step(path, params, config):
+    """step(token, position) through growing_decode_step: caches of
+    `position` rows in, one more out. Position 0 runs it compiled for empty
+    caches; every other position one executable compiled over a symbolic
+    cache length (and batch)."""
+    step = tiny_lm.growing_decode_step(config)
+    empty = tiny_lm.empty_growing_caches(config, 1)
+    first = path.replace(".brtx", ".first.brtx")
+    sessions = [brt.Session(brt.compile(step, params, *empty, np.zeros(1, np.int32), path=first)),
+                brt.Session(brt.compile(step, params, *tiny_lm.growing_decode_specs(config), path=path))]
+    caches = empty
+
+    def run(token, position):
+        nonlocal caches
+        # A new request a token: a context checks each bind's sizes against
+        # those bound, and the caches all change size at once.
+        ctx = sessions[position > 0].new_request()
+        for name, array in tiny_lm.decode_arguments(params, *(caches if position else empty)).items():
+            ctx.bind(name, array)
+        ctx.bind("tokens", np.array([token], np.int32))
+        ctx.run()
+        outputs = [np.array(o) for o in ctx.outputs()]
+        caches = outputs[:config.layers], outputs[config.layers:-1]
+        return outputs[-1]
+
+    return run
 
 
 def greedy(next_logits, prompt, count, context):
@@ -95,6 +143,8 @@ def main():
     parser.add_argument("--steps", type=int, default=800)
     parser.add_argument("--checkpoint", default="lm.safetensors")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--decode", choices=sorted(CACHES), default="growing",
+                        help="the decode step's key/value caches (default: growing)")
     args = parser.parse_args()
 
     import jax
@@ -150,16 +200,14 @@ def main():
     print(f"JAX, from the checkpoint: loss {jax_loss:.4f} on a new batch")
 
     # Text from the trained weights, decoded through brt one token at a time
-    # with key/value caches it updates in place; JAX's full forward pass over
-    # the same windows checks every token's logits.
-    decode = tiny_lm.decode_step(config)
-    keys, values = tiny_lm.empty_caches(config, 1)
-    decoder_path = str(pathlib.Path(args.checkpoint).with_suffix(".decode.brtx"))
-    brt.compile(decode, reloaded, keys, values, np.zeros(1, np.int32), np.int32(0), path=decoder_path)
-    decoder = BrtDecoder(brt.Session(decoder_path), reloaded, keys, values)
+    # with key/value caches (--decode); JAX's full forward pass over the same
+    # windows checks every token's logits.
+    decoder_path = str(pathlib.Path(args.checkpoint).with_suffix(f".{args.decode}.brtx"))
+    make_step = growing_cache_step if args.decode == "growing" else fixed_cache_step
+    decoder = BrtDecoder(make_step(decoder_path, reloaded, config))
     prompt = [alphabet.index(c) for c in "the runtime "]
     text = greedy(decoder, prompt, 40, config.context)
-    print("brt, greedy with KV caches in place: " + repr("".join(alphabet[i] for i in text)))
+    print(f"brt, greedy with {CACHES[args.decode]}: " + repr("".join(alphabet[i] for i in text)))
     worst = max(rel_diff(logits, jax_next_logits(config, reloaded, window))
                 for window, logits in decoder.history)
     print(f"JAX's full forward pass over the same {len(decoder.history)} windows: logits within {worst:.1e}")
