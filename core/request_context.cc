@@ -144,9 +144,12 @@ Status RequestContext::Bind(ArgRef ref, const Tensor& tensor, Ownership ownershi
   } else if (ownership == Ownership::kBorrowed) {
     bound = Tensor::Borrow(tensor.data(), tensor.dtype(), tensor.shape(), tensor.device());
   }
+  // Its own symbolic dims must agree; with the other arguments' they are
+  // checked when the run starts, so that the arguments of a new shape can be
+  // bound one after another.
   Tensor previous = impl_->bindings[*arg];
   impl_->bindings[*arg] = bound;
-  Status symbols = impl_->ResolveSymbols(false);
+  Status symbols = impl_->ResolveSymbols(false, static_cast<int>(*arg));
   if (!symbols.ok()) impl_->bindings[*arg] = previous;
   return symbols;
 }

@@ -376,8 +376,8 @@ struct RequestContext::Impl {
   // A device tensor copied to the host (a host tensor as it is).
   Expected<Tensor> OnHost(size_t arg, const Tensor& t) const;
   // Fills symbol_values from the bound arguments (reusing its storage, so a
-  // run does not allocate).
-  Status ResolveSymbols(bool require_all);
+  // run does not allocate); from argument `only` alone when it is given.
+  Status ResolveSymbols(bool require_all, int only = -1);
   std::vector<int64_t> symbol_values;
   std::vector<size_t> symbol_source;
   // The bound arguments' dimensions that are expressions, against the

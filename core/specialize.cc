@@ -163,7 +163,7 @@ Expected<std::shared_ptr<const Specialization>> Session::Impl::Specialize(
   return std::shared_ptr<const Specialization>(spec);
 }
 
-Status RequestContext::Impl::ResolveSymbols(bool require_all) {
+Status RequestContext::Impl::ResolveSymbols(bool require_all, int only) {
   std::vector<int64_t>& values = symbol_values;
   std::vector<size_t>& source = symbol_source;
   values.assign(fs->symbols.size(), -1);
@@ -173,7 +173,7 @@ Status RequestContext::Impl::ResolveSymbols(bool require_all) {
   // checked once every symbol is known.
   bool has_expressions = false;
   for (size_t a = 0; a < args.size(); ++a) {
-    if (!bindings[a].defined()) continue;
+    if (!bindings[a].defined() || (only >= 0 && a != static_cast<size_t>(only))) continue;
     for (size_t d = 0; d < args[a].shape.size(); ++d) {
       const Dim& dim = args[a].shape[d];
       if (dim.is_static()) continue;

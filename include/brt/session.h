@@ -195,9 +195,10 @@ class RequestContext {
 
   const FunctionInfo& function() const;
 
-  // Binds an input, state or output argument. Checks dtype, shape (symbolic
-  // dims consistent across arguments; expressions and constraints when the
-  // run starts), device, and alignment to the element size.
+  // Binds an input, state or output argument. Checks dtype, shape (its own
+  // symbolic dims consistent; across arguments, expressions and constraints
+  // when the run starts, so a new shape's arguments can be bound one after
+  // another), device, and alignment to the element size.
   Status Bind(ArgRef arg, const Tensor& tensor, Ownership ownership = Ownership::kBorrowed);
   // Forgets a binding (an unbound output is allocated by the runtime).
   Status Unbind(ArgRef arg);
