@@ -24,13 +24,17 @@ bool Commuted(Op k, F&& match) {
   return match(k.getInputs()[0], k.getInputs()[1]) || match(k.getInputs()[1], k.getInputs()[0]);
 }
 
-// divide(B(reduce_add(v over last)), B(C)) with C the size of the last dim,
-// which must be static: a constant C proves nothing about a symbolic size.
+// Whether `mean` is B(divide(B(reduce_add(v over last)), B(C))) with C the
+// size of the last dim, which must be static (a constant C proves nothing
+// about a symbolic size), and each B taking a row's sum back to that row.
 bool IsMeanOverLast(mlir::Value mean, mlir::Value of) {
-  auto div = mean.getDefiningOp<DivOp>();
   const llvm::ArrayRef<int64_t> shape = TypeOf(of).getShape();
-  if (!div || shape.empty() || mlir::ShapedType::isDynamic(shape.back())) return false;
   const int64_t rank = TypeOf(of).getRank();
+  if (shape.empty() || mlir::ShapedType::isDynamic(shape.back()) ||
+      !RestoresReducedDims(mean, rank, rank - 1))
+    return false;
+  auto div = StripBroadcasts(mean).getDefiningOp<DivOp>();
+  if (!div || !RestoresReducedDims(div.getInputs()[0], rank, rank - 1)) return false;
   auto sum = StripBroadcasts(div.getInputs()[0]).getDefiningOp<ReduceOp>();
   auto n = ScalarConstant(div.getInputs()[1]);
   return ReducesOver(sum, "add", rank - 1) && sum.getInputs()[0] == of &&
@@ -58,7 +62,7 @@ bool IsVarianceOf(mlir::Value var, mlir::Value x, mlir::Value d) {
   auto sub64 = d64 ? d64.getDefiningOp<SubOp>() : SubOp();
   auto wide = sub64 ? sub64.getInputs()[0].getDefiningOp<ConvertOp>() : ConvertOp();
   return wide && wide.getInputs()[0] == x &&
-         IsMeanOverLast(StripBroadcasts(sub64.getInputs()[1]), wide.getResult(0));
+         IsMeanOverLast(sub64.getInputs()[1], wide.getResult(0));
 }
 
 // add(multiply(multiply(d, B(rsqrt(add(var, B(eps))))), B(g)), B(b)) with
@@ -74,26 +78,26 @@ struct AddToLayerNorm : mlir::OpRewritePattern<AddOp> {
       return Commuted(v.getDefiningOp<MulOp>(), [&](mlir::Value d, mlir::Value r) {
         auto sub = d.getDefiningOp<SubOp>();
         auto rsqrt = StripBroadcasts(r).getDefiningOp<RsqrtOp>();
-        if (!sub || !rsqrt) return false;
-        return Commuted(
-            rsqrt.getInputs()[0].getDefiningOp<AddOp>(), [&](mlir::Value var, mlir::Value e) {
-              auto eps_value = ScalarConstant(e);
-              if (!eps_value || !IsVarianceOf(var, sub.getInputs()[0], d)) return false;
-              if (!IsMeanOverLast(StripBroadcasts(sub.getInputs()[1]), sub.getInputs()[0]))
-                return false;
-              x = sub.getInputs()[0], eps = *eps_value;
-              return true;
-            });
+        const int64_t rank = TypeOf(d).getRank();
+        if (!sub || !rsqrt || !RestoresReducedDims(r, rank, rank - 1)) return false;
+        return Commuted(rsqrt.getInputs()[0].getDefiningOp<AddOp>(),
+                        [&](mlir::Value var, mlir::Value e) {
+                          auto eps_value = ScalarConstant(e);
+                          if (!eps_value || !IsVarianceOf(var, sub.getInputs()[0], d)) return false;
+                          if (!IsMeanOverLast(sub.getInputs()[1], sub.getInputs()[0])) return false;
+                          x = sub.getInputs()[0], eps = *eps_value;
+                          return true;
+                        });
       });
     };
-    auto is_vector = [&](mlir::Value v) {
-      auto t = TypeOf(v);
-      return t.getRank() == 1 && t.getElementType().isF32();
+    auto is_vector = [&](mlir::Value v) {  // an f32 vector along x's last dim (set by normalized)
+      auto t = TypeOf(StripBroadcasts(v));
+      return t.getRank() == 1 && t.getElementType().isF32() &&
+             BroadcastsOnto(v, {TypeOf(x).getRank() - 1});
     };
     const bool matched = Commuted(add, [&](mlir::Value scaled, mlir::Value b) {
       return Commuted(scaled.getDefiningOp<MulOp>(), [&](mlir::Value n, mlir::Value g) {
-        if (!normalized(n) || !is_vector(StripBroadcasts(g)) || !is_vector(StripBroadcasts(b)))
-          return false;
+        if (!normalized(n) || !is_vector(g) || !is_vector(b)) return false;
         scale = StripBroadcasts(g), shift = StripBroadcasts(b);
         return true;
       });

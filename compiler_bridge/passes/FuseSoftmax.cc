@@ -27,8 +27,9 @@ struct SoftmaxInput {
 };
 
 // divide(e, B(reduce_add(e))) with e = exp(subtract(x, B([maximum(c,] reduce_max(x)[)]))),
-// e used by the sum and the divide only, in a type the target's brt.softmax
-// takes: its x and axis.
+// each B taking the reduced lines back where they were (else it pairs a line
+// with another's max or sum), e used by the sum and the divide only, in a
+// type the target's brt.softmax takes: its x and axis.
 std::optional<SoftmaxInput> MatchSoftmax(DivOp div, bool cpu) {
   auto exp = div.getInputs()[0].getDefiningOp<ExpOp>();
   if (!exp) return std::nullopt;
@@ -45,6 +46,10 @@ std::optional<SoftmaxInput> MatchSoftmax(DivOp div, bool cpu) {
       reduce_max.getInputs()[0] != x || !ScalarConstant(sum.getInputs()[1]) ||
       *ScalarConstant(sum.getInputs()[1]) != 0.0)
     return std::nullopt;
+  const int64_t rank = TypeOf(x).getRank();
+  if (!RestoresReducedDims(div.getInputs()[1], rank, axis) ||
+      !RestoresReducedDims(sub.getInputs()[1], rank, axis))
+    return std::nullopt;
   // exp's value is used by the sum and the divide only (else it must stay).
   if (!llvm::all_of(exp->getUsers(), [&](mlir::Operation* u) { return u == sum || u == div; }))
     return std::nullopt;
@@ -56,7 +61,8 @@ std::optional<SoftmaxInput> MatchSoftmax(DivOp div, bool cpu) {
 
 // PyTorch's safe softmax (scaled_dot_product_attention): a line of x that is
 // all -inf gives zeros, not NaN. select(B(reduce_and(compare(x, B(-inf)) EQ
-// over axis)), B(0), softmax) as softmax's only user, or null.
+// over axis)), B(0), softmax) as softmax's only user, B taking each line's
+// mask back to that line, or null.
 SelectOp SafeSelect(DivOp softmax, const SoftmaxInput& in) {
   if (!softmax->hasOneUse()) return nullptr;
   auto select = mlir::dyn_cast<SelectOp>(*softmax->getUsers().begin());
@@ -64,7 +70,9 @@ SelectOp SafeSelect(DivOp softmax, const SoftmaxInput& in) {
       ScalarConstant(select.getInputs()[1]) != 0.0)
     return nullptr;
   auto all = StripBroadcasts(select.getInputs()[0]).getDefiningOp<ReduceOp>();
-  if (!ReducesOver(all, "and", in.axis)) return nullptr;
+  if (!ReducesOver(all, "and", in.axis) ||
+      !RestoresReducedDims(select.getInputs()[0], TypeOf(in.x).getRank(), in.axis))
+    return nullptr;
   auto eq = all.getInputs()[0].getDefiningOp<CompareOp>();
   if (!eq || eq.getComparisonDirection() != "EQ" || eq.getInputs()[0] != in.x ||
       ScalarConstant(eq.getInputs()[1]) != -std::numeric_limits<double>::infinity())

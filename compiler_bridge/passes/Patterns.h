@@ -8,6 +8,8 @@
 
 #include "BrtDialect.h"
 #include "SymbolicDims.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 
 namespace brt::bridge {
 
@@ -85,17 +87,88 @@ inline bool OnlyUnitDims(ReshapeOp reshape) {
   return from && to && *from == *to;
 }
 
+// What broadcasts, and reshapes that only add or drop unit dims, spread over
+// a value: `value`, and for each of its dims the dim of the spread value that
+// holds it (its place decides which values meet: on a square [n, n] a
+// broadcast of [n] along dim 0 and one along dim 1 have the same type). A dim
+// of size 1 is kAnyDim: its one value goes everywhere alike.
+struct BroadcastSource {
+  static constexpr int64_t kAnyDim = -1;
+  mlir::Value value;
+  llvm::SmallVector<int64_t> dims;
+};
+
+inline BroadcastSource TraceBroadcasts(mlir::Value v) {
+  llvm::SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(0, TypeOf(v).getRank()));
+  for (;;) {
+    llvm::SmallVector<int64_t> from;
+    if (auto b = v.getDefiningOp<BroadcastInDimOp>()) {
+      for (int64_t d : b.getBroadcastDimensions()) from.push_back(dims[d]);
+      v = b.getInputs()[0];
+    } else if (auto r = v.getDefiningOp<ReshapeOp>(); r && OnlyUnitDims(r)) {
+      // The dims of other sizes keep their order: the i-th of the operand is
+      // the i-th of the result.
+      const llvm::SmallVector<SymDim> in = *SymbolicShape(r.getInputs()[0].getType());
+      const llvm::SmallVector<SymDim> out = *SymbolicShape(r.getResult(0).getType());
+      size_t o = 0;
+      for (const SymDim& size : in) {
+        if (size == SymDim(1)) {
+          from.push_back(BroadcastSource::kAnyDim);
+          continue;
+        }
+        while (out[o] == SymDim(1)) ++o;
+        from.push_back(dims[o++]);
+      }
+      v = r.getInputs()[0];
+    } else {
+      break;
+    }
+    dims = std::move(from);
+  }
+  for (auto [d, size] : llvm::enumerate(TypeOf(v).getShape()))
+    if (size == 1) dims[d] = BroadcastSource::kAnyDim;
+  return {v, std::move(dims)};
+}
+
 // Follows broadcasts, and reshapes that only add or drop unit dims, back to
 // what they broadcast.
-inline mlir::Value StripBroadcasts(mlir::Value v) {
-  for (;;) {
-    if (auto b = v.getDefiningOp<BroadcastInDimOp>())
-      v = b.getInputs()[0];
-    else if (auto r = v.getDefiningOp<ReshapeOp>(); r && OnlyUnitDims(r))
-      v = r.getInputs()[0];
-    else
-      return v;
-  }
+inline mlir::Value StripBroadcasts(mlir::Value v) { return TraceBroadcasts(v).value; }
+
+// Whether the dims of StripBroadcasts(v) land on v's `dims`, in order (a
+// layer norm's [C] scale on the last dim of x, not on another of size C).
+inline bool BroadcastsOnto(mlir::Value v, llvm::ArrayRef<int64_t> dims) {
+  const BroadcastSource source = TraceBroadcasts(v);
+  if (source.dims.size() != dims.size()) return false;
+  for (auto [from, to] : llvm::zip_equal(source.dims, dims))
+    if (from != BroadcastSource::kAnyDim && from != to) return false;
+  return true;
+}
+
+// Whether v, a reduce over `axes` of a rank-`rank` value (or what is computed
+// from one) spread back by StripBroadcasts' broadcasts and reshapes, has each
+// reduced line's value where that line was: v and what it spreads each hold
+// either every dim (a keepdim reduction: the reduced ones of size 1) or the
+// kept dims, in order, and each dim must land on the one standing for the
+// same dim. On a square [n, n], the [n] maxima over dim 1 broadcast along
+// dim 1 instead of 0 (x - max(x, 1)[None, :]) pair row j's max with column j:
+// not the reduction's own lines.
+inline bool RestoresReducedDims(mlir::Value v, int64_t rank, llvm::ArrayRef<int64_t> axes) {
+  // The dims of the reduced value that a value of rank r holds.
+  auto held = [&](int64_t r) {
+    llvm::SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < rank; ++d)
+      if (r == rank || !llvm::is_contained(axes, d)) dims.push_back(d);
+    return dims;
+  };
+  const BroadcastSource source = TraceBroadcasts(v);
+  const int64_t v_rank = TypeOf(v).getRank();
+  const llvm::SmallVector<int64_t> in_v = held(v_rank);
+  const llvm::SmallVector<int64_t> in_source = held(source.dims.size());
+  if (static_cast<int64_t>(in_v.size()) != v_rank || in_source.size() != source.dims.size())
+    return false;
+  for (auto [from, dim] : llvm::zip_equal(source.dims, in_source))
+    if (from != BroadcastSource::kAnyDim && in_v[from] != dim) return false;
+  return true;
 }
 
 // The value holding just the [output features] vector (a bias, batch norm's
