@@ -8,7 +8,10 @@
 // cases run through it with BRT_TEST_DEVICE=cuda, so the CUDA provider's
 // plans, parameters and kernel bodies are checked against the same
 // references on machines without a GPU. Generated PTX is not emulated: fused
-// programs run through the own interpreter kernel instead.
+// programs run through the own interpreter kernel instead. Graphs are: a
+// capture records each kernel with its buffer addresses as they are then
+// (what a CUDA graph keeps of a launch) instead of running it, and a launch
+// runs the recording.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -16,6 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "cuda/library_plans.h"
 #include "cuda/runtime.h"
@@ -196,6 +201,38 @@ class EmulatedConv final : public Kernel {
   ConvLaunchPlan c_;
 };
 
+// A graph: the kernels captured on a queue, each with its buffer addresses.
+struct Graph {
+  void* queue = nullptr;
+  struct Launch {
+    Runnable* kernel;
+    std::vector<void*> buffers;
+  };
+  std::vector<Launch> launches;
+};
+// The capture under way on this thread (the provider captures thread-locally).
+thread_local Graph* capturing = nullptr;
+
+// A kernel (or an instance) that a capture on its queue records instead of running.
+class Recordable final : public Kernel {
+ public:
+  Recordable(Runnable* inner, int num_buffers) : inner_(inner), num_buffers_(num_buffers) {}
+  Runnable* NewInstance() const override {
+    Runnable* instance = static_cast<Kernel*>(inner_.get())->NewInstance();
+    return instance ? new Recordable(instance, num_buffers_) : nullptr;
+  }
+  void Run(void* const* b, Queue* q) override {
+    if (capturing && capturing->queue == q)
+      capturing->launches.push_back({inner_.get(), std::vector<void*>(b, b + num_buffers_)});
+    else
+      inner_->Run(b, q);
+  }
+
+ private:
+  std::unique_ptr<Runnable> inner_;
+  int num_buffers_;
+};
+
 const std::vector<TableRow>& Rows() {
   static const std::vector<TableRow> rows = KernelRows(&MakeEmulatedMatmul, &Make<EmulatedConv>);
   return rows;
@@ -209,7 +246,8 @@ int32_t Prepare(const void* data, const BrtOpDesc* op, void** state, BrtErrorBuf
     // the emulation checks that size as it does, then runs its own kernel.
     if (row->may_be_generated && BRT_STRUCT_HAS(BrtOpDesc, op, kernel_image) && op->kernel_image)
       ops::PlanGeneratedLaunch(info);
-    *state = static_cast<Runnable*>(row->make(info));
+    *state =
+        static_cast<Runnable*>(new Recordable(row->make(info), op->num_operands + op->num_results));
   });
 }
 
@@ -224,6 +262,28 @@ void DestroyQueue(void* queue) { delete static_cast<Queue*>(queue); }
 
 int32_t SynchronizeQueue(void*, BrtErrorBuffer*) { return BRT_OK; }
 
+int32_t BeginCapture(void* queue, BrtErrorBuffer* e) {
+  if (capturing) return Report(e, BRT_ERROR_INTERNAL, "a capture is already under way");
+  capturing = new Graph{queue, {}};
+  return BRT_OK;
+}
+
+int32_t EndCapture(void* queue, void** graph, BrtErrorBuffer* e) {
+  if (!capturing || capturing->queue != queue)
+    return Report(e, BRT_ERROR_INTERNAL, "no capture is under way on this queue");
+  *graph = std::exchange(capturing, nullptr);
+  return BRT_OK;
+}
+
+int32_t LaunchGraph(void* graph, void* queue, BrtErrorBuffer* e) {
+  return Guard(e, [&] {
+    for (Graph::Launch& l : static_cast<Graph*>(graph)->launches)
+      l.kernel->Run(l.buffers.data(), static_cast<Queue*>(queue));
+  });
+}
+
+void DestroyGraph(void* graph) { delete static_cast<Graph*>(graph); }
+
 const ops::KernelTable<TableRow> kTable = {&Rows, EntryPoints(Prepare), BRT_DEVICE_CUDA, "CUDA"};
 
 BrtProviderApi MakeApi() {
@@ -233,6 +293,7 @@ BrtProviderApi MakeApi() {
   a.deallocate = ops::HostDeallocate;
   a.copy = ops::HostCopy;
   BRT_SET_ENTRIES(a, BRT_QUEUE_ENTRIES);
+  BRT_SET_ENTRIES(a, BRT_GRAPH_ENTRIES);
   ops::SetKernelTable<kTable>(a);
   return a;
 }
