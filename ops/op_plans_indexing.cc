@@ -62,7 +62,10 @@ IndexPlan PlanGather(const OpInfo& op) {
   const std::vector<int64_t>& offset_dims = attrs.offset_dims;
   const std::vector<int64_t>& collapsed = attrs.collapsed_slice_dims;
   const std::vector<int64_t>& start_map = attrs.start_index_map;
-  const std::vector<int64_t>& slice_sizes = attrs.slice_sizes;
+  // A slice size of -1 is the operand's extent (a symbolic dimension taken whole).
+  std::vector<int64_t> slice_sizes = attrs.slice_sizes;
+  for (size_t d = 0; d < slice_sizes.size() && d < operand.dims.size(); ++d)
+    if (slice_sizes[d] == -1) slice_sizes[d] = operand.dims[d];
   const int64_t ivd = attrs.index_vector_dim.value_or(indices.rank());
   op.RequireDims(offset_dims, out.rank(), "offset_dims");
   op.RequireDims(collapsed, operand.rank(), "collapsed_slice_dims");

@@ -45,15 +45,20 @@ std::optional<llvm::SmallVector<SymDim>> Importer::ResultSizes(Operation& op, un
       out.push_back(SymDim::CeilDiv((*limit)[d] - (*start)[d], (*strides)[d]));
     return out;
   }
-  if (kind == "gather") {
+  if (kind == "gather" || kind == "dynamic_gather") {
     // Batch dims: the indices' (less index_vector_dim); offset dims: the
     // slice sizes not collapsed, at offset_dims.
     auto indices = shape(1);
+    llvm::SmallVector<SymDim> sizes;
+    if (kind == "gather")
+      for (int64_t size : ints("slice_sizes")) sizes.push_back(size);
+    else if (auto given = followed(2))
+      sizes = *given;
     if (!indices) return std::nullopt;
     const auto offset_dims = ints("offset_dims"), collapsed = ints("collapsed_slice_dims"),
-               operand_batching = ints("operand_batching_dims"), sizes = ints("slice_sizes"),
+               operand_batching = ints("operand_batching_dims"),
                vector_dim = ints("index_vector_dim");
-    const int64_t ivd = vector_dim.empty() ? static_cast<int64_t>(indices->size()) : vector_dim[0];
+    const int64_t ivd = vector_dim.empty() ? 0 : vector_dim[0];  // left out when 0
     llvm::SmallVector<SymDim> batch, offsets;
     for (int64_t d = 0; d < static_cast<int64_t>(indices->size()); ++d)
       if (d != ivd) batch.push_back((*indices)[d]);
@@ -153,7 +158,6 @@ std::optional<llvm::SmallVector<SymDim>> Importer::ResultSizes(Operation& op, un
                                                "if",
                                                "case",
                                                "custom_call",
-                                               "dynamic_gather",
                                                "dynamic_conv",
                                                "rng_bit_generator",
                                                "fft",
@@ -224,6 +228,36 @@ bool Importer::ImportRealDynamicSlice(Operation& op, llvm::ArrayRef<Value> opera
                               {b_.getNamedAttr("start_indices", b_.getDenseI64ArrayAttr(first)),
                                b_.getNamedAttr("limit_indices", b_.getDenseI64ArrayAttr(last)),
                                b_.getNamedAttr("strides", b_.getDenseI64ArrayAttr(step))});
+  return true;
+}
+
+// dynamic_gather whose slice sizes are constants or whole dimensions of the
+// operand (`x[:, 0]` over a symbolic batch): a gather whose symbolic slice
+// sizes are -1 (the runtime's "the operand's extent").
+bool Importer::ImportDynamicGather(Operation& op, llvm::ArrayRef<Value> operands,
+                                   llvm::DenseMap<Value, Value>& map, int) {
+  const llvm::SmallVector<SymDim> sizes = shape_values_.lookup(op.getOperand(2));
+  auto in = SymbolicShape(op.getOperand(0).getType());
+  if (!in || sizes.size() != in->size())
+    return Fail(op, "dynamic_gather's slice sizes are not sizes brt can follow");
+  llvm::SmallVector<int64_t> slice;
+  for (size_t d = 0; d < in->size(); ++d) {
+    if (std::optional<int64_t> c = sizes[d].Constant()) {
+      slice.push_back(*c);
+    } else if (sizes[d] == (*in)[d]) {
+      slice.push_back(-1);
+    } else {
+      return Fail(op, "dynamic_gather's slice size " + sizes[d].Text() + " of dimension " +
+                          std::to_string(d) + " (of size " + (*in)[d].Text() +
+                          "): brt takes a symbolic dimension only whole");
+    }
+  }
+  llvm::SmallVector<mlir::NamedAttribute> params;
+  if (!Params(op, params)) return false;
+  params.push_back(b_.getNamedAttr("slice_sizes", b_.getDenseI64ArrayAttr(slice)));
+  llvm::SmallVector<Value> inputs = {operands[0], operands[1]};
+  if (!UnbatchIndexing(op, "gather", inputs, params)) return false;
+  map[op.getResult(0)] = Emit(op.getLoc(), op.getResult(0).getType(), "gather", inputs, params);
   return true;
 }
 

@@ -154,6 +154,8 @@ class Importer {
   bool RefineResultTypes(mlir::Operation& op);
   bool ImportRealDynamicSlice(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
                               llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportDynamicGather(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                           llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   bool ImportDynamicPad(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
                         llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   bool Fail(mlir::Operation& op, const std::string& message) {

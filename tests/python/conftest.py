@@ -27,3 +27,13 @@ def require(module):
             pytest.fail(f"{module} is not installed, and scripts/bootstrap.sh installs it in CI: {e}",
                         pytrace=False)
         pytest.skip(f"{module} is not installed (scripts/bootstrap.sh installs it)", allow_module_level=True)
+
+
+@pytest.fixture(scope="session")
+def have_compiler():
+    """Skips where brt-compile is not built (BRT_BUILD_COMPILER_BRIDGE=OFF)."""
+    import brt
+    try:
+        brt.find_tool()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))

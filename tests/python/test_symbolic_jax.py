@@ -142,3 +142,14 @@ def test_static_table_sliced_to_a_symbolic_length(have_compiler):
         assert_matches_jax(session, fn, (randn(rows, 8), table))
     with pytest.raises(Exception, match=r"constraint '.*s.*'.*s = 64"):
         session.run(randn(64, 8), table)
+
+
+def test_integer_index_on_a_symbolic_array(have_compiler):
+    """x[:, 0] and x[:, :, 1] over symbolic sizes: JAX writes a dynamic_gather
+    whose slice sizes are the operand's own extents."""
+    b, t = jax.export.symbolic_shape("b, t")
+    fn = lambda x: (x[:, 0], x[:, :, 1] * 2, x[0])
+    path = brt.compile(fn, spec((b, 4, t)))
+    session = brt.Session(path)
+    for shape in ((1, 4, 2), (3, 4, 5), (2, 4, 9)):
+        assert_matches_jax(session, fn, (randn(*shape),))
