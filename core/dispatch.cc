@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 namespace brt {
 
@@ -94,6 +95,57 @@ void RequestContext::Impl::DropGraph() {
   graph_buffers.clear();
 }
 
+void RequestContext::Impl::SetShapeAside() {
+  if (!spec || fs->symbols.empty() || !graphs_enabled || !graph_queue || !ran_eagerly ||
+      s->max_shape_graphs < 1) {
+    DropGraph();
+    ReleaseInstances();
+    arenas.clear();
+    spec = nullptr;
+    return;
+  }
+  if (static_cast<int>(shape_graphs.size()) >= s->max_shape_graphs) {
+    auto oldest = std::min_element(shape_graphs.begin(), shape_graphs.end(),
+                                   [](const auto& a, const auto& b) { return a.left < b.left; });
+    DropShapeGraph(*oldest);
+    shape_graphs.erase(oldest);
+    ++graph_stats.evictions;
+  }
+  shape_graphs.push_back({spec_key, std::move(spec), std::move(arenas), std::move(instances),
+                          graph_queue->provider->api, std::exchange(graph, nullptr),
+                          std::move(graph_buffers), ++shape_changes});
+  spec = nullptr;
+  arenas.clear();
+  instances.clear();
+  graph_buffers.clear();
+}
+
+std::optional<RequestContext::Impl::ShapeGraph> RequestContext::Impl::TakeShapeGraph(
+    const std::vector<int64_t>& key) {
+  auto it = std::find_if(shape_graphs.begin(), shape_graphs.end(),
+                         [&](const ShapeGraph& g) { return g.key == key; });
+  if (it == shape_graphs.end()) return std::nullopt;
+  ShapeGraph g = std::move(*it);
+  shape_graphs.erase(it);
+  return g;
+}
+
+void RequestContext::Impl::DropShapeGraph(ShapeGraph& g) {
+  if (g.graph) g.api->destroy_graph(g.graph);
+  g.graph = nullptr;
+  for (size_t i = 0; i < g.instances.size(); ++i) {
+    const PreparedOp& op = g.spec->ops[i];
+    if (op.kernel.release_instance && g.instances[i] != op.state)
+      op.kernel.release_instance(g.instances[i]);
+  }
+  g.instances.clear();
+}
+
+void RequestContext::Impl::DropShapeGraphs() {
+  for (ShapeGraph& g : shape_graphs) DropShapeGraph(g);
+  shape_graphs.clear();
+}
+
 Status RequestContext::Impl::Execute() {
   return s->InHostPool([this] { return ExecuteHere(); });
 }
@@ -173,6 +225,9 @@ Status RequestContext::Impl::RunOps() {
             rc, "function '" + fs->info.name + "': recording its graph: " + error.message);
       }
       graph_buffers = buffers;
+      ++graph_stats.misses;
+    } else {
+      ++graph_stats.hits;
     }
     if ((rc = api->launch_graph(graph, graph_queue->queue, &error)) != BRT_OK)
       return core::ProviderError(

@@ -304,10 +304,18 @@ Status RequestContext::UseOwnQueue(Device device) {
 
 void RequestContext::SetGraphCapture(bool enabled) {
   impl_->graphs_enabled = enabled;
-  if (!enabled) impl_->DropGraph();
+  if (enabled) return;
+  impl_->DropGraph();
+  impl_->DropShapeGraphs();
 }
 
 bool RequestContext::last_run_replayed_graph() const { return impl_->replayed; }
+
+ShapeGraphStats RequestContext::graph_stats() const {
+  ShapeGraphStats stats = impl_->graph_stats;
+  stats.kept = static_cast<int64_t>(impl_->shape_graphs.size());
+  return stats;
+}
 
 const std::vector<OpProfile>& RequestContext::profile() const { return impl_->last_profile; }
 

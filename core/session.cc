@@ -82,6 +82,11 @@ Status Session::Impl::Init(const SessionOptions& options) {
                   "SessionOptions.max_shape_plans must be >= 1, got " +
                       std::to_string(options.max_shape_plans));
   max_shape_plans = options.max_shape_plans;
+  if (options.max_shape_graphs < 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "SessionOptions.max_shape_graphs must be >= 0, got " +
+                      std::to_string(options.max_shape_graphs));
+  max_shape_graphs = options.max_shape_graphs;
   log = options.log;
   if (!inspect_only) {
     if (options.providers.empty())

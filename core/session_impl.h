@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -158,6 +159,7 @@ struct Session::Impl {
   bool inspect_only = false;        // SessionOptions::inspect_only
   int64_t max_loop_iterations = 0;  // SessionOptions::max_loop_iterations
   int max_shape_plans = 32;         // SessionOptions::max_shape_plans
+  int max_shape_graphs = 8;         // SessionOptions::max_shape_graphs
   // Declared before `functions`: prepared collectives hold communicators,
   // so the communicators go last.
   std::vector<std::unique_ptr<Communicators>> comms;
@@ -310,7 +312,7 @@ struct RequestContext::Impl {
   std::vector<Transfer> before, after;
   struct StagingBuffers {
     std::shared_ptr<void> device, pinned;
-    size_t bytes = 0;
+    size_t bytes = 0;  // their capacity: they grow, never shrink
   };
   std::vector<StagingBuffers> staging;  // per argument
   Expected<void*> Staging(size_t arg, size_t bytes);
@@ -341,6 +343,31 @@ struct RequestContext::Impl {
   void* graph = nullptr;
   std::vector<void*> graph_buffers;
   bool replayed = false;
+  ShapeGraphStats graph_stats;
+  // Shapes of a symbolic function this context ran before and left, each
+  // with what its graph replays against (its plan, arenas and kernel
+  // instances; its graph once recorded), the least recently left dropped
+  // first beyond SessionOptions::max_shape_graphs. Coming back to one
+  // replays its graph instead of recording again.
+  struct ShapeGraph {
+    std::vector<int64_t> key;
+    std::shared_ptr<const Specialization> spec;
+    std::vector<std::shared_ptr<void>> arenas;
+    std::vector<void*> instances;
+    const BrtProviderApi* api = nullptr;  // the graph's
+    void* graph = nullptr;
+    std::vector<void*> graph_buffers;
+    uint64_t left = 0;  // when the context left it, for least recently used
+  };
+  std::vector<ShapeGraph> shape_graphs;
+  uint64_t shape_changes = 0;
+  // The current shape's state into shape_graphs when its ops can be
+  // recorded and it has run once (else released), leaving none current.
+  void SetShapeAside();
+  // The kept state of `key`'s shape, taken out of shape_graphs; nullopt if none.
+  std::optional<ShapeGraph> TakeShapeGraph(const std::vector<int64_t>& key);
+  void DropShapeGraph(ShapeGraph& g);
+  void DropShapeGraphs();
   // The first run after a dispatch is built (a new specialization or queue)
   // goes op by op: lazy module loading, PTX JIT and the libraries' first
   // calls must not happen inside a capture. Later runs record and replay.
@@ -363,6 +390,7 @@ struct RequestContext::Impl {
   ~Impl() {
     (void)Synchronize();  // no queued kernel may outlive its instance or arena
     DropGraph();
+    DropShapeGraphs();
     DropEvents();
     ReleaseInstances();
     for (auto& q : queues)
@@ -384,6 +412,8 @@ struct RequestContext::Impl {
   // values their symbols have.
   Status CheckExpressionDims() const;
   Status PrepareRun();
+  // The current shape's arenas and kernel instances, new.
+  Status AllocateShape();
   // Runs the request, inside the Session's host pool when it has one.
   Status Execute();
   Status ExecuteHere();

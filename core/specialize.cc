@@ -228,6 +228,32 @@ Status RequestContext::Impl::CheckExpressionDims() const {
   return Status::Ok();
 }
 
+Status RequestContext::Impl::AllocateShape() {
+  for (const auto& [device, size] : spec->arenas) {
+    auto block = core::AllocateShared(s->AllocatorFor(device), static_cast<size_t>(size),
+                                      core::kArenaAlignment);
+    if (!block)
+      return Status(StatusCode::kResourceExhausted, "cannot allocate a " + std::to_string(size) +
+                                                        "-byte arena on " +
+                                                        DeviceKindName(device.kind));
+    arenas.push_back(std::move(block));
+  }
+  for (size_t i = 0; i < spec->ops.size(); ++i) {
+    const PreparedOp& op = spec->ops[i];
+    // A kernel may create per-request scratch; a null instance runs the state.
+    void* instance = nullptr;
+    const int32_t rc =
+        op.kernel.create_instance ? op.kernel.create_instance(op.state, &instance, &error) : BRT_OK;
+    if (rc != BRT_OK) {
+      instances.push_back(op.state);
+      return core::ProviderError(rc, "function '" + fs->info.name + "' op #" + std::to_string(i) +
+                                         " '" + fs->ops[i].kind + "': " + error.message);
+    }
+    instances.push_back(instance ? instance : op.state);
+  }
+  return Status::Ok();
+}
+
 Status RequestContext::Impl::PrepareRun() {
   const auto& args = fs->info.arguments;
   before.clear();
@@ -238,37 +264,27 @@ Status RequestContext::Impl::PrepareRun() {
   BRT_RETURN_IF_ERROR(ResolveSymbols(true));
   if (spec && symbol_values == spec_key && !fs->symbols.empty())
     fs->plan_hits.fetch_add(1, std::memory_order_relaxed);  // the context's own plan
+  // A shape this context left before comes back with its plan, arenas,
+  // instances and graph.
+  std::optional<ShapeGraph> kept;
   if (!spec || symbol_values != spec_key) {
-    auto next = s->Specialize(*fs, symbol_values);
-    if (!next.ok()) return next.status();
-    DropGraph();
-    ReleaseInstances();
-    arenas.clear();
-    spec = *next;
+    kept = TakeShapeGraph(symbol_values);
+    std::shared_ptr<const Specialization> next;
+    if (kept) {
+      next = kept->spec;
+      fs->plan_hits.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      auto planned = s->Specialize(*fs, symbol_values);
+      if (!planned.ok()) return planned.status();
+      next = *planned;
+    }
+    SetShapeAside();
+    spec = std::move(next);
     spec_key = symbol_values;
-    for (const auto& [device, size] : spec->arenas) {
-      auto block = core::AllocateShared(s->AllocatorFor(device), static_cast<size_t>(size),
-                                        core::kArenaAlignment);
-      if (!block)
-        return Status(StatusCode::kResourceExhausted, "cannot allocate a " + std::to_string(size) +
-                                                          "-byte arena on " +
-                                                          DeviceKindName(device.kind));
-      arenas.push_back(std::move(block));
-    }
-    for (size_t i = 0; i < spec->ops.size(); ++i) {
-      const PreparedOp& op = spec->ops[i];
-      // A kernel may create per-request scratch; a null instance runs the state.
-      void* instance = nullptr;
-      const int32_t rc = op.kernel.create_instance
-                             ? op.kernel.create_instance(op.state, &instance, &error)
-                             : BRT_OK;
-      if (rc != BRT_OK) {
-        instances.push_back(op.state);
-        return core::ProviderError(rc, "function '" + fs->info.name + "' op #" + std::to_string(i) +
-                                           " '" + fs->ops[i].kind + "': " + error.message);
-      }
-      instances.push_back(instance ? instance : op.state);
-    }
+    if (kept)
+      arenas = std::move(kept->arenas), instances = std::move(kept->instances);
+    else
+      BRT_RETURN_IF_ERROR(AllocateShape());
     value_ptrs.assign(fs->values.size(), nullptr);
     for (size_t v = 0; v < fs->values.size(); ++v)
       if (spec->value_arena[v] >= 0)
@@ -343,7 +359,12 @@ Status RequestContext::Impl::PrepareRun() {
     value_ptrs[value] = outputs[a].data();
   }
   for (size_t i = 0; i < buffers.size(); ++i) buffers[i] = value_ptrs[spec->buffer_values[i]];
-  if (dispatch.size() != spec->ops.size()) return BuildDispatch();
+  if (dispatch.size() != spec->ops.size()) BRT_RETURN_IF_ERROR(BuildDispatch());
+  if (kept) {  // it ran here before: straight to its graph (recorded now if it has none)
+    graph = kept->graph;
+    graph_buffers = std::move(kept->graph_buffers);
+    ran_eagerly = true;
+  }
   return Status::Ok();
 }
 

@@ -157,7 +157,9 @@ Expected<QueueSlot*> RequestContext::Impl::QueueFor(const LoadedProvider* p, int
 Expected<void*> RequestContext::Impl::Staging(size_t arg, size_t bytes) {
   if (staging.size() != fs->info.arguments.size()) staging.resize(fs->info.arguments.size());
   StagingBuffers& st = staging[arg];
-  if (!st.device || st.bytes != bytes) {
+  // Kept while big enough: a recorded graph reads the staged inputs at
+  // their addresses, also after runs at another shape.
+  if (!st.device || st.bytes < bytes) {
     st.device = core::AllocateShared(s->AllocatorFor(fs->info.arguments[arg].device), bytes,
                                      core::kArenaAlignment);
     st.pinned.reset();
@@ -247,6 +249,7 @@ Status RequestContext::Impl::InstallQueue(Device device, bool wrap, void* native
     return core::ProviderError(
         rc, "provider '" + p->name() + "': cannot use that queue: " + err.message);
   DropGraph();
+  DropShapeGraphs();  // recorded with the old queue's resources
   auto slot = std::find_if(queues.begin(), queues.end(),
                            [&](const auto& q) { return q->provider == p && q->stream == 0; });
   if (slot == queues.end()) {

@@ -116,6 +116,14 @@ struct SessionOptions {
   // keeps it until it moves on). At least 1.
   int max_shape_plans = 32;
 
+  // CUDA graphs of a function with symbolic dimensions are kept per set of
+  // symbol values: a request context that leaves a shape keeps that shape's
+  // graph, with the arenas and kernel instances it replays against (memory
+  // the context holds), for up to this many shapes, the least recently left
+  // dropped first; coming back to one replays it. 0: a shape change drops
+  // the graph, and the new shape runs op by op once, then records again.
+  int max_shape_graphs = 8;
+
   // Verifies the executable and describes its functions (functions(),
   // meshes, shardings) without loading providers, uploading weights,
   // preparing kernels or joining a world: e.g. to slice global inputs for
@@ -143,6 +151,16 @@ struct ShapePlanStats {
   int64_t plans = 0;          // held now
   int64_t total_plan_ns = 0;  // spent planning, over every miss
   int64_t last_plan_ns = 0;   // the latest miss's
+};
+
+// A request context's CUDA graphs (RequestContext::graph_stats): a run
+// that replayed a graph recorded by an earlier run is a hit, one that
+// recorded (its shape's first graph, or new bound addresses) a miss.
+struct ShapeGraphStats {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t evictions = 0;  // kept shapes dropped beyond max_shape_graphs
+  int64_t kept = 0;       // shapes left and kept now (the current one not counted)
 };
 
 struct AllocatorStats {
@@ -245,15 +263,21 @@ class RequestContext {
   Status SetQueue(Device device, void* native_queue);
   // Goes back to a queue of the context's own for `device`.
   Status UseOwnQueue(Device device);
-  // CUDA graphs (on by default): with fixed shapes, the first run goes op by
-  // op (modules load and libraries make their first calls outside a
+  // CUDA graphs (on by default): at a shape, the first run goes op by op
+  // (modules load and libraries make their first calls outside a
   // recording); the second records the device ops and replays the
-  // recording, and later runs replay it; new bound addresses re-record. An
-  // op that cannot be recorded makes the context run op by op, said once as
-  // a warning (SessionOptions::log).
+  // recording, and later runs replay it; new bound addresses re-record
+  // (host bindings go through staging buffers that keep their addresses).
+  // A function with symbolic dimensions has a graph per shape: leaving a
+  // shape keeps its graph (SessionOptions::max_shape_graphs), so runs that
+  // alternate between shapes replay. An op that cannot be recorded makes
+  // the context run op by op, said once as a warning (SessionOptions::log).
+  // Disabling drops the graphs.
   void SetGraphCapture(bool enabled);
   // Whether the last run replayed a recorded graph.
   bool last_run_replayed_graph() const;
+  // This context's graph hits, misses and kept shapes.
+  ShapeGraphStats graph_stats() const;
 
   // Records per-op wall time on the following runs (a separate, timed copy
   // of the dispatch loop: unprofiled runs pay nothing).

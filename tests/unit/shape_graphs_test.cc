@@ -1,6 +1,6 @@
-// CUDA graphs of a function with a symbolic batch: a request context that
-// moves between shapes runs each shape's own ops, never a graph recorded at
-// another shape. Run on the CPU (no graphs) and, with BRT_TEST_DEVICE=cuda,
+// CUDA graphs of a function with a symbolic batch, kept per shape: a request
+// context that moves between shapes replays each shape's own graph, never
+// one recorded at another shape. Run on the CPU (no graphs) and, with BRT_TEST_DEVICE=cuda,
 // on the emulated CUDA provider, which records and replays graphs as the
 // real one does; results against a float64 reference of random inputs.
 #include "test_util.h"
@@ -15,7 +15,7 @@ struct DenseRelu {
   HostTensor w = Random(DType::kF32, {kIn, kOut}, Rng());
   HostTensor bias = Random(DType::kF32, {kOut}, Rng());
 
-  Expected<std::shared_ptr<Session>> Load() const {
+  Expected<std::shared_ptr<Session>> Load(SessionOptions options = TestOptions()) const {
     ExecutableBuilder b("shape-graphs-test");
     FunctionBuilder& f = b.AddFunction("main");
     const Device d = TestDevice();
@@ -36,7 +36,7 @@ struct DenseRelu {
                      d)[0];
     y = f.Op("add", {y, bv}, {{DType::kF32, {batch, kOut}}}, {}, d)[0];
     f.Output("y", f.Op("maximum", {y, z}, {{DType::kF32, {batch, kOut}}}, {}, d)[0]);
-    return LoadBuilt(b, TestOptions());
+    return LoadBuilt(b, options);
   }
 
   std::vector<double> Reference(const HostTensor& x) const {
@@ -52,29 +52,74 @@ struct DenseRelu {
   }
 };
 
-// Shapes A, B, A, B, ... on one context, each input bound at the same host
-// memory: every run gives its own shape's result.
-TEST(ShapeGraphs, AlternatingShapesRunTheirOwnOps) {
+// Runs x[b] for each b on one context; returns whether each run replayed a
+// graph, checking every result against the reference.
+std::vector<bool> RunBatches(const DenseRelu& model, RequestContext& ctx,
+                             const std::vector<int64_t>& batches) {
+  std::vector<bool> replayed;
+  for (int64_t b : batches) {
+    HostTensor x = Random(DType::kF32, {b, kIn}, Rng());
+    HostTensor y(DType::kF32, {b, kOut});
+    EXPECT_TRUE(ctx.Bind("x", x.view()).ok());
+    EXPECT_TRUE(ctx.Bind("y", y.view()).ok());
+    const Status ran = ctx.Run();
+    EXPECT_TRUE(ran.ok()) << ran.ToString();
+    EXPECT_LT(RelError(y.ToDouble(), model.Reference(x)), 1e-5) << "batch " << b;
+    replayed.push_back(ctx.last_run_replayed_graph());
+  }
+  return replayed;
+}
+
+// Shapes A, B, A, B, ...: each shape's first run goes op by op, its second
+// records its own graph, and later ones replay it, whatever ran in between.
+TEST(ShapeGraphs, AlternatingShapesReplayTheirOwnGraphs) {
   DenseRelu model;
   auto session = model.Load();
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   auto ctx = std::move((*session)->NewRequest().value());
-  std::vector<bool> replayed;
-  for (int64_t b : {3, 7, 3, 7, 3, 7, 7, 7}) {
-    HostTensor x = Random(DType::kF32, {b, kIn}, Rng());
-    HostTensor y(DType::kF32, {b, kOut});
-    ASSERT_TRUE(ctx->Bind("x", x.view()).ok());
-    ASSERT_TRUE(ctx->Bind("y", y.view()).ok());
-    const Status ran = ctx->Run();
-    ASSERT_TRUE(ran.ok()) << ran.ToString();
-    EXPECT_LT(RelError(y.ToDouble(), model.Reference(x)), 1e-5) << "batch " << b;
-    replayed.push_back(ctx->last_run_replayed_graph());
-  }
-  // Every shape change drops the graph: the alternating runs go op by op;
-  // the third run of one shape records and replays.
-  const bool graphs = TestDevice().kind == DeviceKind::kCuda;
-  EXPECT_EQ(replayed,
-            std::vector<bool>({false, false, false, false, false, false, graphs, graphs}));
+  const bool g = TestDevice().kind == DeviceKind::kCuda;
+  EXPECT_EQ(RunBatches(model, *ctx, {3, 7, 3, 7, 3, 7, 7, 3}),
+            std::vector<bool>({false, false, g, g, g, g, g, g}));
+  ShapeGraphStats stats = ctx->graph_stats();
+  EXPECT_EQ(stats.misses, g ? 2 : 0);  // one recording per shape
+  EXPECT_EQ(stats.hits, g ? 4 : 0);
+  EXPECT_EQ(stats.kept, g ? 1 : 0);  // 7 kept while 3 runs
+  EXPECT_EQ(stats.evictions, 0);
+  // Disabling drops them: back on, the current shape (which ran op by op)
+  // records, and one left while they were off starts over.
+  ctx->SetGraphCapture(false);
+  EXPECT_EQ(RunBatches(model, *ctx, {3, 7}), std::vector<bool>({false, false}));
+  EXPECT_EQ(ctx->graph_stats().kept, 0);
+  ctx->SetGraphCapture(true);
+  EXPECT_EQ(RunBatches(model, *ctx, {7, 3, 3, 7}), std::vector<bool>({g, false, g, g}));
+}
+
+// At most max_shape_graphs shapes are kept, the least recently left dropped
+// first; with 0, a shape change drops the graph and alternating shapes run
+// op by op.
+TEST(ShapeGraphs, KeptShapesAreBounded) {
+  DenseRelu model;
+  SessionOptions options = TestOptions();
+  options.max_shape_graphs = 2;
+  auto session = model.Load(options);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto ctx = std::move((*session)->NewRequest().value());
+  const bool g = TestDevice().kind == DeviceKind::kCuda;
+  // 2 and 3 kept, then 4 is left and drops 2 (left first).
+  RunBatches(model, *ctx, {2, 2, 3, 3, 4, 4, 5});
+  EXPECT_EQ(ctx->graph_stats().kept, g ? 2 : 0);
+  EXPECT_EQ(ctx->graph_stats().evictions, g ? 1 : 0);
+  EXPECT_EQ(RunBatches(model, *ctx, {3, 2}), std::vector<bool>({g, false}));
+
+  options.max_shape_graphs = 0;
+  auto unkept = model.Load(options);
+  ASSERT_TRUE(unkept.ok()) << unkept.status().ToString();
+  ctx = std::move((*unkept)->NewRequest().value());
+  EXPECT_EQ(RunBatches(model, *ctx, {3, 7, 3, 7, 7}),
+            std::vector<bool>({false, false, false, false, g}));
+  EXPECT_EQ(ctx->graph_stats().kept, 0);
+  options.max_shape_graphs = -1;
+  ExpectError(model.Load(options).status(), {"max_shape_graphs", ">= 0"});
 }
 
 }  // namespace
