@@ -124,7 +124,7 @@ class Reader {
   llvm::StringRef rest_;
 };
 
-thread_local std::map<std::string, int64_t> upper_bounds;
+thread_local std::map<std::string, int64_t> lower_bounds, upper_bounds;
 
 // An atom's bounds: a symbol is >= 1 and at most its upper bound; a
 // function of others by its kind.
@@ -132,7 +132,10 @@ std::optional<int64_t> AtomBound(const std::string& atom, bool upper) {
   std::string name;
   std::optional<SymDim> a, b;
   if (!Reader(atom).Call(name, a, b)) {  // a symbol
-    if (!upper) return 1;
+    if (!upper) {
+      auto it = lower_bounds.find(atom);
+      return it == lower_bounds.end() ? 1 : it->second;
+    }
     auto it = upper_bounds.find(atom);
     return it == upper_bounds.end() ? std::nullopt : std::optional<int64_t>(it->second);
   }
@@ -195,8 +198,9 @@ std::optional<int64_t> SymDim::LowerBound() const { return SumBound(terms_, fals
 
 std::optional<int64_t> SymDim::UpperBound() const { return SumBound(terms_, true); }
 
-void SymDim::SetUpperBounds(std::map<std::string, int64_t> bounds) {
-  upper_bounds = std::move(bounds);
+void SymDim::SetBounds(std::map<std::string, int64_t> lower, std::map<std::string, int64_t> upper) {
+  lower_bounds = std::move(lower);
+  upper_bounds = std::move(upper);
 }
 
 std::string SymDim::Text() const {

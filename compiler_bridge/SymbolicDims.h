@@ -29,13 +29,15 @@ class SymDim {
   static std::optional<SymDim> Parse(llvm::StringRef text);
 
   std::optional<int64_t> Constant() const;
-  // Bounds, taking every symbol to be >= 1 (JAX asserts it) and at most its
-  // upper bound where one is set; nullopt when unknown.
+  // Bounds, taking every symbol to be at least its lower bound (1 unless set:
+  // JAX asserts it) and at most its upper bound where one is set; nullopt
+  // when unknown.
   std::optional<int64_t> LowerBound() const;
   std::optional<int64_t> UpperBound() const;
-  // Upper bounds of symbols (torch.export Dims' max) for the program being
-  // imported, on this thread; they decide comparisons and simplify min/max.
-  static void SetUpperBounds(std::map<std::string, int64_t> bounds);
+  // Bounds of symbols (torch.export Dims' max; 0 for a dimension that is no
+  // named symbol) for the program being imported, on this thread; they
+  // decide comparisons and simplify min/max.
+  static void SetBounds(std::map<std::string, int64_t> lower, std::map<std::string, int64_t> upper);
   std::string Text() const;
   bool operator==(const SymDim& other) const { return terms_ == other.terms_; }
 

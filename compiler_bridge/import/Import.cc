@@ -308,7 +308,7 @@ ImportResult Importer::Run() {
     return result;
   }
   symbolic_ = llvm::any_of(main.getArgumentTypes(), HasSymbolicDims);
-  SymDim::SetUpperBounds({});
+  SymDim::SetBounds({}, {});
   for (unsigned i = 0; i < main.getNumArguments(); ++i)
     if (main.getArgAttr(i, "jax.global_constant"))
       return result.error = Where(main.getLoc()) +

@@ -72,7 +72,7 @@ std::optional<bool> Decide(const SymDim& lhs, llvm::StringRef direction, const S
 bool Importer::NameMainSymbols(mlir::func::FuncOp main) {
   mlir::Block& body = main.getBody().front();
   std::map<std::pair<unsigned, unsigned>, std::string> names;
-  std::map<std::string, int64_t> upper_bounds;
+  std::map<std::string, int64_t> lower_bounds, upper_bounds;
   main.walk([&](Operation* op) {
     if (op->getName().getStringRef() != "func.call") return;
     auto ref = AttrOrPropertyOf<mlir::FlatSymbolRefAttr>(op, "callee");
@@ -121,16 +121,20 @@ bool Importer::NameMainSymbols(mlir::func::FuncOp main) {
       const std::string symbol = named != names.end() ? named->second
                                                       : "arg" + std::to_string(arg.getArgNumber()) +
                                                             "_" + std::to_string(d);
-      // What the importer assumes when it decides conditions on sizes, and
-      // what JAX's own shape assertions check.
-      constraints_.push_back(symbol + " >= 1");
+      // What the importer assumes when it decides conditions on sizes: a
+      // named symbol is >= 1, as JAX's shape assertions check; a dimension
+      // that is no symbol of its own (JAX's `t - 1`) may be 0.
+      if (named != names.end())
+        constraints_.push_back(symbol + " >= 1");
+      else
+        lower_bounds[symbol] = 0;
       dims.push_back(SymDim::Symbol(symbol));
     }
     arg.setType(SymbolicTensorType(dims, type.getElementType()));
   }
   for (const auto& [symbol, most] : upper_bounds)
     constraints_.push_back(symbol + " <= " + std::to_string(most));
-  SymDim::SetUpperBounds(std::move(upper_bounds));
+  SymDim::SetBounds(std::move(lower_bounds), std::move(upper_bounds));
   return true;
 }
 

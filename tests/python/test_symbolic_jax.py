@@ -153,3 +153,13 @@ def test_integer_index_on_a_symbolic_array(have_compiler):
     session = brt.Session(path)
     for shape in ((1, 4, 2), (3, 4, 5), (2, 4, 9)):
         assert_matches_jax(session, fn, (randn(*shape),))
+
+
+def test_a_dimension_that_is_an_expression_may_be_empty(have_compiler):
+    """An argument of t - 1 rows (a cache before its first token) is a size
+    of its own that may be 0, as JAX allows: only t >= 1 is asserted."""
+    (t,) = jax.export.symbolic_shape("t")
+    fn = lambda x: jnp.concatenate([x, jnp.ones((1, 3), x.dtype)]) * 2
+    session = brt.Session(brt.compile(fn, spec((t - 1, 3))))
+    for rows in (0, 1, 4):
+        assert_matches_jax(session, fn, (randn(rows, 3),))

@@ -57,7 +57,8 @@ TEST(SymDimTest, ExactDivisionBySymbolicTerms) {
 
 TEST(SymDimTest, BoundsTakeSymbolsAtLeastOneAndAtMostTheirMax) {
   const SymDim b = S("b"), s = S("s");
-  SymDim::SetUpperBounds({{"s", 512}});
+  SymDim::SetBounds({{"n", 0}}, {{"s", 512}});
+  EXPECT_EQ((S("n") + 1).LowerBound(), 1);  // a size that may be 0
   EXPECT_EQ((2 * b + 1).LowerBound(), 3);
   EXPECT_EQ((512 - s).LowerBound(), 0);
   EXPECT_EQ((b - s).LowerBound(), 1 - 512);
@@ -65,7 +66,7 @@ TEST(SymDimTest, BoundsTakeSymbolsAtLeastOneAndAtMostTheirMax) {
   EXPECT_EQ(SymDim::Mod(s, 8).UpperBound(), 7);
   EXPECT_EQ(SymDim::Min(SymDim::Max(SymDim(0), s), 512), s);  // clamp of a length
   EXPECT_EQ(SymDim::Min(b, s).Text(), "min(b, s)");
-  SymDim::SetUpperBounds({});
+  SymDim::SetBounds({}, {});
   EXPECT_FALSE((512 - s).LowerBound());
 }
 
