@@ -49,6 +49,9 @@ std::optional<llvm::SmallVector<int64_t>> Bounds(mlir::Operation* k) {
   for (int64_t d : gather ? gather.getStartIndexMap()
                           : mlir::cast<ScatterOp>(k).getScatterDimsToOperandDims()) {
     if (d < 0 || d >= static_cast<int64_t>(operand.size())) return std::nullopt;
+    // A symbolic extent or window (kDynamic, or a slice size of -1) has no
+    // bound known here: that op goes unchecked.
+    if (mlir::ShapedType::isDynamic(operand[d]) || window[d] < 0) return std::nullopt;
     bounds.push_back(operand[d] - window[d] + 1);
   }
   return bounds;

@@ -159,7 +159,8 @@ mlir::OwningOpRef<mlir::ModuleOp> Compile(mlir::MLIRContext& context, const Inpu
     return std::fprintf(stderr, "brt-compile: cannot write to '%s'\n", dump_dir.c_str()), nullptr;
   if (options.check_passes && !CheckPassesOf(*imported.module, options, function)) return nullptr;
   std::vector<brt::bridge::PipelineStep> steps;
-  if (options.check_indices) steps.push_back({"check-indices", brt::bridge::createCheckIndices()});
+  if (options.check_indices)
+    steps.push_back({"check-indices", brt::bridge::createCheckIndices(), true});
   for (brt::bridge::PipelineStep& step : brt::bridge::CompilerPipeline(PipelineOf(options)))
     steps.push_back(std::move(step));
   int step_number = 1;

@@ -70,3 +70,12 @@ def test_a_sequence_past_512_positions_is_refused(compiled):
     ids = ids[:, :20]
     (out,) = session.run(ids, np.ones_like(ids), np.zeros_like(ids))
     assert out.shape == (1, 384) and np.isfinite(out).all()
+
+
+def test_an_index_out_of_range_is_named(compiled):
+    """The symbolic function keeps PyTorch's index checks (check-indices on
+    the embedding tables, whose extents are static)."""
+    session = brt.Session(compiled)
+    ids = np.full((2, 7), 1000, np.int64)
+    with pytest.raises(Exception, match=r"index 2 .* not in \[0, 2\)"):
+        session.run(ids, np.ones_like(ids), np.full_like(ids, 2))
