@@ -309,21 +309,31 @@ ImportResult Importer::Run() {
   }
   symbolic_ = llvm::any_of(main.getArgumentTypes(), HasSymbolicDims);
   SymDim::SetBounds({}, {});
-  for (unsigned i = 0; i < main.getNumArguments(); ++i)
-    if (main.getArgAttr(i, "jax.global_constant"))
-      return result.error = Where(main.getLoc()) +
-                            ": @main takes dimension sizes as arguments (jax.jit(...).lower with "
-                            "symbolic shapes): export with jax.export instead, which computes "
-                            "them from the arguments' shapes",
+  // jax.jit(...).lower with symbolic shapes: @main's leading arguments are
+  // the dimension sizes (jax.global_constant), followed as their symbols;
+  // the others are the function's inputs.
+  llvm::SmallVector<unsigned> inputs;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    auto size = main.getArgAttrOfType<mlir::StringAttr>(i, "jax.global_constant");
+    if (!size) {
+      inputs.push_back(i);
+      continue;
+    }
+    if (!symbolic_)
+      return result.error = Where(main.getLoc()) + ": @main takes the size of '" + size.str() +
+                            "' as an argument but no argument has a dynamic dimension",
              std::move(result);
+    shape_values_[main.getArgument(i)] = {SymDim::Symbol(size.getValue())};
+  }
   if (symbolic_ && per_rank.body)
     return result.error = Where(main.getLoc()) +
                           ": shard_map programs with symbolic shapes are "
                           "not supported",
            std::move(result);
   if (symbolic_ && !NameMainSymbols(main)) return result.error = error_, std::move(result);
-  mlir::FunctionType type = b_.getFunctionType(main.getBody().front().getArgumentTypes(),
-                                               main.getFunctionType().getResults());
+  llvm::SmallVector<mlir::Type> input_types;
+  for (unsigned i : inputs) input_types.push_back(main.getArgument(i).getType());
+  mlir::FunctionType type = b_.getFunctionType(input_types, main.getFunctionType().getResults());
   if (per_rank.body) {
     llvm::SmallVector<mlir::Type> results;
     for (Value v : per_rank.body->getTerminator()->getOperands()) results.push_back(v.getType());
@@ -336,7 +346,9 @@ ImportResult Importer::Run() {
   b_.setInsertionPointToEnd(module.getBody());
   auto fn = mlir::func::FuncOp::create(b_, main.getLoc(), "main", type);
   b_.setInsertionPointToEnd(fn.addEntryBlock());
-  llvm::SmallVector<Value> args(fn.getArguments().begin(), fn.getArguments().end()), results;
+  llvm::SmallVector<Value> args(main.getNumArguments()), results;
+  for (auto [k, i] : llvm::enumerate(inputs)) args[i] = fn.getArgument(k);
+  if (per_rank.body) args.assign(fn.getArguments().begin(), fn.getArguments().end());
   const bool imported = per_rank.body ? ImportBlock(*per_rank.body, main, args, results, 0)
                                       : ImportFunction(main, args, results, 0);
   if (!imported) {
@@ -355,15 +367,16 @@ ImportResult Importer::Run() {
   }
   // Donated arguments (jax.jit(..., donate_argnums=...)): the result that
   // reuses each one's buffer, where JAX named one of the same type.
-  for (unsigned i = 0; i < main.getNumArguments() && i < fn.getNumArguments(); ++i) {
+  for (auto [f, i] : llvm::enumerate(inputs)) {
+    if (f >= fn.getNumArguments()) break;
     if (auto k = main.getArgAttrOfType<mlir::IntegerAttr>(i, "tf.aliasing_output")) {
       const int64_t out = k.getInt();
       if (out >= 0 && out < fn.getNumResults() &&
-          fn.getResultTypes()[out] == fn.getArgumentTypes()[i])
-        fn.setArgAttr(i, kAliasOutputAttr, k);
+          fn.getResultTypes()[out] == fn.getArgumentTypes()[f])
+        fn.setArgAttr(f, kAliasOutputAttr, k);
     }
     if (auto name = main.getArgAttrOfType<mlir::StringAttr>(i, kArgNameAttr))
-      fn.setArgAttr(i, kArgNameAttr, name);
+      fn.setArgAttr(f, kArgNameAttr, name);
   }
   if (per_rank.body) {
     std::string mesh;

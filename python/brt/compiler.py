@@ -25,13 +25,36 @@ def export_stablehlo(fn, *example_args):
     from jax._src.lib.mlir import ir
 
     jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
-    if has_symbolic_shapes(example_args):
+    dims = _symbol_names(example_args)
+    if dims is False:
         return _export_symbolic(fn, jitted, example_args)
     lowered = jitted.lower(*example_args)
     module = lowered.compiler_ir("stablehlo")
     kept = getattr(getattr(lowered, "_lowering", None), "compile_args", {}).get("kept_var_idx")
-    _name_arguments(module, _argument_names(fn, kept, example_args), ir)
+    names = _argument_names(fn, kept, example_args)
+    if dims is not None and kept is not None:
+        dims = [d for i, d in enumerate(dims) if i in kept]
+    _name_arguments(module, names, ir, dims, dims and [[0] * len(d) for d in dims])
     return module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None)
+
+
+def _symbol_names(example_args):
+    """Per argument, its dimensions' symbols ("" where static); None when
+    every shape is static; False when a dimension is an expression of
+    symbols (`t - 1`) or the symbols have constraints (`t <= 15`), which
+    only `jax.export`'s module computes and asserts."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(example_args)
+    if not has_symbolic_shapes(example_args):
+        return None
+    dims = [["" if isinstance(d, int) else str(d) for d in getattr(leaf, "shape", ())] for leaf in leaves]
+    if any(d and not d.isidentifier() for per_arg in dims for d in per_arg):
+        return False
+    scopes = {id(d.scope): d.scope for leaf in leaves for d in getattr(leaf, "shape", ()) if hasattr(d, "scope")}
+    if any(getattr(scope, "_explicit_constraints", None) for scope in scopes.values()):
+        return False
+    return dims
 
 
 def has_symbolic_shapes(example_args):
@@ -89,8 +112,10 @@ def _name_arguments(module, names, ir, dims=None, dim_max=None):
     unnamed (brt-compile then says arg0, arg1, ...) when the names do not
     line up or repeat. `dims`, per argument: the names of its dimensions'
     symbols ("" for a static one), set as `brt.dims`, and `dim_max` their
-    largest sizes (0 for none), as `brt.dim_max`. `ir` is the MLIR Python
-    package the module was made with (JAX's or torch-mlir's)."""
+    largest sizes (0 for none), as `brt.dim_max`. Arguments that are
+    dimension sizes (`jax.global_constant`) keep their attributes and take no
+    name. `ir` is the MLIR Python package the module was made with (JAX's or
+    torch-mlir's)."""
     if len(set(names)) != len(names) or (dims is not None and len(dims) != len(names)):
         return
     with module.context:
@@ -98,19 +123,18 @@ def _name_arguments(module, names, ir, dims=None, dim_max=None):
             if "sym_name" not in op.attributes or ir.StringAttr(op.attributes["sym_name"]).value != "main":
                 continue
             inputs = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value).inputs
-            if len(inputs) != len(names):
-                return
             old = op.attributes["arg_attrs"] if "arg_attrs" in op.attributes else None
-            attrs = []
-            for i, name in enumerate(names):
-                entries = ir.DictAttr(old[i]) if old is not None else []
-                merged = {entries[k].name: entries[k].attr for k in range(len(entries))}
-                merged["brt.name"] = ir.StringAttr.get(name)
-                if dims is not None and any(dims[i]):
-                    merged["brt.dims"] = ir.ArrayAttr.get([ir.StringAttr.get(d) for d in dims[i]])
-                    merged["brt.dim_max"] = ir.DenseI64ArrayAttr.get(dim_max[i])
-                attrs.append(ir.DictAttr.get(merged))
-            op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+            entries = [ir.DictAttr(old[i]) if old is not None else [] for i in range(len(inputs))]
+            merged = [{e[k].name: e[k].attr for k in range(len(e))} for e in entries]
+            named = [i for i, m in enumerate(merged) if "jax.global_constant" not in m]
+            if len(named) != len(names):
+                return
+            for j, i in enumerate(named):
+                merged[i]["brt.name"] = ir.StringAttr.get(names[j])
+                if dims is not None and any(dims[j]):
+                    merged[i]["brt.dims"] = ir.ArrayAttr.get([ir.StringAttr.get(d) for d in dims[j]])
+                    merged[i]["brt.dim_max"] = ir.DenseI64ArrayAttr.get(dim_max[j])
+            op.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(m) for m in merged])
 
 
 def find_tool(name="brt-compile"):
