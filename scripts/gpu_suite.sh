@@ -133,7 +133,8 @@ if [ -n "$missing_libs" ]; then
   echo "- libbrt_provider_cuda.so: MISSING LIBRARIES (cuBLASLt 13 / cuDNN 9 / ...): $(echo $missing_libs)" >>"$report"
   status=1
 fi
-op_tests="ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test state_test"
+op_tests="ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test state_test
+  ops_complex_test ops_reducers_test control_flow_test shape_graphs_test"
 
 stage_tests() {
   # nccl_test: the nccl provider, a world of one (needs libnccl.so.2: the
