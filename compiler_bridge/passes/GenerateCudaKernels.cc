@@ -25,7 +25,13 @@ struct GenerateCudaKernelsPass : impl::GenerateCudaKernelsBase<GenerateCudaKerne
       auto device = op->getAttrOfType<mlir::StringAttr>(kDeviceAttr);
       if (!device || device.getValue() != "cuda") return mlir::WalkResult::advance();
       CudaKernel kernel;
-      const std::string name = "brt_kernel_" + std::to_string(count);
+      // The name is the PTX entry's and the executable's kernel table's: unique
+      // across the module's functions (one count) and the executable's
+      // modules (the prefix), as a C identifier.
+      std::string name =
+          "brt_kernel_" + prefix + (prefix.empty() ? "" : "_") + std::to_string(count);
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
       const bool made = llvm::TypeSwitch<mlir::Operation*, bool>(op)
                             .Case([&](FusedElementwiseOp f) {
                               return GenerateFusedElementwise(f, name, &kernel);

@@ -37,6 +37,9 @@ struct PipelineStep {
 struct PipelineOptions {
   std::string target = "cpu";
   std::string cuda_arch = "compute_80";
+  // The executable function the module becomes, in its generated kernels'
+  // names (brt-generate-cuda-kernels' prefix).
+  std::string kernel_prefix;
   // brt-bucket-all-reduce's bucket size (0: one all_reduce each).
   int64_t all_reduce_bucket_bytes = 65536;
   // brt-fuse-collective-matmul's min-rows-per-rank; < 0: the target's

@@ -85,7 +85,10 @@ def GenerateCudaKernels : Pass<"brt-generate-cuda-kernels", "mlir::ModuleOp"> {
   let summary = "Generate CUDA C for the fused elementwise and row reduce ops placed on cuda, "
                 "compiled to PTX with NVRTC and attached to each op (brt.generated_kernel)";
   let options = [Option<"arch", "arch", "std::string", /*default=*/"\"compute_80\"",
-                        "the virtual architecture of the PTX (runs on it and newer)">];
+                        "the virtual architecture of the PTX (runs on it and newer)">,
+                 Option<"prefix", "prefix", "std::string", /*default=*/"\"\"",
+                        "in every kernel's name, after brt_kernel_: the executable function "
+                        "the module becomes, so names are unique in the executable">];
 }
 
 def Place : Pass<"brt-place", "mlir::func::FuncOp"> {

@@ -44,8 +44,8 @@ std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options) {
                    createBucketAllReduce(BucketAllReduceOptions{options.all_reduce_bucket_bytes})});
   steps.push_back({"place", createPlace(PlaceOptions{target}), true});
   if (target == "cuda")
-    steps.push_back({"generate-cuda-kernels",
-                     createGenerateCudaKernels(GenerateCudaKernelsOptions{options.cuda_arch})});
+    steps.push_back({"generate-cuda-kernels", createGenerateCudaKernels(GenerateCudaKernelsOptions{
+                                                  options.cuda_arch, options.kernel_prefix})});
   return steps;
 }
 

@@ -69,13 +69,14 @@ bool WritableInPlace(mlir::Value value, mlir::Value donor) {
 }
 
 // Adds `main` (a module's @main, or one of its regions) to `builder` as
-// function `name`. Generated kernels get `kernel_prefix` in front of their
-// names, which are unique only within one function. Control-flow ops name
-// their regions by position in the module; in the executable that is
-// `first_function` further on, where the module's @main went.
+// function `name`. Generated kernels keep the names brt-generate-cuda-kernels
+// gave them, which are their PTX entries' and unique in the executable.
+// Control-flow ops name their regions by position in the module; in the
+// executable that is `first_function` further on, where the module's @main
+// went.
 Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::func::FuncOp main,
-                   const std::string& kernel_prefix, const SerializeOptions& options,
-                   SerializeReport* serialized, int first_function, int module_functions) {
+                   const SerializeOptions& options, SerializeReport* serialized, int first_function,
+                   int module_functions) {
   FunctionBuilder& f = builder.AddFunction(name);
   if (main->hasAttr(kRegionAttr)) f.MarkRegion();
   if (auto constraints = main->getAttrOfType<mlir::ArrayAttr>(kConstraintsAttr))
@@ -140,7 +141,7 @@ Status AddFunction(ExecutableBuilder& builder, const std::string& name, mlir::fu
   };
   // Kernels brt-generate-cuda-kernels attached: embedded by name.
   auto embed = [&](BrtOp k, mlir::DictionaryAttr g, std::vector<Attribute>& attrs) {
-    const std::string name = kernel_prefix + g.getAs<mlir::StringAttr>("name").str();
+    const std::string name = g.getAs<mlir::StringAttr>("name").str();
     const llvm::StringRef source = g.getAs<mlir::StringAttr>("source").getValue();
     const llvm::StringRef image = g.getAs<mlir::StringAttr>("image").getValue();
     if (!options.kernel_dump_dir.empty()) {
@@ -279,10 +280,7 @@ Status AddFunctions(ExecutableBuilder& builder,
     const int first = builder.function_count();
     for (auto [i, fn] : llvm::enumerate(fns)) {
       const std::string fn_name = i == 0 ? name : name + "." + fn.getSymName().str();
-      const std::string prefix = i > 0                  ? fn_name + "."
-                                 : functions.size() > 1 ? name + "."
-                                                        : std::string();
-      BRT_RETURN_IF_ERROR(AddFunction(builder, fn_name, fn, prefix, options, serialized, first,
+      BRT_RETURN_IF_ERROR(AddFunction(builder, fn_name, fn, options, serialized, first,
                                       static_cast<int>(fns.size())));
     }
   }

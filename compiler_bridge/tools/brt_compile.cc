@@ -98,9 +98,11 @@ struct Options {
   bool check_indices = false;
 };
 
-brt::bridge::PipelineOptions PipelineOf(const Options& options) {
+// `function`: the executable function the module becomes ("" for the only one).
+brt::bridge::PipelineOptions PipelineOf(const Options& options, const std::string& function) {
   return {.target = options.target,
           .cuda_arch = kCudaArch,
+          .kernel_prefix = function,
           .all_reduce_bucket_bytes = options.bucket_bytes,
           .overlap_min_rows = options.overlap_min_rows};
 }
@@ -117,7 +119,7 @@ bool CheckPassesOf(mlir::ModuleOp module, const Options& options, const std::str
         "'generate-cuda-kernels' are not checked\n",
         prefix.c_str());
   brt::bridge::CheckPassesReport report = brt::bridge::CheckPasses(
-      module, brt::bridge::CheckedPipeline(PipelineOf(options)), options.check_seed);
+      module, brt::bridge::CheckedPipeline(PipelineOf(options, function)), options.check_seed);
   if (report.runtime_ops)
     std::printf("%safter import: %d runtime ops, inputs from seed %" PRIu64 "\n", prefix.c_str(),
                 report.runtime_ops, options.check_seed);
@@ -161,7 +163,8 @@ mlir::OwningOpRef<mlir::ModuleOp> Compile(mlir::MLIRContext& context, const Inpu
   std::vector<brt::bridge::PipelineStep> steps;
   if (options.check_indices)
     steps.push_back({"check-indices", brt::bridge::createCheckIndices(), true});
-  for (brt::bridge::PipelineStep& step : brt::bridge::CompilerPipeline(PipelineOf(options)))
+  for (brt::bridge::PipelineStep& step :
+       brt::bridge::CompilerPipeline(PipelineOf(options, function)))
     steps.push_back(std::move(step));
   int step_number = 1;
   for (brt::bridge::PipelineStep& step : steps) {

@@ -198,3 +198,27 @@ def test_cuda_target_is_refused_without_nvrtc(tmp_path):
         pytest.skip("this brt-compile has NVRTC")
     with pytest.raises(brt.CompileError, match="built without NVRTC"):
         brt.compile(lambda x: x * 2.0, np.ones(4, np.float32), target="cuda", path=tmp_path / "f.brtx")
+
+
+def test_kernel_names_are_their_ptx_entries_across_functions(nvrtc, tmp_path):
+    """A generated kernel is looked up by its name in the executable's kernel
+    table: that name must be its PTX entry's, in branch regions and in an
+    executable of several functions alike (on the first GPU run, kernels in
+    lax.cond's branches were refused: 'cuModuleGetFunction: named symbol not
+    found')."""
+    tool = brt.find_tool()
+    fn = lambda p, x: jax.lax.cond(p, lambda v: jnp.tanh(v) * 2 + 1, lambda v: jnp.exp(v) - v, x)
+    args = (np.bool_(True), np.ones((64, 8), np.float32))
+    inputs = []
+    for name, shape in (("a", (64, 8)), ("b", (32, 8))):
+        src = tmp_path / f"{name}.mlir"
+        src.write_text(brt.export_stablehlo(fn, args[0], np.ones(shape, np.float32)))
+        inputs.append(f"{name}={src}")
+    dump = tmp_path / "dump"
+    r = subprocess.run([tool, *inputs, "-o", str(tmp_path / "f.brtx"), "--target=cuda", "--dump-after-each", str(dump)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    ptx = sorted(dump.rglob("kernels/*.ptx"))
+    assert len(ptx) >= 4 and len({p.stem for p in ptx}) == len(ptx)  # two branches in each of two functions
+    for p in ptx:
+        assert re.search(rf"\.entry\s+{re.escape(p.stem)}\s*\(", p.read_text()), p.stem
