@@ -269,7 +269,8 @@ TEST(ControlFlowLoad, RefusesAnExecutableOfRegionsOnly) {
   f.MarkRegion();
   ValueId x = f.Input("x", DType::kF32, {4});
   f.Output("y", f.Op("negate", {x}, {{DType::kF32, {4}}})[0]);
-  ExpectError(LoadBuilt(b).status(), {"every function of the executable is a region"});
+  ExpectError(LoadBuilt(b, TestOptions()).status(),
+              {"every function of the executable is a region"});
 }
 
 TEST(ControlFlowLoad, RefusesACaseIndexOfAnotherType) {
