@@ -265,10 +265,11 @@ TEST(ControlFlowLoad, RefusesRegionsThatDoNotFit) {
 
 TEST(ControlFlowLoad, RefusesAnExecutableOfRegionsOnly) {
   ExecutableBuilder b("control-flow-test");
+  const Device d = TestDevice();
   FunctionBuilder& f = b.AddFunction("only");
   f.MarkRegion();
-  ValueId x = f.Input("x", DType::kF32, {4});
-  f.Output("y", f.Op("negate", {x}, {{DType::kF32, {4}}})[0]);
+  ValueId x = f.Input("x", DType::kF32, {4}, d);
+  f.Output("y", f.Op("negate", {x}, {{DType::kF32, {4}}}, {}, d)[0]);
   ExpectError(LoadBuilt(b, TestOptions()).status(),
               {"every function of the executable is a region"});
 }
