@@ -29,8 +29,12 @@
 #include "inputs.h"
 #include "npy.h"
 #include "shape_sweep.h"
+#include "timing.h"
 
 namespace {
+
+using brt::tools::Ms;
+using brt::tools::Percentile;
 
 using Clock = std::chrono::steady_clock;
 
@@ -55,8 +59,6 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
 double CpuSeconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -69,13 +71,6 @@ bool ShapeIsSymbolic(const brt::FunctionInfo& fn) {
     for (const brt::Dim& d : a.shape)
       if (!d.is_static()) return true;
   return false;
-}
-
-// Nearest-rank percentile of sorted values.
-double Percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
-  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
 }
 
 struct Options {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "inputs.h"
+#include "timing.h"
 
 namespace brt::tools {
 
@@ -35,10 +36,6 @@ std::string Label(const std::map<std::string, int64_t>& symbols) {
   for (const auto& [name, value] : symbols)
     out += (out.empty() ? "" : ",") + name + "=" + std::to_string(value);
   return out;
-}
-
-double Ms(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
 }
 
 }  // namespace
@@ -81,11 +78,8 @@ Status SweepShapes(Session& session, const FunctionInfo& fn,
       times.push_back(Ms(std::chrono::steady_clock::now() - start));
     }
     std::sort(times.begin(), times.end());
-    auto at = [&](double q) {
-      return times[std::min(times.size() - 1, static_cast<size_t>(q * (times.size() - 1) + 0.5))];
-    };
-    std::printf("  %-24s %12.3f %10s %10.4f %10.4f\n", label.c_str(), first_ms, plan, at(0.5),
-                at(0.99));
+    std::printf("  %-24s %12.3f %10s %10.4f %10.4f\n", label.c_str(), first_ms, plan,
+                Percentile(times, 0.5), Percentile(times, 0.99));
   }
   return Status::Ok();
 }
