@@ -63,6 +63,26 @@ std::optional<bool> Decide(const SymDim& lhs, llvm::StringRef direction, const S
   return std::nullopt;
 }
 
+// A binary operation on sizes, by its StableHLO name (and floordiv,
+// ceildiv); nullopt where its result is no size expression. Truncating
+// division and remainder are floor division and mod where nothing is
+// negative.
+std::optional<SymDim> SizeArithmetic(llvm::StringRef kind, const SymDim& a, const SymDim& b) {
+  const std::optional<int64_t> lower = a.LowerBound(), divisor = b.Constant();
+  const bool nonnegative = lower && *lower >= 0, by_positive = divisor && *divisor > 0;
+  if (kind == "add") return a + b;
+  if (kind == "subtract") return a - b;
+  if (kind == "multiply") return a * b;
+  if (kind == "maximum") return SymDim::Max(a, b);
+  if (kind == "minimum") return SymDim::Min(a, b);
+  if (kind == "floordiv") return SymDim::FloorDiv(a, b);
+  if (kind == "ceildiv") return SymDim::CeilDiv(a, b);
+  if (kind == "divide" && nonnegative && (by_positive || a.DividedExactly(b)))
+    return SymDim::FloorDiv(a, b);
+  if (kind == "remainder" && nonnegative && by_positive) return SymDim::Mod(a, b);
+  return std::nullopt;
+}
+
 }  // namespace
 
 // Symbols for @main's dynamic dimensions: the names JAX's exported wrapper
@@ -277,36 +297,21 @@ std::string Importer::FollowShapeArithmetic(Operation& op,
   } else {
     std::optional<SymDim> a = scalar(0), b = in.size() > 1 ? scalar(1) : std::nullopt;
     if (!a || (in.size() > 1 && !b)) return cannot(kind.str() + " of several sizes");
-    const std::optional<int64_t> lower = a->LowerBound(),
-                                 divisor = b ? b->Constant() : std::nullopt;
-    const bool nonnegative_by_positive = lower && *lower >= 0 && divisor && *divisor > 0;
-    if (kind == "add")
-      out.push_back(*a + *b);
-    else if (kind == "subtract")
-      out.push_back(*a - *b);
-    else if (kind == "multiply")
-      out.push_back(*a * *b);
-    else if (kind == "negate")
-      out.push_back(SymDim(0) - *a);
-    else if (kind == "maximum")
-      out.push_back(SymDim::Max(*a, *b));
-    else if (kind == "minimum")
-      out.push_back(SymDim::Min(*a, *b));
-    else if (kind == "divide" && b && b->Constant() == 1)
-      out.push_back(*a);
-    else if ((kind == "ceil" || kind == "floor" || kind.starts_with("round_")) && !b)
-      out.push_back(*a);  // sizes are integers
-    else if (kind == "divide" && nonnegative_by_positive &&
-             mlir::isa<mlir::IntegerType>(type.getElementType()))
-      out.push_back(SymDim::FloorDiv(*a, *b));
-    else if (kind == "remainder" && nonnegative_by_positive)
-      out.push_back(SymDim::Mod(*a, *b));
-    else if (kind == "sign" && lower && *lower >= 1)
-      out.push_back(1);
-    else if (kind == "abs" && lower && *lower >= 0)
-      out.push_back(*a);
-    else
-      return cannot(kind.str() + " of " + a->Text() + (b ? ", " + b->Text() : ""));
+    const std::optional<int64_t> lower = a->LowerBound();
+    const bool integer = mlir::isa<mlir::IntegerType>(type.getElementType());
+    std::optional<SymDim> result;
+    if (!b) {
+      if (kind == "negate") result = SymDim(0) - *a;
+      if (kind == "ceil" || kind == "floor" || kind.starts_with("round_")) result = *a;  // integers
+      if (kind == "sign" && lower && *lower >= 1) result = 1;
+      if (kind == "abs" && lower && *lower >= 0) result = *a;
+    } else if (kind == "divide" && b->Constant() == 1) {
+      result = *a;
+    } else if (integer || kind != "divide") {  // a float division is no size
+      result = SizeArithmetic(kind, *a, *b);
+    }
+    if (!result) return cannot(kind.str() + " of " + a->Text() + (b ? ", " + b->Text() : ""));
+    out.push_back(*result);
   }
   if (!out.empty()) shape_values_[op.getResult(0)] = out;
   return "";
@@ -418,29 +423,18 @@ int Importer::FollowBuiltinShapeOp(Operation& op) {
              name == "shape.const_witness" || name == "shape.assuming_all") {
     out.push_back(1);  // a witness: the kernels check shapes when they run
   } else if (name.starts_with("arith.") && op.getNumOperands() == 2) {
+    static const llvm::StringMap<llvm::StringRef> kStableHloName = {
+        {"addi", "add"},          {"subi", "subtract"},
+        {"muli", "multiply"},     {"maxsi", "maximum"},
+        {"maxui", "maximum"},     {"minsi", "minimum"},
+        {"minui", "minimum"},     {"divsi", "divide"},
+        {"divui", "divide"},      {"floordivsi", "floordiv"},
+        {"ceildivsi", "ceildiv"}, {"ceildivui", "ceildiv"},
+        {"remsi", "remainder"},   {"remui", "remainder"}};
     const SymDim a = *scalar(0), b = *scalar(1);
-    const std::optional<int64_t> lower = a.LowerBound(), divisor = b.Constant();
-    const bool nonnegative_by_positive = lower && *lower >= 0 && divisor && *divisor > 0;
-    if (kind == "addi")
-      out.push_back(a + b);
-    else if (kind == "subi")
-      out.push_back(a - b);
-    else if (kind == "muli")
-      out.push_back(a * b);
-    else if (kind == "maxsi" || kind == "maxui")
-      out.push_back(SymDim::Max(a, b));
-    else if (kind == "minsi" || kind == "minui")
-      out.push_back(SymDim::Min(a, b));
-    else if (kind == "floordivsi" ||
-             ((kind == "divsi" || kind == "divui") &&
-              (nonnegative_by_positive || (lower && *lower >= 0 && a.DividedExactly(b)))))
-      out.push_back(SymDim::FloorDiv(a, b));
-    else if (kind == "ceildivsi" || kind == "ceildivui")
-      out.push_back(SymDim::CeilDiv(a, b));
-    else if ((kind == "remsi" || kind == "remui") && nonnegative_by_positive)
-      out.push_back(SymDim::Mod(a, b));
-    else
-      return cannot(name.str() + " of " + a.Text() + " and " + b.Text());
+    std::optional<SymDim> result = SizeArithmetic(kStableHloName.lookup(kind), a, b);
+    if (!result) return cannot(name.str() + " of " + a.Text() + " and " + b.Text());
+    out.push_back(*result);
   } else {
     return 0;
   }
