@@ -30,12 +30,7 @@ bool Importer::ImportCall(Operation& op, llvm::StringRef symbol, llvm::ArrayRef<
   // Symbolic shapes: the callee's arguments take the call's types and sizes,
   // and the call's results its returned ones.
   if (symbolic_ && !callee.getBody().empty()) {
-    for (auto [arg, v] : llvm::zip(callee.getArguments(), op.getOperands())) {
-      arg.setType(v.getType());
-      shape_values_.erase(arg), relations_.erase(arg);
-      if (shape_values_.count(v)) shape_values_[arg] = shape_values_.lookup(v);
-      if (relations_.count(v)) relations_[arg] = relations_.lookup(v);
-    }
+    for (auto [arg, v] : llvm::zip(callee.getArguments(), op.getOperands())) TakeShapeOf(arg, v);
     keep_followed_results_ = true;
   }
   const bool imported = ImportFunction(callee, operands, results, depth + 1);
@@ -46,15 +41,18 @@ bool Importer::ImportCall(Operation& op, llvm::StringRef symbol, llvm::ArrayRef<
                         std::to_string(op.getNumResults()) + " results");
   Operation* ret = symbolic_ ? callee.getBody().front().getTerminator() : nullptr;
   for (auto [i, from, to] : llvm::enumerate(op.getResults(), results)) {
-    if (ret) {
-      Value returned = ret->getOperand(i);
-      from.setType(returned.getType());
-      if (shape_values_.count(returned)) shape_values_[from] = shape_values_.lookup(returned);
-      if (relations_.count(returned)) relations_[from] = relations_.lookup(returned);
-    }
+    if (ret) TakeShapeOf(from, ret->getOperand(i));
     if (to) map[from] = to;
   }
   return true;
+}
+
+// `to` takes `from`'s (refined) type and the size or condition it holds.
+void Importer::TakeShapeOf(Value to, Value from) {
+  to.setType(from.getType());
+  shape_values_.erase(to), relations_.erase(to);
+  if (shape_values_.count(from)) shape_values_[to] = shape_values_.lookup(from);
+  if (relations_.count(from)) relations_[to] = relations_.lookup(from);
 }
 
 // shape.assuming (torch-mlir, under symbolic shapes): its region in place;
@@ -71,9 +69,7 @@ bool Importer::ImportAssuming(Operation& op, llvm::ArrayRef<Value>,
   if (!imported) return false;
   Operation* yield = block.getTerminator();
   for (auto [i, from, to] : llvm::enumerate(op.getResults(), results)) {
-    Value yielded = yield->getOperand(i);
-    from.setType(yielded.getType());
-    if (shape_values_.count(yielded)) shape_values_[from] = shape_values_.lookup(yielded);
+    TakeShapeOf(from, yield->getOperand(i));
     if (to) map[from] = to;
   }
   return true;

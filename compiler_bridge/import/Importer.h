@@ -148,6 +148,7 @@ class Importer {
                                     llvm::ArrayRef<const llvm::SmallVector<SymDim>*> in,
                                     mlir::RankedTensorType type);
   bool Followed(mlir::Value v) const { return shape_values_.count(v) || relations_.count(v); }
+  void TakeShapeOf(mlir::Value to, mlir::Value from);
   mlir::Value DimValue(mlir::Location loc, const SymDim& size, mlir::Type element);
   mlir::Value MaterializeShapeValue(mlir::Operation& user, mlir::Value source);
   std::optional<llvm::SmallVector<SymDim>> ResultSizes(mlir::Operation& op, unsigned k);
