@@ -242,7 +242,6 @@ int Importer::FollowShapeOp(Operation& op) {
 std::string Importer::FollowShapeArithmetic(Operation& op,
                                             llvm::ArrayRef<const llvm::SmallVector<SymDim>*> in,
                                             mlir::RankedTensorType type) {
-  auto cannot = [](const std::string& why) { return why; };
   auto scalar = [&](unsigned i) -> std::optional<SymDim> {
     if (!in[i] || in[i]->size() != 1) return std::nullopt;
     return (*in[i])[0];
@@ -251,33 +250,33 @@ std::string Importer::FollowShapeArithmetic(Operation& op,
   const llvm::StringRef kind = op.getName().getStringRef().split('.').second;
   if (kind == "convert" || kind == "reshape") {
     if (!in[0] || static_cast<int64_t>(in[0]->size()) != type.getNumElements())
-      return cannot(kind.str() + " changes the number of sizes");
+      return kind.str() + " changes the number of sizes";
     out = *in[0];
   } else if (kind == "broadcast_in_dim") {
-    if (!scalar(0)) return cannot("broadcast of several sizes");
+    if (!scalar(0)) return "broadcast of several sizes";
     out.assign(type.getNumElements(), *scalar(0));
   } else if (kind == "concatenate") {
     for (const auto* v : in) {
-      if (!v) return cannot("concatenate of a condition");
+      if (!v) return "concatenate of a condition";
       out.append(v->begin(), v->end());
     }
   } else if (kind == "slice") {
-    if (!in[0]) return cannot("slice of a condition");
+    if (!in[0]) return "slice of a condition";
     llvm::SmallVector<mlir::NamedAttribute> params;
     if (!Params(op, params)) return error_;
     const llvm::SmallVector<int64_t> start = IntsParam(params, "start_indices"),
                                      stride = IntsParam(params, "strides");
-    if (start.size() != 1) return cannot("slice without a start");
+    if (start.size() != 1) return "slice without a start";
     for (int64_t i = 0; i < type.getNumElements(); ++i) {
       const size_t at = static_cast<size_t>(start[0] + i * (stride.empty() ? 1 : stride[0]));
-      if (at >= in[0]->size()) return cannot("slice out of range");
+      if (at >= in[0]->size()) return "slice out of range";
       out.push_back((*in[0])[at]);
     }
   } else if (kind == "compare") {
     const std::string direction = CompareDirection(&op);
     std::optional<SymDim> a = scalar(0), b = scalar(1);
     const char* relation = Relation(direction);
-    if (!a || !b || !relation) return cannot("compare " + direction);
+    if (!a || !b || !relation) return "compare " + direction;
     relations_[op.getResult(0)] = a->Text() + " " + relation + " " + b->Text();
     if (std::optional<bool> decided = Decide(*a, direction, *b)) out.push_back(*decided ? 1 : 0);
   } else if (kind == "and" || kind == "or") {
@@ -288,15 +287,15 @@ std::string Importer::FollowShapeArithmetic(Operation& op,
     else if (a && b && a->Constant() && b->Constant())
       out.push_back(1 - absorbing);
     else
-      return cannot(kind.str() + " of conditions brt cannot decide at compile time");
+      return kind.str() + " of conditions brt cannot decide at compile time";
   } else if (kind == "select") {
     std::optional<SymDim> p = scalar(0);
-    if (!p || !p->Constant()) return cannot("select on a condition brt cannot decide");
+    if (!p || !p->Constant()) return "select on a condition brt cannot decide";
     if (!in[*p->Constant() ? 1 : 2]) return "select of a value that is not a size";
     out = *in[*p->Constant() ? 1 : 2];
   } else {
     std::optional<SymDim> a = scalar(0), b = in.size() > 1 ? scalar(1) : std::nullopt;
-    if (!a || (in.size() > 1 && !b)) return cannot(kind.str() + " of several sizes");
+    if (!a || (in.size() > 1 && !b)) return kind.str() + " of several sizes";
     const std::optional<int64_t> lower = a->LowerBound();
     const bool integer = mlir::isa<mlir::IntegerType>(type.getElementType());
     std::optional<SymDim> result;
@@ -310,7 +309,7 @@ std::string Importer::FollowShapeArithmetic(Operation& op,
     } else if (integer || kind != "divide") {  // a float division is no size
       result = SizeArithmetic(kind, *a, *b);
     }
-    if (!result) return cannot(kind.str() + " of " + a->Text() + (b ? ", " + b->Text() : ""));
+    if (!result) return kind.str() + " of " + a->Text() + (b ? ", " + b->Text() : "");
     out.push_back(*result);
   }
   if (!out.empty()) shape_values_[op.getResult(0)] = out;
