@@ -63,13 +63,34 @@ std::optional<bool> Decide(const SymDim& lhs, llvm::StringRef direction, const S
   return std::nullopt;
 }
 
+// lhs OP rhs of integer sizes as a size that is 1 where it holds and 0
+// where not (min and max of the difference), for conditions no bound
+// decides: selects and JAX's floor-division helpers then compute sizes
+// with them. Decided ones fold to constants.
+SymDim Indicator(const SymDim& lhs, llvm::StringRef direction, const SymDim& rhs) {
+  auto positive = [](const SymDim& d) { return SymDim::Min(1, SymDim::Max(0, d)); };
+  if (direction == "GT") return positive(lhs - rhs);
+  if (direction == "GE") return positive(lhs - rhs + 1);
+  if (direction == "LT") return positive(rhs - lhs);
+  if (direction == "LE") return positive(rhs - lhs + 1);
+  const SymDim differ = SymDim::Min(1, SymDim::Max(lhs - rhs, rhs - lhs));
+  return direction == "NE" ? differ : 1 - differ;
+}
+
 // A binary operation on sizes, by its StableHLO name (and floordiv,
 // ceildiv); nullopt where its result is no size expression. Truncating
 // division and remainder are floor division and mod where nothing is
-// negative.
+// negative, and their negations of -a where a is never positive (JAX's
+// `-n % 8` of a round-up).
 std::optional<SymDim> SizeArithmetic(llvm::StringRef kind, const SymDim& a, const SymDim& b) {
-  const std::optional<int64_t> lower = a.LowerBound(), divisor = b.Constant();
+  const std::optional<int64_t> lower = a.LowerBound(), upper = a.UpperBound(),
+                               divisor = b.Constant();
   const bool nonnegative = lower && *lower >= 0, by_positive = divisor && *divisor > 0;
+  if (by_positive && !nonnegative && upper && *upper <= 0 &&
+      (kind == "divide" || kind == "remainder")) {
+    const SymDim negated = SymDim(0) - a;
+    return SymDim(0) - (kind == "divide" ? SymDim::FloorDiv(negated, b) : SymDim::Mod(negated, b));
+  }
   if (kind == "add") return a + b;
   if (kind == "subtract") return a - b;
   if (kind == "multiply") return a * b;
@@ -278,32 +299,39 @@ std::string Importer::FollowShapeArithmetic(Operation& op,
     const char* relation = Relation(direction);
     if (!a || !b || !relation) return "compare " + direction;
     relations_[op.getResult(0)] = a->Text() + " " + relation + " " + b->Text();
-    if (std::optional<bool> decided = Decide(*a, direction, *b)) out.push_back(*decided ? 1 : 0);
+    const std::optional<bool> decided = Decide(*a, direction, *b);
+    out.push_back(decided ? SymDim(*decided ? 1 : 0) : Indicator(*a, direction, *b));
   } else if (kind == "and" || kind == "or") {
     std::optional<SymDim> a = scalar(0), b = scalar(1);
     const int64_t absorbing = kind == "and" ? 0 : 1;
     if ((a && a->Constant() == absorbing) || (b && b->Constant() == absorbing))
       out.push_back(absorbing);
-    else if (a && b && a->Constant() && b->Constant())
-      out.push_back(1 - absorbing);
+    else if (a && b)  // conditions are 0 or 1
+      out.push_back(kind == "and" ? SymDim::Min(*a, *b) : SymDim::Max(*a, *b));
     else
       return kind.str() + " of conditions brt cannot decide at compile time";
   } else if (kind == "select") {
     std::optional<SymDim> p = scalar(0);
-    if (!p || !p->Constant()) return "select on a condition brt cannot decide";
-    if (!in[*p->Constant() ? 1 : 2]) return "select of a value that is not a size";
-    out = *in[*p->Constant() ? 1 : 2];
+    if (!p) return "select on a condition brt cannot decide";
+    if (std::optional<int64_t> taken = p->Constant()) {
+      if (!in[*taken ? 1 : 2]) return "select of a value that is not a size";
+      out = *in[*taken ? 1 : 2];
+    } else {
+      if (!in[1] || !in[2] || in[1]->size() != in[2]->size())
+        return "select of a value that is not a size";
+      for (size_t i = 0; i < in[1]->size(); ++i)  // p is 0 or 1
+        out.push_back(*p * (*in[1])[i] + (1 - *p) * (*in[2])[i]);
+    }
   } else {
     std::optional<SymDim> a = scalar(0), b = in.size() > 1 ? scalar(1) : std::nullopt;
     if (!a || (in.size() > 1 && !b)) return kind.str() + " of several sizes";
-    const std::optional<int64_t> lower = a->LowerBound();
     const bool integer = mlir::isa<mlir::IntegerType>(type.getElementType());
     std::optional<SymDim> result;
     if (!b) {
       if (kind == "negate") result = SymDim(0) - *a;
       if (kind == "ceil" || kind == "floor" || kind.starts_with("round_")) result = *a;  // integers
-      if (kind == "sign" && lower && *lower >= 1) result = 1;
-      if (kind == "abs" && lower && *lower >= 0) result = *a;
+      if (kind == "sign") result = Indicator(*a, "GT", 0) - Indicator(*a, "LT", 0);
+      if (kind == "abs") result = SymDim::Max(*a, SymDim(0) - *a);
     } else if (kind == "divide" && b->Constant() == 1) {
       result = *a;
     } else if (integer || kind != "divide") {  // a float division is no size

@@ -112,6 +112,23 @@ def test_shape_expressions(have_compiler):
         assert_matches_jax(session, expressions, (randn(rows, cols), randn(rows)))
 
 
+def negative_size_arithmetic(x):
+    """Python's floor division and modulo of negative sizes: `-n % 8` (the
+    padding to a multiple of 8) and `-(-n // 3)` (a round-up), which JAX
+    lowers to truncating division, remainder, sign and selects."""
+    n = x.shape[1]
+    padded = jnp.pad(jnp.concatenate([x, -x], axis=1), ((0, 0), (0, -(2 * n) % 8)))
+    return padded, jnp.ones((-(-n // 3), 2)) * x.sum()
+
+
+def test_negative_size_arithmetic(have_compiler):
+    (n,) = jax.export.symbolic_shape("n")
+    path = brt.compile(negative_size_arithmetic, spec((2, n)))
+    session = brt.Session(path)
+    for cols in (1, 3, 4, 8, 13):
+        assert_matches_jax(session, negative_size_arithmetic, (randn(2, cols),), rtol=1e-5, atol=1e-5)
+
+
 def test_violated_constraint_names_it_and_session_stays_usable(have_compiler):
     (b,) = jax.export.symbolic_shape("b")
     fn = lambda x, y: x * y[:, None]
