@@ -17,7 +17,7 @@
 namespace brt::core {
 
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 6;
+inline constexpr uint16_t kFormatMinor = 7;
 inline constexpr size_t kWeightAlignment = 64;
 inline constexpr size_t kArenaAlignment = 256;
 

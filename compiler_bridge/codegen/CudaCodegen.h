@@ -1,6 +1,8 @@
 // CUDA C for the kernels the compiler generates (--target=cuda), compiled to
-// PTX with NVRTC (no GPU needed). Shapes are static, so sizes and strides are
-// baked into the source.
+// PTX with NVRTC (no GPU needed). Static extents are baked into the source;
+// a kernel over symbolic shapes reads its extents from parameters after its
+// buffers (every operand's, then every result's), which the CUDA provider
+// passes for each concrete shape it prepares.
 //
 // The source also compiles as host C++ under tests/codegen/host_shim.h (one
 // thread), which is how the tests check its numerics without a GPU.

@@ -44,8 +44,10 @@ std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options) {
                    createBucketAllReduce(BucketAllReduceOptions{options.all_reduce_bucket_bytes})});
   steps.push_back({"place", createPlace(PlaceOptions{target}), true});
   if (target == "cuda")
-    steps.push_back({"generate-cuda-kernels", createGenerateCudaKernels(GenerateCudaKernelsOptions{
-                                                  options.cuda_arch, options.kernel_prefix})});
+    steps.push_back({"generate-cuda-kernels",
+                     createGenerateCudaKernels(
+                         GenerateCudaKernelsOptions{options.cuda_arch, options.kernel_prefix}),
+                     true});
   return steps;
 }
 

@@ -1,13 +1,14 @@
 // Generated kernels (brt.fused_elementwise, row reductions) from the
 // executable's PTX: loaded with cuModuleLoadData through the driver API the
 // runtime hands out (the plugin does not link libcuda) and launched with the
-// op's buffers as parameters.
+// op's buffers, then its operands' and results' extents, as parameters.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "brt/provider_abi.h"
 #include "kernels.h"
@@ -82,10 +83,22 @@ class GeneratedKernel final : public Kernel {
     const ops::GeneratedLaunch launch = ops::PlanGeneratedLaunch(OpInfo(*op));
     block_ = launch.block, grid_ = launch.grid;
     num_buffers_ = op->num_operands + op->num_results;
-    if (num_buffers_ > kMaxBuffers)
+    // A kernel over symbolic shapes reads the concrete extents of this
+    // specialization after its buffers; one with static extents declares no
+    // such parameters, and cuLaunchKernel reads only the parameters a kernel
+    // declares.
+    auto append_extents = [&](const BrtTensorDesc* tensors, int32_t count) {
+      for (int32_t t = 0; t < count; ++t)
+        extents_.insert(extents_.end(), tensors[t].dims, tensors[t].dims + tensors[t].rank);
+    };
+    append_extents(op->operands, op->num_operands);
+    append_extents(op->results, op->num_results);
+    if (static_cast<size_t>(num_buffers_) + extents_.size() > kMaxParams)
       throw Error(BRT_ERROR_UNSUPPORTED, std::string("kernel '") + op->kernel_name + "' takes " +
-                                             std::to_string(num_buffers_) + " buffers; at most " +
-                                             std::to_string(kMaxBuffers) + " are supported");
+                                             std::to_string(num_buffers_) + " buffers and " +
+                                             std::to_string(extents_.size()) +
+                                             " extents; at most " + std::to_string(kMaxParams) +
+                                             " parameters in all are supported");
     Check(cudaFree(nullptr), "creating the primary context");  // makes it current
     Check(Driver().module_load_data(&module_, ptx.c_str()), "cuModuleLoadData");
     // A throwing constructor runs no destructor: the module goes here.
@@ -100,10 +113,12 @@ class GeneratedKernel final : public Kernel {
     if (module_) Driver().module_unload(module_);
   }
   void Run(void* const* b, Queue* q) override {
-    // The kernel's parameters are the buffer pointers, in order. Local: the
-    // state is shared by concurrent request contexts.
-    void* params[kMaxBuffers];
+    // The kernel's parameters are the buffer pointers, then the extents, in
+    // order. Local: the state is shared by concurrent request contexts.
+    void* params[kMaxParams];
     for (int i = 0; i < num_buffers_; ++i) params[i] = const_cast<void**>(&b[i]);
+    for (size_t i = 0; i < extents_.size(); ++i)
+      params[num_buffers_ + i] = const_cast<long long*>(&extents_[i]);
     Check(
         Driver().launch_kernel(function_, grid_, 1, 1, block_, 1, 1, 0, q->stream, params, nullptr),
         "cuLaunchKernel");
@@ -112,9 +127,10 @@ class GeneratedKernel final : public Kernel {
  private:
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
-  static constexpr int kMaxBuffers = 32;
+  static constexpr size_t kMaxParams = 256;
   unsigned block_ = 256, grid_ = 1;
   int num_buffers_ = 0;
+  std::vector<long long> extents_;  // the kernel's 64-bit extent parameters
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -40,10 +41,19 @@ using brt::ops::erfinv;
 
 namespace brt_shim {
 
-// Every parameter of a generated kernel is a pointer: args[i] is the i-th.
+// args[i] is the i-th parameter when it is a buffer (a pointer), and points
+// at it when it is an extent (a long long), as cuLaunchKernel's are.
+template <typename P>
+P Parameter(void* arg) {
+  if constexpr (std::is_pointer_v<P>)
+    return static_cast<P>(arg);
+  else
+    return *static_cast<const P*>(arg);
+}
+
 template <typename... P, size_t... I>
 void Call(void (*kernel)(P...), void* const* args, std::index_sequence<I...>) {
-  kernel(static_cast<P>(args[I])...);
+  kernel(Parameter<P>(args[I])...);
 }
 
 template <typename... P>

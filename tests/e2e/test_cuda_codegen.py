@@ -39,8 +39,9 @@ def compile_cuda(fn, args, tmp_path):
 
 
 def host_kernel(cu, tmp_path, grid=3, block=64):
-    """The kernel in `cu` as a host function of its pointer arguments, launched
-    with `grid` blocks of `block` threads."""
+    """The kernel in `cu` as a host function of its arguments (arrays for its
+    buffers, ints for its extents), launched with `grid` blocks of `block`
+    threads."""
     wrapper = tmp_path / (cu.stem + "_host.cc")
     wrapper.write_text(f'#include "{ROOT / "tests/codegen/host_shim.h"}"\n'
                        f'#include "{cu}"\nBRT_SHIM_LAUNCHER({cu.stem})\n')
@@ -49,9 +50,12 @@ def host_kernel(cu, tmp_path, grid=3, block=64):
                    check=True, capture_output=True)
     launch = ctypes.CDLL(str(lib)).brt_host_launch
 
-    def run(*arrays):
-        args = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
-        launch(ctypes.c_uint(grid), ctypes.c_uint(block), args)
+    def run(*params):
+        extents = [ctypes.c_longlong(p) for p in params if isinstance(p, int)]
+        pointers, e = [], iter(extents)
+        for p in params:
+            pointers.append(ctypes.addressof(next(e)) if isinstance(p, int) else p.ctypes.data)
+        launch(ctypes.c_uint(grid), ctypes.c_uint(block), (ctypes.c_void_p * len(pointers))(*pointers))
     return run
 
 
@@ -184,6 +188,33 @@ def test_row_reduce_kernel_matches_numpy(reducer, axes, nvrtc, tmp_path):
         out = np.full(ref.shape, np.nan, np.float32)
         run(x, init, out)
         np.testing.assert_allclose(out, combine(ref, init_value), rtol=1e-5, atol=1e-5)
+
+
+def test_kernels_over_symbolic_shapes_take_their_extents(nvrtc, tmp_path):
+    """Over symbolic shapes a generated kernel reads every operand's and
+    result's extents from parameters after its buffers (as the CUDA provider
+    passes them per concrete shape): one kernel serves every shape."""
+    b, s = jax.export.symbolic_shape("b, s")
+    fn = lambda x, y: (jnp.tanh(x * y + 1.0) * 0.5 + jnp.maximum(x, 0.0),  # noqa: E731
+                       jnp.sum(jnp.exp(x), axis=-1))
+    specs = [jax.ShapeDtypeStruct((b, s, 8), jnp.float32), jax.ShapeDtypeStruct((s, 8), jnp.float32)]
+    kernels, stats = compile_cuda(fn, specs, tmp_path)
+    assert "generated CUDA kernels: 2 (" in stats, stats
+    sources = {cu: cu.read_text() for cu in sorted(kernels.glob("*.cu"))}
+    (reduce_cu,) = [cu for cu, text in sources.items() if "partial" in text]
+    (fused_cu,) = [cu for cu in sources if cu != reduce_cu]
+    assert "long long out0_d0" in sources[fused_cu] and "long long in0_d1" in sources[reduce_cu]
+    fused, row_sum = host_kernel(fused_cu, tmp_path), host_kernel(reduce_cu, tmp_path)
+    for rows, seq in ((3, 5), (2, 11), (1, 1), (4, 70)):
+        x = RNG.standard_normal((rows, seq, 8)).astype(np.float32)
+        y = RNG.standard_normal((seq, 8)).astype(np.float32)
+        out = np.full(x.shape, np.nan, np.float32)
+        fused(x, y, out, rows, seq, 8, seq, 8, rows, seq, 8)
+        x64 = x.astype(np.float64)
+        np.testing.assert_allclose(out, np.tanh(x64 * y + 1.0) * 0.5 + np.maximum(x64, 0.0), rtol=1e-5, atol=1e-6)
+        init, sums = np.zeros(1, np.float32), np.full((rows, seq), np.nan, np.float32)
+        row_sum(x, init, sums, rows, seq, 8, rows, seq)
+        np.testing.assert_allclose(sums, x64.sum(-1), rtol=1e-5, atol=1e-5)
 
 
 def test_cuda_executable_is_refused_clearly_without_a_cuda_provider(nvrtc, tmp_path, build_dir):
