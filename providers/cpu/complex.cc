@@ -5,14 +5,10 @@
 #include <cstring>
 
 #include "kernel.h"
+#include "ops/complex_parts.h"
 
 namespace brt::cpu {
 namespace {
-
-// The real dtype of a complex one's parts.
-int32_t PartDType(int32_t complex_dtype) {
-  return complex_dtype == BRT_DTYPE_C64 ? BRT_DTYPE_F32 : BRT_DTYPE_F64;
-}
 
 // Calls f(T{}) with the part type (float or double) of a c64/c128 dtype.
 template <typename F>
@@ -25,13 +21,8 @@ void DispatchPart(int32_t complex_dtype, F&& f) {
 class ComplexToRealKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    op.RequireOperands(1);
-    const int32_t from = op.in[0].dtype;
-    op.Require(op.out[0].dtype == PartDType(from),
-               std::string("the result of a ") + DTypeName(from) + " operand is " +
-                   DTypeName(PartDType(from)) + ", got " + DTypeName(op.out[0].dtype));
-    op.RequireShapeOfResult(0);
-    DispatchPart(from, [&](auto part) {
+    ops::CheckComplexToReal(op);
+    DispatchPart(op.in[0].dtype, [&](auto part) {
       using T = decltype(part);
       if (op.kind == "real") fn_ = &Loop<T, Part::kReal>;
       if (op.kind == "imag") fn_ = &Loop<T, Part::kImag>;
@@ -61,15 +52,7 @@ class ComplexToRealKernel final : public CpuKernel {
 class MakeComplexKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    op.RequireOperands(2);
-    const int32_t part = PartDType(op.out[0].dtype);
-    for (int i = 0; i < 2; ++i) {
-      op.Require(op.in[i].dtype == part, std::string("a ") + DTypeName(op.out[0].dtype) +
-                                             " result takes " + DTypeName(part) +
-                                             " parts, operand " + std::to_string(i) + " is " +
-                                             DTypeName(op.in[i].dtype));
-      op.RequireShapeOfResult(i);
-    }
+    ops::CheckMakeComplex(op);
     DispatchPart(op.out[0].dtype, [&](auto p) { fn_ = &Loop<decltype(p)>; });
     n_ = op.out[0].numel;
   }
@@ -91,9 +74,7 @@ class MakeComplexKernel final : public CpuKernel {
 class RealOfRealKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
-    op.RequireOperands(1);
-    op.RequireSameDTypes();
-    op.RequireShapeOfResult(0);
+    ops::CheckRealOfReal(op);
     imag_ = op.kind == "imag";
     bytes_ = op.out[0].bytes();
   }

@@ -37,6 +37,7 @@ void Run(dim3 grid, F&& body) {
 #define blockDim ::brt::cuda::emulation::block_dim
 #define gridDim ::brt::cuda::emulation::grid_dim
 #define __syncthreads() ((void)0)
+#define __threadfence() ((void)0)
 #undef __shared__
 #define __shared__ static
 
@@ -69,6 +70,14 @@ T atomicCAS(T* address, T compare, T value) {
                 std::is_same_v<T, unsigned long long>);
   const T old = *address;
   if (old == compare) *address = value;
+  return old;
+}
+
+template <typename T>
+T atomicExch(T* address, T value) {
+  static_assert(std::is_same_v<T, unsigned int> || std::is_same_v<T, unsigned long long>);
+  const T old = *address;
+  *address = value;
   return old;
 }
 

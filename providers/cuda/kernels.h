@@ -39,6 +39,12 @@ struct ElementwiseParams {
 cudaError_t LaunchElementwise(const ElementwiseParams& p, int32_t in_dtype, int32_t out_dtype,
                               const void* const* in, void* out, cudaStream_t stream);
 
+// real, imag, abs (the magnitude, by hypot) of a complex operand, out of
+// its part type; complex of two parts `a` and `b`. n elements, contiguous.
+enum class ComplexPart { kReal, kImag, kAbs, kMake };
+cudaError_t LaunchComplexPart(ComplexPart part, int32_t complex_dtype, long long n, const void* a,
+                              const void* b, void* out, cudaStream_t stream);
+
 // brt.fused_elementwise: the program of ops/op_plans.h run per element in
 // f32 registers.
 constexpr int kMaxFusedInstructions = 256;
@@ -116,15 +122,16 @@ cudaError_t LaunchGather(const IndexingParams& p, size_t elem_size, const void* 
                          const void* indices, void* out, cudaStream_t stream);
 // `out` (out_bytes) already holds the operand; updates are stored
 // (`replace`) or combined into it atomically by `reducer` (add, mul, max or
-// min, as ops::Combine). A 1-byte type's combining needs `scratch` of
-// ByteAtomicScratchBytes(dtype), per context: no access leaves `out`
-// (kernels_data.cu, AtomicCombineByte).
+// min, as ops::Combine; complex max and min lexicographic). A 1-byte or
+// 16-byte type's combining needs `scratch` of AtomicScratchBytes(dtype), per
+// context: a 1-byte one so that no access leaves `out` (kernels_data.cu,
+// AtomicCombineByte), a c128 one for its spin locks (LockedCombine).
 cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool replace,
                           ops::Reducer reducer, const void* indices, const void* updates, void* out,
                           size_t out_bytes, void* scratch, cudaStream_t stream);
-// The scratch a 1-byte atomic update (scatter's combiners, select_and_scatter)
-// needs; 0 for other dtypes.
-size_t ByteAtomicScratchBytes(int32_t dtype);
+// The scratch an atomic update of a 1-byte or 16-byte type (scatter's
+// combiners, select_and_scatter) needs; 0 for other dtypes.
+size_t AtomicScratchBytes(int32_t dtype);
 
 // reduce: the operand seen as kept dims (the result, row-major) x reduced
 // dims, each with its operand stride. With splits > 1 each output's reduced
@@ -161,7 +168,7 @@ cudaError_t LaunchReduceWindow(const ReduceWindowParams& p, int32_t dtype, const
 // select_and_scatter: the result filled with init, then a thread per source
 // element walks its window (as reduce_window's), picks as
 // ops::SelectAndScatterPlan says and adds its source value there atomically
-// (1-byte types with `scratch` of ByteAtomicScratchBytes, as scatter's).
+// (1-byte types with `scratch` of AtomicScratchBytes, as scatter's).
 struct SelectAndScatterParams {
   ReduceWindowParams windows;
   ops::Cmp select = ops::Cmp::kGe;
@@ -185,6 +192,20 @@ struct DotParams {
 };
 cudaError_t LaunchDot(const DotParams& p, int32_t dtype, const void* lhs, const void* rhs,
                       const void* bias, void* out, cudaStream_t stream);
+
+// IRFFT's input made one of a real array (library_plans.h, FftLaunchPlan):
+// of each batch's half spectrum [outer..., half], the planes of frequency 0
+// and (n even) n/2 of the innermost dim written to `out` Hermitian over the
+// outer dims, (z[k] + conj(z[-k])) / 2; the other elements are not touched.
+struct HermitianPlanesParams {
+  long long batches = 0, half = 1, n = 1;  // n: the innermost fft length
+  long long outer[2] = {1, 1};             // the outer fft dims, 1 where fewer than 2
+};
+cudaError_t LaunchHermitianPlanes(const HermitianPlanesParams& p, int32_t complex_dtype,
+                                  const void* in, void* out, cudaStream_t stream);
+// data[i] *= scale for n values of a float dtype (f32 or f64; a complex
+// tensor as its parts), the product rounded once from double.
+cudaError_t LaunchScale(long long n, int32_t dtype, double scale, void* data, cudaStream_t stream);
 
 // brt.softmax over the middle dim of [outer, size, inner].
 cudaError_t LaunchSoftmax(const ops::SoftmaxPlan& p, int32_t dtype, const void* in, void* out,

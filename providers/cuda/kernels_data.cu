@@ -195,6 +195,7 @@ struct ByteSpan {
   unsigned char* begin = nullptr;
   long long bytes = 0;
   unsigned int* edges = nullptr;  // kEdgeSlots counters
+  unsigned int* locks = nullptr;  // kWideLocks spin locks, for 16-byte types (below)
 };
 
 // The counter of a byte whose aligned word leaves the span; -1 for a byte
@@ -261,7 +262,40 @@ using CasBits =
     std::conditional_t<sizeof(T) == 2, unsigned short,
                        std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>>;
 
+// 16-byte elements (c128) have no compare-and-swap before sm_90, which this
+// provider also builds for: a product, max or min of one is combined under a
+// spin lock, one of kWideLocks words in per-context scratch (`locks`, zeroed
+// before the kernel) picked by the element's address, so elements sharing a
+// word only wait for each other. The fences order the element's accesses
+// after the lock's acquisition and before its release; the accesses are
+// volatile, so no stale cached copy is read. Spinning threads of one warp
+// leave the holder room to finish: Volta and later schedule a warp's threads
+// independently, and this provider builds for sm_80 and up.
+constexpr int kWideLocks = 4096;
+
+template <Reducer R, typename Z>
+__device__ void LockedCombine(Z* address, Z value, unsigned int* locks) {
+  using P = typename Z::value_type;
+  unsigned int* lock = locks + reinterpret_cast<uintptr_t>(address) / sizeof(Z) % kWideLocks;
+  while (atomicCAS(lock, 0u, 1u) != 0u) {
+  }
+  __threadfence();
+  volatile P* parts = reinterpret_cast<volatile P*>(address);
+  const P re = parts[0], im = parts[1];
+  const Z next = ops::Combine<R, Z>(Z(re, im), value);
+  parts[0] = next.real();
+  parts[1] = next.imag();
+  __threadfence();
+  atomicExch(lock, 0u);
+}
+
+__global__ void ZeroLocksKernel(unsigned int* locks) {
+  BRT_GRID_STRIDE(i, kWideLocks) { locks[i] = 0; }
+}
+
 // *address = Combine<R>(*address, value), atomically. 1-byte types: above;
+// complex sums: a native atomicAdd per part (the parts add independently);
+// other c128 combinations: LockedCombine;
 // add of floats and of 4- and 8-byte integers: the native atomicAdd (64-bit
 // integers as unsigned, so sums wrap as the CPU's do); max and min of 4- and
 // 8-byte integers: the native atomicMax and atomicMin; the rest (float max
@@ -273,6 +307,12 @@ __device__ void AtomicCombine(T* address, T value, const ByteSpan& bytes) {
   constexpr bool kWideInteger = std::is_integral_v<T> && sizeof(T) >= 4;
   if constexpr (sizeof(T) == 1) {
     AtomicCombineByte<R>(address, value, bytes);
+  } else if constexpr (ops::kIsComplex<T> && R == Reducer::kAdd) {
+    auto* parts = reinterpret_cast<typename T::value_type*>(address);
+    atomicAdd(parts, value.real());
+    atomicAdd(parts + 1, value.imag());
+  } else if constexpr (ops::kIsComplex<T> && sizeof(T) == 16) {
+    LockedCombine<R>(address, value, bytes.locks);
   } else if constexpr (R == Reducer::kAdd && std::is_integral_v<T> && sizeof(T) == 8) {
     atomicAdd(reinterpret_cast<unsigned long long*>(address),
               static_cast<unsigned long long>(value));  // wraps, as the CPU's sums do
@@ -322,15 +362,23 @@ __global__ void ScatterCombineKernel(IndexingParams p, const void* indices, cons
 }
 
 // Runs `updates` (the kernel combining into `out` with reducer R),
-// bracketed for 1-byte types by the edge counters' zeroing and finish; they
-// need `scratch` (kEdgeSlots counters, ByteAtomicScratchBytes).
+// bracketed for 1-byte types by the edge counters' zeroing and finish, and
+// for 16-byte ones preceded by the locks' zeroing; they need `scratch`
+// (AtomicScratchBytes).
 template <Reducer R, typename T, typename F>
 cudaError_t WithByteSpan(void* out, long long bytes, void* scratch, cudaStream_t stream,
                          F&& updates) {
-  ByteSpan s{static_cast<unsigned char*>(out), bytes, static_cast<unsigned int*>(scratch)};
-  if constexpr (sizeof(T) == 1) {
+  ByteSpan s{static_cast<unsigned char*>(out), bytes};
+  if constexpr (sizeof(T) == 1 || sizeof(T) == 16) {
     if (!scratch) return cudaErrorInvalidValue;
+  }
+  if constexpr (sizeof(T) == 1) {
+    s.edges = static_cast<unsigned int*>(scratch);
     Launch(&ZeroEdgesKernel, 1, 1, stream, s);
+  }
+  if constexpr (sizeof(T) == 16) {
+    s.locks = static_cast<unsigned int*>(scratch);
+    Launch(&ZeroLocksKernel, Blocks(kWideLocks), kThreads, stream, s.locks);
   }
   updates(s);
   if constexpr (sizeof(T) == 1) Launch(&FinishEdges<R, T>, 1, 1, stream, s);
@@ -391,8 +439,10 @@ cudaError_t LaunchSelectAndScatter(const SelectAndScatterParams& p, int32_t dtyp
   return status != cudaSuccess ? status : LastError();
 }
 
-size_t ByteAtomicScratchBytes(int32_t dtype) {
-  return brt_dtype_size(dtype) == 1 ? kEdgeSlots * sizeof(unsigned int) : 0;
+size_t AtomicScratchBytes(int32_t dtype) {
+  const size_t size = brt_dtype_size(dtype);
+  if (size == 1) return kEdgeSlots * sizeof(unsigned int);
+  return size == 16 ? kWideLocks * sizeof(unsigned int) : 0;
 }
 
 cudaError_t LaunchStridedCopy(const CopyParams& p, size_t elem_size, const void* src, void* dst,
@@ -475,7 +525,7 @@ cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool replace, 
                           void* scratch, cudaStream_t stream) {
   if (p.n == 0) return cudaSuccess;
   cudaError_t status = cudaSuccess;
-  const bool known = Dispatch(dtype, [&](auto t) {
+  const bool known = DispatchOrComplex(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
     if (replace) {
       Launch(&ScatterReplaceKernel<T>, Blocks(p.n), kThreads, stream, p, indices,
@@ -533,8 +583,8 @@ ReduceParams MakeReduce(const ops::ReducePlan& plan) {
 size_t ReduceScratchBytes(const ReduceParams& p, int32_t dtype) {
   if (p.splits == 1) return 0;
   size_t compute_size = 0;
-  Dispatch(dtype,
-           [&](auto t) { compute_size = sizeof(typename Num<typename decltype(t)::type>::C); });
+  DispatchOrComplex(
+      dtype, [&](auto t) { compute_size = sizeof(typename Num<typename decltype(t)::type>::C); });
   return static_cast<size_t>(p.out_n) * p.splits * compute_size;
 }
 

@@ -133,7 +133,37 @@ __global__ void FusedKernel(FusedParams p, FusedInputs in, void* out) {
   }
 }
 
+// real, imag and abs of complex numbers of part type P, and complex of two
+// parts.
+template <typename P>
+__global__ void ComplexPartKernel(ComplexPart part, long long n, const void* a, const void* b,
+                                  void* out) {
+  using Z = ::cuda::std::complex<P>;
+  BRT_GRID_STRIDE(i, n) {
+    if (part == ComplexPart::kMake) {
+      static_cast<Z*>(out)[i] = Z(static_cast<const P*>(a)[i], static_cast<const P*>(b)[i]);
+    } else {
+      const Z z = static_cast<const Z*>(a)[i];
+      static_cast<P*>(out)[i] = part == ComplexPart::kReal   ? z.real()
+                                : part == ComplexPart::kImag ? z.imag()
+                                                             : ::cuda::std::abs(z);
+    }
+  }
+}
+
 }  // namespace
+
+cudaError_t LaunchComplexPart(ComplexPart part, int32_t complex_dtype, long long n, const void* a,
+                              const void* b, void* out, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  if (complex_dtype == BRT_DTYPE_C64)
+    Launch(&ComplexPartKernel<float>, Blocks(n), kThreads, stream, part, n, a, b, out);
+  else if (complex_dtype == BRT_DTYPE_C128)
+    Launch(&ComplexPartKernel<double>, Blocks(n), kThreads, stream, part, n, a, b, out);
+  else
+    return cudaErrorInvalidValue;
+  return LastError();
+}
 
 Space MakeSpace(const ops::BroadcastPlan& plan, int num_operands, long long n) {
   Space s;

@@ -8,10 +8,13 @@ namespace {
 // --- reductions -----------------------------------------------------------------------
 
 #ifndef BRT_CUDA_EMULATION
-// Shuffles move 32-bit or wider values; narrower ones travel as int.
+// Shuffles move 32-bit or wider values; narrower ones travel as int,
+// complex numbers as their two parts.
 template <typename C>
 __device__ C ShuffleDown(C v, int offset) {
-  if constexpr (sizeof(C) < 4)
+  if constexpr (ops::kIsComplex<C>)
+    return C(ShuffleDown(v.real(), offset), ShuffleDown(v.imag(), offset));
+  else if constexpr (sizeof(C) < 4)
     return static_cast<C>(__shfl_down_sync(0xffffffffu, static_cast<int>(v), offset));
   else
     return __shfl_down_sync(0xffffffffu, v, offset);
@@ -31,7 +34,9 @@ __device__ C WarpCombine(Reducer r, C v) {
 // Combines one value per thread of the block; the result is valid in thread 0.
 template <typename C>
 __device__ C BlockCombine(Reducer r, C v, C identity) {
-  __shared__ C partial[32];
+  // Raw bytes: a __shared__ array may not have a constructor (complex numbers do).
+  alignas(C) __shared__ unsigned char partial_bytes[32 * sizeof(C)];
+  C* partial = reinterpret_cast<C*>(partial_bytes);
   v = WarpCombine(r, v);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   __syncthreads();  // partial may still be read from a previous call
@@ -64,6 +69,14 @@ template <typename C>
 __device__ C Identity(Reducer r) {
   if constexpr (std::is_same_v<C, bool>) {
     return r == Reducer::kAnd || r == Reducer::kMin || r == Reducer::kMul;
+  } else if constexpr (ops::kIsComplex<C>) {
+    // max and min order lexicographically: both parts at the far end.
+    using P = typename C::value_type;
+    if (r == Reducer::kMul) return C(1);
+    if (r == Reducer::kMax) return C(-P(INFINITY), -P(INFINITY));
+    if (r == Reducer::kMin) return C(P(INFINITY), P(INFINITY));
+    if (r == Reducer::kLogAddExp) return C(-P(INFINITY));
+    return C(0);
   } else {
     switch (r) {
       case Reducer::kAdd:
@@ -188,6 +201,31 @@ __global__ void DotKernel(DotParams p, const T* lhs, const T* rhs, const T* bias
   }
 }
 
+// --- fft's steps around cuFFT -----------------------------------------------------------
+
+template <typename P>
+__global__ void HermitianPlanesKernel(HermitianPlanesParams p, const ::cuda::std::complex<P>* in,
+                                      ::cuda::std::complex<P>* out) {
+  const int planes = p.n % 2 == 0 ? 2 : 1;
+  const long long outer_n = p.outer[0] * p.outer[1];
+  BRT_GRID_STRIDE(e, p.batches * outer_n * planes) {
+    const long long column = e % planes == 0 ? 0 : p.n / 2;
+    const long long o = e / planes % outer_n, batch = e / planes / outer_n;
+    // The outer index negated modulo each outer dim.
+    const long long i0 = o / p.outer[1], i1 = o % p.outer[1];
+    const long long negated =
+        (p.outer[0] - i0) % p.outer[0] * p.outer[1] + (p.outer[1] - i1) % p.outer[1];
+    const long long at = (batch * outer_n + o) * p.half + column;
+    const ::cuda::std::complex<P> z = in[at], w = in[(batch * outer_n + negated) * p.half + column];
+    out[at] = (z + ::cuda::std::conj(w)) * P(0.5);
+  }
+}
+
+template <typename P>
+__global__ void ScaleKernel(long long n, double scale, P* data) {
+  BRT_GRID_STRIDE(i, n) { data[i] = static_cast<P>(data[i] * scale); }
+}
+
 // --- softmax and layer norm ----------------------------------------------------------------
 
 // Contiguous rows (inner == 1): a block per row, three passes (max, sum, write).
@@ -284,7 +322,7 @@ unsigned RowBlocks(long long rows) {
 cudaError_t LaunchReduce(const ReduceParams& p, int32_t dtype, const void* in, const void* init,
                          void* out, void* partials, cudaStream_t stream) {
   if (p.out_n == 0) return cudaSuccess;
-  const bool known = Dispatch(dtype, [&](auto t) {
+  const bool known = DispatchOrComplex(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
     using C = typename Num<T>::C;
     const dim3 grid(p.rows ? RowBlocks(p.out_n) : Blocks(p.out_n), p.splits);
@@ -315,7 +353,7 @@ ReduceWindowParams MakeReduceWindow(const ops::ReduceWindowPlan& plan) {
 cudaError_t LaunchReduceWindow(const ReduceWindowParams& p, int32_t dtype, const void* in,
                                const void* init, void* out, cudaStream_t stream) {
   if (p.out_n == 0) return cudaSuccess;
-  const bool known = Dispatch(dtype, [&](auto t) {
+  const bool known = DispatchOrComplex(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
     Launch(&ReduceWindowKernel<T>, Blocks(p.out_n), kThreads, stream, p, static_cast<const T*>(in),
            static_cast<const T*>(init), static_cast<T*>(out));
@@ -326,13 +364,41 @@ cudaError_t LaunchReduceWindow(const ReduceWindowParams& p, int32_t dtype, const
 cudaError_t LaunchDot(const DotParams& p, int32_t dtype, const void* lhs, const void* rhs,
                       const void* bias, void* out, cudaStream_t stream) {
   if (p.out_n == 0) return cudaSuccess;
-  const bool known = Dispatch(dtype, [&](auto t) {
+  const bool known = DispatchOrComplex(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
     if constexpr (!std::is_same_v<T, Bool8>)
       Launch(&DotKernel<T>, Blocks(p.out_n), kThreads, stream, p, static_cast<const T*>(lhs),
              static_cast<const T*>(rhs), static_cast<const T*>(bias), static_cast<T*>(out));
   });
   return known && dtype != BRT_DTYPE_I1 ? LastError() : cudaErrorInvalidValue;
+}
+
+cudaError_t LaunchHermitianPlanes(const HermitianPlanesParams& p, int32_t complex_dtype,
+                                  const void* in, void* out, cudaStream_t stream) {
+  const long long n = p.batches * p.outer[0] * p.outer[1] * 2;
+  if (n == 0) return cudaSuccess;
+  if (complex_dtype == BRT_DTYPE_C64)
+    Launch(&HermitianPlanesKernel<float>, Blocks(n), kThreads, stream, p,
+           static_cast<const ::cuda::std::complex<float>*>(in),
+           static_cast<::cuda::std::complex<float>*>(out));
+  else if (complex_dtype == BRT_DTYPE_C128)
+    Launch(&HermitianPlanesKernel<double>, Blocks(n), kThreads, stream, p,
+           static_cast<const ::cuda::std::complex<double>*>(in),
+           static_cast<::cuda::std::complex<double>*>(out));
+  else
+    return cudaErrorInvalidValue;
+  return LastError();
+}
+
+cudaError_t LaunchScale(long long n, int32_t dtype, double scale, void* data, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  if (dtype == BRT_DTYPE_F32)
+    Launch(&ScaleKernel<float>, Blocks(n), kThreads, stream, n, scale, static_cast<float*>(data));
+  else if (dtype == BRT_DTYPE_F64)
+    Launch(&ScaleKernel<double>, Blocks(n), kThreads, stream, n, scale, static_cast<double*>(data));
+  else
+    return cudaErrorInvalidValue;
+  return LastError();
 }
 
 // Dispatch over the floating-point dtypes only.

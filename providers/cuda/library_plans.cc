@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "runtime.h"
+
 namespace brt::cuda {
 namespace {
 
@@ -150,6 +152,39 @@ ConvLaunchPlan PlanConvLaunch(const ops::OpInfo& op) {
     c.activation.space.strides[0][0] = 1;
   }
   return c;
+}
+
+FftLaunchPlan PlanFftLaunch(const ops::OpInfo& op) {
+  FftLaunchPlan p;
+  p.fft = ops::PlanFft(op);
+  const ops::FftPlan& f = p.fft;
+  p.part_dtype = f.complex_dtype == BRT_DTYPE_C64 ? BRT_DTYPE_F32 : BRT_DTYPE_F64;
+  p.operand_bytes = op.in[0].bytes();
+  p.scaled_values = f.inverse() ? op.out[0].numel * (f.real_out() ? 1 : 2) : 0;
+  if (f.real_out() && !f.empty) {
+    p.scratch_bytes = p.operand_bytes;
+    const int rank = static_cast<int>(f.lengths.size());
+    p.planes.batches = f.batches;
+    p.planes.half = f.spectrum[rank - 1];
+    p.planes.n = f.lengths[rank - 1];
+    for (int d = 0; d < rank - 1; ++d) p.planes.outer[2 - (rank - 1) + d] = f.spectrum[d];
+  }
+  return p;
+}
+
+void RunFftSteps(const FftLaunchPlan& p, const void* operand, void* result, void* scratch,
+                 cudaStream_t stream, const std::function<void(const void*, void*)>& transform) {
+  if (p.fft.empty) return;
+  const void* in = operand;
+  if (p.scratch_bytes) {
+    CopyAsync(scratch, operand, p.operand_bytes, stream);
+    Check(LaunchHermitianPlanes(p.planes, p.fft.complex_dtype, operand, scratch, stream),
+          "fft: the half spectrum's Hermitian planes");
+    in = scratch;
+  }
+  transform(in, result);
+  if (p.scaled_values)
+    Check(LaunchScale(p.scaled_values, p.part_dtype, p.fft.scale, result, stream), "fft: scale");
 }
 
 }  // namespace brt::cuda

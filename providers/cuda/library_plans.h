@@ -5,9 +5,11 @@
 // tested without a GPU.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "kernels.h"
+#include "ops/fft_plan.h"
 
 namespace brt::cuda {
 
@@ -62,5 +64,29 @@ struct ConvLaunchPlan {
   ElementwiseParams bias, activation;
 };
 ConvLaunchPlan PlanConvLaunch(const ops::OpInfo& op);
+
+// fft (ops/fft_plan.h) as one cuFFT plan of the fft lengths over `batches`
+// contiguous batches (cuFFT's basic layout): C2C/Z2Z forward or inverse,
+// R2C/D2Z, or C2R/Z2D. cuFFT does not scale: the inverse types are scaled
+// after it. An out-of-place C2R overwrites its input (cuFFT documents it),
+// so IRFFT's operand is copied into per-context scratch first, where the
+// planes of frequency 0 and n/2 of the last dim are made Hermitian over the
+// outer dims (HermitianPlanesParams): the half spectrum is then one of a real
+// array, which any C2R inverts as ops/fft_host.h does (its imaginary parts of
+// those frequencies do not count), whatever cuFFT does with the rest.
+struct FftLaunchPlan {
+  ops::FftPlan fft;
+  size_t operand_bytes = 0;
+  size_t scratch_bytes = 0;  // IRFFT: the operand's copy
+  HermitianPlanesParams planes;
+  long long scaled_values = 0;  // the result's real values (complex ones as two)
+  int32_t part_dtype = 0;       // f32 or f64
+};
+FftLaunchPlan PlanFftLaunch(const ops::OpInfo& op);
+// The steps of a run: IRFFT's copy into `scratch`, then `transform(in, out)`
+// (cuFFT's exec, or what it computes in the emulation) from the operand (or
+// the copy) to the result, then the inverse types' scaling.
+void RunFftSteps(const FftLaunchPlan& p, const void* operand, void* result, void* scratch,
+                 cudaStream_t stream, const std::function<void(const void*, void*)>& transform);
 
 }  // namespace brt::cuda

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "kernels.h"
+#include "ops/complex_parts.h"
 #include "runtime.h"
 
 namespace brt::cuda {
@@ -139,6 +140,49 @@ class FusedKernel final : public Kernel {
  private:
   FusedParams p_;
   int32_t out_dtype_ = 0;
+};
+
+// real, imag and abs of complex numbers, complex of two parts; real and imag
+// of real numbers: a copy, and zeros.
+class ComplexPartKernel final : public Kernel {
+ public:
+  explicit ComplexPartKernel(const OpInfo& op) {
+    const int32_t dtype = op.in.empty() ? 0 : op.in[0].dtype;
+    if (op.kind == "complex") {
+      ops::CheckMakeComplex(op);
+      part_ = ComplexPart::kMake, complex_dtype_ = op.out[0].dtype;
+    } else if (dtype == BRT_DTYPE_C64 || dtype == BRT_DTYPE_C128) {
+      ops::CheckComplexToReal(op);
+      part_ = op.kind == "real"   ? ComplexPart::kReal
+              : op.kind == "imag" ? ComplexPart::kImag
+                                  : ComplexPart::kAbs;
+      complex_dtype_ = dtype;
+    } else {
+      ops::CheckRealOfReal(op);
+      part_ = op.kind == "imag" ? ComplexPart::kImag : ComplexPart::kReal;
+    }
+    n_ = op.out[0].numel;
+    bytes_ = op.out[0].bytes();
+    num_inputs_ = static_cast<int>(op.in.size());
+  }
+  void Run(void* const* b, Queue* q) override {
+    void* out = b[num_inputs_];
+    if (complex_dtype_)
+      Check(LaunchComplexPart(part_, complex_dtype_, n_, b[0], num_inputs_ > 1 ? b[1] : nullptr,
+                              out, q->stream),
+            "complex parts");
+    else if (part_ == ComplexPart::kImag)
+      ZeroAsync(out, bytes_, q->stream);  // +0 in every float format
+    else if (bytes_ && out != b[0])
+      CopyAsync(out, b[0], bytes_, q->stream);
+  }
+
+ private:
+  ComplexPart part_ = ComplexPart::kReal;
+  int32_t complex_dtype_ = 0;  // 0: a real operand
+  int64_t n_ = 0;
+  size_t bytes_ = 0;
+  int num_inputs_ = 1;
 };
 
 // broadcast_in_dim, transpose, slice, reverse: one strided copy.
@@ -312,11 +356,11 @@ class GatherKernel final : public Kernel {
   size_t es_;
 };
 
-// A context's scratch for a kernel's 1-byte atomic updates (LaunchScatter).
+// A context's scratch for a kernel's 1- and 16-byte atomic updates (LaunchScatter).
 template <typename K>
-class WithByteScratch final : public Runnable {
+class WithAtomicScratch final : public Runnable {
  public:
-  explicit WithByteScratch(const K& k) : k_(k), scratch_(k.scratch_bytes_) {}
+  explicit WithAtomicScratch(const K& k) : k_(k), scratch_(k.scratch_bytes_) {}
   void Run(void* const* b, Queue* q) override { k_.Launch(b, q, scratch_.get()); }
 
  private:
@@ -333,15 +377,15 @@ class ScatterKernel final : public Kernel {
     reducer_ = plan.reducer;
     operand_bytes_ = plan.operand_bytes;
     dtype_ = op.out[0].dtype;
-    scratch_bytes_ = replace_ ? 0 : ByteAtomicScratchBytes(dtype_);
+    scratch_bytes_ = replace_ ? 0 : AtomicScratchBytes(dtype_);
   }
   Runnable* NewInstance() const override {
-    return scratch_bytes_ ? new WithByteScratch<ScatterKernel>(*this) : nullptr;
+    return scratch_bytes_ ? new WithAtomicScratch<ScatterKernel>(*this) : nullptr;
   }
   void Run(void* const* b, Queue* q) override { Launch(b, q, nullptr); }
 
  private:
-  friend class WithByteScratch<ScatterKernel>;
+  friend class WithAtomicScratch<ScatterKernel>;
   void Launch(void* const* b, Queue* q, void* scratch) const {
     if (operand_bytes_ && b[3] != b[0]) CopyAsync(b[3], b[0], operand_bytes_, q->stream);
     Check(LaunchScatter(p_, dtype_, replace_, reducer_, b[1], b[2], b[3], operand_bytes_, scratch,
@@ -402,14 +446,14 @@ class SelectAndScatterKernel final : public Kernel {
   explicit SelectAndScatterKernel(const OpInfo& op)
       : p_(MakeSelectAndScatter(ops::PlanSelectAndScatter(op))),
         dtype_(op.out[0].dtype),
-        scratch_bytes_(ByteAtomicScratchBytes(dtype_)) {}
+        scratch_bytes_(AtomicScratchBytes(dtype_)) {}
   Runnable* NewInstance() const override {
-    return scratch_bytes_ ? new WithByteScratch<SelectAndScatterKernel>(*this) : nullptr;
+    return scratch_bytes_ ? new WithAtomicScratch<SelectAndScatterKernel>(*this) : nullptr;
   }
   void Run(void* const* b, Queue* q) override { Launch(b, q, nullptr); }
 
  private:
-  friend class WithByteScratch<SelectAndScatterKernel>;
+  friend class WithAtomicScratch<SelectAndScatterKernel>;
   void Launch(void* const* b, Queue* q, void* scratch) const {
     Check(LaunchSelectAndScatter(p_, dtype_, b[0], b[1], b[2], b[3], scratch, q->stream),
           "select_and_scatter");
@@ -547,8 +591,16 @@ ops::KernelEntryPoints EntryPoints(PrepareFn prepare) {
   return {prepare, ReleaseKernel, CreateInstance, ReleaseInstance, RunKernel};
 }
 
-std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
+std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution, MakeFn fft) {
   std::vector<TableRow> t;
+  // Before the elementwise rows: abs of a complex operand has a real result,
+  // so its row is keyed by the operand.
+  const std::vector<int32_t> complex_types = {BRT_DTYPE_C64, BRT_DTYPE_C128};
+  for (const char* kind : {"real", "imag", "abs"})
+    t.push_back({kind, complex_types, &Make<ComplexPartKernel>, true});
+  t.push_back({"complex", complex_types, &Make<ComplexPartKernel>});
+  for (const char* kind : {"real", "imag"})
+    t.push_back({kind, kFloats, &Make<ComplexPartKernel>, true});
   for (const ops::UnaryKind& u : ops::kUnaryKinds)
     t.push_back({u.kind, ops::ElementwiseDTypesWithComplex(u.domain), &Make<ElementwiseKernel>});
   for (const ops::BinaryKind& b : ops::kBinaryKinds)
@@ -568,14 +620,18 @@ std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution) {
   t.push_back({"dynamic_slice", kEveryType, &Make<DynamicSliceKernel>});
   t.push_back({"dynamic_update_slice", kEveryType, &Make<DynamicSliceKernel>});
   t.push_back({"gather", kEveryType, &Make<GatherKernel>});
-  t.push_back({"scatter", kAll, &Make<ScatterKernel>});
-  t.push_back({"reduce", kAll, &Make<ReduceKernel>, false, true, true});
-  t.push_back({"reduce_window", kAll, &Make<ReduceWindowKernel>});
+  t.push_back({"scatter", kEveryType, &Make<ScatterKernel>});
+  t.push_back({"reduce", kEveryType, &Make<ReduceKernel>, false, true, true});
+  t.push_back({"reduce_window", kEveryType, &Make<ReduceWindowKernel>});
   t.push_back({"select_and_scatter", kNumeric, &Make<SelectAndScatterKernel>});
-  t.push_back({"dot_general", kNumeric, matmul});
-  t.push_back({"brt.matmul", kNumeric, matmul});
+  std::vector<int32_t> dot_types = kNumeric;
+  dot_types.insert(dot_types.end(), complex_types.begin(), complex_types.end());
+  t.push_back({"dot_general", dot_types, matmul});
+  t.push_back({"brt.matmul", dot_types, matmul});
   t.push_back({"convolution", kHalfAndSingle, convolution});
   t.push_back({"brt.conv", kHalfAndSingle, convolution});
+  // Keyed by the operand: RFFT's operand is real, IRFFT's result.
+  t.push_back({"fft", {BRT_DTYPE_F32, BRT_DTYPE_F64, BRT_DTYPE_C64, BRT_DTYPE_C128}, fft, true});
   t.push_back({"brt.softmax", kFloats, &Make<SoftmaxKernel>});
   t.push_back({"brt.layer_norm", kFloats, &Make<LayerNormKernel>});
   // From pageable host memory a copy is not recordable into a graph.

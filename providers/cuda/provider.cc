@@ -2,9 +2,9 @@
 // contexts, device memory from CUDA's stream-ordered pools, one stream per
 // request context (or the caller's), CUDA graphs, events, pinned staging, and
 // the kernel table: brt's own kernels (own_kernels.cc over kernels_*.cu),
-// cuBLASLt and cuDNN (library_kernels.cc), and generated kernels from the
-// executable's PTX (generated_kernel.cc). Only the plugin ABI crosses this
-// boundary; no exception escapes it.
+// cuBLASLt and cuDNN (library_kernels.cc), cuFFT (fft_kernel.cc), and
+// generated kernels from the executable's PTX (generated_kernel.cc). Only the
+// plugin ABI crosses this boundary; no exception escapes it.
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -289,7 +289,7 @@ void FreeHost(void* p) { cudaFreeHost(p); }
 // --- the kernel table -----------------------------------------------------------
 
 const std::vector<TableRow>& Rows() {
-  static const std::vector<TableRow> rows = KernelRows(&MakeMatmul, &MakeConvolution);
+  static const std::vector<TableRow> rows = KernelRows(&MakeMatmul, &MakeConvolution, &MakeFft);
   return rows;
 }
 

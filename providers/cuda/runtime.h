@@ -142,9 +142,9 @@ using PrepareFn = int32_t (*)(const void* kernel_data, const BrtOpDesc* op, void
                               BrtErrorBuffer* error);
 
 // The provider's table: brt's own kernels (own_kernels.cc), with matmuls
-// (dot_general, brt.matmul) and convolutions (convolution, brt.conv) made by
-// the given library-backed factories.
-std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution);
+// (dot_general, brt.matmul), convolutions (convolution, brt.conv) and fft
+// made by the given library-backed factories.
+std::vector<TableRow> KernelRows(MakeFn matmul, MakeFn convolution, MakeFn fft);
 // dot_general / brt.matmul by brt's own kernel, for any layout and dtype.
 Kernel* MakeOwnDot(const ops::OpInfo& op);
 // dot_general / brt.matmul through cuBLASLt where it takes the op, else the
@@ -152,6 +152,8 @@ Kernel* MakeOwnDot(const ops::OpInfo& op);
 Kernel* MakeMatmul(const ops::OpInfo& op);
 // convolution / brt.conv through cuDNN (library_kernels.cc).
 Kernel* MakeConvolution(const ops::OpInfo& op);
+// fft through cuFFT, loaded at the first fft's prepare (fft_kernel.cc).
+Kernel* MakeFft(const ops::OpInfo& op);
 // The op's generated kernel, from the executable's PTX (generated_kernel.cc).
 Kernel* MakeGeneratedKernel(const BrtOpDesc* op);
 

@@ -1,10 +1,12 @@
 // A CUDA-kind provider that runs the CUDA provider's own kernels
 // (own_kernels.cc over kernels_*.cu) on the host: device memory is host
 // memory, a queue runs its work at once, and blocks run one after another
-// (emulation.h). In place of cuBLASLt and cuDNN it computes, on the host,
-// what the provider's calls to them compute, from the same plans
-// (library_plans.h): a column-major strided batched GEMM and a
-// cross-correlation over Nd descriptors. The op tests and the JAX end-to-end
+// (emulation.h). In place of cuBLASLt, cuDNN and cuFFT it computes, on the
+// host, what the provider's calls to them compute, from the same plans
+// (library_plans.h): a column-major strided batched GEMM, a
+// cross-correlation over Nd descriptors, and unscaled batched transforms
+// (ops/fft_host.h, the CPU provider's KISS FFT) between the provider's own
+// steps around cuFFT (RunFftSteps). The op tests and the JAX end-to-end
 // cases run through it with BRT_TEST_DEVICE=cuda, so the CUDA provider's
 // plans, parameters and kernel bodies are checked against the same
 // references on machines without a GPU. Generated PTX is not emulated: fused
@@ -24,6 +26,7 @@
 
 #include "cuda/library_plans.h"
 #include "cuda/runtime.h"
+#include "ops/fft_host.h"
 
 namespace brt::cuda {
 
@@ -201,6 +204,42 @@ class EmulatedConv final : public Kernel {
   ConvLaunchPlan c_;
 };
 
+// What FftKernel's cuFFT plan computes for its FftLaunchPlan, batch by
+// batch, inside the same steps (the IRFFT operand's copy, the scaling).
+class EmulatedFft final : public Kernel {
+ public:
+  explicit EmulatedFft(const ops::OpInfo& op) : p_(PlanFftLaunch(op)) {}
+  Runnable* NewInstance() const override {
+    if (p_.fft.empty) return nullptr;
+    if (p_.fft.complex_dtype == BRT_DTYPE_C64) return new Instance<float>(p_);
+    return new Instance<double>(p_);
+  }
+  void Run(void* const*, Queue*) override {}
+
+ private:
+  template <typename T>
+  class Instance final : public Runnable {
+   public:
+    explicit Instance(const FftLaunchPlan& p) : p_(p), fft_(p.fft), scratch_(p.scratch_bytes) {}
+    void Run(void* const* b, Queue* q) override {
+      const ops::FftPlan& f = p_.fft;
+      const size_t in_elem = f.real_in() ? sizeof(T) : 2 * sizeof(T);
+      const size_t out_elem = f.real_out() ? sizeof(T) : 2 * sizeof(T);
+      RunFftSteps(p_, b[0], b[1], scratch_.get(), q->stream, [&](const void* in, void* out) {
+        for (int64_t batch = 0; batch < f.batches; ++batch)
+          fft_.Run(static_cast<const char*>(in) + batch * f.in_per_batch * in_elem,
+                   static_cast<char*>(out) + batch * f.out_per_batch * out_elem);
+      });
+    }
+
+   private:
+    const FftLaunchPlan& p_;
+    ops::HostFft<T> fft_;
+    DeviceBuffer scratch_;
+  };
+  FftLaunchPlan p_;
+};
+
 // A graph: the kernels captured on a queue, each with its buffer addresses.
 struct Graph {
   void* queue = nullptr;
@@ -234,7 +273,8 @@ class Recordable final : public Kernel {
 };
 
 const std::vector<TableRow>& Rows() {
-  static const std::vector<TableRow> rows = KernelRows(&MakeEmulatedMatmul, &Make<EmulatedConv>);
+  static const std::vector<TableRow> rows =
+      KernelRows(&MakeEmulatedMatmul, &Make<EmulatedConv>, &Make<EmulatedFft>);
   return rows;
 }
 

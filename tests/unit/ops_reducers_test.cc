@@ -16,8 +16,6 @@ namespace {
 
 using Z = std::complex<long double>;
 
-bool OnCuda() { return TestDevice().kind == DeviceKind::kCuda; }
-
 // A cumulative reduce_window along dim 1 of a rows x cols operand: window
 // [1, cols], cols - 1 elements of padding before (lax.cummax's form).
 std::vector<Attribute> ScanAttrs(int64_t cols, const char* reducer) {
@@ -162,8 +160,7 @@ bool Less(Z a, Z b) { return a.real() < b.real() || (a.real() == b.real() && a.i
 // cumlogsumexp with real parts offset by 500 (exp overflows in c64), against
 // lexicographic loops and a long double log of the sum of exponentials
 // (principal branch).
-TEST(Reducers, ComplexMaxMinAndLogAddExpOnTheCpu) {
-  if (OnCuda()) GTEST_SKIP() << "complex reductions are the CPU provider's";
+TEST(Reducers, ComplexMaxMinAndLogAddExp) {
   const int64_t rows = 3, cols = 8;
   for (DType t : {DType::kC64, DType::kC128}) {
     HostTensor x = RandomComplex(t, {rows, cols});
@@ -211,7 +208,6 @@ TEST(Reducers, ComplexMaxMinAndLogAddExpOnTheCpu) {
 // Complex scatter max and min with duplicate indices (each row's updates
 // combined one after another, lexicographically), against a loop.
 TEST(Reducers, ComplexScatterMaxMinWithDuplicateIndices) {
-  if (OnCuda()) GTEST_SKIP() << "complex scatter combiners are the CPU provider's";
   const int64_t n = 5, row = 3, m = 9;
   const std::vector<double> at = {0, 3, 0, 4, 3, 0, 1, 3, 0};
   HostTensor idx = HostTensor::FromDouble(DType::kI32, {m, 1}, at);
