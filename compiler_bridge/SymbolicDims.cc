@@ -194,9 +194,36 @@ std::optional<int64_t> SymDim::Constant() const {
   return std::nullopt;
 }
 
-std::optional<int64_t> SymDim::LowerBound() const { return SumBound(terms_, false); }
+std::optional<int64_t> SymDim::LowerBound() const { return Bound(false); }
 
-std::optional<int64_t> SymDim::UpperBound() const { return SumBound(terms_, true); }
+std::optional<int64_t> SymDim::UpperBound() const { return Bound(true); }
+
+std::optional<int64_t> SymDim::Bound(bool upper) const {
+  std::optional<int64_t> direct = SumBound(terms_, upper);
+  const SymDim rewritten = FloorDivsAsMods();
+  if (rewritten.terms_ == terms_) return direct;
+  std::optional<int64_t> other = SumBound(rewritten.terms_, upper);
+  if (!direct || !other) return direct ? direct : other;
+  return upper ? std::min(*direct, *other) : std::max(*direct, *other);
+}
+
+SymDim SymDim::FloorDivsAsMods() const {
+  SymDim out;
+  for (const auto& [monomial, coefficient] : terms_) {
+    std::string name;
+    std::optional<SymDim> a, b;
+    std::optional<int64_t> k;
+    if (monomial.size() == 1 && Reader(monomial[0]).Call(name, a, b) && name == "floordiv" &&
+        (k = b->Constant()) && *k > 0 && coefficient % *k == 0) {
+      out = out + SymDim(coefficient / *k) * (*a - Mod(*a, *b));
+      continue;
+    }
+    SymDim term;
+    term.terms_[monomial] = coefficient;
+    out = out + term;
+  }
+  return out;
+}
 
 void SymDim::SetBounds(std::map<std::string, int64_t> lower, std::map<std::string, int64_t> upper) {
   lower_bounds = std::move(lower);

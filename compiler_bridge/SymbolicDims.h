@@ -57,6 +57,11 @@ class SymDim {
   using Monomial = std::vector<std::string>;  // sorted atoms; empty: the constant term
   static SymDim Atom(std::string text);
   static SymDim Function(llvm::StringRef name, const SymDim& a, const SymDim& b);
+  // The same value with each k*c*floordiv(a, k) written c*(a - mod(a, k)),
+  // whose bounds can be tighter: 2*floordiv(h, 2) - h + 2*mod(h, 2) is
+  // mod(h, 2) >= 0.
+  SymDim FloorDivsAsMods() const;
+  std::optional<int64_t> Bound(bool upper) const;
   std::map<Monomial, int64_t> terms_;  // no zero coefficients
 };
 

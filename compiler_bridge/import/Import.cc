@@ -139,6 +139,7 @@ const std::pair<const char*, Importer::Handler> Importer::kRewritten[] = {
     {"stablehlo.dynamic_pad", &Importer::ImportDynamicPad},
     {"stablehlo.real_dynamic_slice", &Importer::ImportRealDynamicSlice},
     {"stablehlo.dynamic_gather", &Importer::ImportDynamicGather},
+    {"stablehlo.dynamic_conv", &Importer::ImportDynamicConv},
     {"stablehlo.optimization_barrier", &Importer::ImportOptimizationBarrier},
     {"stablehlo.while", &Importer::ImportWhile},
     {"stablehlo.is_finite", &Importer::ImportIsFinite},
@@ -173,8 +174,10 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
       : name == "stablehlo.dynamic_broadcast_in_dim" || name == "stablehlo.dynamic_reshape" ||
               name == "stablehlo.real_dynamic_slice"
           ? 1
-      : name == "stablehlo.dynamic_pad" || name == "stablehlo.dynamic_gather" ? 2
-                                                                              : op.getNumOperands();
+      : name == "stablehlo.dynamic_pad" || name == "stablehlo.dynamic_gather" ||
+              name == "stablehlo.dynamic_conv"
+          ? 2
+          : op.getNumOperands();
   llvm::SmallVector<Value> operands;
   for (auto [i, v] : llvm::enumerate(op.getOperands())) {
     Value mapped = map.lookup(v);

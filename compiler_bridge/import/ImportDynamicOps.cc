@@ -147,18 +147,59 @@ std::optional<llvm::SmallVector<SymDim>> Importer::ResultSizes(Operation& op, un
     }
     return out;
   }
+  if (kind == "convolution" || kind == "dynamic_conv") {
+    // dynamic_conv's padding is its third operand, [spatial, 2].
+    auto in = shape(0), kernel = shape(1);
+    if (!in || !kernel) return std::nullopt;
+    const auto spatial = ints("input_spatial_dimensions"),
+               kernel_spatial = ints("kernel_spatial_dimensions"),
+               out_spatial = ints("output_spatial_dimensions"),
+               in_batch = ints("input_batch_dimension"),
+               kernel_out = ints("kernel_output_feature_dimension"),
+               out_batch = ints("output_batch_dimension"),
+               out_feature = ints("output_feature_dimension"), strides = ints("window_strides"),
+               lhs_dilation = ints("lhs_dilation"), rhs_dilation = ints("rhs_dilation"),
+               batch_groups = ints("batch_group_count");
+    llvm::SmallVector<SymDim> padding;
+    if (kind == "dynamic_conv") {
+      auto given = followed(2);
+      if (!given) return std::nullopt;
+      padding = *given;
+    } else {
+      for (int64_t p : ints("padding")) padding.push_back(p);
+    }
+    const size_t n = spatial.size();
+    if (padding.empty()) padding.assign(2 * n, 0);
+    auto at = [](const llvm::SmallVector<int64_t>& v, size_t i, int64_t missing) {
+      return i < v.size() ? v[i] : missing;
+    };
+    if (kernel_spatial.size() != n || out_spatial.size() != n || padding.size() != 2 * n ||
+        in_batch.size() != 1 || kernel_out.size() != 1 || out_batch.size() != 1 ||
+        out_feature.size() != 1 || type.getRank() != static_cast<int64_t>(n + 2))
+      return std::nullopt;
+    out.assign(n + 2, 0);
+    out[out_batch[0]] = SymDim::FloorDiv((*in)[in_batch[0]], at(batch_groups, 0, 1));
+    out[out_feature[0]] = (*kernel)[kernel_out[0]];
+    for (size_t i = 0; i < n; ++i) {
+      const SymDim dilated_in = ((*in)[spatial[i]] - 1) * at(lhs_dilation, i, 1) + 1;
+      const SymDim window = ((*kernel)[kernel_spatial[i]] - 1) * at(rhs_dilation, i, 1) + 1;
+      out[out_spatial[i]] =
+          SymDim::FloorDiv(dilated_in + padding[2 * i] + padding[2 * i + 1] - window,
+                           at(strides, i, 1)) +
+          1;
+    }
+    return out;
+  }
   // Shape-keeping ops (elementwise, select, sort, scatter, ...): an operand
   // whose dimensions are dynamic where the result's are.
   const std::set<llvm::StringRef> reshaping = {"reshape",
                                                "slice",
                                                "dynamic_slice",
-                                               "convolution",
                                                "iota",
                                                "while",
                                                "if",
                                                "case",
                                                "custom_call",
-                                               "dynamic_conv",
                                                "rng_bit_generator",
                                                "fft",
                                                "select_and_scatter",
@@ -281,6 +322,30 @@ bool Importer::ImportDynamicPad(Operation& op, llvm::ArrayRef<Value> operands,
   for (const SymDim& start : lo) inputs.push_back(DimValue(op.getLoc(), start, b_.getI64Type()));
   map[op.getResult(0)] = Emit(op.getLoc(), type, "dynamic_update_slice", inputs);
   return true;
+}
+
+// dynamic_conv: a convolution whose padding is an operand, [spatial, 2]
+// sizes (JAX's "SAME" padding of symbolic spatial dims). brt's convolution
+// takes its padding as an attribute: it must not depend on the symbols.
+bool Importer::ImportDynamicConv(Operation& op, llvm::ArrayRef<Value> operands,
+                                 llvm::DenseMap<Value, Value>& map, int) {
+  if (operands.size() != 3) return Fail(op, "dynamic_conv needs three operands");
+  llvm::SmallVector<mlir::NamedAttribute> params;
+  if (!CheckType(op.getResult(0).getType(), op) || !Params(op, params)) return false;
+  auto padding = shape_values_.find(op.getOperand(2));
+  if (padding == shape_values_.end())
+    return Fail(op, "dynamic_conv's padding is not made of sizes brt can follow");
+  llvm::SmallVector<int64_t> pads;
+  for (const SymDim& p : padding->second) {
+    const std::optional<int64_t> c = p.Constant();
+    if (!c)
+      return Fail(op, "dynamic_conv with padding " + p.Text() +
+                          ", which depends on the symbolic sizes, is not supported (a stride "
+                          "that does not divide a symbolic spatial size under \"SAME\" padding)");
+    pads.push_back(*c);
+  }
+  params.push_back(b_.getNamedAttr("padding", b_.getDenseI64ArrayAttr(pads)));
+  return ImportConvolution(op, operands.take_front(2), params, map);
 }
 
 }  // namespace brt::bridge

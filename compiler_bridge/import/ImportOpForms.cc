@@ -114,6 +114,11 @@ bool Importer::ImportConvolution(Operation& op, llvm::ArrayRef<Value> operands,
   Value lhs = operands[0];
   const bool dilated = llvm::any_of(lhs_dilation, [](int64_t d) { return d != 1; });
   const bool negative = llvm::any_of(padding, [](int64_t p) { return p < 0; });
+  const bool symbolic = !lhs_type.hasStaticShape() || !result_type.hasStaticShape();
+  if (symbolic && (dilated || negative))
+    return Fail(op,
+                "a convolution with lhs_dilation or negative padding (a strided "
+                "convolution's gradient) over symbolic sizes is not supported");
   if (dilated || negative) {
     const size_t n = spatial.size();
     if (padding.size() != 2 * n || (!lhs_dilation.empty() && lhs_dilation.size() != n))
@@ -150,6 +155,10 @@ bool Importer::ImportConvolution(Operation& op, llvm::ArrayRef<Value> operands,
     map[op.getResult(0)] = Emit(loc, result_type, "convolution", {lhs, operands[1]}, params);
     return true;
   }
+  if (symbolic)
+    return Fail(op, "a convolution with batch_group_count " + std::to_string(groups) +
+                        " (a grouped convolution's filter gradient) over symbolic sizes is not "
+                        "supported");
   const llvm::SmallVector<int64_t> in_batch = ints("input_batch_dimension"),
                                    kernel_out = ints("kernel_output_feature_dimension"),
                                    out_feature = ints("output_feature_dimension");

@@ -220,7 +220,17 @@ int Importer::FollowShapeOp(Operation& op) {
     return 0;
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(op.getResult(0).getType());
   // Floats too: torch-mlir computes arange's length as ceil(f64(n) / step).
-  if (!type || !type.hasStaticShape() || type.getRank() > 1 || type.getNumElements() > 64 ||
+  // Sizes are lists, held row-major: a matrix of them (dynamic_conv's
+  // [spatial, 2] padding) is made by reshapes and concatenations along its
+  // rows only.
+  auto concatenates_rows = [&] {
+    auto dim = AttrOrPropertyOf<mlir::IntegerAttr>(&op, "dimension");
+    return name == "stablehlo.concatenate" && dim && dim.getInt() == 0;
+  };
+  const bool list_form =
+      type && (type.getRank() <= 1 || name == "stablehlo.reshape" || name == "stablehlo.constant" ||
+               name == "arith.constant" || concatenates_rows());
+  if (!type || !type.hasStaticShape() || !list_form || type.getNumElements() > 64 ||
       !mlir::isa<mlir::IntegerType, mlir::FloatType>(type.getElementType()))
     return 0;
   if (name == "stablehlo.constant" || name == "arith.constant") {

@@ -130,6 +130,7 @@ class Importer {
   bool ImportConvolution(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
                          llvm::SmallVectorImpl<mlir::NamedAttribute>& params,
                          llvm::DenseMap<mlir::Value, mlir::Value>& map);
+
   bool UnbatchIndexing(mlir::Operation& op, llvm::StringRef kind,
                        llvm::SmallVectorImpl<mlir::Value>& operands,
                        llvm::SmallVectorImpl<mlir::NamedAttribute>& params);
@@ -159,6 +160,8 @@ class Importer {
                            llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   bool ImportDynamicPad(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
                         llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportDynamicConv(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                         llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   bool Fail(mlir::Operation& op, const std::string& message) {
     error_ = Where(op.getLoc()) + ": " + message;
     return false;

@@ -180,3 +180,40 @@ def test_a_dimension_that_is_an_expression_may_be_empty(have_compiler):
     session = brt.Session(brt.compile(fn, spec((t - 1, 3))))
     for rows in (0, 1, 4):
         assert_matches_jax(session, fn, (randn(rows, 3),))
+
+
+def cnn(k1, k2, w, x, pool=True):
+    """Two convolutions (3x3 "SAME", then strided), a max pool and a dense layer."""
+    dn = ("NCHW", "OIHW", "NCHW")
+    y = jax.nn.relu(jax.lax.conv_general_dilated(x, k1, (1, 1), "SAME", dimension_numbers=dn))
+    y = jax.lax.conv_general_dilated(y, k2, (2, 2), ((1, 1), (1, 1)), dimension_numbers=dn)
+    if pool:
+        y = jax.lax.reduce_window(y, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+    return y.mean(axis=(2, 3)) @ w
+
+
+def cnn_without_pool(k1, k2, w, x):
+    return cnn(k1, k2, w, x, pool=False)
+
+
+def test_convolutions_over_symbolic_batch_and_image_size(have_compiler):
+    b, h, w = jax.export.symbolic_shape("b, h, w")
+    params = (randn(8, 3, 3, 3) * 0.3, randn(16, 8, 3, 3) * 0.2, randn(16, 5))
+    specs = [spec(p.shape) for p in params]
+    batch_only = brt.Session(brt.compile(cnn, *specs, spec((b, 3, 16, 16))))
+    for rows in (1, 4):
+        assert_matches_jax(batch_only, cnn, (*params, randn(rows, 3, 16, 16)), rtol=1e-4, atol=1e-5)
+    # A pool's window over a symbolic size is not followed yet: JAX divides
+    # a size that bounds alone do not show non-negative.
+    any_size = brt.Session(brt.compile(cnn_without_pool, *specs, spec((b, 3, h, w))))
+    assert any_size.functions[0]["arguments"][-1]["shape"] == ("b", 5)
+    for shape in ((1, 3, 16, 16), (2, 3, 9, 12), (1, 3, 7, 7), (1, 3, 1, 2)):
+        assert_matches_jax(any_size, cnn_without_pool, (*params, randn(*shape)), rtol=1e-4, atol=1e-5)
+
+
+def test_same_padding_that_depends_on_the_image_size_is_refused_by_name(have_compiler):
+    h, w = jax.export.symbolic_shape("h, w")
+    k = randn(4, 3, 3, 3)
+    fn = lambda x: jax.lax.conv_general_dilated(x, k, (2, 2), "SAME")  # noqa: E731
+    with pytest.raises(brt.CompileError, match=r"dynamic_conv with padding .*h.* depends on the symbolic sizes"):
+        brt.compile(fn, spec((1, 3, h, w)))
