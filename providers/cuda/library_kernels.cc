@@ -22,21 +22,37 @@ namespace brt::cuda {
 namespace {
 
 cudaDataType_t CudaType(int32_t dtype) {
+  if (dtype == BRT_DTYPE_C64) return CUDA_C_32F;
+  if (dtype == BRT_DTYPE_C128) return CUDA_C_64F;
   if (auto t = ops::CublasLtType(dtype)) return *t;
-  throw Error(BRT_ERROR_UNSUPPORTED, "cuBLASLt path takes f32, f16 and bf16");
+  throw Error(BRT_ERROR_UNSUPPORTED, "cuBLASLt path takes f32, f16, bf16, c64 and c128");
 }
 
 // dot_general / brt.matmul through cuBLASLt (GemmPlan, library_plans.h):
 // packed operands are copied into per-context scratch first; the bias uses
 // the epilogue, the activation runs after it (cuBLASLt's relu epilogue is
-// not documented to keep NaN, as StableHLO's maximum(x, 0) does).
+// not documented to keep NaN, as StableHLO's maximum(x, 0) does). Complex
+// numbers compute in their parts' precision, with complex alpha and beta.
 class MatmulKernel final : public Kernel {
  public:
   MatmulKernel(const OpInfo& op, const GemmPlan& g) : g_(g) {
     const ops::Activation activation = g_.activation;
-    compute_ = CUBLAS_COMPUTE_32F;
+    compute_ = g_.dtype == BRT_DTYPE_C128 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
     if (g_.dtype == BRT_DTYPE_F32 && std::getenv("BRT_CUDA_ALLOW_TF32"))
       compute_ = CUBLAS_COMPUTE_32F_FAST_TF32;
+    // alpha = 1 and beta = 0 in the scale type: the real part first.
+    if (g_.dtype == BRT_DTYPE_C64 || g_.dtype == BRT_DTYPE_C128) {
+      scale_type_ = CudaType(g_.dtype);
+      const float one_f = 1.f;
+      const double one_d = 1.0;
+      if (g_.dtype == BRT_DTYPE_C64)
+        std::memcpy(one_, &one_f, sizeof(one_f));
+      else
+        std::memcpy(one_, &one_d, sizeof(one_d));
+    } else {
+      const float one_f = 1.f;
+      std::memcpy(one_, &one_f, sizeof(one_f));
+    }
     if (g_.bias) epilogue_ = CUBLASLT_EPILOGUE_BIAS;
     post_ = activation != ops::Activation::kNone;
     const cudaDataType_t t = CudaType(g_.dtype);
@@ -94,7 +110,7 @@ class MatmulKernel final : public Kernel {
 
   cublasLtMatmulDesc_t NewDesc() const {
     cublasLtMatmulDesc_t desc = nullptr;
-    Check(cublasLtMatmulDescCreate(&desc, compute_, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    Check(cublasLtMatmulDescCreate(&desc, compute_, scale_type_), "cublasLtMatmulDescCreate");
     const cublasOperation_t ta = g_.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t tb = g_.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     Check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)),
@@ -137,10 +153,9 @@ class MatmulKernel final : public Kernel {
           reinterpret_cast<uintptr_t>(out) | (g.bias ? reinterpret_cast<uintptr_t>(b[2]) : 0);
       const bool aligned = k_.aligned_ && addresses % kAlignedBytes == 0;
       if (!aligned && !k_.unaligned_) return k_.fallback_->Run(b, q);
-      const float one = 1.f, zero = 0.f;
       const cublasLtMatmulAlgo_t* algo =
           aligned ? &k_.algo_aligned_.algo : &k_.algo_unaligned_.algo;
-      Check(cublasLtMatmul(q->lt, desc_, &one, rhs, k_.a_, lhs, k_.b_, &zero, out, k_.c_, out,
+      Check(cublasLtMatmul(q->lt, desc_, k_.one_, rhs, k_.a_, lhs, k_.b_, k_.zero_, out, k_.c_, out,
                            k_.c_, algo, q->workspace, kMatmulWorkspace, q->stream),
             "cublasLtMatmul");
       if (k_.post_) {
@@ -158,6 +173,8 @@ class MatmulKernel final : public Kernel {
 
   GemmPlan g_;
   cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
+  cudaDataType_t scale_type_ = CUDA_R_32F;
+  alignas(16) unsigned char one_[16] = {}, zero_[16] = {};  // alpha and beta, in scale_type_
   cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
   cublasLtMatmulHeuristicResult_t algo_aligned_{}, algo_unaligned_{};
@@ -311,12 +328,13 @@ class ConvKernel final : public Kernel {
 
 }  // namespace
 
-// cuBLASLt for f32, f16 and bf16, brt's own kernel for other dtypes, for
+// cuBLASLt for f32, f16, bf16 (and c64, c128 without bias or activation),
+// brt's own kernel for other dtypes, for
 // empty operands (a zero M, N or K never reaches the library) and where
 // cuBLASLt refuses the layout or has no algorithm; that last case is said
 // once per process, naming why.
 Kernel* MakeMatmul(const OpInfo& op) {
-  if (!GemmSupports(op.out[0].dtype)) return MakeOwnDot(op);
+  if (!GemmSupports(op)) return MakeOwnDot(op);
   const GemmPlan plan = PlanGemm(op);
   if (plan.m == 0 || plan.n == 0 || plan.k == 0 || plan.batch == 0) return MakeOwnDot(op);
   try {

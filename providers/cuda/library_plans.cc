@@ -56,7 +56,12 @@ GemmOperand PlanOperand(const TensorInfo& t, const std::vector<int64_t>& batch,
 
 }  // namespace
 
-bool GemmSupports(int32_t dtype) {
+bool GemmSupports(const ops::OpInfo& op) {
+  const int32_t dtype = op.out[0].dtype;
+  if (dtype == BRT_DTYPE_C64 || dtype == BRT_DTYPE_C128) {
+    const ops::Epilogue e = ops::PlanEpilogue(op, ops::PlanDot(op));
+    return !e.bias && e.activation == ops::Activation::kNone;
+  }
   return dtype == BRT_DTYPE_F32 || dtype == BRT_DTYPE_F16 || dtype == BRT_DTYPE_BF16;
 }
 
@@ -65,8 +70,10 @@ GemmPlan PlanGemm(const ops::OpInfo& op) {
   const ops::Epilogue e = ops::PlanEpilogue(op, d);
   GemmPlan g;
   g.dtype = op.out[0].dtype;
-  if (!GemmSupports(g.dtype))
-    throw ops::UnsupportedError(op.kind + ": the GEMM path takes f32, f16 and bf16");
+  if (!GemmSupports(op))
+    throw ops::UnsupportedError(op.kind +
+                                ": the GEMM path takes f32, f16, bf16, and c64 and c128 "
+                                "without bias or activation");
   const size_t es = brt_dtype_size(g.dtype);
   g.lhs = PlanOperand(op.in[0], d.lb, d.lf, d.lc, es);  // untransposed: [M, K]
   g.rhs = PlanOperand(op.in[1], d.rb, d.rc, d.rf, es);  // untransposed: [K, N]

@@ -39,7 +39,9 @@ struct GemmPlan {
   int result = 2;  // buffer index of the result
   int32_t dtype = 0;
 };
-bool GemmSupports(int32_t dtype);  // f32, f16, bf16
+// Whether the GEMM path takes the op: f32, f16 and bf16; c64 and c128
+// without bias or activation (cuBLASLt's epilogues are real).
+bool GemmSupports(const ops::OpInfo& op);
 // Operands go in place when their dims are batch dims first, then free and
 // contracting dims as two runs (either order); otherwise they are packed.
 GemmPlan PlanGemm(const ops::OpInfo& op);

@@ -18,6 +18,7 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
+#include <complex>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -86,23 +87,43 @@ class EmulatedGemm final : public Kernel {
         bm = lhs_.get();
       }
       void* c = b[g_.result];
-      for (int64_t batch = 0; batch < g_.batch; ++batch)
-        for (int64_t j = 0; j < g_.n; ++j)
-          for (int64_t i = 0; i < g_.m; ++i) {
-            double acc = 0;
-            for (int64_t l = 0; l < g_.k; ++l) {
-              const int64_t ai = g_.trans_a ? l + i * g_.lda : i + l * g_.lda;
-              const int64_t bi = g_.trans_b ? j + l * g_.ldb : l + j * g_.ldb;
-              acc += Load(g_.dtype, a, batch * g_.stride_a + ai) *
-                     Load(g_.dtype, bm, batch * g_.stride_b + bi);
-            }
-            if (g_.bias) acc += Load(g_.dtype, b[2], i);
-            Store(g_.dtype, c, batch * g_.stride_c + i + j * g_.ldc,
-                  ops::Activate(g_.activation, acc));
-          }
+      if (g_.dtype == BRT_DTYPE_C64) return ComplexGemm<float>(a, bm, c);
+      if (g_.dtype == BRT_DTYPE_C128) return ComplexGemm<double>(a, bm, c);
+      Loops<double>([&](int64_t e) { return Load(g_.dtype, a, e); },
+                    [&](int64_t e) { return Load(g_.dtype, bm, e); },
+                    [&](int64_t at, int64_t row, double acc) {
+                      if (g_.bias) acc += Load(g_.dtype, b[2], row);
+                      Store(g_.dtype, c, at, ops::Activate(g_.activation, acc));
+                    });
     }
 
    private:
+    // Per batch, C[i, j] = sum over l of op(A)[i, l] op(B)[l, j], column-major,
+    // accumulated in Acc; store(C's element, i, the sum).
+    template <typename Acc, typename LoadA, typename LoadB, typename StoreC>
+    void Loops(LoadA load_a, LoadB load_b, StoreC store) const {
+      for (int64_t batch = 0; batch < g_.batch; ++batch)
+        for (int64_t j = 0; j < g_.n; ++j)
+          for (int64_t i = 0; i < g_.m; ++i) {
+            Acc acc = 0;
+            for (int64_t l = 0; l < g_.k; ++l) {
+              const int64_t ai = g_.trans_a ? l + i * g_.lda : i + l * g_.lda;
+              const int64_t bi = g_.trans_b ? j + l * g_.ldb : l + j * g_.ldb;
+              acc += load_a(batch * g_.stride_a + ai) * load_b(batch * g_.stride_b + bi);
+            }
+            store(batch * g_.stride_c + i + j * g_.ldc, i, acc);
+          }
+    }
+    // c64 and c128 (no bias or activation: GemmSupports), in complex double.
+    template <typename T>
+    void ComplexGemm(const void* a, const void* bm, void* c) const {
+      using Z = std::complex<T>;
+      using Acc = std::complex<double>;
+      Loops<Acc>([&](int64_t e) { return Acc(static_cast<const Z*>(a)[e]); },
+                 [&](int64_t e) { return Acc(static_cast<const Z*>(bm)[e]); },
+                 [&](int64_t at, int64_t, Acc acc) { static_cast<Z*>(c)[at] = Z(acc); });
+    }
+
     const GemmPlan& g_;
     DeviceBuffer lhs_, rhs_;
   };
@@ -110,7 +131,7 @@ class EmulatedGemm final : public Kernel {
 };
 
 Kernel* MakeEmulatedMatmul(const ops::OpInfo& op) {
-  if (!GemmSupports(op.out[0].dtype)) return MakeOwnDot(op);
+  if (!GemmSupports(op)) return MakeOwnDot(op);
   return new EmulatedGemm(PlanGemm(op));
 }
 

@@ -5,7 +5,11 @@
 // the GPU suite on a real GPU). Part of ops_complex_test.
 #include <algorithm>
 #include <complex>
+#include <cstring>
+#include <functional>
+#include <numeric>
 #include <string>
+#include <thread>
 
 #include "test_util.h"
 
@@ -142,6 +146,61 @@ TEST(ComplexFft, EveryTypeAndRankMatchesTheDefinition) {
     }
 }
 
+// One session, contexts on 4 threads running a 3-D FFT and a 3-D IRFFT
+// (each context has a cuFFT plan of its own; later runs replay a graph) on
+// inputs of their own, round after round: every result bit-identical to one
+// context's run of the same input.
+TEST(ComplexFft, ContextsOnThreadsShareThePreparedKernel) {
+  const std::vector<int64_t> x_dims = {2, 3, 4, 6}, h_dims = {2, 3, 4, 4};
+  const std::vector<int64_t> lengths = {3, 4, 6};
+  ExecutableBuilder b("fft-threads");
+  FunctionBuilder& f = b.AddFunction("main");
+  const Device device = TestDevice();
+  ValueId x = f.Input("x", DType::kC64, Dims(x_dims), device);
+  ValueId h = f.Input("h", DType::kC64, Dims(h_dims), device);
+  f.Output("y", f.Op("fft", {x}, {{DType::kC64, Dims(x_dims)}},
+                     {{"fft_type", "FFT"}, {"fft_length", lengths}}, device)[0]);
+  f.Output("r", f.Op("fft", {h}, {{DType::kF32, Dims(x_dims)}},
+                     {{"fft_type", "IRFFT"}, {"fft_length", lengths}}, device)[0]);
+  auto session = LoadBuilt(b, TestOptions());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  const int inputs = 3, threads = 4, rounds = 6;
+  std::vector<HostTensor> xs, hs;
+  for (int i = 0; i < inputs; ++i) {
+    xs.push_back(Random(DType::kC64, x_dims, Rng()));
+    hs.push_back(Random(DType::kC64, h_dims, Rng()));
+  }
+  // Runs input i on ctx; the results' bytes.
+  auto run = [&](RequestContext& ctx, int i) -> std::vector<char> {
+    HostTensor xi = xs[i], hi = hs[i], y(DType::kC64, x_dims), r(DType::kF32, x_dims);
+    if (!ctx.Bind("x", xi.view()).ok() || !ctx.Bind("h", hi.view()).ok() ||
+        !ctx.Bind("y", y.view()).ok() || !ctx.Bind("r", r.view()).ok() || !ctx.Run().ok())
+      return {};
+    std::vector<char> bytes(y.num_bytes() + r.num_bytes());
+    std::memcpy(bytes.data(), y.data(), y.num_bytes());
+    std::memcpy(bytes.data() + y.num_bytes(), r.data(), r.num_bytes());
+    return bytes;
+  };
+  std::vector<std::vector<char>> expected;
+  for (int i = 0; i < inputs; ++i) {
+    auto ctx = (*session)->NewRequest();
+    ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+    expected.push_back(run(**ctx, i));
+    ASSERT_FALSE(expected.back().empty()) << "input " << i;
+  }
+  std::vector<int> mismatches(threads, 0);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      auto ctx = (*session)->NewRequest();
+      if (!ctx.ok()) return void(mismatches[t] = -1);
+      for (int k = 0; k < rounds * inputs; ++k)
+        mismatches[t] += run(**ctx, (k + t) % inputs) != expected[(k + t) % inputs];
+    });
+  for (std::thread& th : pool) th.join();
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
 // Random values in [-2, 2] + [-2, 2]i whose parts are multiples of 1/4, so
 // ties of real parts are common (the imaginary part decides).
 HostTensor RandomComplex(DType t, std::vector<int64_t> shape) {
@@ -270,32 +329,56 @@ TEST(ComplexScatter, EveryModeWithDuplicateIndices) {
     }
 }
 
-// A batched complex matmul contracting two dims, one operand transposed,
-// against a long double loop.
-TEST(ComplexDot, BatchedWithTwoContractingDims) {
-  const int64_t b = 2, m = 5, n = 4, k1 = 3, k2 = 2;
-  for (DType t : {DType::kC64, DType::kC128}) {
-    HostTensor lhs = Random(t, {b, m, k1, k2}, Rng()), rhs = Random(t, {b, k2, n, k1}, Rng());
-    auto out = MustRunOp({"dot_general",
-                          {lhs, rhs},
-                          {{t, {b, m, n}}},
-                          {{"lhs_batching_dimensions", std::vector<int64_t>{0}},
-                           {"rhs_batching_dimensions", std::vector<int64_t>{0}},
-                           {"lhs_contracting_dimensions", std::vector<int64_t>{2, 3}},
-                           {"rhs_contracting_dimensions", std::vector<int64_t>{3, 1}}}});
-    std::vector<Z> want;
-    for (int64_t i = 0; i < b; ++i)
-      for (int64_t r = 0; r < m; ++r)
-        for (int64_t c = 0; c < n; ++c) {
-          Z acc = 0;
-          for (int64_t p = 0; p < k1; ++p)
-            for (int64_t q = 0; q < k2; ++q)
-              acc += At(lhs, ((i * m + r) * k1 + p) * k2 + q) *
-                     At(rhs, ((i * k2 + q) * n + c) * k1 + p);
-          want.push_back(acc);
-        }
-    EXPECT_LE(RelErr(out[0], want), t == DType::kC64 ? 1e-6 : 1e-14) << DTypeName(t);
-  }
+// Batched complex matmuls against a long double loop: operands in place
+// (the rhs transposed or not: cuBLASLt's layouts on CUDA) and one
+// contracting two dims in another order (packed first).
+TEST(ComplexDot, BatchedLayoutsAgainstALoop) {
+  struct Spec {
+    std::vector<int64_t> lhs, rhs, lc, rc;
+  };
+  const int64_t b = 2, m = 5, n = 4;
+  const Spec specs[] = {
+      {{b, m, 33}, {b, 33, n}, {2}, {1}},
+      {{b, m, 33}, {b, n, 33}, {2}, {2}},
+      {{b, m, 3, 2}, {b, 2, n, 3}, {2, 3}, {3, 1}},
+  };
+  for (DType t : {DType::kC64, DType::kC128})
+    for (const Spec& s : specs) {
+      HostTensor lhs = Random(t, s.lhs, Rng()), rhs = Random(t, s.rhs, Rng());
+      auto out = MustRunOp({"dot_general",
+                            {lhs, rhs},
+                            {{t, {b, m, n}}},
+                            {{"lhs_batching_dimensions", std::vector<int64_t>{0}},
+                             {"rhs_batching_dimensions", std::vector<int64_t>{0}},
+                             {"lhs_contracting_dimensions", s.lc},
+                             {"rhs_contracting_dimensions", s.rc}}});
+      // The contracting index walks lhs's contracting dims in order; rhs's
+      // pair with them.
+      std::vector<int64_t> k_dims;
+      for (int64_t d : s.lc) k_dims.push_back(s.lhs[d]);
+      const int64_t k_n =
+          std::accumulate(k_dims.begin(), k_dims.end(), int64_t{1}, std::multiplies<int64_t>());
+      std::vector<Z> want;
+      for (int64_t i = 0; i < b; ++i)
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t c = 0; c < n; ++c) {
+            Z acc = 0;
+            for (int64_t k = 0; k < k_n; ++k) {
+              const std::vector<int64_t> kk = Unravel(k, k_dims);
+              std::vector<int64_t> li = {i, r, 0, 0}, ri(s.rhs.size(), 0);
+              li.resize(s.lhs.size());
+              ri[0] = i;
+              for (size_t q = 0; q < s.lc.size(); ++q) li[s.lc[q]] = kk[q], ri[s.rc[q]] = kk[q];
+              for (size_t d = 1; d < ri.size(); ++d)
+                if (std::find(s.rc.begin(), s.rc.end(), int64_t(d)) == s.rc.end()) ri[d] = c;
+              acc += At(lhs, Ravel(li, s.lhs)) * At(rhs, Ravel(ri, s.rhs));
+            }
+            want.push_back(acc);
+          }
+      EXPECT_LE(RelErr(out[0], want), t == DType::kC64 ? 4e-6 : 1e-14)
+          << ::testing::PrintToString(s.lhs) << " x " << ::testing::PrintToString(s.rhs) << " on "
+          << DTypeName(t);
+    }
 }
 
 }  // namespace
