@@ -125,7 +125,7 @@ cudaError_t LaunchGather(const IndexingParams& p, size_t elem_size, const void* 
 // min, as ops::Combine; complex max and min lexicographic). A 1-byte or
 // 16-byte type's combining needs `scratch` of AtomicScratchBytes(dtype), per
 // context: a 1-byte one so that no access leaves `out` (kernels_data.cu,
-// AtomicCombineByte), a c128 one for its spin locks (LockedCombine).
+// AtomicCombineByte), a c128 one for its spin locks (WideCombine).
 cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool replace,
                           ops::Reducer reducer, const void* indices, const void* updates, void* out,
                           size_t out_bytes, void* scratch, cudaStream_t stream);

@@ -106,7 +106,8 @@ struct FftCase {
   std::vector<int64_t> lengths;
 };
 
-// Odd and even lengths, 1-D to 3-D transforms, with and without batches.
+// Odd, even, prime and unit lengths, 1-D to 3-D transforms, with and
+// without batches, and an empty batch.
 const FftCase kFftCases[] = {
     {"FFT", {3, 7}, {7}},
     {"IFFT", {2, 5, 6}, {5, 6}},
@@ -120,6 +121,12 @@ const FftCase kFftCases[] = {
     {"IRFFT", {2, 5, 8}, {5, 8}},
     {"IRFFT", {2, 3, 4, 6}, {3, 4, 6}},
     {"IRFFT", {5, 2}, {2}},
+    {"IRFFT", {3, 1}, {1}},
+    {"RFFT", {2, 1}, {1}},
+    {"FFT", {2, 97}, {97}},
+    {"RFFT", {3, 5, 7, 11}, {5, 7, 11}},
+    {"IRFFT", {2, 5, 7, 11}, {5, 7, 11}},
+    {"FFT", {0, 8}, {8}},
 };
 
 // Every case on random data; IRFFT on random (not Hermitian) half spectra,
