@@ -11,39 +11,14 @@
 #include <string>
 #include <thread>
 
-#include "test_util.h"
+#include "complex_test_util.h"
 
 namespace brt::test {
 namespace {
 
-using Z = std::complex<long double>;
 const long double kPi = 3.14159265358979323846264338327950288L;
 
-Z At(const HostTensor& t, int64_t i) {
-  if (t.dtype == DType::kC64) return Z(t.as<std::complex<float>>()[i]);
-  return Z(t.as<std::complex<double>>()[i]);
-}
-void SetAt(HostTensor& t, int64_t i, Z v) {
-  if (t.dtype == DType::kC64)
-    t.as<std::complex<float>>()[i] = std::complex<float>(v);
-  else
-    t.as<std::complex<double>>()[i] = std::complex<double>(v);
-}
 DType PartOf(DType t) { return t == DType::kC64 ? DType::kF32 : DType::kF64; }
-
-// max |got - want| / max(|want|) over every element: complex results, or
-// real ones (want's real parts).
-double RelErr(const HostTensor& got, const std::vector<Z>& want) {
-  long double err = 0, scale = 1e-30L;
-  const bool real = got.dtype != DType::kC64 && got.dtype != DType::kC128;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const int64_t k = static_cast<int64_t>(i);
-    const Z g = real ? Z(got.Get(k)) : At(got, k);
-    err = std::max(err, std::abs(g - (real ? Z(want[i].real()) : want[i])));
-    scale = std::max(scale, std::abs(want[i]));
-  }
-  return static_cast<double>(err / scale);
-}
 
 // The unscaled DFT of every line along `axis` of a row-major `dims` array.
 void DftAxis(std::vector<Z>& x, const std::vector<int64_t>& dims, size_t axis, bool inverse) {
@@ -208,16 +183,6 @@ TEST(ComplexFft, ContextsOnThreadsShareThePreparedKernel) {
   for (int t = 0; t < threads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
 }
 
-// Random values in [-2, 2] + [-2, 2]i whose parts are multiples of 1/4, so
-// ties of real parts are common (the imaginary part decides).
-HostTensor RandomComplex(DType t, std::vector<int64_t> shape) {
-  HostTensor z(t, std::move(shape));
-  std::uniform_int_distribution<int> part(-8, 8);
-  for (int64_t i = 0; i < z.numel(); ++i) SetAt(z, i, Z(part(Rng()) / 4.0L, part(Rng()) / 4.0L));
-  return z;
-}
-
-bool Less(Z a, Z b) { return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag()); }
 Z Combine(const std::string& reducer, Z a, Z b) {
   if (reducer == "add") return a + b;
   if (reducer == "mul") return a * b;

@@ -2,34 +2,16 @@
 // elementwise op whose registry domain takes complex values, with
 // broadcasting, compare/select/convert and the 16-byte data movement, on
 // the CPU provider and the CUDA provider's own kernels (the _cuda_emulated
-// run). The complex-only ops (real, imag, complex, abs), fft and reductions
-// are the CPU provider's.
+// run), and the complex-only ops (real, imag, complex, abs). fft,
+// reductions, scatter and dot: ops_complex_fft_test.cc.
 #include <complex>
 #include <functional>
 #include <string_view>
 
-#include "test_util.h"
+#include "complex_test_util.h"
 
 namespace brt::test {
 namespace {
-
-using Z = std::complex<long double>;
-
-// Element i of a c64 or c128 tensor.
-Z At(const HostTensor& t, int64_t i) {
-  if (t.dtype == DType::kC64) return Z(t.as<std::complex<float>>()[i]);
-  return Z(t.as<std::complex<double>>()[i]);
-}
-
-// max |got - want| / max(|want|), over every element.
-double RelErr(const HostTensor& got, const std::vector<Z>& want) {
-  long double err = 0, scale = 1e-30L;
-  for (size_t i = 0; i < want.size(); ++i) {
-    err = std::max(err, std::abs(At(got, static_cast<int64_t>(i)) - want[i]));
-    scale = std::max(scale, std::abs(want[i]));
-  }
-  return static_cast<double>(err / scale);
-}
 
 double Tolerance(DType t) { return t == DType::kC64 ? 2e-6 : 1e-13; }
 

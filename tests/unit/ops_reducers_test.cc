@@ -3,18 +3,16 @@
 // reduce_window, on the CPU provider and the CUDA provider's own kernels (the
 // _cuda_emulated run); complex max, min and logaddexp, ordered
 // lexicographically, in reduce, reduce_window and scatter, and sort moving
-// complex operands by real keys. Complex reductions are the CPU provider's.
+// complex operands by real keys.
 #include <algorithm>
 #include <complex>
 #include <cstring>
 #include <limits>
 
-#include "test_util.h"
+#include "complex_test_util.h"
 
 namespace brt::test {
 namespace {
-
-using Z = std::complex<long double>;
 
 // A cumulative reduce_window along dim 1 of a rows x cols operand: window
 // [1, cols], cols - 1 elements of padding before (lax.cummax's form).
@@ -132,29 +130,6 @@ TEST(Reducers, LogAddExpIsStableForLargeValues) {
     }
   }
 }
-
-// Element i of a c64 or c128 tensor, and its setter.
-Z At(const HostTensor& t, int64_t i) {
-  if (t.dtype == DType::kC64) return Z(t.as<std::complex<float>>()[i]);
-  return Z(t.as<std::complex<double>>()[i]);
-}
-void SetAt(HostTensor& t, int64_t i, Z v) {
-  if (t.dtype == DType::kC64)
-    t.as<std::complex<float>>()[i] = std::complex<float>(v);
-  else
-    t.as<std::complex<double>>()[i] = std::complex<double>(v);
-}
-
-// Random complex values whose real parts repeat (so the imaginary part
-// decides between them), in [-3, 3] + [-3, 3]i.
-HostTensor RandomComplex(DType t, std::vector<int64_t> shape) {
-  HostTensor z(t, std::move(shape));
-  std::uniform_int_distribution<int> part(-12, 12);
-  for (int64_t i = 0; i < z.numel(); ++i) SetAt(z, i, Z(part(Rng()) / 4.0L, part(Rng()) / 4.0L));
-  return z;
-}
-
-bool Less(Z a, Z b) { return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag()); }
 
 // Complex max and min reduce over dim 1, their cumulative reduce_window, and
 // cumlogsumexp with real parts offset by 500 (exp overflows in c64), against
