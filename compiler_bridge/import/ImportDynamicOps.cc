@@ -272,15 +272,57 @@ bool Importer::ImportRealDynamicSlice(Operation& op, llvm::ArrayRef<Value> opera
   return true;
 }
 
+// dynamic_gather of one block from constant starts, no dimension collapsed
+// (`x[: n // 2]`): a slice whose symbolic limits are -1. The gather would
+// clamp a start that leaves too little room; here that is a constraint.
+bool Importer::ImportGatherAsSlice(Operation& op, llvm::ArrayRef<SymDim> in,
+                                   llvm::ArrayRef<SymDim> sizes, Value operand,
+                                   llvm::DenseMap<Value, Value>& map) {
+  llvm::SmallVector<mlir::NamedAttribute> params;
+  if (!Params(op, params)) return false;
+  auto ints = [&](llvm::StringRef name) { return IntsParam(params, name); };
+  const llvm::SmallVector<SymDim> starts = shape_values_.lookup(op.getOperand(1));
+  const auto offset_dims = ints("offset_dims"), index_map = ints("start_index_map"),
+             vector_dim = ints("index_vector_dim");
+  auto indices = mlir::cast<mlir::RankedTensorType>(op.getOperand(1).getType());
+  const bool one_block =
+      indices.getRank() == 1 && (vector_dim.empty() || vector_dim[0] == 0) &&
+      ints("collapsed_slice_dims").empty() && ints("operand_batching_dims").empty() &&
+      offset_dims.size() == in.size() && starts.size() == index_map.size() &&
+      llvm::all_of(llvm::enumerate(offset_dims),
+                   [](auto d) { return d.value() == static_cast<int64_t>(d.index()); });
+  if (!one_block) return false;
+  llvm::SmallVector<int64_t> first(in.size(), 0), last, step(in.size(), 1);
+  for (auto [i, d] : llvm::enumerate(index_map)) {
+    const std::optional<int64_t> start = starts[i].Constant();
+    if (d < 0 || d >= static_cast<int64_t>(in.size()) || !start || *start < 0) return false;
+    first[d] = *start;
+  }
+  for (size_t d = 0; d < in.size(); ++d) {
+    const SymDim end = sizes[d] + first[d];
+    const std::optional<int64_t> room = (in[d] - end).LowerBound();
+    if (!room || *room < 0) constraints_.push_back(in[d].Text() + " >= " + end.Text());
+    last.push_back(sizes[d].Constant() ? *sizes[d].Constant() + first[d] : -1);
+  }
+  map[op.getResult(0)] = Emit(op.getLoc(), op.getResult(0).getType(), "slice", {operand},
+                              {b_.getNamedAttr("start_indices", b_.getDenseI64ArrayAttr(first)),
+                               b_.getNamedAttr("limit_indices", b_.getDenseI64ArrayAttr(last)),
+                               b_.getNamedAttr("strides", b_.getDenseI64ArrayAttr(step))});
+  return true;
+}
+
 // dynamic_gather whose slice sizes are constants or whole dimensions of the
 // operand (`x[:, 0]` over a symbolic batch): a gather whose symbolic slice
-// sizes are -1 (the runtime's "the operand's extent").
+// sizes are -1 (the runtime's "the operand's extent"); one block of part of
+// a symbolic dimension from constant starts, a slice.
 bool Importer::ImportDynamicGather(Operation& op, llvm::ArrayRef<Value> operands,
                                    llvm::DenseMap<Value, Value>& map, int) {
   const llvm::SmallVector<SymDim> sizes = shape_values_.lookup(op.getOperand(2));
   auto in = SymbolicShape(op.getOperand(0).getType());
   if (!in || sizes.size() != in->size())
     return Fail(op, "dynamic_gather's slice sizes are not sizes brt can follow");
+  if (ImportGatherAsSlice(op, *in, sizes, operands[0], map)) return true;
+  if (!error_.empty()) return false;
   llvm::SmallVector<int64_t> slice;
   for (size_t d = 0; d < in->size(); ++d) {
     if (std::optional<int64_t> c = sizes[d].Constant()) {
@@ -290,7 +332,8 @@ bool Importer::ImportDynamicGather(Operation& op, llvm::ArrayRef<Value> operands
     } else {
       return Fail(op, "dynamic_gather's slice size " + sizes[d].Text() + " of dimension " +
                           std::to_string(d) + " (of size " + (*in)[d].Text() +
-                          "): brt takes a symbolic dimension only whole");
+                          "): brt takes part of a symbolic dimension only as one block from "
+                          "constant starts");
     }
   }
   llvm::SmallVector<mlir::NamedAttribute> params;

@@ -140,10 +140,22 @@ def test_violated_constraint_names_it_and_session_stays_usable(have_compiler):
     assert_matches_jax(session, fn, (x, y))
 
 
+def test_parts_of_a_symbolic_dimension_from_constant_starts(have_compiler):
+    """`x[:n // 2]` and its kin are one block of a dynamic_gather from a
+    constant start: slices whose limits follow from their sizes."""
+    (s,) = jax.export.symbolic_shape("s")
+    fns = [lambda x: x[: x.shape[0] // 2] * 2, lambda x: x[1: x.shape[0] // 2 + 1, 1:3],
+           lambda x: x.T[:, : x.shape[0] // 2]]
+    for fn in fns:
+        session = brt.Session(brt.compile(fn, spec((s, 4))))
+        for rows in (2, 3, 9):
+            assert_matches_jax(session, fn, (randn(rows, 4),))
+
+
 def test_unfollowed_slice_is_refused_by_name(have_compiler):
     (s,) = jax.export.symbolic_shape("s")
-    with pytest.raises(brt.CompileError, match=r"dynamic_gather|real_dynamic_slice"):
-        brt.compile(lambda x: x[: x.shape[0] // 2], spec((s,)))
+    with pytest.raises(brt.CompileError, match=r"dynamic_gather's slice size .* from constant starts"):
+        brt.compile(lambda x: x[x.shape[0] // 2:], spec((s,)))
 
 
 def test_static_table_sliced_to_a_symbolic_length(have_compiler):
