@@ -36,16 +36,20 @@ func.func @fused_kinds_stay_on_cuda(%x: tensor<1x4x4x1xf32>, %w: tensor<1x1x1x1x
   return %s : tensor<1x4x4x1xf32>
 }
 
-// A kind CUDA runs, on dtypes it does not: the magnitude of a complex
-// number (CUDA's abs takes real operands) and a complex dot_general (no
-// cuBLASLt form) run on the CPU; the complex multiply stays on the device.
+// A kind CUDA runs, on dtypes it does not: an iota of complex numbers runs on
+// the CPU and is copied to the device; the complex multiply, the magnitude
+// of a complex number and a complex dot_general stay there.
 // CHECK-LABEL: func.func @dtypes_cuda_lacks_stay_on_the_cpu
-// CHECK: %[[M:.*]] = brt.multiply(%arg0, %arg0) {brt.device = "cuda"}
-// CHECK: %[[C:.*]] = brt.copy(%[[M]]) {brt.device = "cpu"}
-// CHECK: brt.abs(%[[C]]) {brt.device = "cpu"}
-// CHECK: brt.dot_general(%[[C]], %[[C]]) {brt.device = "cpu"
+// CHECK: %[[I:.*]] = brt.iota() {brt.device = "cpu"
+// CHECK: %[[TOCUDA:.*]] = brt.copy(%[[I]]) {brt.device = "cuda"}
+// CHECK: %[[M:.*]] = brt.multiply(%[[TOCUDA]], %arg0) {brt.device = "cuda"}
+// CHECK-NOT: brt.copy
+// CHECK: brt.abs(%[[M]]) {brt.device = "cuda"}
+// CHECK-NOT: brt.copy
+// CHECK: brt.dot_general(%[[M]], %[[M]]) {brt.device = "cuda"
 func.func @dtypes_cuda_lacks_stay_on_the_cpu(%z: tensor<4x4xcomplex<f32>>) -> (tensor<4x4xf32>, tensor<4x4xcomplex<f32>>) {
-  %m = brt.multiply(%z, %z) : (tensor<4x4xcomplex<f32>>, tensor<4x4xcomplex<f32>>) -> tensor<4x4xcomplex<f32>>
+  %i = brt.iota() {iota_dimension = 0 : i64} : () -> tensor<4x4xcomplex<f32>>
+  %m = brt.multiply(%i, %z) : (tensor<4x4xcomplex<f32>>, tensor<4x4xcomplex<f32>>) -> tensor<4x4xcomplex<f32>>
   %a = brt.abs(%m) : (tensor<4x4xcomplex<f32>>) -> tensor<4x4xf32>
   %d = brt.dot_general(%m, %m) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x4xcomplex<f32>>, tensor<4x4xcomplex<f32>>) -> tensor<4x4xcomplex<f32>>
   return %a, %d : tensor<4x4xf32>, tensor<4x4xcomplex<f32>>
