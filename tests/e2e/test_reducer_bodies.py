@@ -5,8 +5,7 @@ for large values; complex maximum and minimum (compares of the real and
 imaginary parts and selects: lexicographic order) in reduce, cummax/cummin,
 reduce_window and scatter with duplicate indices; and lax.sort, argsort and
 unique on complex numbers. Compiled by brt-compile, run by brt-run on the CPU
-provider (and the emulated CUDA provider where the program's ops are its
-own), and compared with JAX on the CPU, and cumlogsumexp with NumPy's float64
+provider and the emulated CUDA provider, and compared with JAX on the CPU, and cumlogsumexp with NumPy's float64
 logaddexp too."""
 import pathlib
 import sys
@@ -101,13 +100,14 @@ COMPLEX_CASES = [
 ]
 
 
+@pytest.mark.parametrize("target", ["cpu", "emulated_cuda"])
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=["c64", "c128"])
 @pytest.mark.parametrize("name,fn", COMPLEX_CASES, ids=[c[0] for c in COMPLEX_CASES])
-def test_complex_order_matches_jax(have_compiler, build_dir, tmp_path, dtype, name, fn):
+def test_complex_order_matches_jax(have_compiler, build_dir, tmp_path, target, dtype, name, fn):
     x = complexes(dtype, 5, 7)
     with jax.enable_x64(True):
         want = jax.tree_util.tree_leaves(jax.jit(fn)(x))
-        got = run(build_dir, tmp_path, "cpu", name, fn, [x])
+        got = run(build_dir, tmp_path, target, name, fn, [x])
     assert len(got) == len(want)
     for g, w in zip(got, want):
         w = np.asarray(w)
@@ -115,9 +115,10 @@ def test_complex_order_matches_jax(have_compiler, build_dir, tmp_path, dtype, na
         np.testing.assert_array_equal(g, w, err_msg=name)
 
 
+@pytest.mark.parametrize("target", ["cpu", "emulated_cuda"])
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=["c64", "c128"])
 @pytest.mark.parametrize("combine", [lax.scatter_max, lax.scatter_min], ids=["max", "min"])
-def test_complex_scatter_with_duplicates_matches_jax(have_compiler, build_dir, tmp_path, dtype, combine):
+def test_complex_scatter_with_duplicates_matches_jax(have_compiler, build_dir, tmp_path, target, dtype, combine):
     x, updates = complexes(dtype, 5, 3), complexes(dtype, 9, 3)
     indices = RNG.integers(0, 5, (9, 1)).astype(np.int32)
 
@@ -125,12 +126,13 @@ def test_complex_scatter_with_duplicates_matches_jax(have_compiler, build_dir, t
         return combine(x, i, u, SCATTER_ROWS)
     with jax.enable_x64(True):
         want = np.asarray(jax.jit(fn)(x, indices, updates))
-        got = run(build_dir, tmp_path, "cpu", "scatter", fn, [x, indices, updates])[0]
+        got = run(build_dir, tmp_path, target, "scatter", fn, [x, indices, updates])[0]
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("target", ["cpu", "emulated_cuda"])
 @pytest.mark.parametrize("dtype,rtol", [(np.complex64, 2e-6), (np.complex128, 1e-13)], ids=["c64", "c128"])
-def test_complex_cumlogsumexp_matches_jax(have_compiler, build_dir, tmp_path, dtype, rtol):
+def test_complex_cumlogsumexp_matches_jax(have_compiler, build_dir, tmp_path, target, dtype, rtol):
     """Real parts offset by 300: exp overflows in c64, and the imaginary
     parts wrap into [-pi, pi)."""
     x = (complexes(np.complex128, 3, 10) + 300).astype(dtype)
@@ -139,7 +141,7 @@ def test_complex_cumlogsumexp_matches_jax(have_compiler, build_dir, tmp_path, dt
         return lax.cumlogsumexp(v, axis=1)
     with jax.enable_x64(True):
         want = np.asarray(jax.jit(fn)(x))
-        got = run(build_dir, tmp_path, "cpu", "cumlogsumexp_complex", fn, [x])[0]
+        got = run(build_dir, tmp_path, target, "cumlogsumexp_complex", fn, [x])[0]
     exact = np.log(np.cumsum(np.exp(x.astype(np.complex128) - 300), axis=1)) + 300
     assert got.dtype == dtype
     np.testing.assert_allclose(got, want, rtol=rtol)
