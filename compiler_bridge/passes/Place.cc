@@ -95,9 +95,10 @@ struct PlacePass : impl::PlaceBase<PlacePass> {
  private:
   // Whether the target's providers run `k` on CUDA: its kind, with its first
   // result's dtype (what kernel tables are keyed by). A complex first operand
-  // must be listed too: abs of a complex number is listed by its real result
-  // alone, and stays on the CPU. (Other operands may differ from the key:
-  // a select's predicate, a gather's indices.)
+  // must be listed too: abs of a complex number has a real result, and a
+  // table that lists abs only for real operands does not run it. (Other
+  // operands may differ from the key: a select's predicate, a gather's
+  // indices.)
   bool OnCuda(BrtOp k) const {
     auto it = cuda_kinds_.find(k.getKind());
     if (it == cuda_kinds_.end()) return false;
