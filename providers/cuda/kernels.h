@@ -122,10 +122,11 @@ cudaError_t LaunchGather(const IndexingParams& p, size_t elem_size, const void* 
                          const void* indices, void* out, cudaStream_t stream);
 // `out` (out_bytes) already holds the operand; updates are stored
 // (`replace`) or combined into it atomically by `reducer` (add, mul, max or
-// min, as ops::Combine; complex max and min lexicographic). A 1-byte or
-// 16-byte type's combining needs `scratch` of AtomicScratchBytes(dtype), per
+// min, as ops::Combine; complex max and min lexicographic); complex values
+// are stored whole where duplicates race. A 1-byte type's combining and a
+// c128's combining or store need `scratch` of AtomicScratchBytes(dtype), per
 // context: a 1-byte one so that no access leaves `out` (kernels_data.cu,
-// AtomicCombineByte), a c128 one for its spin locks (WideCombine).
+// AtomicCombineByte), a c128 one for its spin locks (WideUpdate).
 cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool replace,
                           ops::Reducer reducer, const void* indices, const void* updates, void* out,
                           size_t out_bytes, void* scratch, cudaStream_t stream);

@@ -262,26 +262,28 @@ using CasBits =
     std::conditional_t<sizeof(T) == 2, unsigned short,
                        std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>>;
 
-// 16-byte elements (c128): a product, max or min of one is combined by a
-// 128-bit compare-and-swap on sm_90 and later where the element is 16-byte
-// aligned (a c128 needs only 8), the loop started from a value the
-// compare-and-swap itself read (a plain 16-byte load may tear, and the loop
-// leaves early when the combination changes nothing). Elsewhere, without one
-// (sm_80, which this provider also builds for, or an element 8 bytes off),
-// under a spin lock, one of kWideLocks words in per-context scratch
-// (`locks`, zeroed before the kernel) picked by the element's address, so
-// elements sharing a word only wait for each other: the fences order the
-// element's accesses after the lock's acquisition and before its release,
-// and the accesses are volatile, so no stale cached copy is read. Spinning
-// threads of one warp leave the holder room to finish: Volta and later
-// schedule a warp's threads independently. An element always takes the same
-// path (its address decides), so the two never race. On an H100, 1M c128
-// max updates into 1024 elements take 0.08 ms by compare-and-swap, 27 ms
-// under the locks.
+// 16-byte elements (c128): a product, max or min of one, or a store where
+// duplicate indices may race (two 8-byte halves from different updates
+// must never mix), is made by a 128-bit compare-and-swap on sm_90 and later
+// where the element is 16-byte aligned (a c128 needs only 8), the loop
+// started from a value the compare-and-swap itself read (a plain 16-byte
+// load may tear, and the loop leaves early when the update changes
+// nothing). Elsewhere, without one (sm_80, which this provider also builds
+// for, or an element 8 bytes off), under a spin lock, one of kWideLocks words
+// in per-context scratch (`locks`, zeroed before the kernel) picked by the
+// element's address, so elements sharing a word only wait for each other:
+// the fences order the element's accesses after the lock's acquisition and
+// before its release, and the accesses are volatile, so no stale cached copy
+// is read. Spinning threads of one warp leave the holder room to finish:
+// Volta and later schedule a warp's threads independently. An element
+// always takes the same path (its address decides), so the two never race.
+// On an H100, 1M c128 max updates into 1024 elements take 0.08 ms by
+// compare-and-swap, 27 ms under the locks.
 constexpr int kWideLocks = 4096;
 
-template <Reducer R, typename Z>
-__device__ void WideCombine(Z* address, Z value, unsigned int* locks) {
+// *address = update(*address), atomically, for a 16-byte complex Z.
+template <typename Z, typename F>
+__device__ void WideUpdate(Z* address, F update, unsigned int* locks) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (reinterpret_cast<uintptr_t>(address) % 16 == 0) {
     struct alignas(16) Word {
@@ -291,7 +293,7 @@ __device__ void WideCombine(Z* address, Z value, unsigned int* locks) {
     Word old = atomicCAS(word, Word{0, 0}, Word{0, 0}), assumed;
     do {
       assumed = old;
-      const Word next = BitsOf<Word>(ops::Combine<R, Z>(FromBits<Z>(assumed), value));
+      const Word next = BitsOf<Word>(update(FromBits<Z>(assumed)));
       if (next.lo == assumed.lo && next.hi == assumed.hi) return;
       old = atomicCAS(word, assumed, next);
     } while (old.lo != assumed.lo || old.hi != assumed.hi);
@@ -305,11 +307,25 @@ __device__ void WideCombine(Z* address, Z value, unsigned int* locks) {
   __threadfence();
   volatile P* parts = reinterpret_cast<volatile P*>(address);
   const P re = parts[0], im = parts[1];
-  const Z next = ops::Combine<R, Z>(Z(re, im), value);
+  const Z next = update(Z(re, im));
   parts[0] = next.real();
   parts[1] = next.imag();
   __threadfence();
   atomicExch(lock, 0u);
+}
+
+// A scatter's store of `value` where duplicates may race: complex numbers
+// whole (c64 by one 8-byte exchange, c128 by WideUpdate), the rest by one
+// store of their width.
+template <typename T>
+__device__ void AtomicStore(T* address, T value, const ByteSpan& bytes) {
+  if constexpr (ops::kIsComplex<T> && sizeof(T) == 16)
+    WideUpdate(
+        address, [&](T) { return value; }, bytes.locks);
+  else if constexpr (ops::kIsComplex<T>)
+    atomicExch(reinterpret_cast<unsigned long long*>(address), BitsOf<unsigned long long>(value));
+  else
+    *address = value;
 }
 
 __global__ void ZeroLocksKernel(unsigned int* locks) {
@@ -318,7 +334,7 @@ __global__ void ZeroLocksKernel(unsigned int* locks) {
 
 // *address = Combine<R>(*address, value), atomically. 1-byte types: above;
 // complex sums: a native atomicAdd per part (the parts add independently);
-// other c128 combinations: WideCombine;
+// other c128 combinations: WideUpdate;
 // add of floats and of 4- and 8-byte integers: the native atomicAdd (64-bit
 // integers as unsigned, so sums wrap as the CPU's do); max and min of 4- and
 // 8-byte integers: the native atomicMax and atomicMin; the rest (float max
@@ -335,7 +351,8 @@ __device__ void AtomicCombine(T* address, T value, const ByteSpan& bytes) {
     atomicAdd(parts, value.real());
     atomicAdd(parts + 1, value.imag());
   } else if constexpr (ops::kIsComplex<T> && sizeof(T) == 16) {
-    WideCombine<R>(address, value, bytes.locks);
+    WideUpdate(
+        address, [&](T old) { return ops::Combine<R, T>(old, value); }, bytes.locks);
   } else if constexpr (R == Reducer::kAdd && std::is_integral_v<T> && sizeof(T) == 8) {
     atomicAdd(reinterpret_cast<unsigned long long*>(address),
               static_cast<unsigned long long>(value));  // wraps, as the CPU's sums do
@@ -368,10 +385,10 @@ __device__ void AtomicCombine(T* address, T value, const ByteSpan& bytes) {
 
 template <typename T>
 __global__ void ScatterReplaceKernel(IndexingParams p, const void* indices, const T* updates,
-                                     T* out) {
+                                     T* out, ByteSpan bytes) {
   BRT_GRID_STRIDE(e, p.n) {
     long long at = 0;
-    if (IndexedOffset(p, indices, e, false, &at)) out[at] = updates[e];
+    if (IndexedOffset(p, indices, e, false, &at)) AtomicStore(out + at, updates[e], bytes);
   }
 }
 
@@ -551,8 +568,15 @@ cudaError_t LaunchScatter(const IndexingParams& p, int32_t dtype, bool replace, 
   const bool known = DispatchOrComplex(dtype, [&](auto t) {
     using T = typename decltype(t)::type;
     if (replace) {
-      Launch(&ScatterReplaceKernel<T>, Blocks(p.n), kThreads, stream, p, indices,
-             static_cast<const T*>(updates), static_cast<T*>(out));
+      auto store = [&](const ByteSpan& s) {
+        Launch(&ScatterReplaceKernel<T>, Blocks(p.n), kThreads, stream, p, indices,
+               static_cast<const T*>(updates), static_cast<T*>(out), s);
+      };
+      if constexpr (ops::kIsComplex<T>)  // c128's locks
+        status = WithByteSpan<Reducer::kAdd, T>(out, static_cast<long long>(out_bytes), scratch,
+                                                stream, store);
+      else
+        store(ByteSpan{});
       return;
     }
     ops::WithReducer(reducer, [&](auto r) {

@@ -377,7 +377,8 @@ class ScatterKernel final : public Kernel {
     reducer_ = plan.reducer;
     operand_bytes_ = plan.operand_bytes;
     dtype_ = op.out[0].dtype;
-    scratch_bytes_ = replace_ ? 0 : AtomicScratchBytes(dtype_);
+    // A replace needs scratch only for c128 stores (their locks).
+    scratch_bytes_ = replace_ && dtype_ != BRT_DTYPE_C128 ? 0 : AtomicScratchBytes(dtype_);
   }
   Runnable* NewInstance() const override {
     return scratch_bytes_ ? new WithAtomicScratch<ScatterKernel>(*this) : nullptr;
