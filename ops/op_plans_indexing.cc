@@ -258,6 +258,8 @@ ReduceWindowPlan PlanWindows(const OpInfo& op, const Attrs& attrs, const TensorI
     p.win_dil = attrs.window_dilations.value_or(ones);
   }
   p.padding = attrs.padding.value_or(std::vector<int64_t>(2 * r, 0));
+  if (static_cast<int>(p.window.size()) == r && static_cast<int>(p.padding.size()) == 2 * r)
+    ResolveWindowExtents(in, p.window, p.padding);
   op.Require(static_cast<int>(p.window.size()) == r && static_cast<int>(p.strides.size()) == r &&
                  static_cast<int>(p.base_dil.size()) == r &&
                  static_cast<int>(p.win_dil.size()) == r &&
@@ -288,6 +290,15 @@ ReduceWindowPlan PlanWindows(const OpInfo& op, const Attrs& attrs, const TensorI
 }
 
 }  // namespace
+
+void ResolveWindowExtents(const TensorInfo& in, std::vector<int64_t>& window,
+                          std::vector<int64_t>& padding) {
+  for (size_t d = 0; d < window.size() && d < in.dims.size(); ++d) {
+    if (window[d] == -1) window[d] = in.dims[d];
+    for (size_t side : {2 * d, 2 * d + 1})
+      if (side < padding.size() && padding[side] == -1) padding[side] = in.dims[d] - 1;
+  }
+}
 
 ReduceWindowPlan PlanReduceWindow(const OpInfo& op) {
   op.RequireOperands(2);

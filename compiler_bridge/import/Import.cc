@@ -175,7 +175,7 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
               name == "stablehlo.real_dynamic_slice"
           ? 1
       : name == "stablehlo.dynamic_pad" || name == "stablehlo.dynamic_gather" ||
-              name == "stablehlo.dynamic_conv"
+              name == "stablehlo.dynamic_conv" || IsDynamicReduceWindow(op)
           ? 2
           : op.getNumOperands();
   llvm::SmallVector<Value> operands;
@@ -205,6 +205,7 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
       return ImportLapack(op, operands, map, depth);
     if (target && target.getValue() == "ApproxTopK")
       return ImportApproxTopK(op, operands, map, depth);
+    if (IsDynamicReduceWindow(op) && symbolic_) return ImportDynamicReduceWindow(op, operands, map);
     return Fail(op, "unknown custom_call target '" +
                         (target ? target.getValue().str() : std::string("?")) + "'");
   }

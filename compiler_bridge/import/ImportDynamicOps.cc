@@ -25,7 +25,7 @@ std::optional<llvm::SmallVector<SymDim>> Importer::ResultSizes(Operation& op, un
   if (kind == "dynamic_iota") return followed(0);
   if (kind == "dynamic_broadcast_in_dim" || kind == "dynamic_reshape") return followed(1);
   llvm::SmallVector<mlir::NamedAttribute> params;
-  if (!Params(op, params)) return std::nullopt;
+  if (!IsDynamicReduceWindow(op) && !Params(op, params)) return std::nullopt;
   auto ints = [&](llvm::StringRef name) { return IntsParam(params, name); };
   llvm::SmallVector<SymDim> out;
   if (kind == "dynamic_pad") {
@@ -130,19 +130,29 @@ std::optional<llvm::SmallVector<SymDim>> Importer::ResultSizes(Operation& op, un
       out.push_back((*in)[d] + lo[d] + hi[d] + interior[d] * ((*in)[d] - 1));
     return out;
   }
-  if (kind == "reduce_window") {
+  if (kind == "reduce_window" || IsDynamicReduceWindow(op)) {
     auto in = shape(0);
     if (!in) return std::nullopt;
-    const auto window = ints("window_dimensions"), strides = ints("window_strides"),
-               padding = ints("padding"), base = ints("base_dilations"),
-               dilations = ints("window_dilations");
-    auto at = [](const llvm::SmallVector<int64_t>& v, size_t i, int64_t missing) {
-      return i < v.size() ? v[i] : missing;
+    // Window attributes: a reduce_window's, or dynamic_reduce_window's size
+    // operands 2 to 6.
+    auto sizes = [&](llvm::StringRef name, unsigned operand) -> llvm::SmallVector<SymDim> {
+      if (kind == "reduce_window") {
+        llvm::SmallVector<SymDim> v;
+        for (int64_t i : ints(name)) v.push_back(i);
+        return v;
+      }
+      return followed(operand).value_or(llvm::SmallVector<SymDim>{});
+    };
+    const auto window = sizes("window_dimensions", 2), strides = sizes("window_strides", 3),
+               base = sizes("base_dilations", 4), dilations = sizes("window_dilations", 5),
+               padding = sizes("padding", 6);
+    auto at = [](const llvm::SmallVector<SymDim>& v, size_t i, int64_t missing) {
+      return i < v.size() ? v[i] : SymDim(missing);
     };
     for (size_t d = 0; d < in->size(); ++d) {
       const SymDim padded =
           ((*in)[d] - 1) * at(base, d, 1) + 1 + at(padding, 2 * d, 0) + at(padding, 2 * d + 1, 0);
-      const int64_t extent = (at(window, d, 1) - 1) * at(dilations, d, 1) + 1;
+      const SymDim extent = (at(window, d, 1) - 1) * at(dilations, d, 1) + 1;
       out.push_back(SymDim::FloorDiv(padded - extent, at(strides, d, 1)) + 1);
     }
     return out;

@@ -292,3 +292,67 @@ bool Importer::ImportArgReduce(Operation& op, llvm::ArrayRef<Value> operands,
 }
 
 }  // namespace brt::bridge
+
+namespace brt::bridge {
+
+// JAX's reduce_window over a symbolic dimension (a custom_call
+// "stablehlo.dynamic_reduce_window": operand, init, then window
+// dimensions, strides, base and window dilations, [rank, 2] padding as
+// sizes; its body a called function): a reduce_window whose window entry -1
+// spans the operand's extent and padding entry -1 is that extent less 1,
+// the cumulative scans (cumsum, cummax) that JAX writes this way.
+bool Importer::ImportDynamicReduceWindow(Operation& op, llvm::ArrayRef<Value> operands,
+                                         llvm::DenseMap<Value, Value>& map) {
+  auto computations = AttrOrPropertyOf<mlir::ArrayAttr>(&op, "called_computations");
+  auto body_name = computations && computations.size() == 1
+                       ? mlir::dyn_cast<mlir::FlatSymbolRefAttr>(computations[0])
+                       : nullptr;
+  auto body = body_name ? source_.lookupSymbol<mlir::func::FuncOp>(body_name) : nullptr;
+  auto in = SymbolicShape(op.getOperand(0).getType());
+  if (op.getNumOperands() != 7 || !body || body.getBody().getBlocks().size() != 1 || !in)
+    return Fail(op,
+                "dynamic_reduce_window needs an operand, an init value, five size operands "
+                "and one body function");
+  const std::string reducer = BodyReducer(body.getBody().front(), 0, 1);
+  if (reducer.empty())
+    return Fail(op,
+                "dynamic_reduce_window's body is not a reducer brt knows (add, multiply, "
+                "maximum, minimum, and, or, xor, logaddexp)");
+  llvm::SmallVector<llvm::SmallVector<int64_t>> attrs;  // window, strides, base, window dil.
+  const size_t rank = in->size();
+  for (unsigned i = 2; i < 7; ++i) {
+    const llvm::SmallVector<SymDim> sizes = shape_values_.lookup(op.getOperand(i));
+    if (sizes.size() != (i == 6 ? 2 * rank : rank))
+      return Fail(op, "dynamic_reduce_window's window attributes are not sizes brt can follow");
+    llvm::SmallVector<int64_t> values;
+    for (auto [k, size] : llvm::enumerate(sizes)) {
+      const SymDim& extent = (*in)[i == 6 ? k / 2 : k];
+      if (std::optional<int64_t> c = size.Constant())
+        values.push_back(*c);
+      else if ((i == 2 && size == extent) || (i == 6 && k % 2 == 0 && size == extent - 1))
+        values.push_back(-1);
+      else
+        return Fail(op, "dynamic_reduce_window with " + size.Text() + " in its " +
+                            (i == 2   ? "window"
+                             : i == 6 ? "padding"
+                                      : "strides or dilations") +
+                            ": brt takes a window over a symbolic dimension only as a cumulative "
+                            "scan (the whole extent, padded by the extent less 1 before)");
+    }
+    attrs.push_back(values);
+  }
+  for (const SymDim& d : *in)
+    if (d.Constant() == 0)
+      return Fail(op, "dynamic_reduce_window over an empty dimension is not supported");
+  map[op.getResult(0)] =
+      Emit(op.getLoc(), op.getResult(0).getType(), "reduce_window", {operands[0], operands[1]},
+           {b_.getNamedAttr("window_dimensions", b_.getDenseI64ArrayAttr(attrs[0])),
+            b_.getNamedAttr("window_strides", b_.getDenseI64ArrayAttr(attrs[1])),
+            b_.getNamedAttr("base_dilations", b_.getDenseI64ArrayAttr(attrs[2])),
+            b_.getNamedAttr("window_dilations", b_.getDenseI64ArrayAttr(attrs[3])),
+            b_.getNamedAttr("padding", b_.getDenseI64ArrayAttr(attrs[4])),
+            b_.getNamedAttr("reducer", b_.getStringAttr(reducer))});
+  return true;
+}
+
+}  // namespace brt::bridge

@@ -24,6 +24,14 @@
 
 namespace brt::bridge {
 
+// JAX's reduce_window over symbolic sizes: a custom_call whose window
+// attributes are size operands.
+inline bool IsDynamicReduceWindow(mlir::Operation& op) {
+  auto target = AttrOrPropertyOf<mlir::StringAttr>(&op, "call_target_name");
+  return op.getName().getStringRef() == "stablehlo.custom_call" && target &&
+         target.getValue() == "stablehlo.dynamic_reduce_window";
+}
+
 // The integer in a scalar constant: a source stablehlo.constant, or a brt
 // constant the importer made.
 std::optional<int64_t> ScalarInt(mlir::Operation* def);
@@ -165,6 +173,8 @@ class Importer {
                         llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   bool ImportDynamicConv(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
                          llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
+  bool ImportDynamicReduceWindow(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
+                                 llvm::DenseMap<mlir::Value, mlir::Value>& map);
   bool Fail(mlir::Operation& op, const std::string& message) {
     error_ = Where(op.getLoc()) + ": " + message;
     return false;

@@ -93,11 +93,13 @@ class DnnlPoolingKernel final : public DnnlKernel {
     const std::string& reducer = attrs.reducer;
     if (reducer != "max" && reducer != "add") return false;
     const std::vector<int64_t> ones(r, 1);
-    const std::vector<int64_t>& window = attrs.window_dimensions;
+    std::vector<int64_t> window = attrs.window_dimensions;
     const std::vector<int64_t> strides = attrs.window_strides.value_or(ones);
     const std::vector<int64_t> base = attrs.base_dilations.value_or(ones);
     const std::vector<int64_t> dil = attrs.window_dilations.value_or(ones);
-    const std::vector<int64_t> pad = attrs.padding.value_or(std::vector<int64_t>(2 * r, 0));
+    std::vector<int64_t> pad = attrs.padding.value_or(std::vector<int64_t>(2 * r, 0));
+    if (static_cast<int>(window.size()) != r || static_cast<int>(pad.size()) != 2 * r) return false;
+    ResolveWindowExtents(in, window, pad);
     // The first two dims the window leaves alone act as batch and feature.
     std::vector<int> untouched, pooled;
     for (int d = 0; d < r; ++d) {

@@ -68,6 +68,8 @@ def _cases():
                                  [spec((b, s, 8)), spec((s, 8))],
                                  [[normal(bb, ss, 8), normal(ss, 8)] for bb, ss in ((3, 5), (1, 1), (2, 300))]),
         "sym_doubled_padded": (doubled_and_padded, [spec((3, n))], [[normal(3, k)] for k in (1, 4, 13)]),
+        "sym_cumulative_scans": (lambda x: (jnp.cumsum(x, axis=1), jax.lax.cummax(x, axis=0)), [spec((b, s))],
+                                 [[normal(bb, ss)] for bb, ss in ((1, 1), (2, 9), (3, 70))]),
     }
 
 

@@ -229,3 +229,17 @@ def test_same_padding_that_depends_on_the_image_size_is_refused_by_name(have_com
     fn = lambda x: jax.lax.conv_general_dilated(x, k, (2, 2), "SAME")  # noqa: E731
     with pytest.raises(brt.CompileError, match=r"dynamic_conv with padding .*h.* depends on the symbolic sizes"):
         brt.compile(fn, spec((1, 3, h, w)))
+
+
+def scans(x):
+    """Cumulative scans over symbolic dimensions (JAX writes them as a
+    dynamic_reduce_window): cumsum, cummax, and position ids from a mask."""
+    return (jnp.cumsum(x, axis=1), jax.lax.cummax(x, axis=0),
+            jnp.cumsum((x > 0).astype(jnp.int32), axis=-1) - 1)
+
+
+def test_cumulative_scans_over_symbolic_dimensions(have_compiler):
+    b, s = jax.export.symbolic_shape("b, s")
+    session = brt.Session(brt.compile(scans, spec((b, s))))
+    for shape in ((1, 1), (2, 7), (3, 300)):
+        assert_matches_jax(session, scans, (randn(*shape),), rtol=1e-5, atol=1e-5)
