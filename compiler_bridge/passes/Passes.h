@@ -57,5 +57,7 @@ std::vector<PipelineStep> CompilerPipeline(const PipelineOptions& options);
 // diagnostic ("<location>: <message>") or "pass '<name>' failed". A step
 // not written for symbolic sizes leaves a module that has them as it is.
 std::string RunPipelineStep(mlir::ModuleOp module, PipelineStep& step);
+// Whether a function of `module` takes or returns symbolic sizes.
+bool HasSymbolicSizes(mlir::ModuleOp module);
 
 }  // namespace brt::bridge

@@ -146,7 +146,8 @@ bool CheckPassesOf(mlir::ModuleOp module, const Options& options, const std::str
 // when there are several.
 mlir::OwningOpRef<mlir::ModuleOp> Compile(mlir::MLIRContext& context, const Input& input,
                                           const Options& options, const std::string& function,
-                                          const std::string& dump_dir, int* source_ops) {
+                                          const std::string& dump_dir, int* source_ops,
+                                          std::string* skipped_steps) {
   std::ifstream in(input.path);
   if (!in)
     return std::fprintf(stderr, "brt-compile: cannot open '%s'\n", input.path.c_str()), nullptr;
@@ -167,7 +168,10 @@ mlir::OwningOpRef<mlir::ModuleOp> Compile(mlir::MLIRContext& context, const Inpu
        brt::bridge::CompilerPipeline(PipelineOf(options, function)))
     steps.push_back(std::move(step));
   int step_number = 1;
+  const bool symbolic = brt::bridge::HasSymbolicSizes(*imported.module);
   for (brt::bridge::PipelineStep& step : steps) {
+    if (symbolic && !step.on_symbolic_sizes)
+      *skipped_steps += (skipped_steps->empty() ? "" : ", ") + step.name;
     if (std::string failed = brt::bridge::RunPipelineStep(*imported.module, step); !failed.empty())
       return std::fprintf(stderr, "brt-compile: %s\n", failed.c_str()), nullptr;
     char file[64];
@@ -263,13 +267,14 @@ int main(int argc, char** argv) {
   std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
   std::vector<std::pair<std::string, mlir::ModuleOp>> functions;
   std::vector<int> source_ops(inputs.size(), 0);
+  std::vector<std::string> skipped_steps(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string dir =
         dump_dir.empty() || inputs.size() == 1 ? dump_dir : dump_dir + "/" + inputs[i].function;
     if (!dir.empty() && dir != dump_dir) ::mkdir(dump_dir.c_str(), 0755);
     modules.push_back(Compile(context, inputs[i], compile,
                               inputs.size() > 1 ? inputs[i].function : std::string(), dir,
-                              &source_ops[i]));
+                              &source_ops[i], &skipped_steps[i]));
     if (!modules.back()) return 1;
     functions.emplace_back(inputs[i].function, *modules.back());
   }
@@ -306,6 +311,11 @@ int main(int argc, char** argv) {
       std::printf("%s%sstablehlo ops: %d (after import, before fusion)\n",
                   inputs.size() > 1 ? inputs[i].function.c_str() : "",
                   inputs.size() > 1 ? ": " : "", source_ops[i]);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!skipped_steps[i].empty())
+        std::printf("%s%spasses not written for symbolic sizes, not run: %s\n",
+                    inputs.size() > 1 ? inputs[i].function.c_str() : "",
+                    inputs.size() > 1 ? ": " : "", skipped_steps[i].c_str());
     if (compile.target == "cuda")
       std::printf("generated CUDA kernels: %d (PTX %s, %zu bytes)\n", serialized.kernels, kCudaArch,
                   serialized.ptx_bytes);
