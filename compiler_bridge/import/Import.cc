@@ -195,7 +195,10 @@ bool Importer::ImportOp(Operation& op, llvm::DenseMap<Value, Value>& map, int de
   if (!name.starts_with("stablehlo.") && !name.starts_with("chlo.") && name != "arith.constant")
     return Fail(op, "unsupported op '" + name.str() + "'");
   ++source_ops_;
-  if (symbolic_ && name != "stablehlo.composite" && !RefineResultTypes(op)) return false;
+  // Branches give their results' sizes when imported (ImportBranches).
+  if (symbolic_ && name != "stablehlo.composite" && name != "stablehlo.case" &&
+      name != "stablehlo.if" && !RefineResultTypes(op))
+    return false;
   llvm::StringRef kind = name.split('.').second;
   for (const auto& [rewritten, handler] : kRewritten)
     if (name == rewritten) return (this->*handler)(op, operands, map, depth);
@@ -261,7 +264,11 @@ bool Importer::ImportBlock(mlir::Block& block, Operation* owner, llvm::ArrayRef<
                            const llvm::DenseMap<Value, Value>* outer) {
   llvm::DenseMap<Value, Value> map;
   if (outer) map = *outer;
-  for (auto [from, to] : llvm::zip(block.getArguments(), args)) map[from] = to;
+  for (auto [from, to] : llvm::zip(block.getArguments(), args)) {
+    // A region's arguments take the symbolic sizes of what they are given.
+    if (symbolic_ && to) from.setType(to.getType());
+    map[from] = to;
+  }
   const bool keep_followed = keep_followed_results_;
   keep_followed_results_ = false;
   // What an earlier import of this block (another call) followed is stale.

@@ -87,12 +87,14 @@ bool Importer::ImportComposite(Operation& op, llvm::ArrayRef<Value> operands,
 // the region reads from around `op` (`captured`) as the arguments from
 // `first_captured` on; it returns the block's results at `returned`. Its
 // position in the module, which the control-flow op names it by, goes to
-// `index`; regions come after the function using them.
+// `index`; regions come after the function using them. With `inferred`, the
+// function returns the types its block's results have (symbolic sizes a
+// branch computes), and they go there.
 bool Importer::ImportRegion(Operation& op, mlir::Block& block, const std::string& name,
                             mlir::TypeRange inputs, mlir::TypeRange results,
                             llvm::ArrayRef<unsigned> block_args, llvm::ArrayRef<Value> captured,
                             unsigned first_captured, llvm::ArrayRef<unsigned> returned, int depth,
-                            int64_t* index) {
+                            int64_t* index, llvm::SmallVectorImpl<mlir::Type>* inferred) {
   mlir::OpBuilder::InsertionGuard guard(b_);
   *index = std::distance(module_.getOps<mlir::func::FuncOp>().begin(),
                          module_.getOps<mlir::func::FuncOp>().end());
@@ -112,6 +114,12 @@ bool Importer::ImportRegion(Operation& op, mlir::Block& block, const std::string
                           std::to_string(values.size()) + " values, too few");
     out.push_back(values[k]);
   }
+  if (inferred) {
+    inferred->clear();
+    for (Value v : out) inferred->push_back(v.getType());
+    fn.setType(b_.getFunctionType(inputs, *inferred));
+    results = fn.getResultTypes();
+  }
   for (auto [v, t] : llvm::zip(out, results))
     if (v.getType() != t)
       return Fail(op, op.getName().getStringRef().str() + "'s region returns a " +
@@ -121,13 +129,15 @@ bool Importer::ImportRegion(Operation& op, mlir::Block& block, const std::string
 }
 
 // The values `op`'s regions read from around it, in a fixed order, and
-// their imported counterparts.
+// their imported counterparts. A size the importer follows (JAX's symbol
+// arguments) has none: the regions compute it where they read it.
 static void CapturedValues(Operation& op, const llvm::DenseMap<Value, Value>& map,
                            llvm::SmallVectorImpl<Value>& source,
                            llvm::SmallVectorImpl<Value>& imported) {
   llvm::SetVector<Value> above;
   mlir::getUsedValuesDefinedAbove(op.getRegions(), above);
   for (Value v : above) {
+    if (!map.lookup(v)) continue;
     source.push_back(v);
     imported.push_back(map.lookup(v));
   }
@@ -148,8 +158,11 @@ bool Importer::ImportBranches(Operation& op, llvm::ArrayRef<Value> operands,
   for (mlir::Region& region : op.getRegions())
     if (!region.hasOneBlock() || region.front().getNumArguments() != 0)
       return Fail(op, name.str() + "'s branches must be single blocks without arguments");
+  // Over symbolic sizes a result's sizes come from its branch (below).
   for (Value r : op.getResults())
-    if (!CheckType(r.getType(), op)) return false;
+    if (!(symbolic_ && !mlir::cast<mlir::RankedTensorType>(r.getType()).hasStaticShape()) &&
+        !CheckType(r.getType(), op))
+      return false;
   auto branch_of = [&](int64_t index) -> unsigned {
     if (is_if) return index != 0 ? 0 : 1;
     return index < 0 || index >= n ? n - 1 : static_cast<unsigned>(index);
@@ -162,7 +175,10 @@ bool Importer::ImportBranches(Operation& op, llvm::ArrayRef<Value> operands,
       return Fail(op, name.str() + "'s branch " + std::to_string(k) + " returns " +
                           std::to_string(results.size()) + " values for " +
                           std::to_string(op.getNumResults()) + " results");
-    for (auto [from, to] : llvm::zip(op.getResults(), results)) map[from] = to;
+    for (auto [from, to] : llvm::zip(op.getResults(), results)) {
+      if (symbolic_) from.setType(to.getType());  // the sizes its branch computed
+      map[from] = to;
+    }
     return true;
   }
   llvm::SmallVector<Value> captured, captured_imported;
@@ -171,20 +187,30 @@ bool Importer::ImportBranches(Operation& op, llvm::ArrayRef<Value> operands,
   for (Value v : captured_imported) inputs.push_back(v.getType());
   llvm::SmallVector<unsigned> returned;
   for (unsigned k = 0; k < op.getNumResults(); ++k) returned.push_back(k);
+  // Over symbolic sizes the first branch's results give the sizes, which
+  // every other branch must return alike.
+  llvm::SmallVector<mlir::Type> result_types(op.getResultTypes());
+  const bool infer = symbolic_ && llvm::any_of(result_types, [](mlir::Type t) {
+                       return !mlir::cast<mlir::RankedTensorType>(t).hasStaticShape();
+                     });
   const std::string prefix = "case" + std::to_string(regions_++);
   llvm::SmallVector<int64_t> branches;
   for (unsigned k = 0; k < n; ++k) {
     int64_t index = 0;
     if (!ImportRegion(op, op.getRegion(k).front(), prefix + ".branch" + std::to_string(k), inputs,
-                      op.getResultTypes(), {}, captured, 0, returned, depth, &index))
+                      result_types, {}, captured, 0, returned, depth, &index,
+                      infer && k == 0 ? &result_types : nullptr))
       return false;
     branches.push_back(index);
   }
   llvm::SmallVector<Value> case_operands = {operands[0]};
   case_operands.append(captured_imported.begin(), captured_imported.end());
-  auto k = CreateOp(b_, op.getLoc(), "case", op.getResultTypes(), case_operands,
+  auto k = CreateOp(b_, op.getLoc(), "case", result_types, case_operands,
                     {b_.getNamedAttr("branches", b_.getDenseI64ArrayAttr(branches))});
-  for (auto [from, to] : llvm::zip(op.getResults(), k->getResults())) map[from] = to;
+  for (auto [from, to] : llvm::zip(op.getResults(), k->getResults())) {
+    if (infer) from.setType(to.getType());
+    map[from] = to;
+  }
   return true;
 }
 

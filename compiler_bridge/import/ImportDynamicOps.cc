@@ -74,6 +74,8 @@ std::optional<llvm::SmallVector<SymDim>> Importer::ResultSizes(Operation& op, un
                                                        : batch[next_batch++]);
     return out;
   }
+  // A loop's results are its carried values: their operands' sizes.
+  if (kind == "while") return shape(k);
   if (kind == "transpose") {
     auto in = shape(0);
     if (!in) return std::nullopt;
@@ -206,7 +208,6 @@ std::optional<llvm::SmallVector<SymDim>> Importer::ResultSizes(Operation& op, un
                                                "slice",
                                                "dynamic_slice",
                                                "iota",
-                                               "while",
                                                "if",
                                                "case",
                                                "custom_call",

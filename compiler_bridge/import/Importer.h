@@ -69,7 +69,7 @@ class Importer {
                     mlir::TypeRange inputs, mlir::TypeRange results,
                     llvm::ArrayRef<unsigned> block_args, llvm::ArrayRef<mlir::Value> captured,
                     unsigned first_captured, llvm::ArrayRef<unsigned> returned, int depth,
-                    int64_t* index);
+                    int64_t* index, llvm::SmallVectorImpl<mlir::Type>* inferred = nullptr);
   bool ImportCollective(mlir::Operation& op, llvm::StringRef kind,
                         llvm::ArrayRef<mlir::Value> operands,
                         llvm::SmallVectorImpl<mlir::NamedAttribute>& params,

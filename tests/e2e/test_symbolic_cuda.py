@@ -68,6 +68,11 @@ def _cases():
                                  [spec((b, s, 8)), spec((s, 8))],
                                  [[normal(bb, ss, 8), normal(ss, 8)] for bb, ss in ((3, 5), (1, 1), (2, 300))]),
         "sym_doubled_padded": (doubled_and_padded, [spec((3, n))], [[normal(3, k)] for k in (1, 4, 13)]),
+        "sym_loop_and_branch": (lambda x, n: jax.lax.cond(
+            n > 1, lambda v: v.mean(0) * v.shape[0], lambda v: v.sum(0),
+            jax.lax.fori_loop(0, n, lambda i, h: jnp.tanh(h * 1.5 + 0.1), x)),
+                                [spec((b, s)), jax.ShapeDtypeStruct((), jnp.int32)],
+                                [[normal(bb, ss), np.int32(k)] for bb, ss, k in ((1, 1, 0), (2, 9, 3), (3, 70, 1))]),
         "sym_cumulative_scans": (lambda x: (jnp.cumsum(x, axis=1), jax.lax.cummax(x, axis=0)), [spec((b, s))],
                                  [[normal(bb, ss)] for bb, ss in ((1, 1), (2, 9), (3, 70))]),
     }

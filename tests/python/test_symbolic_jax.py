@@ -243,3 +243,26 @@ def test_cumulative_scans_over_symbolic_dimensions(have_compiler):
     session = brt.Session(brt.compile(scans, spec((b, s))))
     for shape in ((1, 1), (2, 7), (3, 300)):
         assert_matches_jax(session, scans, (randn(*shape),), rtol=1e-5, atol=1e-5)
+
+
+W_LOOP = randn(8, 8) * 0.3
+
+
+def loops_and_branches(x, n):
+    """A fori_loop whose bound is an input, a data-dependent while_loop, a
+    scan, and a cond and a switch whose branches compute with the batch size,
+    all over a symbolic batch."""
+    h = jax.lax.fori_loop(0, n, lambda i, h: jnp.tanh(h @ W_LOOP), x)
+    h, steps = jax.lax.while_loop(lambda c: jnp.abs(c[0]).sum() > 0.5 * c[0].shape[0],
+                                  lambda c: (c[0] * 0.5, c[1] + 1), (h, 0))
+    h, sums = jax.lax.scan(lambda h, _: (jnp.sin(h), h.sum()), h, None, length=7)
+    picked = jax.lax.cond(n > 2, lambda v: v.mean(0) * v.shape[0], lambda v: v.sum(0) + 1.0, h)
+    switched = jax.lax.switch(n, [lambda v: v * 2, lambda v: jnp.cos(v), lambda v: v[::-1]], h)
+    return h, steps, sums, picked, switched
+
+
+def test_loops_and_branches_over_a_symbolic_batch(have_compiler):
+    (b,) = jax.export.symbolic_shape("b")
+    session = brt.Session(brt.compile(loops_and_branches, spec((b, 8)), spec((), jnp.int32)))
+    for rows, n in ((1, 0), (3, 1), (5, 2), (2, 4), (3, 1)):
+        assert_matches_jax(session, loops_and_branches, (randn(rows, 8), np.int32(n)), rtol=1e-5, atol=1e-5)
