@@ -259,9 +259,10 @@ struct ReduceWindowPlan {
   int64_t out_numel = 0, window_numel = 1;
 };
 ReduceWindowPlan PlanReduceWindow(const OpInfo& op);
-// A window_dimensions entry of -1 spans the operand's extent and a padding
-// entry of -1 is that extent less 1: a cumulative scan over a symbolic
-// dimension (docs/format.md). Resolved here for the concrete operand.
+// A window_dimensions entry of -1 spans the operand's extent and, in its
+// dimension only, a padding entry of -1 is that extent less 1: a cumulative
+// scan over a symbolic dimension (docs/format.md). Resolved here for the
+// concrete operand.
 void ResolveWindowExtents(const TensorInfo& in, std::vector<int64_t>& window,
                           std::vector<int64_t>& padding);
 

@@ -294,7 +294,9 @@ ReduceWindowPlan PlanWindows(const OpInfo& op, const Attrs& attrs, const TensorI
 void ResolveWindowExtents(const TensorInfo& in, std::vector<int64_t>& window,
                           std::vector<int64_t>& padding) {
   for (size_t d = 0; d < window.size() && d < in.dims.size(); ++d) {
-    if (window[d] == -1) window[d] = in.dims[d];
+    // A padding of -1 elsewhere is StableHLO's: one element cropped.
+    if (window[d] != -1) continue;
+    window[d] = in.dims[d];
     for (size_t side : {2 * d, 2 * d + 1})
       if (side < padding.size() && padding[side] == -1) padding[side] = in.dims[d] - 1;
   }

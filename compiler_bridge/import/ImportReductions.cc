@@ -329,7 +329,8 @@ bool Importer::ImportDynamicReduceWindow(Operation& op, llvm::ArrayRef<Value> op
       const SymDim& extent = (*in)[i == 6 ? k / 2 : k];
       if (std::optional<int64_t> c = size.Constant())
         values.push_back(*c);
-      else if ((i == 2 && size == extent) || (i == 6 && k % 2 == 0 && size == extent - 1))
+      else if ((i == 2 && size == extent) ||
+               (i == 6 && k % 2 == 0 && size == extent - 1 && attrs[0][k / 2] == -1))
         values.push_back(-1);
       else
         return Fail(op, "dynamic_reduce_window with " + size.Text() + " in its " +
