@@ -77,6 +77,12 @@ SymDim Indicator(const SymDim& lhs, llvm::StringRef direction, const SymDim& rhs
   return direction == "NE" ? differ : 1 - differ;
 }
 
+// lhs OP rhs as a constant where bounds decide it, else as an Indicator.
+SymDim Condition(const SymDim& lhs, llvm::StringRef direction, const SymDim& rhs) {
+  const std::optional<bool> decided = Decide(lhs, direction, rhs);
+  return decided ? SymDim(*decided ? 1 : 0) : Indicator(lhs, direction, rhs);
+}
+
 // A binary operation on sizes, by its StableHLO name (and floordiv,
 // ceildiv); nullopt where its result is no size expression. Truncating
 // division and remainder are floor division and mod where nothing is
@@ -155,6 +161,9 @@ bool Importer::NameMainSymbols(mlir::func::FuncOp main) {
       auto most = main.getArgAttrOfType<mlir::DenseI64ArrayAttr>(arg.getArgNumber(), kDimMaxAttr);
       if (given_name && most && d < most.size() && most[d] > 0)
         upper_bounds[given_name.str()] = most[d];
+      auto least = main.getArgAttrOfType<mlir::DenseI64ArrayAttr>(arg.getArgNumber(), kDimMinAttr);
+      if (given_name && least && d < least.size() && least[d] > 1)
+        lower_bounds[given_name.str()] = least[d];
       if (given_name && IsIdentifier(given_name.getValue()))
         named =
             names.insert_or_assign({arg.getArgNumber(), static_cast<unsigned>(d)}, given_name.str())
@@ -175,6 +184,8 @@ bool Importer::NameMainSymbols(mlir::func::FuncOp main) {
   }
   for (const auto& [symbol, most] : upper_bounds)
     constraints_.push_back(symbol + " <= " + std::to_string(most));
+  for (const auto& [symbol, least] : lower_bounds)
+    if (least > 1) constraints_.push_back(symbol + " >= " + std::to_string(least));
   SymDim::SetBounds(std::move(lower_bounds), std::move(upper_bounds));
   return true;
 }
@@ -279,10 +290,15 @@ std::string Importer::FollowShapeArithmetic(Operation& op,
   };
   llvm::SmallVector<SymDim> out;
   const llvm::StringRef kind = op.getName().getStringRef().split('.').second;
+  const bool boolean = type.getElementType().isInteger(1);
   if (kind == "convert" || kind == "reshape") {
     if (!in[0] || static_cast<int64_t>(in[0]->size()) != type.getNumElements())
       return kind.str() + " changes the number of sizes";
     out = *in[0];
+    // A size converted to a boolean is `size != 0`, 0 or 1 as selects read it.
+    auto from = mlir::cast<mlir::ShapedType>(op.getOperand(0).getType()).getElementType();
+    if (kind == "convert" && boolean && !from.isInteger(1))
+      for (SymDim& d : out) d = Condition(d, "NE", 0);
   } else if (kind == "broadcast_in_dim") {
     if (!scalar(0)) return "broadcast of several sizes";
     out.assign(type.getNumElements(), *scalar(0));
@@ -309,8 +325,14 @@ std::string Importer::FollowShapeArithmetic(Operation& op,
     const char* relation = Relation(direction);
     if (!a || !b || !relation) return "compare " + direction;
     relations_[op.getResult(0)] = a->Text() + " " + relation + " " + b->Text();
-    const std::optional<bool> decided = Decide(*a, direction, *b);
-    out.push_back(decided ? SymDim(*decided ? 1 : 0) : Indicator(*a, direction, *b));
+    out.push_back(Condition(*a, direction, *b));
+  } else if ((kind == "and" || kind == "or") && !boolean) {
+    // Bitwise on integers: exact for constants, no expression of sizes else.
+    std::optional<SymDim> a = scalar(0), b = scalar(1);
+    const std::optional<int64_t> ca = a ? a->Constant() : std::nullopt,
+                                 cb = b ? b->Constant() : std::nullopt;
+    if (!ca || !cb) return kind.str() + " of integer sizes";
+    out.push_back(kind == "and" ? (*ca & *cb) : (*ca | *cb));
   } else if (kind == "and" || kind == "or") {
     std::optional<SymDim> a = scalar(0), b = scalar(1);
     const int64_t absorbing = kind == "and" ? 0 : 1;
