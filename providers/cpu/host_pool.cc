@@ -2,10 +2,42 @@
 // arena of the Session's intra-op threads. A request runs its ops inside
 // it, so brt's parallel loops (parallel.h) and oneDNN's primitives share its
 // threads. Arenas draw their workers from oneTBB's one pool per process.
+//
+// Two things keep the workers at work on a machine busy with other jobs,
+// where each CPU runs something else too (bench/load_bench.py; measured in
+// bench/results/2026-11-27-load-bench-cpu.md):
+// - Linux wakes a worker on the CPU of the thread that woke it when no CPU
+//   is idle, and keeps it there: the request's thread and the worker share
+//   one CPU. A worker found on the CPU of the thread running a request moves
+//   to another of its allowed CPUs (its CPU set is restored at once; the
+//   scheduler keeps it where it moved).
+// - A oneTBB worker out of tasks pauses for about a microsecond, then yields
+//   its CPU before it sleeps. On a CPU another job wants, a yield hands that
+//   job the CPU for its time slice, milliseconds, and the next request's
+//   tasks, spawned microseconds later, find no worker. So when a request
+//   ends, with spinning on, up to threads - 1 workers wait in a task of
+//   brt's own that spins without yielding until an op starts, in any
+//   Session, or kLinger passes.
+// Either alone leaves a request at one core's speed there. Both are opt-in
+// (BRT_CPU_LINGER=1, with spinning on): beside a lower-priority job they
+// keep a request at its quiet speed, but beside a job of equal weight
+// (another session or cgroup, where nice does not rank) the process gets
+// its share of the CPUs whatever it does, and a request at two cores' speed
+// is paid back in time slices in its p99 (4-8 ms against 0.2-0.3 for the
+// small models of bench/load_bench.py).
+#include "host_pool.h"
+
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_scheduler_observer.h>
+#include <sched.h>
 
-#include "host_pool.h"
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string_view>
+
 #include "kernel.h"
 #include "parallel.h"
 
@@ -14,10 +46,95 @@ namespace {
 
 using oneapi::tbb::task_arena;
 
+bool LingerRequested() {
+  const char* value = std::getenv("BRT_CPU_LINGER");
+  return value && std::string_view(value) == "1";
+}
+
+constexpr auto kLinger = std::chrono::microseconds(200);
+
+// Bumped as each op of a lingering pool starts: lingering workers go back
+// to oneTBB's tasks.
+std::atomic<uint64_t> op_epoch{0};
+
+// What a pool's linger tasks read; they may outlive the pool in its queue.
+struct Shared {
+  std::atomic<int> lingering{0};     // linger tasks queued or spinning
+  std::atomic<int> request_cpu{-1};  // where the pool's last request started
+};
+
+// Moves the calling thread off `cpu` when it runs there.
+void LeaveCpu(int cpu) {
+  if (cpu < 0 || sched_getcpu() != cpu) return;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  cpu_set_t others = allowed;
+  CPU_CLR(cpu, &others);
+  if (CPU_COUNT(&others) == 0 || sched_setaffinity(0, sizeof others, &others) != 0) return;
+  sched_setaffinity(0, sizeof allowed, &allowed);
+}
+
+// A worker joining the arena leaves the request's CPU.
+class SpreadWorkers final : public oneapi::tbb::task_scheduler_observer {
+ public:
+  SpreadWorkers(task_arena& arena, std::shared_ptr<Shared> shared)
+      : task_scheduler_observer(arena), shared_(std::move(shared)) {
+    observe(true);
+  }
+  ~SpreadWorkers() override { observe(false); }
+
+  void on_scheduler_entry(bool is_worker) override {
+    if (is_worker) LeaveCpu(shared_->request_cpu.load(std::memory_order_relaxed));
+  }
+
+ private:
+  std::shared_ptr<Shared> shared_;
+};
+
 struct HostPool {
   task_arena arena;
   int threads = 1;
+  bool linger = false;  // BRT_CPU_LINGER=1, spinning on, several threads
+  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+  std::unique_ptr<SpreadWorkers> spread;  // destroyed before the arena
 };
+
+// The pool whose request the calling thread runs, if any.
+thread_local HostPool* request_pool = nullptr;
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+void Linger(Shared& shared, uint64_t epoch) {
+  // A request's own thread, waiting inside its op, has its tasks to run.
+  if (!request_pool) {
+    LeaveCpu(shared.request_cpu.load(std::memory_order_relaxed));
+    const auto deadline = std::chrono::steady_clock::now() + kLinger;
+    for (unsigned i = 1; op_epoch.load(std::memory_order_acquire) == epoch; ++i) {
+      CpuRelax();
+      if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) break;
+    }
+  }
+  shared.lingering.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// Up to threads - 1 linger tasks, queued from inside the arena as a request
+// ends (not under TSan, whose requests run outside the arena).
+[[maybe_unused]] void KeepWorkersWaiting(HostPool& p) {
+  const uint64_t epoch = op_epoch.load(std::memory_order_relaxed);
+  int queued = p.shared->lingering.load(std::memory_order_relaxed);
+  while (queued < p.threads - 1) {
+    if (!p.shared->lingering.compare_exchange_weak(queued, queued + 1, std::memory_order_relaxed))
+      continue;
+    p.arena.enqueue([s = p.shared, epoch] { Linger(*s, epoch); });
+    ++queued;
+  }
+}
 
 int32_t CreateHostPool(const BrtHostPoolConfig* config, void** pool, BrtErrorBuffer* error) {
   return AbiGuard(error, [&] {
@@ -30,6 +147,8 @@ int32_t CreateHostPool(const BrtHostPoolConfig* config, void** pool, BrtErrorBuf
     auto p = std::make_unique<HostPool>();
     p->arena.initialize(threads, 1, task_arena::priority::normal, leave);
     p->threads = threads;
+    p->linger = config->spin && threads > 1 && LingerRequested();
+    if (p->linger) p->spread = std::make_unique<SpreadWorkers>(p->arena, p->shared);
     *pool = p.release();
   });
 }
@@ -46,11 +165,23 @@ void RunInHostPool(void* pool, void (*body)(void*), void* arg) {
   body(arg);
   tsan_pool_threads = outer;
 #else
-  p.arena.execute([&] { body(arg); });
+  if (p.linger) p.shared->request_cpu.store(sched_getcpu(), std::memory_order_relaxed);
+  p.arena.execute([&] {
+    HostPool* outer = request_pool;
+    request_pool = &p;
+    body(arg);
+    if (p.linger) KeepWorkersWaiting(p);
+    request_pool = outer;
+  });
 #endif
 }
 
 }  // namespace
+
+void OpStarting() {
+  if (const HostPool* p = request_pool; p && p->linger)
+    op_epoch.fetch_add(1, std::memory_order_release);
+}
 
 void SetHostPool(BrtProviderApi& api) {
   api.create_host_pool = &CreateHostPool;

@@ -64,6 +64,7 @@ void ReleaseInstance(void* instance) { delete static_cast<Runnable*>(instance); 
 // A kernel that fails at run time (oneDNN's execute reporting an error, say)
 // throws; the guard turns that into the op's error for the caller.
 int32_t RunKernel(void* kernel, void* const* buffers, void*, BrtErrorBuffer* error) {
+  OpStarting();
   return AbiGuard(error, [&] { static_cast<Runnable*>(kernel)->Run(buffers); });
 }
 
