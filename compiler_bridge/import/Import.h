@@ -34,8 +34,10 @@ inline constexpr const char* kArgNameAttr = "brt.name";
 // On an argument of `main`, as brt.compile_torch writes it: the names of its
 // dimensions' symbols (torch.export's Dims), "" for a static one.
 inline constexpr const char* kDimNamesAttr = "brt.dims";
-// Beside it: each dimension's largest size (a Dim's max), 0 for none.
+// Beside it: each dimension's largest size (a Dim's max), 0 for none, and
+// its smallest (a Dim's min), 0 or 1 for none.
 inline constexpr const char* kDimMaxAttr = "brt.dim_max";
+inline constexpr const char* kDimMinAttr = "brt.dim_min";
 
 // On the imported `main`: the relations between its dimension symbols that
 // the inputs must satisfy ("b >= 1"), from the program's shape assertions

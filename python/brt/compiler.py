@@ -34,7 +34,7 @@ def export_stablehlo(fn, *example_args):
     names = _argument_names(fn, kept, example_args)
     if dims is not None and kept is not None:
         dims = [d for i, d in enumerate(dims) if i in kept]
-    _name_arguments(module, names, ir, dims, dims and [[0] * len(d) for d in dims])
+    _name_arguments(module, names, ir, dims, dims and [([0] * len(d), [0] * len(d)) for d in dims])
     return module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None)
 
 
@@ -107,12 +107,13 @@ def _argument_names(fn, kept, example_args):
     return names
 
 
-def _name_arguments(module, names, ir, dims=None, dim_max=None):
+def _name_arguments(module, names, ir, dims=None, dim_bounds=None):
     """Sets `brt.name` on the arguments of the module's `main`; leaves them
     unnamed (brt-compile then says arg0, arg1, ...) when the names do not
     line up or repeat. `dims`, per argument: the names of its dimensions'
-    symbols ("" for a static one), set as `brt.dims`, and `dim_max` their
-    largest sizes (0 for none), as `brt.dim_max`. Arguments that are
+    symbols ("" for a static one), set as `brt.dims`, and `dim_bounds` their
+    (smallest, largest) sizes (0 for none), as `brt.dim_min` and
+    `brt.dim_max`. Arguments that are
     dimension sizes (`jax.global_constant`) keep their attributes and take no
     name. `ir` is the MLIR Python package the module was made with (JAX's or
     torch-mlir's)."""
@@ -133,7 +134,8 @@ def _name_arguments(module, names, ir, dims=None, dim_max=None):
                 merged[i]["brt.name"] = ir.StringAttr.get(names[j])
                 if dims is not None and any(dims[j]):
                     merged[i]["brt.dims"] = ir.ArrayAttr.get([ir.StringAttr.get(d) for d in dims[j]])
-                    merged[i]["brt.dim_max"] = ir.DenseI64ArrayAttr.get(dim_max[j])
+                    merged[i]["brt.dim_min"] = ir.DenseI64ArrayAttr.get(dim_bounds[j][0])
+                    merged[i]["brt.dim_max"] = ir.DenseI64ArrayAttr.get(dim_bounds[j][1])
             op.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(m) for m in merged])
 
 

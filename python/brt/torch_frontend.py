@@ -42,29 +42,30 @@ def export_torch_stablehlo(module, *example_args, dynamic_shapes=None):
         if spec.kind == torch.export.graph_signature.InputKind.BUFFER and not spec.persistent:
             program.state_dict[spec.target] = program.constants[spec.target]
     mlir_module = fx.export_and_import(program, output_type="stablehlo", decomposition_table={})
-    dims, dim_max = _dim_names(example_args, dynamic_shapes) if dynamic_shapes is not None else (None, None)
-    _name_arguments(mlir_module, names, ir, dims, dim_max)
+    dims, dim_bounds = _dim_names(example_args, dynamic_shapes) if dynamic_shapes is not None else (None, None)
+    _name_arguments(mlir_module, names, ir, dims, dim_bounds)
     return mlir_module.operation.get_asm(print_generic_op_form=True, large_elements_limit=None, enable_debug_info=True)
 
 
 def _dim_names(example_args, dynamic_shapes):
     """Per example argument, the names of the torch.export Dims its dimensions
-    take ("" where static) and their largest sizes (0 where unbounded), from
-    `dynamic_shapes` given per argument in order (a dict {dim: Dim} or a
-    sequence of Dim/None each)."""
+    take ("" where static) and their (smallest, largest) sizes (0 where
+    unbounded), from `dynamic_shapes` given per argument in order (a dict
+    {dim: Dim} or a sequence of Dim/None each)."""
     specs = list(dynamic_shapes.values()) if isinstance(dynamic_shapes, dict) else list(dynamic_shapes)
-    names, maxes = [], []
+    names, bounds = [], []
     for arg, spec in zip(example_args, specs + [None] * (len(example_args) - len(specs))):
-        per_dim, most = [""] * arg.dim(), [0] * arg.dim()
+        per_dim, least, most = [""] * arg.dim(), [0] * arg.dim(), [0] * arg.dim()
         items = spec.items() if isinstance(spec, dict) else enumerate(spec or ())
         for d, dim in items:
             if dim is not None:
                 per_dim[d] = getattr(dim, "__name__", "")
-                bound = getattr(dim, "max", None)
-                most[d] = int(bound) if isinstance(bound, int) and 0 < bound < 2**62 else 0
+                lo, hi = getattr(dim, "min", None), getattr(dim, "max", None)
+                least[d] = int(lo) if isinstance(lo, int) and 0 < lo < 2**62 else 0
+                most[d] = int(hi) if isinstance(hi, int) and 0 < hi < 2**62 else 0
         names.append(per_dim)
-        maxes.append(most)
-    return names, maxes
+        bounds.append((least, most))
+    return names, bounds
 
 
 def _views_as_reshapes(program):
