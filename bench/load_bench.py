@@ -8,6 +8,12 @@ blocks so that a slow phase of the machine hits both:
               suite), the load under which brt's former libgomp barriers
               waited a scheduler tick for a descheduled partner thread;
   nice0       the same job at nice 0;
+  nice19-here the nice-19 job in this process's session. The two above run
+              in a session of their own, and where the kernel groups
+              processes by session (autogroup, /proc/sys/kernel/
+              sched_autogroup_enabled) nice ranks a process only within its
+              group: they then take an equal share, as a job in another
+              cgroup does, and only here does nice 19 yield to the benchmark;
   concurrent  two brt Sessions and one ONNX Runtime session serving at once
               from three threads of this process.
 Per runtime and condition it records the p50, p99 and max of single-request
@@ -40,9 +46,10 @@ class BuildLikeLoad:
     """One loop per core starting short busy processes one after another,
     at a given niceness, until stopped."""
 
-    def __init__(self, niceness):
+    def __init__(self, niceness, own_session=True):
         script = f"while true; do sh -c '{_SHORT_JOB}'; done"
-        self.loops = [subprocess.Popen(["nice", "-n", str(niceness), "sh", "-c", script], start_new_session=True)
+        group = {"start_new_session": True} if own_session else {"process_group": 0}
+        self.loops = [subprocess.Popen(["nice", "-n", str(niceness), "sh", "-c", script], **group)
                       for _ in range(os.cpu_count())]
         time.sleep(0.5)
 
@@ -136,10 +143,10 @@ def measure(new_brt_run, ort_run, seconds, blocks=4):
         return samples
 
     results["quiet"] = alternate()
-    for niceness in (19, 0):
-        load = BuildLikeLoad(niceness)
+    for condition, niceness, own_session in (("nice19", 19, True), ("nice0", 0, True), ("nice19-here", 19, False)):
+        load = BuildLikeLoad(niceness, own_session)
         try:
-            results[f"nice{niceness}"] = alternate()
+            results[condition] = alternate()
         finally:
             load.stop()
     # Two brt sessions' worth of requests and one ONNX Runtime stream at once.
