@@ -219,6 +219,9 @@ int Importer::FollowShapeOp(Operation& op) {
              -1;
     auto relation = relations_.find(predicate);
     if (relation != relations_.end()) constraints_.push_back(relation->second);
+    // A condition made of others (an and, a select) is a size of 0 or 1.
+    else if (decided && !(*decided)[0].Constant())
+      constraints_.push_back((*decided)[0].Text() + " == 1");
     if (relation == relations_.end() && !decided)
       return Fail(op, "a shape assertion on a condition brt cannot express"), -1;
     return 1;

@@ -1,7 +1,8 @@
 """Review cases for symbolic sizes: a reduce_window's static padding of -1
 keeps its StableHLO meaning (one element cropped) next to the -1 entries
 that mark a cumulative scan over a symbolic dimension; integer and/or of
-sizes and a size converted to a boolean are followed exactly or refused."""
+sizes and a size converted to a boolean are followed exactly or refused;
+a shape assertion on an `and` of conditions is checked at run."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -104,3 +105,23 @@ def test_bitwise_and_or_of_constant_sizes_fold_exactly(have_compiler):
     for n in (1, 4):
         (got,) = session.run(randn(n))
         np.testing.assert_array_equal(got, np.arange(4 + 7 + n, dtype=np.float32))
+
+
+def test_shape_assertion_on_an_and_of_conditions_is_checked(have_compiler):
+    """A shape_assertion of (n >= 3 and n <= 10), which no bound decides:
+    a run at n outside [3, 10] fails naming it; inside, the iota of n runs."""
+    ops = """
+    %three = "stablehlo.constant"() <{value = dense<3> : tensor<i32>}> : () -> tensor<i32>
+    %ten = "stablehlo.constant"() <{value = dense<10> : tensor<i32>}> : () -> tensor<i32>
+    %ge = "stablehlo.compare"(%n, %three) <{comparison_direction = #stablehlo<comparison_direction GE>}> : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %le = "stablehlo.compare"(%n, %ten) <{comparison_direction = #stablehlo<comparison_direction LE>}> : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %both = "stablehlo.and"(%ge, %le) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    "stablehlo.custom_call"(%both) <{call_target_name = "shape_assertion", has_side_effect = true}> {error_message = "n in [3, 10]"} : (tensor<i1>) -> ()
+    %size = "stablehlo.add"(%n, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>"""
+    session = brt.Session(brt.compile_stablehlo(sized_iota(ops)))
+    for n in (3, 10):
+        (got,) = session.run(randn(n))
+        np.testing.assert_array_equal(got, np.arange(n + 1, dtype=np.float32))
+    for n in (2, 11):
+        with pytest.raises(ValueError, match=r"shape constraint .* == 1' does not hold"):
+            session.run(randn(n))
