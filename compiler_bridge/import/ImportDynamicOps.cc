@@ -286,11 +286,12 @@ bool Importer::ImportRealDynamicSlice(Operation& op, llvm::ArrayRef<Value> opera
 // dynamic_gather of one block from constant starts, no dimension collapsed
 // (`x[: n // 2]`): a slice whose symbolic limits are -1. The gather would
 // clamp a start that leaves too little room; here that is a constraint.
-bool Importer::ImportGatherAsSlice(Operation& op, llvm::ArrayRef<SymDim> in,
-                                   llvm::ArrayRef<SymDim> sizes, Value operand,
-                                   llvm::DenseMap<Value, Value>& map) {
+// 1: imported; 0: not of this form; -1: an error.
+int Importer::ImportGatherAsSlice(Operation& op, llvm::ArrayRef<SymDim> in,
+                                  llvm::ArrayRef<SymDim> sizes, Value operand,
+                                  llvm::DenseMap<Value, Value>& map) {
   llvm::SmallVector<mlir::NamedAttribute> params;
-  if (!Params(op, params)) return false;
+  if (!Params(op, params)) return -1;
   auto ints = [&](llvm::StringRef name) { return IntsParam(params, name); };
   const llvm::SmallVector<SymDim> starts = shape_values_.lookup(op.getOperand(1));
   const auto offset_dims = ints("offset_dims"), index_map = ints("start_index_map"),
@@ -302,11 +303,11 @@ bool Importer::ImportGatherAsSlice(Operation& op, llvm::ArrayRef<SymDim> in,
       offset_dims.size() == in.size() && starts.size() == index_map.size() &&
       llvm::all_of(llvm::enumerate(offset_dims),
                    [](auto d) { return d.value() == static_cast<int64_t>(d.index()); });
-  if (!one_block) return false;
+  if (!one_block) return 0;
   llvm::SmallVector<int64_t> first(in.size(), 0), last, step(in.size(), 1);
   for (auto [i, d] : llvm::enumerate(index_map)) {
     const std::optional<int64_t> start = starts[i].Constant();
-    if (d < 0 || d >= static_cast<int64_t>(in.size()) || !start || *start < 0) return false;
+    if (d < 0 || d >= static_cast<int64_t>(in.size()) || !start || *start < 0) return 0;
     first[d] = *start;
   }
   for (size_t d = 0; d < in.size(); ++d) {
@@ -319,7 +320,7 @@ bool Importer::ImportGatherAsSlice(Operation& op, llvm::ArrayRef<SymDim> in,
                               {b_.getNamedAttr("start_indices", b_.getDenseI64ArrayAttr(first)),
                                b_.getNamedAttr("limit_indices", b_.getDenseI64ArrayAttr(last)),
                                b_.getNamedAttr("strides", b_.getDenseI64ArrayAttr(step))});
-  return true;
+  return 1;
 }
 
 // dynamic_gather whose slice sizes are constants or whole dimensions of the
@@ -332,8 +333,8 @@ bool Importer::ImportDynamicGather(Operation& op, llvm::ArrayRef<Value> operands
   auto in = SymbolicShape(op.getOperand(0).getType());
   if (!in || sizes.size() != in->size())
     return Fail(op, "dynamic_gather's slice sizes are not sizes brt can follow");
-  if (ImportGatherAsSlice(op, *in, sizes, operands[0], map)) return true;
-  if (!error_.empty()) return false;
+  if (const int sliced = ImportGatherAsSlice(op, *in, sizes, operands[0], map); sliced != 0)
+    return sliced > 0;
   llvm::SmallVector<int64_t> slice;
   for (size_t d = 0; d < in->size(); ++d) {
     if (std::optional<int64_t> c = sizes[d].Constant()) {

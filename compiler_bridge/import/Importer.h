@@ -166,9 +166,9 @@ class Importer {
                               llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   bool ImportDynamicGather(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
                            llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
-  bool ImportGatherAsSlice(mlir::Operation& op, llvm::ArrayRef<SymDim> in,
-                           llvm::ArrayRef<SymDim> sizes, mlir::Value operand,
-                           llvm::DenseMap<mlir::Value, mlir::Value>& map);
+  int ImportGatherAsSlice(mlir::Operation& op, llvm::ArrayRef<SymDim> in,
+                          llvm::ArrayRef<SymDim> sizes, mlir::Value operand,
+                          llvm::DenseMap<mlir::Value, mlir::Value>& map);
   bool ImportDynamicPad(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,
                         llvm::DenseMap<mlir::Value, mlir::Value>& map, int depth);
   bool ImportDynamicConv(mlir::Operation& op, llvm::ArrayRef<mlir::Value> operands,

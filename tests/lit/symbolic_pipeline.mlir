@@ -5,6 +5,8 @@
 // RUN: rm -rf %t && mkdir %t
 // RUN: brt-compile %s -o %t/cpu.brtx --dump-after-each %t/cpu
 // RUN: FileCheck %s < %t/cpu/15-fuse-elementwise.mlir
+// RUN: brt-compile %s -o %t/stats.brtx --stats | FileCheck %s --check-prefix=STATS
+// STATS: passes not written for symbolic sizes, not run: fold-batch-norm, channels-last, fuse-collective-matmul, bucket-all-reduce
 
 // CHECK: brt.fused_elementwise(%arg0, %arg1) {constants = array<f64: 5.000000e-01>, ops = "add,tanh,multiply"
 // CHECK-SAME: (tensor<?x8xf32, ["b", ""]>, tensor<8xf32>) -> tensor<?x8xf32, ["b", ""]>
