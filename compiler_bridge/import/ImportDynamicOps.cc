@@ -10,6 +10,13 @@ namespace brt::bridge {
 using mlir::Operation;
 using mlir::Value;
 
+// Entry i of an optional window attribute (strides, dilations, padding), or
+// its default where the attribute leaves it out.
+template <typename T>
+SymDim At(const llvm::SmallVector<T>& v, size_t i, int64_t missing) {
+  return i < v.size() ? SymDim(v[i]) : SymDim(missing);
+}
+
 // The sizes of `op`'s result `k` (a type with dynamic dimensions), from its
 // operands' refined types and the followed sizes; nullopt if this op's rule
 // is unknown.
@@ -148,14 +155,11 @@ std::optional<llvm::SmallVector<SymDim>> Importer::ResultSizes(Operation& op, un
     const auto window = sizes("window_dimensions", 2), strides = sizes("window_strides", 3),
                base = sizes("base_dilations", 4), dilations = sizes("window_dilations", 5),
                padding = sizes("padding", 6);
-    auto at = [](const llvm::SmallVector<SymDim>& v, size_t i, int64_t missing) {
-      return i < v.size() ? v[i] : SymDim(missing);
-    };
     for (size_t d = 0; d < in->size(); ++d) {
       const SymDim padded =
-          ((*in)[d] - 1) * at(base, d, 1) + 1 + at(padding, 2 * d, 0) + at(padding, 2 * d + 1, 0);
-      const SymDim extent = (at(window, d, 1) - 1) * at(dilations, d, 1) + 1;
-      out.push_back(SymDim::FloorDiv(padded - extent, at(strides, d, 1)) + 1);
+          ((*in)[d] - 1) * At(base, d, 1) + 1 + At(padding, 2 * d, 0) + At(padding, 2 * d + 1, 0);
+      const SymDim extent = (At(window, d, 1) - 1) * At(dilations, d, 1) + 1;
+      out.push_back(SymDim::FloorDiv(padded - extent, At(strides, d, 1)) + 1);
     }
     return out;
   }
@@ -182,22 +186,19 @@ std::optional<llvm::SmallVector<SymDim>> Importer::ResultSizes(Operation& op, un
     }
     const size_t n = spatial.size();
     if (padding.empty()) padding.assign(2 * n, 0);
-    auto at = [](const llvm::SmallVector<int64_t>& v, size_t i, int64_t missing) {
-      return i < v.size() ? v[i] : missing;
-    };
     if (kernel_spatial.size() != n || out_spatial.size() != n || padding.size() != 2 * n ||
         in_batch.size() != 1 || kernel_out.size() != 1 || out_batch.size() != 1 ||
         out_feature.size() != 1 || type.getRank() != static_cast<int64_t>(n + 2))
       return std::nullopt;
     out.assign(n + 2, 0);
-    out[out_batch[0]] = SymDim::FloorDiv((*in)[in_batch[0]], at(batch_groups, 0, 1));
+    out[out_batch[0]] = SymDim::FloorDiv((*in)[in_batch[0]], At(batch_groups, 0, 1));
     out[out_feature[0]] = (*kernel)[kernel_out[0]];
     for (size_t i = 0; i < n; ++i) {
-      const SymDim dilated_in = ((*in)[spatial[i]] - 1) * at(lhs_dilation, i, 1) + 1;
-      const SymDim window = ((*kernel)[kernel_spatial[i]] - 1) * at(rhs_dilation, i, 1) + 1;
+      const SymDim dilated_in = ((*in)[spatial[i]] - 1) * At(lhs_dilation, i, 1) + 1;
+      const SymDim window = ((*kernel)[kernel_spatial[i]] - 1) * At(rhs_dilation, i, 1) + 1;
       out[out_spatial[i]] =
           SymDim::FloorDiv(dilated_in + padding[2 * i] + padding[2 * i + 1] - window,
-                           at(strides, i, 1)) +
+                           At(strides, i, 1)) +
           1;
     }
     return out;
