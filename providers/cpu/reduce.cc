@@ -1,7 +1,9 @@
 // reduce (one operand, one init value), reduce_window and select_and_scatter.
 #include <algorithm>
+#include <atomic>
 #include <type_traits>
 
+#include "fused_blocks.h"  // UseAvx2
 #include "kernel.h"
 #include "ops/op_plans.h"
 #include "parallel.h"
@@ -159,6 +161,37 @@ class ReduceKernel final : public CpuKernel {
   void (*fn_)(const ReduceKernel&, const void*, const void*, void*, float*) = nullptr;
 };
 
+// Whether any of in[0, n) is NaN or -inf. The masks stay in 32-bit lanes,
+// so the loop is a compare and an and per vector: the scan before oneDNN's
+// max pooling over the CNN's [8, 32, 32, 16] took 34 us counting in 64 bits
+// against 4.4 for the pooling; this takes about 12 us baseline, 8 with AVX2,
+// on one thread.
+[[gnu::always_inline]] inline bool AnyNanOrMinusInfLoop(const float* in, int64_t n) {
+  int32_t ok = -1;
+  for (int64_t i = 0; i < n; ++i) ok &= -static_cast<int32_t>(in[i] > -INFINITY);
+  return ok == 0;
+}
+bool AnyNanOrMinusInfBaseline(const float* in, int64_t n) { return AnyNanOrMinusInfLoop(in, n); }
+#ifdef BRT_CPU_HAVE_AVX2_BLOCKS
+[[gnu::target("avx2")]] bool AnyNanOrMinusInfAvx2(const float* in, int64_t n) {
+  return AnyNanOrMinusInfLoop(in, n);
+}
+#endif
+
+bool AnyNanOrMinusInf(const float* in, int64_t n) {
+#ifdef BRT_CPU_HAVE_AVX2_BLOCKS
+  static const auto scan = UseAvx2() ? &AnyNanOrMinusInfAvx2 : &AnyNanOrMinusInfBaseline;
+#else
+  constexpr auto scan = &AnyNanOrMinusInfBaseline;
+#endif
+  std::atomic<bool> found{false};
+  ParallelFor(n, kParallelElements, [&](int64_t begin, int64_t end) {
+    if (!found.load(std::memory_order_relaxed) && scan(in + begin, end - begin))
+      found.store(true, std::memory_order_relaxed);
+  });
+  return found.load(std::memory_order_relaxed);
+}
+
 class ReduceWindowKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
@@ -176,14 +209,9 @@ class ReduceWindowKernel final : public CpuKernel {
   std::unique_ptr<Runnable> CreateInstance() const override {
     if (p_.reducer != Reducer::kMax) return GuardedInstance(*this, dnnl_, identity_);
     // oneDNN's max pooling drops NaN and gives the lowest float for -inf.
-    // The scan counts with locals so that it vectorizes (as a bool or-ed
-    // through `this` it did not: 0.056 ms of the CNN's 0.18, where its two
-    // poolings take 0.008).
     return DnnlUnless(*this, dnnl_, [n = in_numel_, identity = identity_](void* const* b) {
-      const float* in = static_cast<const float*>(b[0]);
-      int64_t nan_or_minus_inf = 0;
-      for (int64_t i = 0; i < n; ++i) nan_or_minus_inf += !(in[i] > -INFINITY);
-      return nan_or_minus_inf > 0 || *static_cast<const float*>(b[1]) != identity;
+      return *static_cast<const float*>(b[1]) != identity ||
+             AnyNanOrMinusInf(static_cast<const float*>(b[0]), n);
     });
   }
   void Run(void* const* b) override { fn_(*this, b[0], b[1], b[2]); }
