@@ -179,18 +179,25 @@ Status Session::Impl::CreateHostPool(const SessionOptions& options) {
     return Status(StatusCode::kInvalidArgument, "SessionOptions.intra_op_threads is " +
                                                     std::to_string(options.intra_op_threads) +
                                                     kThreadCountHint);
+  if (options.linger_microseconds < 0 || options.linger_microseconds > BRT_HOST_POOL_MAX_LINGER_US)
+    return Status(StatusCode::kInvalidArgument,
+                  "SessionOptions.linger_microseconds is " +
+                      std::to_string(options.linger_microseconds) + ": give 0 (off) to " +
+                      std::to_string(BRT_HOST_POOL_MAX_LINGER_US) + " microseconds");
   for (const auto& p : providers) {
     const BrtProviderApi* api = p->api;
     if (!BRT_STRUCT_HAS(BrtProviderApi, api, run_in_host_pool) || !api->create_host_pool ||
         !api->destroy_host_pool || !api->run_in_host_pool)
       continue;
     BrtHostPoolConfig config{sizeof(BrtHostPoolConfig), options.intra_op_threads,
-                             options.allow_spinning ? 1 : 0};
+                             options.allow_spinning ? 1 : 0, 0};
     if (config.threads == 0) {
       auto from_env = ThreadsFromEnvironment();
       if (!from_env.ok()) return from_env.status();
       config.threads = *from_env ? *from_env : UsableCpus();
     }
+    // With one thread no worker is there to linger.
+    if (config.spin && config.threads > 1) config.linger_us = options.linger_microseconds;
     void* pool = nullptr;
     BrtErrorBuffer error{};
     if (const int32_t rc = api->create_host_pool(&config, &pool, &error); rc != BRT_OK)
@@ -200,6 +207,7 @@ Status Session::Impl::CreateHostPool(const SessionOptions& options) {
     host_pool_api = api;
     host_threads = config.threads;
     host_spinning = options.allow_spinning;
+    host_linger_us = config.linger_us;
     return Status::Ok();
   }
   return Status::Ok();
@@ -348,6 +356,7 @@ const std::string& Session::producer() const { return impl_->producer; }
 
 int Session::intra_op_threads() const { return impl_->host_pool ? impl_->host_threads : 0; }
 bool Session::allow_spinning() const { return impl_->host_pool && impl_->host_spinning; }
+int Session::linger_microseconds() const { return impl_->host_pool ? impl_->host_linger_us : 0; }
 
 std::vector<std::string> Session::provider_names() const {
   std::vector<std::string> names;

@@ -177,6 +177,7 @@ struct Session::Impl {
   const BrtProviderApi* host_pool_api = nullptr;
   int host_threads = 0;
   bool host_spinning = false;
+  int host_linger_us = 0;
   LogCallback log;  // SessionOptions::log; unset: stderr
   std::mutex said_mu;
   std::set<std::string> said_on_stderr;  // warnings already printed, each once

@@ -272,7 +272,17 @@ typedef struct BrtHostPoolConfig {
    * sleep (lower latency between ops); 0: they sleep as soon as the work
    * in hand is done. */
   int32_t spin;
+  /* Present when struct_size covers it: microseconds that up to threads - 1
+   * workers wait spinning, without yielding their CPU, for the next
+   * request's ops after a request ends (SessionOptions::linger_microseconds,
+   * 0 to BRT_HOST_POOL_MAX_LINGER_US); 0: none. The core passes 0 unless
+   * spin is 1 and threads > 1. */
+  int32_t linger_us;
 } BrtHostPoolConfig;
+
+/* Lingering holds CPUs other jobs may want: at most about oneTBB's own wait
+ * for work after a request. */
+#define BRT_HOST_POOL_MAX_LINGER_US 1000
 
 typedef struct BrtProviderApi {
   uint32_t struct_size;

@@ -104,6 +104,21 @@ struct SessionOptions {
   // $BRT_NUM_THREADS first. brt sets no environment variables.
   int intra_op_threads = 0;
   bool allow_spinning = true;
+  // linger_microseconds: when a request ends, up to intra_op_threads - 1
+  // workers wait for the next request's ops spinning without yielding
+  // their CPU, each for at most this long (0 to 1000; 200 is what was
+  // measured), and a worker found on the CPU of the request's thread moves
+  // to another of its CPUs. Beside a lower-priority job, where every CPU
+  // runs something else, a oneTBB worker out of work yields its CPU within
+  // a microsecond and loses it for a time slice; lingering keeps requests
+  // at their quiet speed there (an MLP 0.084 ms against 0.114-0.118, a
+  // transformer encoder block 0.50 against 0.94-0.96). Beside a job of
+  // equal weight (another session or cgroup, where nice does not rank) the
+  // process gets its share of the CPUs whatever it does, and lingering
+  // costs a scheduler tick, 4-8 ms, in p99
+  // (bench/results/2026-11-27-load-bench-cpu.md). Needs allow_spinning and
+  // more than one thread, and is off otherwise. 0: off, the default.
+  int linger_microseconds = 0;
 
   // A while loop that runs this many iterations without its condition
   // turning false fails the request, naming the loop (a guard against
@@ -316,10 +331,13 @@ class Session : public std::enable_shared_from_this<Session> {
   int rank() const;
   int world_size() const;
   // The host threads a request's ops share their work among (the resolved
-  // SessionOptions::intra_op_threads), and whether they spin between ops;
-  // 0 and false where no loaded provider runs host work in a pool.
+  // SessionOptions::intra_op_threads), whether they spin between ops, and
+  // how long they linger after a request (0 where allow_spinning is off or
+  // there is one thread); 0, false and 0 where no loaded provider runs host
+  // work in a pool.
   int intra_op_threads() const;
   bool allow_spinning() const;
+  int linger_microseconds() const;
 
   Expected<std::unique_ptr<RequestContext>> NewRequest(std::string_view function = {}) const;
 

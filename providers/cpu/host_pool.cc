@@ -17,10 +17,11 @@
 //   tasks, spawned microseconds later, find no worker. So when a request
 //   ends, with spinning on, up to threads - 1 workers wait in a task of
 //   brt's own that spins without yielding until an op starts, in any
-//   Session, or kLinger passes.
+//   Session, or the Session's linger time passes.
 // Either alone leaves a request at one core's speed there. Both are opt-in
-// (BRT_CPU_LINGER=1, with spinning on): beside a lower-priority job they
-// keep a request at its quiet speed, but beside a job of equal weight
+// (SessionOptions::linger_microseconds, passed as BrtHostPoolConfig's
+// linger_us; with spinning on and several threads): beside a lower-priority
+// job they keep a request at its quiet speed, but beside a job of equal weight
 // (another session or cgroup, where nice does not rank) the process gets
 // its share of the CPUs whatever it does, and a request at two cores' speed
 // is paid back in time slices in its p99 (4-8 ms against 0.2-0.3 for the
@@ -32,11 +33,10 @@
 #include <oneapi/tbb/task_scheduler_observer.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <memory>
-#include <string_view>
 
 #include "kernel.h"
 #include "parallel.h"
@@ -45,13 +45,6 @@ namespace brt::cpu {
 namespace {
 
 using oneapi::tbb::task_arena;
-
-bool LingerRequested() {
-  const char* value = std::getenv("BRT_CPU_LINGER");
-  return value && std::string_view(value) == "1";
-}
-
-constexpr auto kLinger = std::chrono::microseconds(200);
 
 // Bumped as each op of a lingering pool starts: lingering workers go back
 // to oneTBB's tasks.
@@ -94,9 +87,11 @@ class SpreadWorkers final : public oneapi::tbb::task_scheduler_observer {
 struct HostPool {
   task_arena arena;
   int threads = 1;
-  bool linger = false;  // BRT_CPU_LINGER=1, spinning on, several threads
+  std::chrono::microseconds linger{0};  // 0: workers do not linger
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
   std::unique_ptr<SpreadWorkers> spread;  // destroyed before the arena
+
+  bool Lingers() const { return linger.count() > 0; }
 };
 
 // The pool whose request the calling thread runs, if any.
@@ -110,11 +105,11 @@ inline void CpuRelax() {
 #endif
 }
 
-void Linger(Shared& shared, uint64_t epoch) {
+void Linger(Shared& shared, uint64_t epoch, std::chrono::microseconds linger) {
   // A request's own thread, waiting inside its op, has its tasks to run.
   if (!request_pool) {
     LeaveCpu(shared.request_cpu.load(std::memory_order_relaxed));
-    const auto deadline = std::chrono::steady_clock::now() + kLinger;
+    const auto deadline = std::chrono::steady_clock::now() + linger;
     for (unsigned i = 1; op_epoch.load(std::memory_order_acquire) == epoch; ++i) {
       CpuRelax();
       if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) break;
@@ -131,7 +126,7 @@ void Linger(Shared& shared, uint64_t epoch) {
   while (queued < p.threads - 1) {
     if (!p.shared->lingering.compare_exchange_weak(queued, queued + 1, std::memory_order_relaxed))
       continue;
-    p.arena.enqueue([s = p.shared, epoch] { Linger(*s, epoch); });
+    p.arena.enqueue([s = p.shared, epoch, linger = p.linger] { Linger(*s, epoch, linger); });
     ++queued;
   }
 }
@@ -147,8 +142,12 @@ int32_t CreateHostPool(const BrtHostPoolConfig* config, void** pool, BrtErrorBuf
     auto p = std::make_unique<HostPool>();
     p->arena.initialize(threads, 1, task_arena::priority::normal, leave);
     p->threads = threads;
-    p->linger = config->spin && threads > 1 && LingerRequested();
-    if (p->linger) p->spread = std::make_unique<SpreadWorkers>(p->arena, p->shared);
+    // An older core's config ends before linger_us: no lingering. The bound
+    // holds whatever a caller passes.
+    if (BRT_STRUCT_HAS(BrtHostPoolConfig, config, linger_us) && config->spin && threads > 1)
+      p->linger = std::chrono::microseconds(
+          std::clamp(config->linger_us, int32_t{0}, int32_t{BRT_HOST_POOL_MAX_LINGER_US}));
+    if (p->Lingers()) p->spread = std::make_unique<SpreadWorkers>(p->arena, p->shared);
     *pool = p.release();
   });
 }
@@ -165,12 +164,12 @@ void RunInHostPool(void* pool, void (*body)(void*), void* arg) {
   body(arg);
   tsan_pool_threads = outer;
 #else
-  if (p.linger) p.shared->request_cpu.store(sched_getcpu(), std::memory_order_relaxed);
+  if (p.Lingers()) p.shared->request_cpu.store(sched_getcpu(), std::memory_order_relaxed);
   p.arena.execute([&] {
     HostPool* outer = request_pool;
     request_pool = &p;
     body(arg);
-    if (p.linger) KeepWorkersWaiting(p);
+    if (p.Lingers()) KeepWorkersWaiting(p);
     request_pool = outer;
   });
 #endif
@@ -179,7 +178,7 @@ void RunInHostPool(void* pool, void (*body)(void*), void* arg) {
 }  // namespace
 
 void OpStarting() {
-  if (const HostPool* p = request_pool; p && p->linger)
+  if (const HostPool* p = request_pool; p && p->Lingers())
     op_epoch.fetch_add(1, std::memory_order_release);
 }
 

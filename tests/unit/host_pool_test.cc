@@ -1,8 +1,9 @@
 // The Session's host thread pool (SessionOptions::intra_op_threads,
-// allow_spinning): its options, 8 threads submitting to two Sessions of
-// different thread counts, Sessions made and dropped while another one
-// runs, a process idle after a burst of requests using no CPU, and the
-// spinning after a request bounded. Runs under TSan too.
+// allow_spinning, linger_microseconds): its options, 8 threads submitting
+// to two Sessions of different thread counts, Sessions made and dropped
+// while another one runs, a process idle after a burst of requests using no
+// CPU, lingering or not, and the spinning after a request bounded. Runs
+// under TSan too.
 #include <time.h>
 
 #include <algorithm>
@@ -77,10 +78,12 @@ double ProcessCpuSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-std::shared_ptr<Session> Load(const Program& p, int threads, bool spinning = true) {
+std::shared_ptr<Session> Load(const Program& p, int threads, bool spinning = true,
+                              int linger_us = 0) {
   SessionOptions options;
   options.intra_op_threads = threads;
   options.allow_spinning = spinning;
+  options.linger_microseconds = linger_us;
   ExecutableBuilder builder("host-pool-test");
   p.Build(builder);
   auto loaded = LoadBuilt(builder, options);
@@ -111,16 +114,26 @@ TEST(HostPool, OptionsAreCheckedAndReported) {
                 ? std::atoi(std::getenv("BRT_NUM_THREADS"))
                 : static_cast<int>(std::thread::hardware_concurrency()));
   EXPECT_TRUE(by_default->allow_spinning());
+  EXPECT_EQ(by_default->linger_microseconds(), 0);
+  // Lingering needs spinning and a worker besides the request's thread.
+  EXPECT_EQ(Load(p, 2, true, 200)->linger_microseconds(), 200);
+  EXPECT_EQ(Load(p, 2, false, 200)->linger_microseconds(), 0);
+  EXPECT_EQ(Load(p, 1, true, 200)->linger_microseconds(), 0);
 
-  SessionOptions bad;
-  bad.intra_op_threads = -2;
-  ExecutableBuilder builder("host-pool-test");
-  p.Build(builder);
-  auto refused = LoadBuilt(builder, bad);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(refused.status().message().find("intra_op_threads is -2"), std::string::npos)
-      << refused.status().message();
+  auto refused = [&](auto set, const std::string& says) {
+    SessionOptions bad;
+    set(bad);
+    ExecutableBuilder builder("host-pool-test");
+    p.Build(builder);
+    auto loaded = LoadBuilt(builder, bad);
+    ASSERT_FALSE(loaded.ok()) << says;
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(loaded.status().message().find(says), std::string::npos) << loaded.status().message();
+  };
+  refused([](SessionOptions& o) { o.intra_op_threads = -2; }, "intra_op_threads is -2");
+  refused([](SessionOptions& o) { o.linger_microseconds = -1; }, "linger_microseconds is -1");
+  refused([](SessionOptions& o) { o.linger_microseconds = 1001; },
+          "linger_microseconds is 1001: give 0 (off) to 1000 microseconds");
 }
 
 TEST(HostPool, ThreadsFromTheEnvironment) {
@@ -232,12 +245,17 @@ TEST(HostPool, SessionsComeAndGoWhileAnotherRuns) {
 }
 
 // After a burst of requests and a second of rest, the process uses under 1%
-// of a CPU over the next second: no worker spins on while idle.
+// of a CPU over the next second: no worker spins on while idle, lingering
+// or not.
 TEST(HostPool, IdleProcessUsesNoCpu) {
   Program p;
   HostTensor x = Random(DType::kF32, {kRows, kWidth}, Rng());
-  for (bool spinning : {true, false}) {
-    std::shared_ptr<Session> s = Load(p, 0, spinning);
+  struct Case {
+    bool spinning;
+    int linger_us;
+  };
+  for (const Case c : {Case{true, 0}, Case{false, 0}, Case{true, 200}, Case{true, 1000}}) {
+    std::shared_ptr<Session> s = Load(p, 0, c.spinning, c.linger_us);
     auto ctx = std::move(s->NewRequest().value());
     ASSERT_TRUE(ctx->Bind("x", x.view()).ok());
     for (int i = 0; i < 50; ++i) ASSERT_TRUE(ctx->Run().ok());
@@ -248,22 +266,21 @@ TEST(HostPool, IdleProcessUsesNoCpu) {
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double share = (ProcessCpuSeconds() - before) / wall;
-    EXPECT_LT(share, 0.01) << "spinning " << spinning << ": " << share * 100 << "% of a CPU";
+    EXPECT_LT(share, 0.01) << "spinning " << c.spinning << ", linger " << c.linger_us
+                           << " us: " << share * 100 << "% of a CPU";
   }
 }
 
 // Spinning after a request is bounded: oneTBB's workers look for work about
-// a millisecond, and with BRT_CPU_LINGER=1 brt's wait for the next request
-// at most 200 us more (host_pool.cc). Over the 50 ms after each request the
-// process uses a few ms of CPU at most.
+// a millisecond, and with SessionOptions::linger_microseconds brt's wait for
+// the next request that long more (host_pool.cc). Over the 50 ms after each
+// request the process uses a few ms of CPU at most.
 TEST(HostPool, SpinningAfterARequestIsShort) {
   Program p;
   HostTensor x = Random(DType::kF32, {kRows, kWidth}, Rng());
-  for (bool linger : {false, true})
+  for (int linger_us : {0, 200})
     for (int threads : {2, 4}) {
-      if (linger) setenv("BRT_CPU_LINGER", "1", 1);
-      std::shared_ptr<Session> s = Load(p, threads);
-      unsetenv("BRT_CPU_LINGER");
+      std::shared_ptr<Session> s = Load(p, threads, true, linger_us);
       auto ctx = std::move(s->NewRequest().value());
       ASSERT_TRUE(ctx->Bind("x", x.view()).ok());
       constexpr int kRequests = 20;
@@ -275,7 +292,7 @@ TEST(HostPool, SpinningAfterARequestIsShort) {
         after_requests += ProcessCpuSeconds() - before;
       }
       EXPECT_LT(after_requests / kRequests, 0.005)
-          << "linger " << linger << ", " << threads
+          << "linger " << linger_us << " us, " << threads
           << " threads: " << after_requests / kRequests * 1e3
           << " ms of CPU in the 50 ms after a request";
     }
