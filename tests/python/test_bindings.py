@@ -59,6 +59,21 @@ def test_thread_options(mlp_dir):
         brt.Session(str(mlp_dir / "mlp.brtx"), threads=-1)
 
 
+def test_linger_option(mlp_dir):
+    path = str(mlp_dir / "mlp.brtx")
+    x = np.load(mlp_dir / "x.npy")
+    assert brt.Session(path, threads=2).linger_us == 0
+    s = brt.Session(path, threads=2, linger_us=200)
+    assert s.linger_us == 200
+    assert rel(s.run(x)[0], reference(mlp_dir, x)) <= 1e-5
+    # Lingering needs spinning and more than one thread.
+    assert brt.Session(path, threads=2, spinning=False, linger_us=200).linger_us == 0
+    assert brt.Session(path, threads=1, linger_us=200).linger_us == 0
+    for bad in (-1, 1001):
+        with pytest.raises(ValueError, match=f"linger_microseconds is {bad}: give 0"):
+            brt.Session(path, threads=2, linger_us=bad)
+
+
 def test_inputs_are_bound_without_copy(mlp_dir):
     s = brt.Session(str(mlp_dir / "mlp.brtx"))
     ctx = s.new_request()
