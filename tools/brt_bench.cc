@@ -4,6 +4,7 @@
 //
 //   brt-bench model.brtx [--function NAME] [--provider cpu|cuda|PATH] [--warmup N]
 //             [--iters N | --duration S] [--concurrency K] [--inputs DIR | --random-inputs SEED]
+//             [--threads N] [--no-spinning] [--linger US]
 //             [--json out.json] [--trace out.json] [--symbols NAME=SIZE,...]
 //             [--shapes NAME=SIZE,...;NAME=SIZE,...]
 #include <sys/resource.h>
@@ -45,11 +46,14 @@ const char kUsage[] =
     "usage: brt-bench model.brtx [--function NAME] [--provider cpu|cuda|PATH] [--warmup N]\n"
     "                 [--iters N | --duration S] [--concurrency K] [--inputs DIR | --random-inputs "
     "SEED]\n"
-    "                 [--threads N] [--no-spinning] [--json out.json] [--trace out.json]\n"
-    "                 [--all-ranks] [--symbols NAME=SIZE,...] [--shapes NAME=SIZE,...;...]\n"
+    "                 [--threads N] [--no-spinning] [--linger US] [--json out.json]\n"
+    "                 [--trace out.json] [--all-ranks] [--symbols NAME=SIZE,...]\n"
+    "                 [--shapes NAME=SIZE,...;...]\n"
     "--symbols: the sizes of symbolic dimensions, for random inputs (b=8,s=128).\n"
     "--shapes: time each set of sizes in turn (b=1,s=16;b=1,s=128), one line each.\n"
     "--threads: intra-op threads per request (default: $BRT_NUM_THREADS, else one per CPU);\n"
+    "--linger US: after a request, workers wait US microseconds (0-1000) for the next one\n"
+    "  spinning without yielding their CPU (SessionOptions::linger_microseconds; default 0).\n"
     "--concurrency K: K threads each running requests on the one Session.\n"
     "Under mpirun every rank runs the same --iters, one request at a time; rank 0 prints\n"
     "(all ranks with --all-ranks) and --json/--trace files get a .rank<r> suffix.\n";
@@ -77,7 +81,7 @@ struct Options {
   std::string model, function, provider = "cpu", inputs_dir, json, trace;
   std::map<std::string, int64_t> symbols;  // --symbols: sizes of random inputs' symbolic dims
   std::vector<std::map<std::string, int64_t>> shapes;  // --shapes: a sweep of them
-  int warmup = 10, concurrency = 1, threads = 0;
+  int warmup = 10, concurrency = 1, threads = 0, linger_us = 0;
   bool all_ranks = false, spinning = true;
   int64_t iters = 100;
   double duration = 0;  // seconds; overrides iters when set
@@ -130,6 +134,8 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* error) {
       ok = number(&o->threads);
     else if (a == "--no-spinning")
       o->spinning = false;
+    else if (a == "--linger")
+      ok = number(&o->linger_us);
     else if (a == "--random-inputs")
       ok = number(&o->seed);
     else if (a == "--symbols") {
@@ -171,7 +177,8 @@ std::string JsonString(const std::string& s) {
 std::string Threading(const brt::Session& s) {
   std::string text = s.intra_op_threads()
                          ? std::to_string(s.intra_op_threads()) + " intra-op thread(s), spinning " +
-                               (s.allow_spinning() ? "on" : "off")
+                               (s.allow_spinning() ? "on" : "off") + ", linger " +
+                               std::to_string(s.linger_microseconds()) + " us"
                          : std::string("no host thread pool");
   for (const char* cap : {"ONEDNN_MAX_CPU_ISA", "BRT_CPU_ISA"})
     if (const char* v = std::getenv(cap)) text += std::string(", ") + cap + "=" + v;
@@ -192,6 +199,7 @@ int main(int argc, char** argv) {
   options.providers = {o.provider};
   options.intra_op_threads = o.threads;
   options.allow_spinning = o.spinning;
+  options.linger_microseconds = o.linger_us;
   const auto load_start = Clock::now();
   auto session = brt::Session::LoadFile(o.model, options);
   const double load_ms = Ms(Clock::now() - load_start);

@@ -78,3 +78,17 @@ def test_shape_sweep_times_each_shape_and_reuses_plans(build_dir, mlp_dir):
     assert r.returncode == 2 and "--shapes" in r.stderr
     r = bench(build_dir, mlp_dir / "mlp_dynamic.brtx", "--shapes", "c=3")
     assert r.returncode == 1 and "shape c=3" in r.stderr and "'b'" in r.stderr
+
+
+def test_threading_line_states_linger(build_dir, mlp_dir):
+    r = bench(build_dir, mlp_dir / "mlp.brtx", "--random-inputs", 1, "--warmup", 0, "--iters", 5,
+              "--threads", 2, "--linger", 200)
+    assert r.returncode == 0, r.stderr
+    assert "threading: 2 intra-op thread(s), spinning on, linger 200 us" in r.stdout
+    r = bench(build_dir, mlp_dir / "mlp.brtx", "--random-inputs", 1, "--warmup", 0, "--iters", 5,
+              "--threads", 2, "--no-spinning", "--linger", 200)
+    assert r.returncode == 0 and "spinning off, linger 0 us" in r.stdout, r.stderr
+    r = bench(build_dir, mlp_dir / "mlp.brtx", "--linger", -1)
+    assert r.returncode == 2 and "--linger takes a non-negative number, got '-1'" in r.stderr
+    r = bench(build_dir, mlp_dir / "mlp.brtx", "--linger", 5000)
+    assert r.returncode == 2 and "linger_microseconds is 5000" in r.stderr
