@@ -20,7 +20,7 @@ Per runtime and condition it records the p50, p99 and max of single-request
 latencies, and the slowdown from quiet (p50 / quiet p50).
 
     PYTHONPATH=build/python:python:examples:bench python3 bench/load_bench.py \
-        [--models mlp,cnn,transformer_encoder_block,minilm] [--seconds S] [--markdown OUT]
+        [--models mlp,cnn,transformer_encoder_block,minilm] [--seconds S] [--linger [US]] [--markdown OUT]
 """
 import argparse
 import os
@@ -78,7 +78,7 @@ def summary(samples):
             "n": len(a)}
 
 
-def jax_model(name, tmp):
+def jax_model(name, tmp, linger_us):
     """(brt run, ONNX Runtime run) of one of peer_compare's JAX models, both
     checked against JAX first."""
     import jax.numpy as jnp
@@ -90,10 +90,10 @@ def jax_model(name, tmp):
     path = brt.compile(lambda x: fn(x, *weights), args[0], path=f"{tmp}/{name}.brtx")
     ort_session = ort_session_for(onnx_model(name, make_onnx, args))
     feeds = {"x": args[0]}
-    return checked(name, path, [args[0]], lambda: ort_session.run(None, feeds)[0], ref)
+    return checked(name, path, [args[0]], lambda: ort_session.run(None, feeds)[0], ref, linger_us)
 
 
-def minilm_model(tmp):
+def minilm_model(tmp, linger_us):
     import torch
     from onnxruntime.transformers import optimizer
 
@@ -109,15 +109,15 @@ def minilm_model(tmp):
     optimizer.optimize_model(onnx_path, model_type="bert", num_heads=12, hidden_size=384).save_model_to_file(onnx_path)
     ort_session = ort_session_for(open(onnx_path, "rb").read())
     feeds = dict(zip(input_names, arrays))
-    return checked(name, path, arrays, lambda: ort_session.run(None, feeds)[0], ref)
+    return checked(name, path, arrays, lambda: ort_session.run(None, feeds)[0], ref, linger_us)
 
 
-def checked(name, path, arrays, ort_run, ref):
-    """A function making a brt Session of the executable at `path` and a
-    request context of it bound to `arrays` (one per serving thread), and
-    ONNX Runtime's run; exits if either is off."""
+def checked(name, path, arrays, ort_run, ref, linger_us):
+    """A function making a brt Session of the executable at `path` (lingering
+    `linger_us`) and a request context of it bound to `arrays` (one per
+    serving thread), and ONNX Runtime's run; exits if either is off."""
     def new_brt_run():
-        ctx = brt.Session(path, threads=THREADS).new_request()
+        ctx = brt.Session(path, threads=THREADS, linger_us=linger_us).new_request()
         for i, a in enumerate(arrays):
             ctx.bind(i, a)
         return ctx
@@ -167,6 +167,7 @@ def main():
     ap.add_argument("--models", default="mlp,cnn,transformer_encoder_block,minilm")
     ap.add_argument("--seconds", type=float, default=4.0, help="per runtime and condition")
     ap.add_argument("--markdown", help="write the table here too")
+    machine.add_linger_option(ap)
     opts = ap.parse_args()
     known = list(MODELS) + ["minilm"]
     models = opts.models.split(",")
@@ -174,13 +175,14 @@ def main():
         ap.error(f"--models: unknown {sorted(set(models) - set(known))}; known: {', '.join(known)}")
     import onnxruntime as ort
     lines = machine.header_lines() + [
-        f"- commit {machine.commit()}; onnxruntime {ort.__version__}", machine.threading_line(THREADS),
+        f"- commit {machine.commit()}; onnxruntime {ort.__version__}", machine.threading_line(THREADS, linger_us=opts.linger),
         f"- {opts.seconds:g} s per runtime and condition, in alternating blocks; latencies of single requests", "",
         "| model | condition | brt p50 / p99 / max ms | onnxruntime p50 / p99 / max ms | brt slowdown | "
         "onnxruntime slowdown | brt p99 / p50 |", "|---|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as tmp:
         for name in models:
-            new_brt_run, ort_run = minilm_model(tmp) if name == "minilm" else jax_model(name, tmp)
+            new_brt_run, ort_run = (minilm_model(tmp, opts.linger) if name == "minilm"
+                                    else jax_model(name, tmp, opts.linger))
             results = measure(new_brt_run, ort_run, opts.seconds)
             quiet = {k: summary(v) for k, v in results["quiet"].items()}
             for condition, samples in results.items():

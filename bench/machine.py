@@ -57,12 +57,19 @@ def header_lines():
     return lines
 
 
-def threading_line(threads, spinning=True):
+def threading_line(threads, spinning=True, linger_us=0):
     """How the runtimes were threaded, for a result's header."""
     caps = [f"{v}={os.environ[v]}" for v in ("ONEDNN_MAX_CPU_ISA", "BRT_CPU_ISA") if v in os.environ]
     return (f"- threads per runtime: {threads} (brt: Session(threads={threads}), a oneTBB arena shared by "
-            f"brt's kernels and oneDNN's, spinning {'on' if spinning else 'off'}; onnxruntime: "
-            f"intra_op_num_threads={threads}); ISA caps: {', '.join(caps) or 'none'}")
+            f"brt's kernels and oneDNN's, spinning {'on' if spinning else 'off'}, linger {linger_us} us; "
+            f"onnxruntime: intra_op_num_threads={threads}); ISA caps: {', '.join(caps) or 'none'}")
+
+
+def add_linger_option(parser):
+    """--linger [US]: brt Sessions' SessionOptions::linger_microseconds."""
+    parser.add_argument("--linger", type=int, nargs="?", const=200, default=0, metavar="US",
+                        help="brt workers wait US microseconds (0-1000; alone: 200) for the next request "
+                             "after one ends, spinning without yielding their CPU (default 0: off)")
 
 
 def commit():

@@ -16,7 +16,7 @@ onnxruntime.transformers' BERT fusions (attention, layer norm, GELU);
 PyTorch runs eager under torch.inference_mode. Outputs are checked against
 PyTorch before timing.
 
-    PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py [--models jax|torch|both] [--runs N] [--markdown OUT]
+    PYTHONPATH=build/python:python:examples python3 bench/peer_compare.py [--models jax|torch|both] [--runs N] [--linger [US]] [--markdown OUT]
 """
 import argparse
 import os
@@ -175,7 +175,8 @@ def jax_rows(opts, tmp):
         model_fn = lambda x: fn(x, *weights)  # noqa: E731
         text = brt.export_stablehlo(model_fn, args[0])
 
-        session = brt.Session(brt.compile(model_fn, args[0], path=f"{tmp}/{name}.brtx"), threads=THREADS)
+        session = brt.Session(brt.compile(model_fn, args[0], path=f"{tmp}/{name}.brtx"), threads=THREADS,
+                              linger_us=opts.linger)
         ctx = session.new_request()
         ctx.bind(0, args[0])
         ctx.run()
@@ -207,7 +208,7 @@ def jax_rows(opts, tmp):
         rows.append((name, t, errors))
         print(f"{name}: brt {t['brt']:.3f} ms, onnxruntime {t['onnxruntime']:.3f} ms, iree "
               + ", ".join(f"{v:.3f} ms (weights as {m})" for m, v in iree_times.items()), flush=True)
-    lines = [machine.threading_line(THREADS), f"median of {opts.runs} runs after 10 warm-up and {REST_S} s of rest; outputs checked against JAX "
+    lines = [machine.threading_line(THREADS, linger_us=opts.linger), f"median of {opts.runs} runs after 10 warm-up and {REST_S} s of rest; outputs checked against JAX "
              "(relative error in brackets); weights are program constants for brt and ONNX initializers for "
              "onnxruntime; IREE is timed with weights as constants and as inputs and the faster counts", "",
              "| model | brt ms | onnxruntime ms | IREE ms | brt / onnxruntime | brt / IREE | brt <= faster peer |",
@@ -271,7 +272,8 @@ def torch_rows(opts, tmp):
             ref = module(*inputs).numpy()
         slug = name.split()[0] + "_" + name.split()[1]
         text = brt.export_torch_stablehlo(module, *inputs)
-        session = brt.Session(brt.compile_stablehlo(text, path=f"{tmp}/{slug}.brtx"), threads=THREADS)
+        session = brt.Session(brt.compile_stablehlo(text, path=f"{tmp}/{slug}.brtx"), threads=THREADS,
+                              linger_us=opts.linger)
         ctx = session.new_request()
         for i, a in enumerate(arrays):
             ctx.bind(i, a)
@@ -310,7 +312,7 @@ def torch_rows(opts, tmp):
         t = {k: statistics.median(v) for k, v in samples.items()}
         rows.append((name, t, errors))
         print(f"{name}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in t.items()), flush=True)
-    lines = [machine.threading_line(THREADS), f"{opts.runs} runs each in 5 interleaved blocks after {REST_S} s of rest, the median of the block "
+    lines = [machine.threading_line(THREADS, linger_us=opts.linger), f"{opts.runs} runs each in 5 interleaved blocks after {REST_S} s of rest, the median of the block "
              "medians; outputs checked against PyTorch (relative error in brackets); onnxruntime runs "
              "torch.onnx.export's graph with all graph optimizations (MiniLM after its BERT fusions); IREE runs the "
              "StableHLO brt compiles; PyTorch is eager under torch.inference_mode", "",
@@ -328,6 +330,7 @@ def main():
     ap.add_argument("--models", default="both", help="jax, torch, jax,torch or both")
     ap.add_argument("--markdown", help="write the tables here too")
     ap.add_argument("--only", help="run only the PyTorch models whose name contains this (e.g. MiniLM)")
+    machine.add_linger_option(ap)
     opts = ap.parse_args()
     groups = ["jax", "torch"] if opts.models == "both" else opts.models.split(",")
     unknown = sorted(set(groups) - {"jax", "torch"})
