@@ -95,6 +95,8 @@ SessionOptions OptionsFor(const ModelState& state, std::vector<std::string> prov
   SessionOptions options;
   options.providers = std::move(providers);
   options.intra_op_threads = state.parameters.threads;
+  options.allow_spinning = state.parameters.spinning;
+  options.linger_microseconds = state.parameters.linger_us;
   const std::string prefix = state.Describe() + ": ";
   options.log = [prefix](LogLevel level, std::string_view message) {
     const TRITONSERVER_LogLevel triton = level == LogLevel::kError     ? TRITONSERVER_LOG_ERROR

@@ -1,7 +1,10 @@
 #include "model_config.h"
 
+#include <brt/provider_abi.h>  // BRT_HOST_POOL_MAX_LINGER_US
+
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 namespace brt::triton {
 namespace {
@@ -140,14 +143,26 @@ Expected<BackendParameters> ReadParameters(const json& config) {
       return Status(StatusCode::kInvalidArgument,
                     "config.pbtxt parameter '" + key + "' is '" + text + "', expected " + want);
     };
+    // The whole text as an integer in [low, high], or -1.
+    auto integer = [&](int low, int high) {
+      int n = -1;
+      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+      return error == std::errc() && end == text.data() + text.size() && n >= low && n <= high ? n
+                                                                                               : -1;
+    };
     if (key == "function") {
       p.function = text;
     } else if (key == "threads") {
-      int n = -1;
-      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
-      if (error != std::errc() || end != text.data() + text.size() || n < 0)
-        return refuse("a thread count (0: one per CPU)");
-      p.threads = n;
+      p.threads = integer(0, std::numeric_limits<int>::max());
+      if (p.threads < 0) return refuse("a thread count (0: one per CPU)");
+    } else if (key == "spinning") {
+      if (text != "true" && text != "false") return refuse("'true' or 'false'");
+      p.spinning = text == "true";
+    } else if (key == "linger_us") {
+      p.linger_us = integer(0, BRT_HOST_POOL_MAX_LINGER_US);
+      if (p.linger_us < 0)
+        return refuse("microseconds from 0 (off) to " +
+                      std::to_string(BRT_HOST_POOL_MAX_LINGER_US));
     } else if (key == "provider") {
       if (text != "cpu" && text != "cuda") return refuse("'cpu' or 'cuda'");
       p.provider = text;
@@ -157,8 +172,8 @@ Expected<BackendParameters> ReadParameters(const json& config) {
     } else {
       return Status(StatusCode::kInvalidArgument,
                     "config.pbtxt parameter '" + key +
-                        "' is not one the brt backend takes (function, threads, provider, "
-                        "graph_capture)");
+                        "' is not one the brt backend takes (function, threads, spinning, "
+                        "linger_us, provider, graph_capture)");
     }
   }
   return p;

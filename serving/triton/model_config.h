@@ -19,6 +19,8 @@ inline constexpr int64_t kSymbolicBatchDefault = 64;
 struct BackendParameters {
   std::string function;  // empty: every function of the executable
   int threads = 0;       // SessionOptions::intra_op_threads (0: one per CPU)
+  bool spinning = true;  // SessionOptions::allow_spinning
+  int linger_us = 0;     // SessionOptions::linger_microseconds (0: off)
   std::string provider;  // "cpu" or "cuda"; empty: where the executable's inputs live
   bool graph_capture = true;
 };

@@ -145,16 +145,27 @@ TEST(TritonConfig, ParametersAreCheckedByName) {
   auto p = ReadParameters({{"parameters",
                             {{"function", {{"string_value", "main_4"}}},
                              {"threads", {{"string_value", "3"}}},
+                             {"spinning", {{"string_value", "false"}}},
+                             {"linger_us", {{"string_value", "200"}}},
                              {"provider", {{"string_value", "cuda"}}},
                              {"graph_capture", {{"string_value", "false"}}}}}});
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->function, "main_4");
   EXPECT_EQ(p->threads, 3);
+  EXPECT_FALSE(p->spinning);
+  EXPECT_EQ(p->linger_us, 200);
   EXPECT_EQ(p->provider, "cuda");
   EXPECT_FALSE(p->graph_capture);
   auto threads = ReadParameters({{"parameters", {{"threads", {{"string_value", "many"}}}}}});
   EXPECT_EQ(threads.status().message(),
             "config.pbtxt parameter 'threads' is 'many', expected a thread count (0: one per CPU)");
+  auto linger = ReadParameters({{"parameters", {{"linger_us", {{"string_value", "5000"}}}}}});
+  EXPECT_EQ(linger.status().message(),
+            "config.pbtxt parameter 'linger_us' is '5000', expected microseconds from 0 (off) to "
+            "1000");
+  auto spinning = ReadParameters({{"parameters", {{"spinning", {{"string_value", "1"}}}}}});
+  EXPECT_EQ(spinning.status().message(),
+            "config.pbtxt parameter 'spinning' is '1', expected 'true' or 'false'");
   auto provider = ReadParameters({{"parameters", {{"provider", {{"string_value", "tpu"}}}}}});
   EXPECT_EQ(provider.status().message(),
             "config.pbtxt parameter 'provider' is 'tpu', expected 'cpu' or 'cuda'");
