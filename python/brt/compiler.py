@@ -1,5 +1,6 @@
 """JAX function or PyTorch module -> StableHLO (generic MLIR text) -> .brtx
 via brt-compile."""
+import atexit
 import os
 import pathlib
 import shutil
@@ -11,6 +12,19 @@ from .check import refuse_device, removing_on_error
 
 class CompileError(RuntimeError):
     """brt-compile rejected the program; the message is its one-line error."""
+
+
+# Executables compiled without a `path`: removed when the interpreter exits.
+_temporary_executables = set()
+
+
+@atexit.register
+def _remove_temporary_executables():
+    for path in _temporary_executables:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
 
 
 def export_stablehlo(fn, *example_args):
@@ -159,7 +173,8 @@ def find_tool(name="brt-compile"):
 
 def compile(fn, *example_args, target="cpu", path=None, stats=False, check=False, check_seed=0):
     """Compiles `fn` for arguments shaped like `example_args`; returns the path
-    of the .brtx (a temporary file unless `path` is given).
+    of the .brtx (unless `path` is given, a temporary file, removed when the
+    interpreter exits).
 
     `check=True` then runs `jax.jit(fn)` and the executable on the CPU on the
     same random inputs (from `check_seed`) and raises brt.CheckError naming
@@ -192,7 +207,8 @@ def _check_jax(fn, example_args, path, seed):
 def compile_stablehlo(text, target="cpu", path=None, stats=False, check_indices=False):
     """Compiles StableHLO text (what `export_stablehlo` or
     `export_torch_stablehlo` return) with brt-compile; returns the path of the
-    .brtx (a temporary file unless `path` is given). `text` may be a dict
+    .brtx (unless `path` is given, a temporary file, removed when the
+    interpreter exits). `text` may be a dict
     {function name: text}: one executable with a function each, equal
     weights stored once. `stats` prints brt-compile's op counts and memory
     plan. `check_indices`: a run with a gather or scatter index out of range
@@ -202,6 +218,7 @@ def compile_stablehlo(text, target="cpu", path=None, stats=False, check_indices=
     if made_path:
         fd, path = tempfile.mkstemp(suffix=".brtx")
         os.close(fd)
+        _temporary_executables.add(path)
     with tempfile.TemporaryDirectory() as tmp:
         inputs = []
         for i, (name, body) in enumerate(functions.items()):

@@ -130,3 +130,26 @@ def test_a_failed_check_leaves_no_temporary_file(monkeypatch, tmp_path):
         brt.compile(lambda x: x + 1.0, np.ones(3, np.float32), check=True)
     assert not list(tmp_path.glob("*.brtx"))
     del jax
+
+
+def test_an_executable_compiled_without_a_path_is_removed_at_exit(tmp_path):
+    require("jax")
+    import os
+    import subprocess
+    import sys
+
+    program = (
+        "import numpy as np, brt\n"
+        "path = brt.compile(lambda x: x * 2.0, np.ones(3, np.float32))\n"
+        "kept = brt.compile(lambda x: x * 3.0, np.ones(3, np.float32), path=%r)\n"
+        "out = brt.Session(path).new_request()\n"
+        "print(path, flush=True)\n" % str(tmp_path / "kept.brtx"))
+    package_root = os.path.dirname(os.path.dirname(brt.__file__))
+    env = dict(os.environ, TMPDIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    made = run.stdout.strip().splitlines()[-1]
+    assert made.startswith(str(tmp_path)) and made.endswith(".brtx")
+    assert not os.path.exists(made)
+    assert (tmp_path / "kept.brtx").exists()
