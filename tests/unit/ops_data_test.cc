@@ -84,6 +84,13 @@ TEST(Transpose, ChannelsLastOfEveryElementSize) {
       auto o = Unravel(i, out_dims);
       EXPECT_EQ(out[0].Get(i), x.Get(Ravel({o[0], o[3], o[1], o[2]}, in_dims))) << DTypeName(t);
     }
+    // And back to NCHW: the channels read out of each pixel's run.
+    auto back = MustRunOp({"transpose",
+                           {out[0]},
+                           {{t, Dims(in_dims)}},
+                           {{"permutation", std::vector<int64_t>{0, 3, 1, 2}}}});
+    for (int64_t i = 0; i < 2 * 3 * 7 * 9; ++i)
+      EXPECT_EQ(back[0].Get(i), x.Get(i)) << DTypeName(t) << " back at " << i;
   }
 }
 
