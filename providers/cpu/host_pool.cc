@@ -28,6 +28,7 @@
 // small models of bench/load_bench.py).
 #include "host_pool.h"
 
+#include <dlfcn.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_scheduler_observer.h>
@@ -131,6 +132,18 @@ void Linger(Shared& shared, uint64_t epoch, std::chrono::microseconds linger) {
   }
 }
 
+// oneTBB dlopens Intel's thread composability manager (libtcm, in the tbb
+// wheel's lib directory) and dlcloses it as it shuts down at exit; a call
+// into it after that crashed a process at exit now and then (a core showed
+// the main thread in its unmapped range). Pinned, it stays mapped.
+void PinThreadComposabilityManager() {
+  static const bool pinned = [] {
+    dlopen("libtcm.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    return true;
+  }();
+  (void)pinned;
+}
+
 int32_t CreateHostPool(const BrtHostPoolConfig* config, void** pool, BrtErrorBuffer* error) {
   return AbiGuard(error, [&] {
     const int threads =
@@ -141,6 +154,7 @@ int32_t CreateHostPool(const BrtHostPoolConfig* config, void** pool, BrtErrorBuf
         config->spin ? task_arena::leave_policy::automatic : task_arena::leave_policy::fast;
     auto p = std::make_unique<HostPool>();
     p->arena.initialize(threads, 1, task_arena::priority::normal, leave);
+    PinThreadComposabilityManager();
     p->threads = threads;
     // An older core's config ends before linger_us: no lingering. The bound
     // holds whatever a caller passes.
