@@ -137,11 +137,8 @@ void Linger(Shared& shared, uint64_t epoch, std::chrono::microseconds linger) {
 // into it after that crashed a process at exit now and then (a core showed
 // the main thread in its unmapped range). Pinned, it stays mapped.
 void PinThreadComposabilityManager() {
-  static const bool pinned = [] {
-    dlopen("libtcm.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-    return true;
-  }();
-  (void)pinned;
+  [[maybe_unused]] static void* const pinned =
+      dlopen("libtcm.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
 int32_t CreateHostPool(const BrtHostPoolConfig* config, void** pool, BrtErrorBuffer* error) {

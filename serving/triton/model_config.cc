@@ -150,14 +150,19 @@ Expected<BackendParameters> ReadParameters(const json& config) {
       return error == std::errc() && end == text.data() + text.size() && n >= low && n <= high ? n
                                                                                                : -1;
     };
+    // "true" or "false" into *out; false (out untouched) for any other text.
+    auto boolean = [&](bool* out) {
+      if (text != "true" && text != "false") return false;
+      *out = text == "true";
+      return true;
+    };
     if (key == "function") {
       p.function = text;
     } else if (key == "threads") {
       p.threads = integer(0, std::numeric_limits<int>::max());
       if (p.threads < 0) return refuse("a thread count (0: one per CPU)");
     } else if (key == "spinning") {
-      if (text != "true" && text != "false") return refuse("'true' or 'false'");
-      p.spinning = text == "true";
+      if (!boolean(&p.spinning)) return refuse("'true' or 'false'");
     } else if (key == "linger_us") {
       p.linger_us = integer(0, BRT_HOST_POOL_MAX_LINGER_US);
       if (p.linger_us < 0)
@@ -167,8 +172,7 @@ Expected<BackendParameters> ReadParameters(const json& config) {
       if (text != "cpu" && text != "cuda") return refuse("'cpu' or 'cuda'");
       p.provider = text;
     } else if (key == "graph_capture") {
-      if (text != "true" && text != "false") return refuse("'true' or 'false'");
-      p.graph_capture = text == "true";
+      if (!boolean(&p.graph_capture)) return refuse("'true' or 'false'");
     } else {
       return Status(StatusCode::kInvalidArgument,
                     "config.pbtxt parameter '" + key +
