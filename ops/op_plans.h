@@ -384,6 +384,7 @@ struct ConvPlan {
   int spatial = 0;
   int64_t groups = 1;
   bool has_bias = false;
+  bool has_residual = false;  // brt.conv's fourth operand, added after the bias
   Activation activation = Activation::kNone;
   std::vector<int64_t> src_dims, src_strides, wei_dims, wei_strides, dst_dims, dst_strides;
   std::vector<int64_t> strides, dilations, pad_lo, pad_hi;  // dilations: 1 = dense

@@ -294,15 +294,18 @@ namespace {
 // Attrs: ConvolutionAttrs, or ConvAttrs (fused: a bias and an activation).
 template <typename Attrs>
 ConvPlan PlanConvolutionWith(const OpInfo& op, const Attrs& attrs, bool fused) {
-  op.Require((op.in.size() == 2 || (fused && op.in.size() == 3)) && op.out.size() == 1,
-             fused ? "expected 2 operands (3 with a bias) and 1 result"
-                   : "expected 2 operands and 1 result");
+  op.Require((op.in.size() == 2 || (fused && (op.in.size() == 3 || op.in.size() == 4))) &&
+                 op.out.size() == 1,
+             fused
+                 ? "expected 2 operands (3 with a bias, 4 with a bias and a residual) and 1 result"
+                 : "expected 2 operands and 1 result");
   op.RequireSameDTypes();
   ConvPlan p;
   p.activation = Activation::kNone;
   if constexpr (requires { attrs.activation; })
     p.activation = ParseActivation(op, attrs.activation);
-  p.has_bias = op.in.size() == 3;
+  p.has_bias = op.in.size() >= 3;
+  p.has_residual = op.in.size() == 4;
   const TensorInfo& in = op.in[0];
   const TensorInfo& k = op.in[1];
   const TensorInfo& out = op.out[0];
@@ -379,10 +382,14 @@ ConvPlan PlanConvolutionWith(const OpInfo& op, const Attrs& attrs, bool fused) {
     op.Require(op.in[2].dims == std::vector<int64_t>{O},
                "bias must have shape [" + std::to_string(O) + "] (the output features), got " +
                    FormatDims(op.in[2].dims));
+  if (p.has_residual)
+    op.Require(op.in[3].dims == out.dims, "residual must have the result's shape " +
+                                              FormatDims(out.dims) + ", got " +
+                                              FormatDims(op.in[3].dims));
   p.empty_contraction = !p.empty_result && (C == 0 || k.numel == 0);
   if (p.empty_contraction && (p.has_bias || p.activation != Activation::kNone))
     throw UnsupportedError(
-        "brt.conv: an empty contraction with a bias or activation is not supported");
+        "brt.conv: an empty contraction with a bias, residual or activation is not supported");
   return p;
 }
 

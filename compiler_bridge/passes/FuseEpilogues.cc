@@ -1,5 +1,6 @@
 // brt-fuse-epilogues: a bias add and relu (StableHLO's or PyTorch's)/tanh/gelu
-// after dot_general or convolution fold into brt.matmul / brt.conv.
+// after dot_general or convolution fold into brt.matmul / brt.conv, and for
+// the CPU a residual add after brt.conv into it.
 #include <cmath>
 #include <optional>
 
@@ -312,6 +313,51 @@ struct FuseEpilogueAt : mlir::OpRewritePattern<Last> {
   bool cpu;
 };
 
+// A residual connection, add(brt.conv(x, w, bias), r) with r of the sum's
+// type, and the activation after it (if any) fold into brt.conv(x, w, bias,
+// r) (the CPU's: oneDNN adds r as the convolution writes its result, where
+// the add was a pass over memory of its own). Rooted at the chain's last op,
+// like FuseEpilogueAt; runs after it, on the brt.conv it made.
+template <typename Last>
+struct FuseResidualAt : mlir::OpRewritePattern<Last> {
+  using mlir::OpRewritePattern<Last>::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(Last last, mlir::PatternRewriter& rewriter) const override {
+    llvm::SmallVector<mlir::Value> sums;
+    if (mlir::isa<AddOp>(last))
+      sums.push_back(last->getResult(0));
+    else
+      sums = ActivationInputs(last);
+    for (mlir::Value sum : sums) {
+      auto add = sum.getDefiningOp<AddOp>();
+      if (!add) continue;
+      auto [activation, act] = MatchActivation(sum);
+      if (act.empty() ? add.getOperation() != last.getOperation() : act.back() != last) continue;
+      for (int i = 0; i < 2; ++i) {
+        auto conv = add.getInputs()[i].template getDefiningOp<ConvOp>();
+        mlir::Value residual = add.getInputs()[1 - i];
+        if (!conv || conv->getNumOperands() != 3 || conv.getActivation() != "none" ||
+            !conv->getResult(0).hasOneUse() || residual.getType() != sum.getType())
+          continue;
+        llvm::SmallVector<mlir::Value> inputs(conv->getOperands());
+        inputs.push_back(residual);
+        mlir::NamedAttrList attrs(conv->getAttrDictionary());
+        attrs.set("activation", rewriter.getStringAttr(activation));
+        rewriter.setInsertionPoint(last);
+        mlir::Operation* fused = ConvOp::create(
+            rewriter, last->getLoc(), mlir::TypeRange{sum.getType()}, inputs, attrs.getAttrs());
+        rewriter.replaceOp(last, fused->getResults());
+        for (mlir::Operation* k : llvm::reverse(act))
+          if (k != last.getOperation()) rewriter.eraseOp(k);
+        if (add.getOperation() != last.getOperation()) rewriter.eraseOp(add);
+        rewriter.eraseOp(conv);
+        return mlir::success();
+      }
+    }
+    return mlir::failure();
+  }
+};
+
 struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
   using FuseEpiloguesBase::FuseEpiloguesBase;
 
@@ -320,12 +366,19 @@ struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
     set.add<FuseEpilogueAt<AddOp>, FuseEpilogueAt<MaxOp>, FuseEpilogueAt<SelectOp>,
             FuseEpilogueAt<TanhOp>, FuseEpilogueAt<MulOp>>(ctx, target == "cpu");
     patterns_ = std::move(set);
+    mlir::RewritePatternSet residual(ctx);
+    residual.add<FuseResidualAt<AddOp>, FuseResidualAt<MaxOp>, FuseResidualAt<SelectOp>,
+                 FuseResidualAt<TanhOp>, FuseResidualAt<MulOp>>(ctx);
+    residual_patterns_ = std::move(residual);
     return mlir::success();
   }
 
-  void runOnOperation() override { mlir::walkAndApplyPatterns(getOperation(), patterns_); }
+  void runOnOperation() override {
+    mlir::walkAndApplyPatterns(getOperation(), patterns_);
+    if (target == "cpu") mlir::walkAndApplyPatterns(getOperation(), residual_patterns_);
+  }
 
-  mlir::FrozenRewritePatternSet patterns_;
+  mlir::FrozenRewritePatternSet patterns_, residual_patterns_;
 };
 
 }  // namespace

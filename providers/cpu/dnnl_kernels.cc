@@ -20,16 +20,15 @@ using dnnl::memory;
 
 // --- dot_general ----------------------------------------------------------------
 
-// tanh and GELU as a oneDNN post-op on `attr`. relu is none: oneDNN's is
-// max(x, 0) on vmaxps, which makes NaN 0 where StableHLO's maximum keeps it,
-// so the kernel's instance applies it after the primitive (ReluAfter).
-void AppendActivation(Activation a, dnnl::primitive_attr& attr) {
+// tanh and GELU as a oneDNN post-op appended to `post`. relu is none:
+// oneDNN's is max(x, 0) on vmaxps, which makes NaN 0 where StableHLO's
+// maximum keeps it, so the kernel's instance applies it after the primitive
+// (ReluAfter).
+void AppendActivation(Activation a, dnnl::post_ops& post) {
   if (a != Activation::kTanh && a != Activation::kGelu) return;
-  dnnl::post_ops post;
   post.append_eltwise(
       a == Activation::kTanh ? dnnl::algorithm::eltwise_tanh : dnnl::algorithm::eltwise_gelu_erf,
       0.f, 0.f);
-  attr.set_post_ops(post);
 }
 
 bool IsRelu(Activation a) { return a == Activation::kRelu || a == Activation::kReluSelect; }
@@ -99,7 +98,9 @@ class MatmulKernel final : public DnnlKernel {
     memory::desc dst(dst_dims, t, RowMajor(dst_dims));
     memory::desc bias(bias_dims, t, RowMajor(bias_dims));
     dnnl::primitive_attr attr = UserScratchpad();
-    AppendActivation(e.activation, attr);
+    dnnl::post_ops post;
+    AppendActivation(e.activation, post);
+    attr.set_post_ops(post);
     // Constant weights are reordered once into the blocked layout oneDNN
     // prefers (about 25% faster for small batches than reading them plain).
     const void* constant_weights = op.Constant(1);
@@ -370,10 +371,10 @@ bool ChannelsLast(const memory::dims& dims, const memory::dims& strides) {
 class ConvolutionKernel final : public DnnlKernel {
  public:
   // convolution, or brt.conv: convolution + bias over the output features +
-  // activation.
+  // residual + activation.
   void Prepare(const OpInfo& op) override {
     const ConvPlan p = PlanConvolution(op);
-    const int result = p.has_bias ? 3 : 2;
+    const int result = static_cast<int>(op.in.size());
     const TensorInfo& out = op.out[0];
     if (p.empty_result) return SetTrivial(result, 0);
     if (p.empty_contraction) return SetTrivial(result, out.bytes());
@@ -395,8 +396,16 @@ class ConvolutionKernel final : public DnnlKernel {
     const memory::data_type t = DnnlType(op, out.dtype);
     memory::desc src(src_dims, t, src_str), wei(wei_dims, t, wei_str), dst(dst_dims, t, dst_str);
     memory::desc bias({O}, t, memory::dims{1});
-    dnnl::primitive_attr attr = UserScratchpad();
-    AppendActivation(p.activation, attr);
+    // The residual is added by a binary post-op reading it in the layout of
+    // the primitive's result (`residual`, null for none or unknown yet).
+    auto attr_for = [&](const memory::desc* residual) {
+      dnnl::primitive_attr attr = UserScratchpad();
+      dnnl::post_ops post;
+      if (residual) post.append_binary(dnnl::algorithm::binary_add, *residual);
+      AppendActivation(p.activation, post);
+      attr.set_post_ops(post);
+      return attr;
+    };
     // The filter in oneDNN's own layout, reordered once. Activations
     // channels-last (what the compiler's channels-last pass gives) are taken
     // as they are where oneDNN has a fast kernel for them; otherwise, and
@@ -404,32 +413,41 @@ class ConvolutionKernel final : public DnnlKernel {
     // AVX2, 2-5x slower), in the layout it chooses, reordered at the op's
     // edges each run.
     const memory::desc wei_any(wei_dims, t, memory::format_tag::any);
-    auto make = [&](const memory::desc& s, const memory::desc& d) {
+    auto make = [&](const memory::desc& s, const memory::desc& d, const memory::desc* residual) {
       return has_bias ? dnnl::convolution_forward::primitive_desc(
                             Engine(), dnnl::prop_kind::forward_inference,
                             dnnl::algorithm::convolution_direct, s, wei_any, bias, d, stride_v,
-                            dil_v, pad_l, pad_r, attr)
+                            dil_v, pad_l, pad_r, attr_for(residual))
                       : dnnl::convolution_forward::primitive_desc(
                             Engine(), dnnl::prop_kind::forward_inference,
                             dnnl::algorithm::convolution_direct, s, wei_any, d, stride_v, dil_v,
-                            pad_l, pad_r, attr);
+                            pad_l, pad_r, attr_for(residual));
     };
     dnnl::convolution_forward::primitive_desc pd;
     if (ChannelsLast(src_dims, src_str) && ChannelsLast(dst_dims, dst_str)) {
       try {
-        pd = make(src, dst);
+        pd = make(src, dst, p.has_residual ? &dst : nullptr);
         const std::string impl = pd.impl_info_str();
         if (impl.rfind("ref", 0) == 0 || impl.find("gemm:") != std::string::npos) pd = {};
       } catch (const dnnl::error&) {  // no implementation for them at all
       }
     }
-    if (!pd)
-      pd = make(memory::desc(src_dims, t, memory::format_tag::any),
-                memory::desc(dst_dims, t, memory::format_tag::any));
+    if (!pd) {
+      const memory::desc src_any(src_dims, t, memory::format_tag::any);
+      pd = make(src_any, memory::desc(dst_dims, t, memory::format_tag::any), nullptr);
+      // The residual goes in the layout oneDNN chose for the result.
+      if (p.has_residual) {
+        const memory::desc chosen = pd.dst_desc();
+        pd = make(src_any, chosen, &chosen);
+      }
+    }
     SetPrimitive(dnnl::convolution_forward(pd), pd.scratchpad_desc());
     BindActivation(DNNL_ARG_SRC, src, pd.src_desc(), 0, /*result=*/false);
     BindWeights(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), op.Constant(1), 1);
     if (has_bias) Bind(DNNL_ARG_BIAS, bias, 2);
+    if (p.has_residual)  // same dims and strides as the result (the plan checks)
+      BindActivation(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, dst, pd.dst_desc(), 3,
+                     /*result=*/false);
     BindActivation(DNNL_ARG_DST, dst, pd.dst_desc(), result, /*result=*/true);
     if (IsRelu(p.activation)) ReluAfter(result, out, p.activation == Activation::kReluSelect);
   }

@@ -98,6 +98,11 @@ ConvLaunchPlan PlanConvLaunch(const ops::OpInfo& op) {
   ConvLaunchPlan c;
   c.conv = ops::PlanConvolution(op);
   const ops::ConvPlan& p = c.conv;
+  // The compiler fuses a residual into brt.conv for --target=cpu only.
+  if (p.has_residual)
+    throw ops::UnsupportedError(
+        "brt.conv with a residual operand (its fourth) runs on the CPU provider only; compile "
+        "for --target=cuda to keep the residual add a separate op");
   c.dtype = op.out[0].dtype;
   c.out_bytes = op.out[0].bytes();
   c.result = p.has_bias ? 3 : 2;

@@ -299,11 +299,10 @@ def test_relu_keeps_the_sign_of_zero(dtype):
     np.testing.assert_array_equal(np.signbit(got[signed]), np.signbit(want[signed]))
 
 
-def _fused_activations(module, *args):
-    """The activation of every brt.matmul and brt.conv in module's compiled
-    program (brt-compile's last pass dump), in order."""
+def _compiled_program(module, *args):
+    """module's compiled program for the CPU as text (brt-compile's last pass
+    dump)."""
     import pathlib
-    import re
     import subprocess
     import tempfile
 
@@ -315,9 +314,16 @@ def _fused_activations(module, *args):
             f.write(export_torch_stablehlo(module, *args))
         subprocess.run([find_tool("brt-compile"), source, "-o", f"{tmp}/model.brtx", "--dump-after-each",
                         f"{tmp}/passes"], check=True, capture_output=True)
-        last = sorted(pathlib.Path(tmp, "passes").glob("*.mlir"))[-1].read_text()
+        return sorted(pathlib.Path(tmp, "passes").glob("*.mlir"))[-1].read_text()
+
+
+def _fused_activations(module, *args):
+    """The activation of every brt.matmul and brt.conv in module's compiled
+    program, in order."""
+    import re
     # An activation of "none", the default, is left out of the printed form.
-    fused = [line for line in last.splitlines() if re.search(r"= brt\.(?:matmul|conv)\(", line)]
+    fused = [line for line in _compiled_program(module, *args).splitlines()
+             if re.search(r"= brt\.(?:matmul|conv)\(", line)]
     return [m.group(1) if (m := re.search(r'activation = "(\w+)"', line)) else "none" for line in fused]
 
 
@@ -346,18 +352,51 @@ def test_relu_after_linear_and_conv_still_fuses_and_keeps_nan():
 
 
 def test_resnet18_convolutions_keep_their_relu():
-    """Every convolution of ResNet-18 followed by a relu (the stem's and each
-    block's first: 9 of 20) still carries it as relu_select, and the result
-    is PyTorch's. (channels-last left a transpose unused beside the
-    select form, which stopped the fusion.)"""
+    """Every convolution of ResNet-18 followed by a relu (the stem's, each
+    block's first, and each block's last with the residual added before the
+    relu: 17 of 20) still carries it as relu_select, and the result is
+    PyTorch's. (channels-last left a transpose unused beside the select
+    form, which stopped the fusion.)"""
     torchvision = require("torchvision")
     torch.manual_seed(40)
     net = torchvision.models.resnet18(weights=None).eval()
     x = randn(1, 3, 64, 64)
     activations = _fused_activations(net, x)
-    assert len(activations) == 21 and activations.count("relu_select") == 9, activations  # 20 convs, fc
+    assert len(activations) == 21 and activations.count("relu_select") == 17, activations  # 20 convs, fc
     got, want = run_both(net, x)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_residual_add_and_relu_fold_into_the_convolution_and_keep_nan():
+    """ResNet's stem and basic block: the block's second convolution takes
+    the block's input as brt.conv's residual operand, with the relu, leaving
+    no add; a NaN in the input reaches the result as in PyTorch."""
+    import re
+
+    class StemAndBlock(torch.nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.stem = torch.nn.Conv2d(3, c, 3, padding=1)
+            self.conv1 = torch.nn.Conv2d(c, c, 3, padding=1)
+            self.conv2 = torch.nn.Conv2d(c, c, 3, padding=1)
+
+        def forward(self, x):
+            h = torch.relu(self.stem(x))
+            return torch.relu(self.conv2(torch.relu(self.conv1(h))) + h)
+
+    torch.manual_seed(41)
+    net = StemAndBlock(16).eval()
+    x = randn(2, 3, 9, 9)
+    x[1, 2, 4, 4] = float("nan")
+    program = _compiled_program(net, x)
+    convs = [m.group(1) for m in re.finditer(r"= brt\.conv\(([^)]*)\)", program)]
+    assert [len(c.split(",")) for c in convs] == [3, 3, 4], program
+    assert "brt.add" not in program and "brt.fused_elementwise" not in program, program
+    assert _fused_activations(net, x) == ["relu_select"] * 3
+    got, want = run_both(net, x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert (np.isnan(got) == np.isnan(want)).all() and np.isnan(got[1]).any()
+    assert not np.isnan(got[0]).any()
 
 
 def test_writes_to_open_ended_slices():

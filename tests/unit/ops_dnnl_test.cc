@@ -539,6 +539,54 @@ TEST(Convolution, ReluKeepsNan) {
     }
 }
 
+// brt.conv's residual operand (a residual connection, which the compiler
+// fuses for the CPU): convolution + bias + residual, then the activation,
+// against the float64 reference, where oneDNN reads the residual in place
+// (channels-last) and where it is reordered into oneDNN's layout (NCHW,
+// 1-D). A NaN in the residual stays NaN through every activation. The CUDA
+// provider refuses the operand, naming it.
+TEST(Convolution, ResidualEpilogue) {
+  for (DType t : {DType::kF32, DType::kBF16})
+    for (int index : {0, 1, 3, 4, 5})
+      for (const char* activation : {"none", "relu", "relu_select", "tanh", "gelu"}) {
+        const ConvSpec& c = kConvs[index];
+        HostTensor x = Random(t, c.in, Rng()), w = Random(t, c.kernel, Rng());
+        HostTensor bias = Random(t, {c.out[c.of]}, Rng()), residual = Random(t, c.out, Rng());
+        residual.Set(1, std::numeric_limits<double>::quiet_NaN());
+        const OpRun run{"brt.conv",
+                        {x, w, bias, residual},
+                        {{t, Dims(c.out)}},
+                        WithActivation(ConvAttrs(c), activation),
+                        {1}};
+        const std::string where =
+            std::string(DTypeName(t)) + " conv " + std::to_string(index) + " " + activation;
+        if (TestDevice().kind == DeviceKind::kCuda) {
+          ExpectError(RunOp(run).status(), {"residual operand", "CPU provider only"});
+          return;
+        }
+        std::vector<double> got = MustRunOp(run)[0].ToDouble(), ref = ConvReference(x, w, c);
+        const std::string act = activation;
+        for (size_t i = 0; i < ref.size(); ++i) {
+          const int64_t flat = static_cast<int64_t>(i);
+          double v = ref[i] + bias.Get(Unravel(flat, c.out)[c.of]) + residual.Get(flat);
+          if (act == "relu" || act == "relu_select") v = v < 0 ? 0.0 : v;
+          if (act == "tanh") v = std::tanh(v);
+          if (act == "gelu") v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+          ref[i] = v;
+        }
+        EXPECT_TRUE(std::isnan(got[1])) << where << ": " << got[1];
+        got[1] = ref[1] = 0;
+        EXPECT_LE(RelError(got, ref), t == DType::kF32 ? 1e-5 : 2e-2) << where;
+      }
+  const ConvSpec& c = kConvs[4];
+  auto bad = RunOp({"brt.conv",
+                    {Random(DType::kF32, c.in, Rng()), Random(DType::kF32, c.kernel, Rng()),
+                     Random(DType::kF32, {24}, Rng()), Random(DType::kF32, {2, 7, 7, 1}, Rng())},
+                    {{DType::kF32, Dims(c.out)}},
+                    ConvAttrs(c)});
+  ExpectError(bad.status(), {"residual must have the result's shape [2,7,7,24]", "got [2,7,7,1]"});
+}
+
 TEST(Convolution, TransposedConvolutionIsReportedUnsupported) {
   const ConvSpec& s = kConvs[0];
   auto r = RunOp({"convolution",
