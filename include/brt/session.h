@@ -104,10 +104,11 @@ struct SessionOptions {
   // $BRT_NUM_THREADS first. brt sets no environment variables.
   int intra_op_threads = 0;
   bool allow_spinning = true;
-  // linger_microseconds: when a request ends, up to intra_op_threads - 1
-  // workers wait for the next request's ops spinning without yielding
-  // their CPU, each for at most this long (0 to 1000; 200 is what was
-  // measured), and a worker found on the CPU of the request's thread moves
+  // linger_microseconds: when an op ends, up to intra_op_threads - 1
+  // workers wait for the next op, of this request or the next, spinning
+  // without yielding their CPU, each for at most this long (0 to 1000; 200
+  // is what was measured), and a worker found on the CPU of the request's
+  // thread moves
   // to another of its CPUs. Beside a lower-priority job, where every CPU
   // runs something else, a oneTBB worker out of work yields its CPU within
   // a microsecond and loses it for a time slice; lingering keeps requests

@@ -14,10 +14,12 @@
 // - A oneTBB worker out of tasks pauses for about a microsecond, then yields
 //   its CPU before it sleeps. On a CPU another job wants, a yield hands that
 //   job the CPU for its time slice, milliseconds, and the next request's
-//   tasks, spawned microseconds later, find no worker. So when a request
-//   ends, with spinning on, up to threads - 1 workers wait in a task of
-//   brt's own that spins without yielding until an op starts, in any
-//   Session, or the Session's linger time passes.
+//   tasks, spawned microseconds later, find no worker. So when an op ends
+//   (between a request's ops too: a worker that yielded there left the next
+//   op, and the rest of the request, at one core's speed), with spinning
+//   on, up to threads - 1 workers wait in a task of brt's own that spins
+//   without yielding until an op starts, in any Session, or the Session's
+//   linger time passes.
 // Either alone leaves a request at one core's speed there. Both are opt-in
 // (SessionOptions::linger_microseconds, passed as BrtHostPoolConfig's
 // linger_us; with spinning on and several threads): beside a lower-priority
@@ -119,7 +121,7 @@ void Linger(Shared& shared, uint64_t epoch, std::chrono::microseconds linger) {
   shared.lingering.fetch_sub(1, std::memory_order_relaxed);
 }
 
-// Up to threads - 1 linger tasks, queued from inside the arena as a request
+// Up to threads - 1 linger tasks, queued from inside the arena as an op
 // ends (not under TSan, whose requests run outside the arena).
 [[maybe_unused]] void KeepWorkersWaiting(HostPool& p) {
   const uint64_t epoch = op_epoch.load(std::memory_order_relaxed);
@@ -180,7 +182,6 @@ void RunInHostPool(void* pool, void (*body)(void*), void* arg) {
     HostPool* outer = request_pool;
     request_pool = &p;
     body(arg);
-    if (p.Lingers()) KeepWorkersWaiting(p);
     request_pool = outer;
   });
 #endif
@@ -191,6 +192,12 @@ void RunInHostPool(void* pool, void (*body)(void*), void* arg) {
 void OpStarting() {
   if (const HostPool* p = request_pool; p && p->Lingers())
     op_epoch.fetch_add(1, std::memory_order_release);
+}
+
+void OpEnded() {
+#if !defined(__SANITIZE_THREAD__)
+  if (HostPool* p = request_pool; p && p->Lingers()) KeepWorkersWaiting(*p);
+#endif
 }
 
 void SetHostPool(BrtProviderApi& api) {

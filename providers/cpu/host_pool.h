@@ -7,9 +7,10 @@ namespace brt::cpu {
 
 void SetHostPool(BrtProviderApi& api);
 
-// Called as each op of a request starts (provider.cc's RunKernel): workers
-// waiting for the next request's work go back to oneTBB's tasks
-// (host_pool.cc says why they wait in a task of brt's own).
+// Called as each op of a request starts and ends (provider.cc's RunKernel):
+// in a pool that lingers, workers wait for the next op's work in a task of
+// brt's own from an op's end to the next op's start (host_pool.cc says why).
 void OpStarting();
+void OpEnded();
 
 }  // namespace brt::cpu

@@ -65,7 +65,9 @@ void ReleaseInstance(void* instance) { delete static_cast<Runnable*>(instance); 
 // throws; the guard turns that into the op's error for the caller.
 int32_t RunKernel(void* kernel, void* const* buffers, void*, BrtErrorBuffer* error) {
   OpStarting();
-  return AbiGuard(error, [&] { static_cast<Runnable*>(kernel)->Run(buffers); });
+  const int32_t code = AbiGuard(error, [&] { static_cast<Runnable*>(kernel)->Run(buffers); });
+  OpEnded();
+  return code;
 }
 
 int32_t DeviceCount() { return 1; }
