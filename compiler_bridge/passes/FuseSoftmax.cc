@@ -26,6 +26,21 @@ struct SoftmaxInput {
   int64_t axis;
 };
 
+// Whether v is a constant no greater than the lowest finite value of
+// `element` (-inf, or the lowest float as an exporter may write it): a
+// maximum with it, or a reduce_max starting from it, changes no line's max
+// unless the line is all -inf. Another constant c shifts the softmax's
+// exponents, as max(0, m) does: the same softmax in exact arithmetic, not in
+// floats, where exp(x - c) underflows to a 0 / 0 that brt.softmax would not
+// give.
+bool IsMaxIdentity(mlir::Value v, mlir::Type element) {
+  const std::optional<double> c = ScalarConstant(v);
+  auto type = mlir::dyn_cast<mlir::FloatType>(element);
+  return c && type &&
+         *c <= llvm::APFloat::getLargest(type.getFloatSemantics(), /*Negative=*/true)
+                   .convertToDouble();
+}
+
 // divide(e, B(reduce_add(e))) with e = exp(subtract(x, B([maximum(c,] reduce_max(x)[)]))),
 // each B taking the reduced lines back where they were (else it pairs a line
 // with another's max or sum), e used by the sum and the divide only, in a
@@ -39,12 +54,16 @@ std::optional<SoftmaxInput> MatchSoftmax(DivOp div, bool cpu) {
   if (sum.getDimensions().size() != 1) return std::nullopt;
   const int64_t axis = sum.getDimensions()[0];
   mlir::Value x = sub.getInputs()[0];
+  const mlir::Type element = TypeOf(x).getElementType();
   mlir::Value max = StripBroadcasts(sub.getInputs()[1]);
-  if (auto guard = max.getDefiningOp<MaxOp>()) max = guard.getInputs()[1];  // max(-inf, m)
+  if (auto guard = max.getDefiningOp<MaxOp>()) {  // max(-inf, m)
+    if (!IsMaxIdentity(guard.getInputs()[0], element)) return std::nullopt;
+    max = guard.getInputs()[1];
+  }
   auto reduce_max = max.getDefiningOp<ReduceOp>();
   if (!ReducesOver(sum, "add", axis) || !ReducesOver(reduce_max, "max", axis) ||
-      reduce_max.getInputs()[0] != x || !ScalarConstant(sum.getInputs()[1]) ||
-      *ScalarConstant(sum.getInputs()[1]) != 0.0)
+      reduce_max.getInputs()[0] != x || !IsMaxIdentity(reduce_max.getInputs()[1], element) ||
+      !ScalarConstant(sum.getInputs()[1]) || *ScalarConstant(sum.getInputs()[1]) != 0.0)
     return std::nullopt;
   const int64_t rank = TypeOf(x).getRank();
   if (!RestoresReducedDims(div.getInputs()[1], rank, axis) ||
@@ -54,7 +73,6 @@ std::optional<SoftmaxInput> MatchSoftmax(DivOp div, bool cpu) {
   if (!llvm::all_of(exp->getUsers(), [&](mlir::Operation* u) { return u == sum || u == div; }))
     return std::nullopt;
   if (TypeOf(x) != TypeOf(div.getResult(0))) return std::nullopt;
-  const mlir::Type element = TypeOf(x).getElementType();
   if (cpu && !element.isF32() && !element.isBF16()) return std::nullopt;
   return SoftmaxInput{x, axis};
 }

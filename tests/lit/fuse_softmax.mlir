@@ -22,6 +22,71 @@ func.func @softmax(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %13 : tensor<4x8xf32>
 }
 
+// The lowest finite float as the max's guard and start (as an exporter may
+// write -inf): the same softmax.
+// CHECK-LABEL: func.func @lowest_float_guard
+// CHECK-NEXT: brt.softmax(%arg0) {axis = 1 : i64}
+func.func @lowest_float_guard(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = brt.constant() {value = dense<0xFF7FFFFF> : tensor<f32>} : () -> tensor<f32>
+  %1 = brt.reduce(%arg0, %0) {dimensions = array<i64: 1>, reducer = "max"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %2 = brt.constant() {value = dense<0xFF7FFFFF> : tensor<f32>} : () -> tensor<f32>
+  %3 = brt.broadcast_in_dim(%2) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4xf32>
+  %4 = brt.maximum(%3, %1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %5 = brt.broadcast_in_dim(%4) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %6 = brt.broadcast_in_dim(%5) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %7 = brt.subtract(%arg0, %6) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %8 = brt.exponential(%7) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %9 = brt.constant() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %10 = brt.reduce(%8, %9) {dimensions = array<i64: 1>, reducer = "add"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %11 = brt.broadcast_in_dim(%10) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %12 = brt.broadcast_in_dim(%11) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %13 = brt.divide(%8, %12) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %13 : tensor<4x8xf32>
+}
+
+// max(0, reduce_max(x)) shifts the exponents by at least 0: a line far below
+// 0 underflows to 0 / 0 there, which brt.softmax would not give. No fusion.
+// CHECK-LABEL: func.func @zero_guard
+// CHECK-NOT: brt.softmax
+func.func @zero_guard(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = brt.constant() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+  %1 = brt.reduce(%arg0, %0) {dimensions = array<i64: 1>, reducer = "max"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %2 = brt.constant() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %3 = brt.broadcast_in_dim(%2) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4xf32>
+  %4 = brt.maximum(%3, %1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %5 = brt.broadcast_in_dim(%4) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %6 = brt.broadcast_in_dim(%5) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %7 = brt.subtract(%arg0, %6) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %8 = brt.exponential(%7) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %9 = brt.constant() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %10 = brt.reduce(%8, %9) {dimensions = array<i64: 1>, reducer = "add"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %11 = brt.broadcast_in_dim(%10) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %12 = brt.broadcast_in_dim(%11) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %13 = brt.divide(%8, %12) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %13 : tensor<4x8xf32>
+}
+
+// A reduce_max starting from 0 is the same shift: no fusion.
+// CHECK-LABEL: func.func @zero_start
+// CHECK-NOT: brt.softmax
+func.func @zero_start(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = brt.constant() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %1 = brt.reduce(%arg0, %0) {dimensions = array<i64: 1>, reducer = "max"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %2 = brt.constant() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+  %3 = brt.broadcast_in_dim(%2) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4xf32>
+  %4 = brt.maximum(%3, %1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %5 = brt.broadcast_in_dim(%4) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %6 = brt.broadcast_in_dim(%5) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %7 = brt.subtract(%arg0, %6) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %8 = brt.exponential(%7) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %9 = brt.constant() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %10 = brt.reduce(%8, %9) {dimensions = array<i64: 1>, reducer = "add"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %11 = brt.broadcast_in_dim(%10) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %12 = brt.broadcast_in_dim(%11) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %13 = brt.divide(%8, %12) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %13 : tensor<4x8xf32>
+}
+
 // The exponentials are also returned: the pattern must not fire.
 // CHECK-LABEL: func.func @exp_escapes
 // CHECK-NOT: brt.softmax
