@@ -313,8 +313,8 @@ struct FuseEpilogueAt : mlir::OpRewritePattern<Last> {
   bool cpu;
 };
 
-// A residual connection, add(brt.conv(x, w, bias), r) with r of the sum's
-// type, and the activation after it (if any) fold into brt.conv(x, w, bias,
+// A residual connection, add(brt.conv(x, w, bias), r) with r no broadcast,
+// and the activation after it (if any) fold into brt.conv(x, w, bias,
 // r) (the CPU's: oneDNN adds r as the convolution writes its result, where
 // the add was a pass over memory of its own). Rooted at the chain's last op,
 // like FuseEpilogueAt; runs after it, on the brt.conv it made.
@@ -336,8 +336,10 @@ struct FuseResidualAt : mlir::OpRewritePattern<Last> {
       for (int i = 0; i < 2; ++i) {
         auto conv = add.getInputs()[i].template getDefiningOp<ConvOp>();
         mlir::Value residual = add.getInputs()[1 - i];
+        // A broadcast residual (a per-channel or time embedding) stays an
+        // add, which reads it at its own size.
         if (!conv || conv->getNumOperands() != 3 || conv.getActivation() != "none" ||
-            !conv->getResult(0).hasOneUse() || residual.getType() != sum.getType())
+            !conv->getResult(0).hasOneUse() || StripBroadcasts(residual) != residual)
           continue;
         llvm::SmallVector<mlir::Value> inputs(conv->getOperands());
         inputs.push_back(residual);

@@ -82,3 +82,40 @@ func.func @add_after_relu(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: 
   %6 = brt.add(%5, %r) : (tensor<1x3x5x5xf32>, tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32>
   return %6 : tensor<1x3x5x5xf32>
 }
+
+// A residual broadcast along the batch (an embedding added per image) stays
+// an add: folded in, it would be written out at the result's size.
+// CHECK-LABEL: func.func @broadcast_residual
+// CHECK: brt.conv(%arg0, %arg1, %arg2) {
+// CHECK: brt.add
+func.func @broadcast_residual(%x: tensor<2x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf32>, %r: tensor<1x3x5x5xf32>) -> tensor<2x3x5x5xf32> {
+  %0 = brt.convolution(%x, %w) {input_batch_dimension = 0 : i64, input_feature_dimension = 1 : i64, input_spatial_dimensions = array<i64: 2, 3>, kernel_input_feature_dimension = 1 : i64, kernel_output_feature_dimension = 0 : i64, kernel_spatial_dimensions = array<i64: 2, 3>, output_batch_dimension = 0 : i64, output_feature_dimension = 1 : i64, output_spatial_dimensions = array<i64: 2, 3>, padding = array<i64: 1, 1, 1, 1>} : (tensor<2x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<2x3x5x5xf32>
+  %1 = brt.broadcast_in_dim(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3x5x5xf32>
+  %2 = brt.add(%0, %1) : (tensor<2x3x5x5xf32>, tensor<2x3x5x5xf32>) -> tensor<2x3x5x5xf32>
+  %3 = brt.broadcast_in_dim(%r) {broadcast_dimensions = array<i64: 0, 1, 2, 3>} : (tensor<1x3x5x5xf32>) -> tensor<2x3x5x5xf32>
+  %4 = brt.add(%2, %3) : (tensor<2x3x5x5xf32>, tensor<2x3x5x5xf32>) -> tensor<2x3x5x5xf32>
+  return %4 : tensor<2x3x5x5xf32>
+}
+
+// A convolution without a bias: brt.conv takes a residual only after one.
+// CHECK-LABEL: func.func @no_bias
+// CHECK: brt.convolution(%arg0, %arg1)
+// CHECK: brt.add
+func.func @no_bias(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %r: tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32> {
+  %0 = brt.convolution(%x, %w) {input_batch_dimension = 0 : i64, input_feature_dimension = 1 : i64, input_spatial_dimensions = array<i64: 2, 3>, kernel_input_feature_dimension = 1 : i64, kernel_output_feature_dimension = 0 : i64, kernel_spatial_dimensions = array<i64: 2, 3>, output_batch_dimension = 0 : i64, output_feature_dimension = 1 : i64, output_spatial_dimensions = array<i64: 2, 3>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x5x5xf32>
+  %1 = brt.add(%0, %r) : (tensor<1x3x5x5xf32>, tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32>
+  return %1 : tensor<1x3x5x5xf32>
+}
+
+// tanh after the residual add folds too.
+// CHECK-LABEL: func.func @residual_tanh
+// CHECK-NEXT: %[[C:.*]] = brt.conv(%arg0, %arg1, %arg2, %arg3) {activation = "tanh"
+// CHECK-NEXT: return %[[C]]
+func.func @residual_tanh(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf32>, %r: tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32> {
+  %0 = brt.convolution(%x, %w) {input_batch_dimension = 0 : i64, input_feature_dimension = 1 : i64, input_spatial_dimensions = array<i64: 2, 3>, kernel_input_feature_dimension = 1 : i64, kernel_output_feature_dimension = 0 : i64, kernel_spatial_dimensions = array<i64: 2, 3>, output_batch_dimension = 0 : i64, output_feature_dimension = 1 : i64, output_spatial_dimensions = array<i64: 2, 3>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x5x5xf32>
+  %1 = brt.broadcast_in_dim(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<1x3x5x5xf32>
+  %2 = brt.add(%0, %1) : (tensor<1x3x5x5xf32>, tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32>
+  %3 = brt.add(%2, %r) : (tensor<1x3x5x5xf32>, tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32>
+  %4 = brt.tanh(%3) : (tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32>
+  return %4 : tensor<1x3x5x5xf32>
+}
