@@ -104,12 +104,12 @@ struct SessionOptions {
   // $BRT_NUM_THREADS first. brt sets no environment variables.
   int intra_op_threads = 0;
   bool allow_spinning = true;
-  // linger_microseconds: when an op ends, up to intra_op_threads - 1
-  // workers wait for the next op, of this request or the next, spinning
-  // without yielding their CPU, each for at most this long (0 to 1000; 200
-  // is what was measured), and a worker found on the CPU of the request's
-  // thread moves
-  // to another of its CPUs. Beside a lower-priority job, where every CPU
+  // linger_microseconds: when an op ends and no other op of the Session is
+  // under way, up to intra_op_threads - 1 workers wait for the next op, of
+  // this request or the next, spinning without yielding their CPU, each for
+  // at most this long (0 to 1000; 200 is what was measured), and a worker
+  // found on the CPU of the request's thread moves to another of its CPUs.
+  // Beside a lower-priority job, where every CPU
   // runs something else, a oneTBB worker out of work yields its CPU within
   // a microsecond and loses it for a time slice; lingering keeps requests
   // at their quiet speed there (an MLP 0.084 ms against 0.114-0.118, a

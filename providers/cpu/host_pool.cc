@@ -57,6 +57,7 @@ std::atomic<uint64_t> op_epoch{0};
 struct Shared {
   std::atomic<int> lingering{0};     // linger tasks queued or spinning
   std::atomic<int> request_cpu{-1};  // where the pool's last request started
+  std::atomic<int> running_ops{0};   // ops of the pool's requests under way
 };
 
 // Moves the calling thread off `cpu` when it runs there.
@@ -108,12 +109,18 @@ inline void CpuRelax() {
 #endif
 }
 
-void Linger(Shared& shared, uint64_t epoch, std::chrono::microseconds linger) {
+// Spins while no op of the pool is under way and none has started anywhere
+// since the task started (a task that starts during an op, queued at an
+// earlier op's end, ends at once and leaves the worker to that op's tasks).
+void Linger(Shared& shared, std::chrono::microseconds linger) {
   // A request's own thread, waiting inside its op, has its tasks to run.
   if (!request_pool) {
     LeaveCpu(shared.request_cpu.load(std::memory_order_relaxed));
+    const uint64_t epoch = op_epoch.load(std::memory_order_acquire);
     const auto deadline = std::chrono::steady_clock::now() + linger;
-    for (unsigned i = 1; op_epoch.load(std::memory_order_acquire) == epoch; ++i) {
+    for (unsigned i = 1; op_epoch.load(std::memory_order_acquire) == epoch &&
+                         shared.running_ops.load(std::memory_order_relaxed) == 0;
+         ++i) {
       CpuRelax();
       if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) break;
     }
@@ -124,12 +131,11 @@ void Linger(Shared& shared, uint64_t epoch, std::chrono::microseconds linger) {
 // Up to threads - 1 linger tasks, queued from inside the arena as an op
 // ends (not under TSan, whose requests run outside the arena).
 [[maybe_unused]] void KeepWorkersWaiting(HostPool& p) {
-  const uint64_t epoch = op_epoch.load(std::memory_order_relaxed);
   int queued = p.shared->lingering.load(std::memory_order_relaxed);
   while (queued < p.threads - 1) {
     if (!p.shared->lingering.compare_exchange_weak(queued, queued + 1, std::memory_order_relaxed))
       continue;
-    p.arena.enqueue([s = p.shared, epoch, linger = p.linger] { Linger(*s, epoch, linger); });
+    p.arena.enqueue([s = p.shared, linger = p.linger] { Linger(*s, linger); });
     ++queued;
   }
 }
@@ -190,13 +196,24 @@ void RunInHostPool(void* pool, void (*body)(void*), void* arg) {
 }  // namespace
 
 void OpStarting() {
-  if (const HostPool* p = request_pool; p && p->Lingers())
+  if (const HostPool* p = request_pool; p && p->Lingers()) {
+    p->shared->running_ops.fetch_add(1, std::memory_order_relaxed);
     op_epoch.fetch_add(1, std::memory_order_release);
+  }
 }
 
-void OpEnded() {
+// Workers linger only when no other request's op of the pool is under way
+// (they would hold back its tasks). A linger task that cannot be queued
+// (out of memory) only means no lingering.
+void OpEnded() noexcept {
+  HostPool* p = request_pool;
+  if (!p || !p->Lingers() || p->shared->running_ops.fetch_sub(1, std::memory_order_relaxed) != 1)
+    return;
 #if !defined(__SANITIZE_THREAD__)
-  if (HostPool* p = request_pool; p && p->Lingers()) KeepWorkersWaiting(*p);
+  try {
+    KeepWorkersWaiting(*p);
+  } catch (...) {
+  }
 #endif
 }
 

@@ -11,6 +11,6 @@ void SetHostPool(BrtProviderApi& api);
 // in a pool that lingers, workers wait for the next op's work in a task of
 // brt's own from an op's end to the next op's start (host_pool.cc says why).
 void OpStarting();
-void OpEnded();
+void OpEnded() noexcept;
 
 }  // namespace brt::cpu
