@@ -91,7 +91,8 @@ void BM_Matmul(benchmark::State& state) {
 }
 
 // Activations [m, k] by constant weights [k, n], as in a BERT layer (brt's
-// packed GEMM on AVX2).
+// packed GEMM where oneDNN runs AVX2: ONEDNN_MAX_CPU_ISA=AVX2 with and without
+// BRT_CPU_ISA=baseline compares it with oneDNN's AVX2 matmul).
 void BM_MatmulByWeights(benchmark::State& state) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   RunOneOp(state,
@@ -262,7 +263,22 @@ void BM_Conv3x3(benchmark::State& state) {
 
 BENCHMARK(BM_Matmul)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MatmulByWeights)
-    ->Args({128, 384, 384})
+    ->Args({32, 256, 512})  // the JAX MLP's layers
+    ->Args({32, 512, 512})
+    ->Args({32, 512, 10})
+    ->Args({32, 512, 16})
+    ->Args({32, 512, 32})
+    ->Args({32, 512, 64})
+    ->Args({32, 512, 128})
+    ->Args({32, 512, 256})
+    ->Args({128, 384, 10})
+    ->Args({128, 384, 32})
+    ->Args({128, 384, 128})
+    ->Args({128, 384, 256})
+    ->Args({128, 256, 256})  // the JAX encoder block's
+    ->Args({128, 256, 1024})
+    ->Args({128, 1024, 256})
+    ->Args({128, 384, 384})  // MiniLM's at 1x128 and 32x128
     ->Args({128, 384, 1536})
     ->Args({128, 1536, 384})
     ->Args({4096, 384, 384})

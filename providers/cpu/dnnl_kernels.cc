@@ -266,6 +266,8 @@ bool OneDnnRunsAvx512() {
   return kAvx512;
 }
 
+constexpr int64_t kMinPackedColumns = 256, kMinPackedResult = 16384;
+
 // f32 [M, K] x [K, N] without batch dims, any epilogue, by brt's GEMM
 // (packed_gemm.h), where oneDNN runs AVX2 at best: by constant weights
 // (packed here, once; rows of the lhs contiguous), or with a transposed lhs (a^T b, a weight
@@ -288,6 +290,11 @@ class PackedMatmulKernel final : public CpuKernel {
     const bool transposed_lhs = rsm_ == 1 && rsk_ != 1 && d.M > 1;
     if (!(weights && rsk_ == 1) && !transposed_lhs)
       throw UnsupportedError("not a packed-weight matmul");
+    // On a small result, packing the activations costs more than the few
+    // weight panels repay: oneDNN's AVX2 matmul ran those 1.4-4.4x faster
+    // (bench/results/2026-11-27-avx2-matmul-shapes-cpu.md).
+    if (!transposed_lhs && (d.N < kMinPackedColumns || d.M * d.N < kMinPackedResult))
+      throw UnsupportedError("small result: oneDNN's matmul is faster");
     M_ = d.M, K_ = d.K, N_ = d.N, rsbk_ = rsk, rsbn_ = rsn;
     // The tiles' relu is maximum(x, 0); PyTorch's, which keeps -0, runs
     // after the GEMM.

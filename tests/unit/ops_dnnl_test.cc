@@ -102,14 +102,14 @@ TEST(DotGeneral, ConstantRhsIsPrepackedCorrectly) {
   }
 }
 
-// Constant weights on an AVX2 CPU take brt's packed GEMM: shapes that span
-// its row blocks (192), depth passes (384) and 16-column panels, each with a
-// remainder (the last 8 and 7 rows as tiles of 4 + 4 and 4 + 3), with
-// threads sharing out the panels (200 and 199 rows) or, on up to 4 threads,
-// the rows (803), the bias added once and the activation after the
-// last pass. relu keeps NaN (as maximum does); the lhs has one.
+// Constant weights on an AVX2 CPU take brt's packed GEMM where the result has
+// 256 columns or more: shapes that span its row blocks (192), depth passes
+// (384) and 16-column panels, each with a remainder (the last 8 and 7 rows as tiles of 4 + 4 and 4
+// + 3), with threads sharing out the panels (200 and 199 rows) or, on up to 4 threads, the rows
+// (803), the bias added once and the activation after the last pass. relu keeps NaN (as maximum
+// does); the lhs has one.
 TEST(DotGeneral, PackedWeightsAcrossBlocks) {
-  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{200, 37}, {199, 130}, {803, 37}}) {
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{200, 293}, {199, 386}, {803, 293}}) {
     const DotSpec s = {{m, 605}, {605, n}, {}, {}, {1}, {0}, {m, n}};
     HostTensor l = Random(DType::kF32, s.lhs, Rng()), r = Random(DType::kF32, s.rhs, Rng());
     HostTensor bias = Random(DType::kF32, {n}, Rng());
