@@ -4,6 +4,7 @@
 // convolution. Counters give FLOP/s or bytes/s so kernels compare to peaks.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <random>
 
 #include "brt/builder.h"
@@ -21,6 +22,7 @@ struct OneOp {
   std::pair<DType, Shape> result;
   std::vector<Attribute> attrs;
   size_t weights = 0;  // the last `weights` inputs are program constants (f32)
+  float scalars = 0;   // the value of rank-0 f32 inputs (a reduction's init)
 };
 
 std::vector<brt::Dim> Dims(const Shape& s) { return {s.begin(), s.end()}; }
@@ -56,7 +58,9 @@ void RunOneOp(benchmark::State& state, const OneOp& op, double work_per_run, con
   std::vector<brt::Tensor> inputs;
   for (size_t i = 0; i < bound; ++i) {
     auto t = brt::Tensor::Allocate(op.inputs[i].first, op.inputs[i].second);
-    if (op.inputs[i].first == DType::kF32) {
+    if (op.inputs[i].first == DType::kF32 && op.inputs[i].second.empty()) {
+      *static_cast<float*>(t.data()) = op.scalars;
+    } else if (op.inputs[i].first == DType::kF32) {
       std::uniform_real_distribution<float> d(-1, 1);
       for (int64_t e = 0; e < t.num_elements(); ++e) static_cast<float*>(t.data())[e] = d(rng);
     } else {  // i32 indices: small, in range of the tables below
@@ -236,6 +240,22 @@ void BM_GatherRows(benchmark::State& state) {
            2.0 * 4 * ids * width, "bytes/s");
 }
 
+// 2x2 max pooling, stride 2, over NHWC (the JAX CNN's first, [8, 32, 32, 16],
+// and second, [8, 16, 16, 32]): the init is -inf.
+void BM_MaxPool(benchmark::State& state) {
+  const int64_t n = 8, hw = state.range(0), c = state.range(1);
+  RunOneOp(state,
+           {"reduce_window",
+            {{DType::kF32, {n, hw, hw, c}}, {DType::kF32, {}}},
+            {DType::kF32, {n, hw / 2, hw / 2, c}},
+            {{"window_dimensions", Shape{1, 2, 2, 1}},
+             {"window_strides", Shape{1, 2, 2, 1}},
+             {"reducer", std::string("max")}},
+            /*weights=*/0,
+            /*scalars=*/-INFINITY},
+           4.0 * n * hw * hw * c * 5 / 4, "bytes/s");
+}
+
 // 3x3 convolution, NHWC / HWIO as the compiler emits for JAX's default.
 void BM_Conv3x3(benchmark::State& state) {
   const int64_t n = 8, hw = state.range(0), c = 32, k = 32;
@@ -296,6 +316,7 @@ BENCHMARK(BM_ReduceMiddle)->Args({32, 128, 384})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Transpose)->Arg(512)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_TransposeMatrix)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GatherRows)->Arg(4096)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MaxPool)->Args({32, 16})->Args({16, 32})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Conv3x3)->Arg(32)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -161,28 +161,33 @@ class ReduceKernel final : public CpuKernel {
   void (*fn_)(const ReduceKernel&, const void*, const void*, void*, float*) = nullptr;
 };
 
-// Whether any of in[0, n) is NaN or -inf. The masks stay in 32-bit lanes,
-// so the loop is a compare and an and per vector: the scan before oneDNN's
-// max pooling over the CNN's [8, 32, 32, 16] took 34 us counting in 64 bits
-// against 4.4 for the pooling; this takes about 12 us baseline, 8 with AVX2,
-// on one thread.
-[[gnu::always_inline]] inline bool AnyNanOrMinusInfLoop(const float* in, int64_t n) {
+// Whether any of in[0, n) is NaN, -inf or -0, which oneDNN's max pooling
+// gets wrong (it drops NaN, gives the lowest float for -inf and may pick -0
+// over +0). The masks stay in 32-bit lanes, so the loop is compares and ands
+// per vector: the scan before oneDNN's max pooling over the CNN's
+// [8, 32, 32, 16] took 34 us counting in 64 bits against 4.4 for the
+// pooling; this takes about 12 us baseline, 8 with AVX2, on one thread.
+[[gnu::always_inline]] inline bool NeedsExactMaxLoop(const float* in, int64_t n) {
   int32_t ok = -1;
-  for (int64_t i = 0; i < n; ++i) ok &= -static_cast<int32_t>(in[i] > -INFINITY);
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t bits;
+    std::memcpy(&bits, in + i, sizeof bits);
+    ok &= -static_cast<int32_t>((in[i] > -INFINITY) & (bits != INT32_MIN));
+  }
   return ok == 0;
 }
-bool AnyNanOrMinusInfBaseline(const float* in, int64_t n) { return AnyNanOrMinusInfLoop(in, n); }
+bool NeedsExactMaxBaseline(const float* in, int64_t n) { return NeedsExactMaxLoop(in, n); }
 #ifdef BRT_CPU_HAVE_AVX2_BLOCKS
-[[gnu::target("avx2")]] bool AnyNanOrMinusInfAvx2(const float* in, int64_t n) {
-  return AnyNanOrMinusInfLoop(in, n);
+[[gnu::target("avx2")]] bool NeedsExactMaxAvx2(const float* in, int64_t n) {
+  return NeedsExactMaxLoop(in, n);
 }
 #endif
 
-bool AnyNanOrMinusInf(const float* in, int64_t n) {
+bool NeedsExactMax(const float* in, int64_t n) {
 #ifdef BRT_CPU_HAVE_AVX2_BLOCKS
-  static const auto scan = UseAvx2() ? &AnyNanOrMinusInfAvx2 : &AnyNanOrMinusInfBaseline;
+  static const auto scan = UseAvx2() ? &NeedsExactMaxAvx2 : &NeedsExactMaxBaseline;
 #else
-  constexpr auto scan = &AnyNanOrMinusInfBaseline;
+  constexpr auto scan = &NeedsExactMaxBaseline;
 #endif
   std::atomic<bool> found{false};
   ParallelFor(n, kParallelElements, [&](int64_t begin, int64_t end) {
@@ -192,15 +197,79 @@ bool AnyNanOrMinusInf(const float* in, int64_t n) {
   return found.load(std::memory_order_relaxed);
 }
 
+// One output line of a reduce_window over rows (below): the `count`
+// positions along the last dim the window touches, each a row of `row`
+// elements, combined with the input line's rows at window offsets 0 to
+// `window` - 1 of that dim (those inside the input). The row loop vectorizes
+// (max with its NaN and -0 rules as compares and blends).
+struct LineWindow {
+  int64_t row, count, stride, window, dilation, pad_lo, in_count, in_stride;
+};
+template <Reducer R, typename T>
+[[gnu::always_inline]] inline void CombineLineLoop(T* __restrict out, const T* __restrict in,
+                                                   const LineWindow& l) {
+  for (int64_t w = 0; w < l.window; ++w)
+    for (int64_t o = 0; o < l.count; ++o) {
+      const int64_t pos = o * l.stride + w * l.dilation - l.pad_lo;
+      if (pos < 0 || pos >= l.in_count) continue;
+      T* acc = out + o * l.row;
+      const T* src = in + pos * l.in_stride;
+      for (int64_t i = 0; i < l.row; ++i) acc[i] = Combine<R, T>(acc[i], src[i]);
+    }
+}
+template <Reducer R, typename T>
+void CombineLineBaseline(T* out, const T* in, const LineWindow& l) {
+  CombineLineLoop<R>(out, in, l);
+}
+#ifdef BRT_CPU_HAVE_AVX2_BLOCKS
+template <Reducer R>
+[[gnu::target("avx2")]] void CombineLineAvx2(float* out, const float* in, const LineWindow& l) {
+  CombineLineLoop<R>(out, in, l);
+}
+#endif
+
+// Trailing dims that a reduce_window leaves alone (window and stride 1, no
+// padding or dilation: a channels-last pooling's features) make rows that
+// each combine into one output row whole; the elements per row, 1 if none
+// or if the window dilates the operand (a transposed convolution's form).
+int64_t UntouchedRowLength(const ReduceWindowPlan& p, int* outer_rank) {
+  *outer_rank = static_cast<int>(p.in_dims.size());
+  for (int64_t dilation : p.base_dil)
+    if (dilation != 1) return 1;
+  int64_t row = 1;
+  int d = static_cast<int>(p.in_dims.size());
+  while (d > 0 && p.window[d - 1] == 1 && p.strides[d - 1] == 1 && p.pad_lo[d - 1] == 0 &&
+         p.out_dims[d - 1] == p.in_dims[d - 1] && p.in_strides[d - 1] == row) {
+    row *= p.in_dims[--d];
+  }
+  *outer_rank = d;
+  return row;
+}
+
 class ReduceWindowKernel final : public CpuKernel {
  public:
   void Prepare(const OpInfo& op) override {
     p_ = PlanReduceWindow(op);
     const TensorInfo& in = op.in[0];
     const Reducer reducer = p_.reducer;
+    // Rows of 8 or more vectorize; f16/bf16 (computed in float) and complex
+    // numbers keep the element loop.
+    const int64_t row = UntouchedRowLength(p_, &outer_rank_);
     DispatchTypeOrComplex(in.dtype, [&](auto t) {
       using T = decltype(t);
-      WithReducer(reducer, [&](auto r) { fn_ = &Window<decltype(r)::value, T>; });
+      WithReducer(reducer, [&](auto r) {
+        constexpr Reducer R = decltype(r)::value;
+        fn_ = &Window<R, T>;
+        if constexpr (std::is_same_v<Compute<T>, T> && !kIsComplex<T> && R != Reducer::kLogAddExp) {
+          if (row < 8 || outer_rank_ == 0) return;
+          row_ = row;
+          fn_ = &Rows<R, T, &CombineLineBaseline<R, T>>;
+#ifdef BRT_CPU_HAVE_AVX2_BLOCKS
+          if constexpr (std::is_same_v<T, float>)
+            if (UseAvx2()) fn_ = &Rows<R, T, &CombineLineAvx2<R>>;
+#endif
+        }
+      });
     });
     dnnl_ = MakeDnnlPooling(op);
     identity_ = reducer == Reducer::kMax ? -INFINITY : 0.f;
@@ -208,10 +277,9 @@ class ReduceWindowKernel final : public CpuKernel {
   }
   std::unique_ptr<Runnable> CreateInstance() const override {
     if (p_.reducer != Reducer::kMax) return GuardedInstance(*this, dnnl_, identity_);
-    // oneDNN's max pooling drops NaN and gives the lowest float for -inf.
     return DnnlUnless(*this, dnnl_, [n = in_numel_, identity = identity_](void* const* b) {
       return *static_cast<const float*>(b[1]) != identity ||
-             AnyNanOrMinusInf(static_cast<const float*>(b[0]), n);
+             NeedsExactMax(static_cast<const float*>(b[0]), n);
     });
   }
   void Run(void* const* b) override { fn_(*this, b[0], b[1], b[2]); }
@@ -252,10 +320,56 @@ class ReduceWindowKernel final : public CpuKernel {
       }
     }
   }
+  // The window over the outer dims, for rows of row_ untouched elements:
+  // each output line (every position of the last outer dim) is combined by
+  // kLine once per window position over the dims before it; lines are shared
+  // out between threads.
+  template <Reducer R, typename T, void (*kLine)(T*, const T*, const LineWindow&)>
+  static void Rows(const ReduceWindowKernel& k, const void* inv, const void* initv, void* outv) {
+    const T* in = static_cast<const T*>(inv);
+    T* out = static_cast<T*>(outv);
+    const T init = *static_cast<const T*>(initv);
+    const ReduceWindowPlan& p = k.p_;
+    const int last = k.outer_rank_ - 1;
+    const LineWindow line = {k.row_,          p.out_dims[last],  p.strides[last],
+                             p.window[last],  p.win_dil[last],   p.pad_lo[last],
+                             p.in_dims[last], p.in_strides[last]};
+    const int64_t line_size = line.row * line.count, prefix_windows = p.window_numel / line.window;
+    const int64_t grain = std::max<int64_t>(1, kParallelElements / (line_size * p.window_numel));
+    ParallelFor(p.out_numel / line_size, grain, [&](int64_t begin, int64_t end) {
+      int64_t o_idx[kMaxRank], w_idx[kMaxRank];
+      for (int64_t d = last - 1, rest = begin; d >= 0; --d)
+        o_idx[d] = rest % p.out_dims[d], rest /= p.out_dims[d];
+      for (int64_t o = begin; o < end; ++o) {
+        T* acc = out + o * line_size;
+        std::fill(acc, acc + line_size, init);
+        std::fill(w_idx, w_idx + last, 0);
+        for (int64_t w = 0; w < prefix_windows; ++w) {
+          int64_t off = 0;
+          bool inside = true;
+          for (int d = 0; d < last && inside; ++d) {
+            const int64_t pos = o_idx[d] * p.strides[d] + w_idx[d] * p.win_dil[d] - p.pad_lo[d];
+            inside = pos >= 0 && pos < p.in_dims[d];
+            off += pos * p.in_strides[d];
+          }
+          if (inside) kLine(acc, in + off, line);
+          for (int d = last - 1; d >= 0; --d) {
+            if (++w_idx[d] < p.window[d]) break;
+            w_idx[d] = 0;
+          }
+        }
+        for (int d = last - 1; d >= 0; --d) {
+          if (++o_idx[d] < p.out_dims[d]) break;
+          o_idx[d] = 0;
+        }
+      }
+    });
+  }
   ReduceWindowPlan p_;
   std::unique_ptr<CpuKernel> dnnl_;
   float identity_ = 0;
-  int64_t in_numel_ = 0;
+  int64_t in_numel_ = 0, row_ = 1;
+  int outer_rank_ = 0;
   void (*fn_)(const ReduceWindowKernel&, const void*, const void*, void*) = nullptr;
 };
 
