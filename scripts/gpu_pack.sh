@@ -22,8 +22,8 @@ cmake --install "$build" --prefix "$pack/install" >/dev/null
 # Only what runs there: no compiler tools, no CPU provider (its oneDNN is
 # not there); symbols stripped to stay small.
 rm -rf "$pack/install/bin" "$pack/install/lib/libbrt_provider_cpu.so"
-for t in ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test state_test ops_complex_test \
-  ops_reducers_test control_flow_test shape_graphs_test nccl_test; do
+for t in ops_elementwise_test ops_data_test ops_index_reduce_test ops_window_test ops_dnnl_test \
+  state_test ops_complex_test ops_reducers_test control_flow_test shape_graphs_test nccl_test; do
   cp "$build/tests/$t" "$pack/bin/"
 done
 cp "$build/bin/brt-run" "$pack/bin/"

@@ -138,7 +138,7 @@ if [ -n "$missing_libs" ]; then
   echo "- libbrt_provider_cuda.so: MISSING LIBRARIES (cuBLASLt 13 / cuDNN 9 / ...): $(echo $missing_libs)" >>"$report"
   status=1
 fi
-op_tests="ops_elementwise_test ops_data_test ops_index_reduce_test ops_dnnl_test state_test
+op_tests="ops_elementwise_test ops_data_test ops_index_reduce_test ops_window_test ops_dnnl_test state_test
   ops_complex_test ops_reducers_test control_flow_test shape_graphs_test"
 
 stage_tests() {
@@ -158,7 +158,7 @@ stage_tests() {
 # are brt's own (elementwise and data movement; reductions and indexing).
 stage_sanitizer() {
   local tool=$1 tests=$op_tests
-  [ -n "$budget" ] && tests="ops_elementwise_test ops_index_reduce_test"
+  [ -n "$budget" ] && tests="ops_elementwise_test ops_index_reduce_test ops_window_test"
   if [ "$BRT_EXPECT_GPU" != 1 ]; then
     echo "- compute-sanitizer $tool: not run (no GPU)" >>"$report"
   elif ! command -v compute-sanitizer >/dev/null; then

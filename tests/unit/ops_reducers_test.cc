@@ -3,10 +3,8 @@
 // reduce_window, on the CPU provider and the CUDA provider's own kernels (the
 // _cuda_emulated run); complex max, min and logaddexp, ordered
 // lexicographically, in reduce, reduce_window and scatter, and sort moving
-// complex operands by real keys; reduce_window over rows its window leaves
-// alone (channels-last pooling).
+// complex operands by real keys.
 #include <algorithm>
-#include <cmath>
 #include <complex>
 #include <cstring>
 #include <limits>
@@ -244,102 +242,6 @@ TEST(Reducers, SortMovesComplexOperandsByTheirParts) {
                       {{"dimension", int64_t{1}}, {"key", int64_t{0}}, {"order", "ascending"}}});
     ExpectError(bad.status(), {"sort", "key 0 is " + std::string(DTypeName(t))});
   }
-}
-
-// IEEE maximum and minimum in float64: NaN wins, -0 orders below +0.
-double IeeeMax(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return NAN;
-  return a == b ? (std::signbit(a) ? b : a) : std::max(a, b);
-}
-double IeeeMin(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return NAN;
-  return a == b ? (std::signbit(a) ? a : b) : std::min(a, b);
-}
-
-// reduce_window whose trailing dims the window leaves alone (channels-last
-// pooling: the features; or features and width) combines whole rows: max,
-// min and add with strides, padding, a window dilation and inits that are
-// no identity, over data with NaN, -inf, and ties of -0 and +0 (each window's
-// max must be +0 where it holds one, its min -0), in f32, f64 and i32,
-// against float64 loops; bit for bit but for add's rounding.
-TEST(Reducers, WindowOverUntouchedRows) {
-  struct Case {
-    std::vector<int64_t> shape, window, strides, win_dil, padding;
-  };
-  const Case cases[] = {
-      {{2, 7, 6, 16}, {1, 3, 3, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, {0, 0, 1, 1, 1, 0, 0, 0}},
-      {{3, 9, 4, 4}, {1, 2, 1, 1}, {1, 1, 1, 1}, {1, 3, 1, 1}, {0, 0, 1, 2, 0, 0, 0, 0}},
-      {{40, 24}, {5, 1}, {3, 1}, {1, 1}, {2, 2, 0, 0}},
-  };
-  const struct {
-    const char* reducer;
-    double init;
-    double (*combine)(double, double);
-  } reducers[] = {{"max", -INFINITY, IeeeMax},
-                  {"max", 0.25, IeeeMax},
-                  {"min", 0.5, IeeeMin},
-                  {"add", 0.75, [](double a, double b) { return a + b; }}};
-  for (const Case& c : cases)
-    for (DType t : {DType::kF32, DType::kF64, DType::kI32})
-      for (const auto& r : reducers)
-        for (bool zeros : {false, true}) {
-          if (t == DType::kI32 && zeros) continue;
-          HostTensor x = Random(t, c.shape, Rng(), -9, 9);
-          if (t != DType::kI32) {
-            for (int64_t i = 0; i < x.numel(); ++i) {
-              const uint64_t pick = Rng()() % 16;
-              if (zeros) x.Set(i, pick < 6 ? 0.0 : pick < 12 ? -0.0 : r.init > 0.4 ? 1 : -1);
-              if (!zeros && pick == 0) x.Set(i, Rng()() % 4 ? -INFINITY : NAN);
-            }
-          }
-          const double init = t == DType::kI32 ? std::trunc(r.init * 4) : r.init;
-          const int rank = static_cast<int>(c.shape.size());
-          std::vector<int64_t> out_shape(rank);
-          for (int d = 0; d < rank; ++d) {
-            const int64_t span = (c.window[d] - 1) * c.win_dil[d] + 1;
-            out_shape[d] =
-                (c.shape[d] + c.padding[2 * d] + c.padding[2 * d + 1] - span) / c.strides[d] + 1;
-          }
-          auto out = MustRunOp({"reduce_window",
-                                {x, HostTensor::FromDouble(t, {}, {init})},
-                                {{t, Dims(out_shape)}},
-                                {{"window_dimensions", c.window},
-                                 {"window_strides", c.strides},
-                                 {"window_dilations", c.win_dil},
-                                 {"padding", c.padding},
-                                 {"reducer", r.reducer}}})[0]
-                         .ToDouble();
-          const std::string what = std::string(r.reducer) + " from " + std::to_string(init) +
-                                   " in " + DTypeName(t) + " over " + FormatShape(c.shape) +
-                                   (zeros ? " (signed zeros)" : "");
-          for (int64_t o = 0; o < NumElements(out_shape).value(); ++o) {
-            const std::vector<int64_t> oi = Unravel(o, out_shape);
-            double want = init;
-            for (int64_t w = 0; w < NumElements(c.window).value(); ++w) {
-              const std::vector<int64_t> wi = Unravel(w, c.window);
-              std::vector<int64_t> ii(rank);
-              bool inside = true;
-              for (int d = 0; d < rank; ++d) {
-                ii[d] = oi[d] * c.strides[d] + wi[d] * c.win_dil[d] - c.padding[2 * d];
-                inside = inside && ii[d] >= 0 && ii[d] < c.shape[d];
-              }
-              if (inside) want = r.combine(want, x.Get(Ravel(ii, c.shape)));
-            }
-            const double got = out[o];
-            if (std::string(r.reducer) == "add" && t != DType::kI32) {
-              if (std::isnan(want) || std::isinf(want))
-                EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want)
-                    << what << " at " << o;
-              else
-                EXPECT_NEAR(got, want, 1e-5 * (1 + std::abs(want))) << what << " at " << o;
-            } else {
-              EXPECT_TRUE(std::isnan(want) ? std::isnan(got)
-                                           : got == want && std::signbit(got) == std::signbit(want))
-                  << what << " at " << o << ": " << got << " want " << want;
-            }
-            if (HasFailure()) return;
-          }
-        }
 }
 
 // xor takes integers and i1, logaddexp floats and complex numbers; scatter
