@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include "brt/builder.h"
@@ -21,8 +22,8 @@ struct OneOp {
   std::vector<std::pair<DType, Shape>> inputs;
   std::pair<DType, Shape> result;
   std::vector<Attribute> attrs;
-  size_t weights = 0;  // the last `weights` inputs are program constants (f32)
-  float scalars = 0;   // the value of rank-0 f32 inputs (a reduction's init)
+  size_t weights = 0;            // the last `weights` inputs are program constants (f32)
+  std::optional<float> scalars;  // rank-0 f32 inputs (a reduction's init): random if unset
 };
 
 std::vector<brt::Dim> Dims(const Shape& s) { return {s.begin(), s.end()}; }
@@ -58,8 +59,8 @@ void RunOneOp(benchmark::State& state, const OneOp& op, double work_per_run, con
   std::vector<brt::Tensor> inputs;
   for (size_t i = 0; i < bound; ++i) {
     auto t = brt::Tensor::Allocate(op.inputs[i].first, op.inputs[i].second);
-    if (op.inputs[i].first == DType::kF32 && op.inputs[i].second.empty()) {
-      *static_cast<float*>(t.data()) = op.scalars;
+    if (op.inputs[i].first == DType::kF32 && op.inputs[i].second.empty() && op.scalars) {
+      *static_cast<float*>(t.data()) = *op.scalars;
     } else if (op.inputs[i].first == DType::kF32) {
       std::uniform_real_distribution<float> d(-1, 1);
       for (int64_t e = 0; e < t.num_elements(); ++e) static_cast<float*>(t.data())[e] = d(rng);

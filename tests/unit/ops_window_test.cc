@@ -273,10 +273,13 @@ double IeeeMin(double a, double b) {
 
 // reduce_window whose trailing dims the window leaves alone (channels-last
 // pooling: the features; or features and width) combines whole rows: max,
-// min and add with strides, padding, a window dilation and inits that are
-// no identity, over data with NaN, -inf, and ties of -0 and +0 (each window's
-// max must be +0 where it holds one, its min -0), in f32, f64 and i32,
-// against float64 loops; bit for bit but for add's rounding.
+// min, add and mul with strides, padding (windows wholly in it give the
+// init), window dilations, inits that are no identity and enough output
+// lines to split between threads, over data with NaN, -inf, and ties of -0
+// and +0 (each window's max must be +0 where it holds one, its min -0), in
+// f32, f64, i32 and i64, against float64 loops; bit for bit but for the
+// rounding of float sums and products. The _baseline run takes the loops
+// built without AVX2.
 TEST(ReduceWindow, CombinesRowsTheWindowLeavesAlone) {
   struct Case {
     std::vector<int64_t> shape, window, strides, win_dil, padding;
@@ -285,6 +288,9 @@ TEST(ReduceWindow, CombinesRowsTheWindowLeavesAlone) {
       {{2, 7, 6, 16}, {1, 3, 3, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, {0, 0, 1, 1, 1, 0, 0, 0}},
       {{3, 9, 4, 4}, {1, 2, 1, 1}, {1, 1, 1, 1}, {1, 3, 1, 1}, {0, 0, 1, 2, 0, 0, 0, 0}},
       {{40, 24}, {5, 1}, {3, 1}, {1, 1}, {2, 2, 0, 0}},
+      {{6, 16}, {2, 1}, {1, 1}, {1, 1}, {3, 0, 0, 0}},  // the first two windows in the padding
+      {{2, 9, 5, 8}, {1, 2, 2, 1}, {1, 1, 2, 1}, {1, 2, 1, 1}, {0, 0, 1, 0, 0, 1, 0, 0}},
+      {{64, 16, 4, 8}, {2, 1, 2, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 0, 0}},
   };
   const struct {
     const char* reducer;
@@ -293,21 +299,28 @@ TEST(ReduceWindow, CombinesRowsTheWindowLeavesAlone) {
   } reducers[] = {{"max", -INFINITY, IeeeMax},
                   {"max", 0.25, IeeeMax},
                   {"min", 0.5, IeeeMin},
-                  {"add", 0.75, [](double a, double b) { return a + b; }}};
+                  {"add", 0.75, [](double a, double b) { return a + b; }},
+                  {"mul", 1, [](double a, double b) { return a * b; }}};
   for (const Case& c : cases)
-    for (DType t : {DType::kF32, DType::kF64, DType::kI32})
+    for (DType t : {DType::kF32, DType::kF64, DType::kI32, DType::kI64})
       for (const auto& r : reducers)
         for (bool zeros : {false, true}) {
-          if (t == DType::kI32 && zeros) continue;
+          const bool integer = t == DType::kI32 || t == DType::kI64;
+          // Zeros and ones under an init of 0.25 leave max nothing to pick.
+          if ((integer || r.init == 0.25) && zeros) continue;
           HostTensor x = Random(t, c.shape, Rng(), -9, 9);
-          if (t != DType::kI32) {
+          if (!integer) {
             for (int64_t i = 0; i < x.numel(); ++i) {
               const uint64_t pick = Rng()() % 16;
               if (zeros) x.Set(i, pick < 6 ? 0.0 : pick < 12 ? -0.0 : r.init > 0.4 ? 1 : -1);
               if (!zeros && pick == 0) x.Set(i, Rng()() % 4 ? -INFINITY : NAN);
             }
           }
-          const double init = t == DType::kI32 ? std::trunc(r.init * 4) : r.init;
+          // Integers: the lowest value for -inf, a small integer otherwise
+          // (products of up to 9 values in [-9, 9] stay inside i32).
+          const double init = !integer             ? r.init
+                              : std::isinf(r.init) ? std::numeric_limits<int32_t>::min()
+                                                   : std::trunc(r.init * 4);
           const int rank = static_cast<int>(c.shape.size());
           std::vector<int64_t> out_shape(rank);
           for (int d = 0; d < rank; ++d) {
@@ -341,20 +354,37 @@ TEST(ReduceWindow, CombinesRowsTheWindowLeavesAlone) {
               if (inside) want = r.combine(want, x.Get(Ravel(ii, c.shape)));
             }
             const double got = out[o];
-            if (std::string(r.reducer) == "add" && t != DType::kI32) {
+            const std::string reducer = r.reducer;
+            if ((reducer == "add" || reducer == "mul") && !integer) {
               if (std::isnan(want) || std::isinf(want))
                 EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want)
                     << what << " at " << o;
               else
                 EXPECT_NEAR(got, want, 1e-5 * (1 + std::abs(want))) << what << " at " << o;
             } else {
-              EXPECT_TRUE(std::isnan(want) ? std::isnan(got)
-                                           : got == want && std::signbit(got) == std::signbit(want))
+              // Integers have no -0 (the float64 product of a negative and 0 has).
+              EXPECT_TRUE(std::isnan(want)
+                              ? std::isnan(got)
+                              : got == want && (integer || std::signbit(got) == std::signbit(want)))
                   << what << " at " << o << ": " << got << " want " << want;
             }
             if (HasFailure()) return;
           }
         }
+}
+
+// A window longer than its padded dim gives an empty result, also where the
+// window leaves rows alone (their loop divides by the line's length).
+TEST(ReduceWindow, WindowLongerThanItsDimGivesAnEmptyResult) {
+  for (DType t : {DType::kF32, DType::kI32})
+    for (const char* reducer : {"add", "max"}) {
+      auto out =
+          MustRunOp({"reduce_window",
+                     {Random(t, {4, 3, 16}, Rng(), -9, 9), HostTensor::FromDouble(t, {}, {0})},
+                     {{t, Dims({4, 0, 16})}},
+                     {{"window_dimensions", std::vector<int64_t>{1, 5, 1}}, {"reducer", reducer}}});
+      EXPECT_EQ(out[0].numel(), 0) << reducer << " in " << DTypeName(t);
+    }
 }
 
 // The gradient of a max pool (and of a min pool): each source element is
